@@ -1,0 +1,71 @@
+//! The command line: argument parsing and exit codes, nothing else.
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+
+/// Benchmark HTTP servers fairly: same bytes, pinned cores, honest latency.
+#[derive(Parser, Debug)]
+#[command(name = "fairbench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Drive load at one URL (closed loop like wrk, or constant rate like wrk2).
+    Load(commands::load::LoadArgs),
+    /// List every server definition, its variants, and whether its toolchain is present.
+    Servers(commands::servers::ServersArgs),
+    /// Build and start servers and check their responses against the scenario contracts.
+    Check(commands::check::CheckArgs),
+}
+
+/// A mistake in how fairbench was called (exit code 2), as opposed to a run
+/// that failed (exit code 1).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Shorthand for returning a usage error from a command.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    crate::interrupt::install();
+    let result = match cli.command {
+        Command::Load(args) => commands::load::run(args),
+        Command::Servers(args) => commands::servers::run(args),
+        Command::Check(args) => commands::check::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(u) = e.downcast_ref::<UsageError>() {
+                eprintln!("fairbench: {u}");
+                2
+            } else {
+                // `{:#}` prints the context chain on one line: no backtraces for users.
+                eprintln!("fairbench: {e:#}");
+                1
+            }
+        }
+    }
+}

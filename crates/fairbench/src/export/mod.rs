@@ -1,0 +1,1 @@
+//! Machine-readable exports, one file per format.

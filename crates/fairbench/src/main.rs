@@ -1,0 +1,11 @@
+//! fairbench: benchmark HTTP servers fairly.
+
+mod cli;
+mod commands;
+mod export;
+mod interrupt;
+mod output;
+
+fn main() {
+    std::process::exit(cli::main());
+}

@@ -1,0 +1,1 @@
+//! Terminal output: progress, summaries and warnings.
