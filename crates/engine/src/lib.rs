@@ -1,1 +1,31 @@
-pub fn _placeholder() {}
+//! fairbench's load engine.
+//!
+//! HTTP/1.1 keep-alive load over N connections spread on T threads, each
+//! thread its own epoll loop, requests serialised once. Two load models:
+//! closed loop (wrk) and constant rate measured from the planned send time
+//! (wrk2, without coordinated omission and with sub-millisecond scheduling).
+//! Latency goes into per-thread HDR histograms merged at the end, so memory
+//! stays bounded however long the run.
+//!
+//! The engine knows nothing of command lines, terminals or storage: callers
+//! get an [`Outcome`] and, while it runs, per-second samples through an
+//! [`Observer`].
+
+pub mod clock;
+mod config;
+mod outcome;
+pub mod pacer;
+mod request;
+pub mod response;
+mod run;
+pub mod stats;
+mod target;
+mod timer;
+mod worker;
+
+pub use config::{default_threads, ConfigError, LoadConfig, LoadModel};
+pub use outcome::{Generator, Outcome, Phase, Schedule, SecondSample};
+pub use request::RequestSpec;
+pub use run::{run, Observer, Quiet, RunError};
+pub use stats::{ErrorCounts, LatencySummary, Throughput};
+pub use target::Target;

@@ -1,8 +1,217 @@
-//! `fairbench load` (stub: being written).
+//! `fairbench load URL`: the load engine alone, like wrk, wrk2 or oha.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use fairbench_engine::{LoadConfig, LoadModel, Observer, RequestSpec, RunError, Target};
+use hdrhistogram::serialization::V2DeflateSerializer;
+
+use crate::cli::usage;
+use crate::export::hdr_log::HdrLog;
+use crate::export::load_json::LoadJson;
+use crate::output::load_summary;
+use crate::output::progress::{Fanout, LoadProgress};
 
 #[derive(clap::Args, Debug)]
-pub struct LoadArgs {}
+pub struct LoadArgs {
+    /// The URL to load, e.g. http://127.0.0.1:8080/ or http://[::1]:8080/
+    pub url: String,
+    /// Connections kept open, spread evenly over the threads.
+    #[arg(short = 'c', long, default_value_t = 50)]
+    pub connections: usize,
+    /// Load threads, each with its own event loop [default: the CPUs this process may use]
+    #[arg(short = 't', long)]
+    pub threads: Option<usize>,
+    /// How long to measure (e.g. 10s, 500ms, 2m).
+    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Run this long first without counting it (JIT warm-up, connection set-up).
+    #[arg(long, default_value = "0s", value_parser = parse_duration_or_zero)]
+    pub warmup: Duration,
+    /// A request without an answer after this long is aborted and counted as a timeout.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Constant rate in requests per second, in total: latency is measured from
+    /// when each request was due (wrk2 semantics). Without it: closed loop.
+    #[arg(short = 'R', long, allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Extra request header "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+    /// Requests in flight per connection (HTTP/1.1 pipelining).
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
+    /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
+    #[arg(long, value_parser = parse_cpu_list)]
+    pub cpus: Option<Vec<usize>>,
+    /// Print the full latency percentile table.
+    #[arg(long)]
+    pub latency: bool,
+    /// Print the result as JSON (schema: docs/load-json.md) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+}
 
-pub fn run(_args: LoadArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
+    let cfg = config(&args)?;
+    let stop = crate::interrupt::flag();
+    let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
+
+    let outcome = if let Some(path) = &args.hdr_log {
+        let mut file = std::fs::File::create(path)
+            .with_context(|| format!("--hdr-log: cannot create {}", path.display()))?;
+        let mut ser = V2DeflateSerializer::new();
+        let mut log = HdrLog::begin(&mut file, &mut ser, &format!("fairbench load {}", args.url))
+            .with_context(|| format!("--hdr-log: cannot write {}", path.display()))?;
+        let result = {
+            let mut fan = Fanout(vec![&mut progress as &mut dyn Observer, &mut log]);
+            fairbench_engine::run(&cfg, stop, &mut fan)
+        };
+        if let Some(e) = &log.error {
+            eprintln!("fairbench: warning: --hdr-log {}: {e}", path.display());
+        }
+        result
+    } else {
+        fairbench_engine::run(&cfg, stop, &mut progress)
+    };
+    progress.finish();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(RunError::Config(e)) => return Err(usage(flag_error(&e))),
+        Err(e) => anyhow::bail!("{e}"),
+    };
+
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome))?);
+    } else {
+        print!("{}", load_summary::render(&args.url, &outcome, args.latency));
+    }
+    Ok(if outcome.interrupted { 130 } else { 0 })
+}
+
+fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
+    let target = Target::parse(&args.url).map_err(|e| usage(e.to_string()))?;
+    let mut cfg = LoadConfig::new(target);
+    cfg.connections = args.connections;
+    if let Some(t) = args.threads {
+        cfg.threads = t;
+    }
+    cfg.duration = args.duration;
+    cfg.warmup = args.warmup;
+    cfg.timeout = args.timeout;
+    cfg.pipeline = args.pipeline;
+    cfg.cpus = args.cpus.clone();
+    cfg.model = match args.rate {
+        None => LoadModel::ClosedLoop,
+        Some(rps) => LoadModel::ConstantRate { rps },
+    };
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        headers.push(RequestSpec::parse_header(h).map_err(|e| usage(flag_error(&e)))?);
+    }
+    let body = match (&args.body, &args.body_file) {
+        (Some(b), _) => b.clone().into_bytes(),
+        (None, Some(p)) => std::fs::read(p)
+            .map_err(|e| usage(format!("--body-file: cannot read {}: {e}", p.display())))?,
+        (None, None) => Vec::new(),
+    };
+    cfg.request = RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    };
+    cfg.validate().map_err(|e| usage(flag_error(&e)))?;
+    // Serialising also validates the method.
+    cfg.request
+        .serialize(&cfg.target)
+        .map_err(|e| usage(flag_error(&e)))?;
+    Ok(cfg)
+}
+
+/// Engine settings are named like the long flags; point the user at the flag.
+fn flag_error(e: &fairbench_engine::ConfigError) -> String {
+    if e.field == "URL" {
+        e.to_string()
+    } else {
+        format!("--{}: {}", e.field, e.message)
+    }
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration_or_zero(s)?;
+    if d.is_zero() {
+        return Err("must be longer than 0".into());
+    }
+    Ok(d)
+}
+
+/// Accepts "10s", "500ms", "1m30s", or a bare number of seconds ("2.5").
+pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if let Ok(secs) = s.parse::<f64>() {
+        if !(secs.is_finite() && secs >= 0.0) {
+            return Err(format!("{s:?} is not a duration (expected e.g. 10s, 500ms)"));
+        }
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    humantime::parse_duration(s)
+        .map_err(|_| format!("{s:?} is not a duration (expected e.g. 10s, 500ms, 2m)"))
+}
+
+/// "0", "0,2", "1-3", "0,2-3".
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("{s:?} is not a CPU list (expected e.g. 0 or 0,2-3)");
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if out.is_empty() {
+        return Err("must name at least one CPU".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration_or_zero("0s").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0,2-4").unwrap(), vec![0, 2, 3, 4]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+    }
 }

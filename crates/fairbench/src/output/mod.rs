@@ -1,1 +1,5 @@
 //! Terminal output: progress, summaries and warnings.
+
+pub mod load_summary;
+pub mod progress;
+pub mod units;

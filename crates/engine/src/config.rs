@@ -1,0 +1,133 @@
+//! What a run is asked to do, checked before anything starts.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::request::RequestSpec;
+use crate::response::DEFAULT_MAX_HEAD;
+use crate::target::Target;
+
+/// How requests are offered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LoadModel {
+    /// wrk semantics: each connection sends its next request when the previous
+    /// answer arrives. Measures the most a server does with this concurrency.
+    ClosedLoop,
+    /// wrk2 semantics: requests are due on a fixed schedule of `rps` per
+    /// second in total; latency counts from when a request was due.
+    ConstantRate { rps: f64 },
+}
+
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    pub target: Target,
+    pub request: RequestSpec,
+    pub connections: usize,
+    pub threads: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    pub model: LoadModel,
+    /// Requests in flight per connection (HTTP/1.1 pipelining depth).
+    pub pipeline: usize,
+    /// Responses with a status at or above this count as status errors.
+    pub status_error_min: u16,
+    pub max_head: usize,
+    /// Pin the worker threads to these CPUs (all of them, not one each).
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl LoadConfig {
+    pub fn new(target: Target) -> Self {
+        LoadConfig {
+            target,
+            request: RequestSpec::default(),
+            connections: 50,
+            threads: default_threads(),
+            duration: Duration::from_secs(10),
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(2),
+            model: LoadModel::ClosedLoop,
+            pipeline: 1,
+            status_error_min: 400,
+            max_head: DEFAULT_MAX_HEAD,
+            cpus: None,
+        }
+    }
+
+    /// Field names match the `fairbench load` long flags so that the CLI can
+    /// point at the flag to fix.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.connections == 0 {
+            return Err(ConfigError::new("connections", "must be at least 1"));
+        }
+        if self.threads == 0 {
+            return Err(ConfigError::new("threads", "must be at least 1"));
+        }
+        if self.duration.is_zero() {
+            return Err(ConfigError::new("duration", "must be longer than 0"));
+        }
+        if self.timeout.is_zero() {
+            return Err(ConfigError::new("timeout", "must be longer than 0"));
+        }
+        if self.pipeline == 0 || self.pipeline > 1024 {
+            return Err(ConfigError::new("pipeline", "must be between 1 and 1024"));
+        }
+        if let LoadModel::ConstantRate { rps } = self.model {
+            if !(rps.is_finite() && rps > 0.0) {
+                return Err(ConfigError::new(
+                    "rate",
+                    format!("must be a positive number of requests per second, got {rps}"),
+                ));
+            }
+            if rps > 100_000_000.0 {
+                return Err(ConfigError::new(
+                    "rate",
+                    "more than 100,000,000 requests/s is not plausible",
+                ));
+            }
+        }
+        if let Some(cpus) = &self.cpus {
+            if cpus.is_empty() {
+                return Err(ConfigError::new("cpus", "must name at least one CPU"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Threads beyond the connection count would have nothing to do.
+    pub fn effective_threads(&self) -> usize {
+        self.threads.min(self.connections).max(1)
+    }
+}
+
+/// The CPUs this process may run on (its affinity mask), at least 1.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// A setting that cannot work, naming the setting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,419 @@
+//! Incremental HTTP/1.1 response parsing.
+//!
+//! The parser consumes bytes as they arrive and never copies a body: a
+//! content-length or chunked body is only counted down. Only an incomplete
+//! status line + headers (or chunk-size line) must be kept by the caller until
+//! more bytes arrive. Every malformed input is an error value, never a panic.
+
+use std::fmt;
+
+/// The response head may not exceed this many bytes; a larger one is a parse
+/// error (a hostile or broken server cannot make the generator buffer
+/// unboundedly).
+pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
+const MAX_HEADERS: usize = 100;
+const MAX_CHUNK_LINE: usize = 4096;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    Malformed(String),
+    HeadTooLarge(usize),
+    /// The connection ended in the middle of a response.
+    Truncated,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Malformed(m) => write!(f, "malformed response: {m}"),
+            ParseError::HeadTooLarge(n) => write!(f, "response head larger than {n} bytes"),
+            ParseError::Truncated => f.write_str("connection closed mid-response"),
+        }
+    }
+}
+
+/// What one call to [`ResponseParser::feed`] achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `consumed` bytes were used; the rest (if any) must be offered again
+    /// together with more input.
+    NeedMore { consumed: usize },
+    /// A whole response ended after `consumed` bytes.
+    Done {
+        consumed: usize,
+        status: u16,
+        /// The server will close the connection (`Connection: close` or HTTP/1.0
+        /// without keep-alive); the caller must reconnect.
+        close: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Head,
+    Length { remaining: u64 },
+    ChunkSize,
+    ChunkData { remaining: u64 },
+    ChunkDataEnd { need: u8 },
+    Trailer,
+    UntilClose,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResponseParser {
+    state: State,
+    status: u16,
+    close: bool,
+    head_has_no_body: bool,
+    max_head: usize,
+}
+
+impl ResponseParser {
+    /// `no_body` is set for HEAD requests, whose responses carry framing
+    /// headers but no body.
+    pub fn new(no_body: bool, max_head: usize) -> Self {
+        ResponseParser {
+            state: State::Head,
+            status: 0,
+            close: false,
+            head_has_no_body: no_body,
+            max_head,
+        }
+    }
+
+    /// True between responses: no byte of the next response has been consumed.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::Head)
+    }
+
+    pub fn feed(&mut self, buf: &[u8]) -> Result<Step, ParseError> {
+        let mut pos = 0;
+        loop {
+            let rest = &buf[pos..];
+            match self.state {
+                State::Head => {
+                    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                    let mut resp = httparse::Response::new(&mut headers);
+                    match resp.parse(rest) {
+                        Ok(httparse::Status::Partial) => {
+                            if rest.len() > self.max_head {
+                                return Err(ParseError::HeadTooLarge(self.max_head));
+                            }
+                            return Ok(Step::NeedMore { consumed: pos });
+                        }
+                        Ok(httparse::Status::Complete(n)) => {
+                            if n > self.max_head {
+                                return Err(ParseError::HeadTooLarge(self.max_head));
+                            }
+                            pos += n;
+                            let status = resp.code.unwrap_or(0);
+                            if (100..200).contains(&status) && status != 101 {
+                                // Interim response (e.g. 100 Continue): the real one follows.
+                                continue;
+                            }
+                            self.begin_body(status, resp.version.unwrap_or(1), resp.headers)?;
+                        }
+                        Err(e) => return Err(ParseError::Malformed(e.to_string())),
+                    }
+                }
+                State::Length { remaining } => {
+                    let take = remaining.min(rest.len() as u64);
+                    pos += take as usize;
+                    if take == remaining {
+                        return Ok(self.finish(pos));
+                    }
+                    self.state = State::Length {
+                        remaining: remaining - take,
+                    };
+                    return Ok(Step::NeedMore { consumed: pos });
+                }
+                State::ChunkSize => match httparse::parse_chunk_size(rest) {
+                    Ok(httparse::Status::Complete((n, size))) => {
+                        pos += n;
+                        self.state = if size == 0 {
+                            State::Trailer
+                        } else {
+                            State::ChunkData { remaining: size }
+                        };
+                    }
+                    Ok(httparse::Status::Partial) => {
+                        if rest.len() > MAX_CHUNK_LINE {
+                            return Err(ParseError::Malformed("chunk-size line too long".into()));
+                        }
+                        return Ok(Step::NeedMore { consumed: pos });
+                    }
+                    Err(_) => return Err(ParseError::Malformed("invalid chunk size".into())),
+                },
+                State::ChunkData { remaining } => {
+                    let take = remaining.min(rest.len() as u64);
+                    pos += take as usize;
+                    if take < remaining {
+                        self.state = State::ChunkData {
+                            remaining: remaining - take,
+                        };
+                        return Ok(Step::NeedMore { consumed: pos });
+                    }
+                    self.state = State::ChunkDataEnd { need: 2 };
+                }
+                State::ChunkDataEnd { need } => {
+                    let expected: &[u8] = if need == 2 { b"\r\n" } else { b"\n" };
+                    let take = rest.len().min(need as usize);
+                    if rest[..take] != expected[..take] {
+                        return Err(ParseError::Malformed(
+                            "chunk data not followed by CRLF".into(),
+                        ));
+                    }
+                    pos += take;
+                    if take < need as usize {
+                        self.state = State::ChunkDataEnd {
+                            need: need - take as u8,
+                        };
+                        return Ok(Step::NeedMore { consumed: pos });
+                    }
+                    self.state = State::ChunkSize;
+                }
+                State::Trailer => match rest.windows(2).position(|w| w == b"\r\n") {
+                    Some(0) => {
+                        pos += 2;
+                        return Ok(self.finish(pos));
+                    }
+                    Some(i) => pos += i + 2,
+                    None => {
+                        if rest.len() > MAX_CHUNK_LINE {
+                            return Err(ParseError::Malformed("trailer line too long".into()));
+                        }
+                        return Ok(Step::NeedMore { consumed: pos });
+                    }
+                },
+                State::UntilClose => {
+                    return Ok(Step::NeedMore {
+                        consumed: buf.len(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// The peer closed the connection. A read-until-close body ends here; any
+    /// other partial response is truncated. `Ok(None)` means the close came
+    /// cleanly between responses (`pending` = bytes held by the caller).
+    pub fn on_eof(&mut self, pending: usize) -> Result<Option<Step>, ParseError> {
+        match self.state {
+            State::UntilClose => {
+                let step = self.finish(0);
+                if let Step::Done { status, .. } = step {
+                    return Ok(Some(Step::Done {
+                        consumed: 0,
+                        status,
+                        close: true,
+                    }));
+                }
+                Ok(Some(step))
+            }
+            State::Head if pending == 0 => Ok(None),
+            _ => Err(ParseError::Truncated),
+        }
+    }
+
+    fn begin_body(
+        &mut self,
+        status: u16,
+        version: u8,
+        headers: &[httparse::Header<'_>],
+    ) -> Result<(), ParseError> {
+        self.status = status;
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        // HTTP/1.0 closes by default unless it asks to keep alive.
+        let mut close = version == 0;
+        for h in headers {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let v = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .ok_or_else(|| ParseError::Malformed("invalid Content-Length".into()))?;
+                if length.is_some_and(|l| l != v) {
+                    return Err(ParseError::Malformed("conflicting Content-Length".into()));
+                }
+                length = Some(v);
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                // Chunked must be the final coding (RFC 9112 §6.1).
+                chunked = h
+                    .value
+                    .rsplit(|&b| b == b',')
+                    .next()
+                    .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                for token in h.value.split(|&b| b == b',') {
+                    let t = token.trim_ascii();
+                    if t.eq_ignore_ascii_case(b"close") {
+                        close = true;
+                    } else if t.eq_ignore_ascii_case(b"keep-alive") {
+                        close = false;
+                    }
+                }
+            }
+        }
+        self.close = close;
+        let no_body = self.head_has_no_body || status == 204 || status == 304;
+        self.state = if no_body {
+            State::Length { remaining: 0 }
+        } else if chunked {
+            State::ChunkSize
+        } else if let Some(n) = length {
+            State::Length { remaining: n }
+        } else {
+            self.close = true;
+            State::UntilClose
+        };
+        Ok(())
+    }
+
+    fn finish(&mut self, consumed: usize) -> Step {
+        self.state = State::Head;
+        Step::Done {
+            consumed,
+            status: self.status,
+            close: self.close,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(input: &[u8], split: usize) -> Result<Vec<(u16, bool)>, ParseError> {
+        // Feed in pieces of `split` bytes, keeping unconsumed bytes like the caller does.
+        let mut p = ResponseParser::new(false, DEFAULT_MAX_HEAD);
+        let mut pending: Vec<u8> = Vec::new();
+        let mut out = Vec::new();
+        for piece in input.chunks(split.max(1)) {
+            pending.extend_from_slice(piece);
+            loop {
+                match p.feed(&pending)? {
+                    Step::NeedMore { consumed } => {
+                        pending.drain(..consumed);
+                        break;
+                    }
+                    Step::Done {
+                        consumed,
+                        status,
+                        close,
+                    } => {
+                        pending.drain(..consumed);
+                        out.push((status, close));
+                    }
+                }
+            }
+        }
+        if let Some(Step::Done { status, close, .. }) = p.on_eof(pending.len())? {
+            out.push((status, close));
+        }
+        Ok(out)
+    }
+
+    const TWO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+
+    #[test]
+    fn content_length_in_every_split() {
+        for split in 1..TWO.len() {
+            assert_eq!(
+                parse_all(TWO, split).unwrap(),
+                vec![(200, false), (404, false)],
+                "split {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunked_with_extensions_and_trailers_in_every_split() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nHello\r\n8\r\n World!\n\r\n0\r\nX-T: 1\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx";
+        for split in 1..r.len() {
+            assert_eq!(
+                parse_all(r, split).unwrap(),
+                vec![(200, false), (201, false)],
+                "split {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn connection_close_and_http10() {
+        let r = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(parse_all(r, 100).unwrap(), vec![(200, true)]);
+        let r = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(parse_all(r, 100).unwrap(), vec![(200, true)]);
+        let r = b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(parse_all(r, 100).unwrap(), vec![(200, false)]);
+    }
+
+    #[test]
+    fn body_until_close() {
+        let r = b"HTTP/1.1 200 OK\r\n\r\nsome body";
+        assert_eq!(parse_all(r, 3).unwrap(), vec![(200, true)]);
+    }
+
+    #[test]
+    fn interim_100_is_skipped() {
+        let r = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(parse_all(r, 7).unwrap(), vec![(200, false)]);
+    }
+
+    #[test]
+    fn no_body_statuses() {
+        let r = b"HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n";
+        assert_eq!(parse_all(r, 5).unwrap(), vec![(204, false), (304, false)]);
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors_not_panics() {
+        let cases: &[&[u8]] = &[
+            b"garbage\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY",
+        ];
+        for c in cases {
+            assert!(
+                matches!(parse_all(c, 4), Err(ParseError::Malformed(_))),
+                "{:?}",
+                String::from_utf8_lossy(c)
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_body_is_reported() {
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort";
+        assert_eq!(parse_all(r, 100), Err(ParseError::Truncated));
+        let r = b"HTTP/1.1 200 O";
+        assert_eq!(parse_all(r, 100), Err(ParseError::Truncated));
+    }
+
+    #[test]
+    fn oversized_head_is_an_error() {
+        let mut r = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        r.extend(std::iter::repeat_n(b'a', 1 << 20));
+        r.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(
+            parse_all(&r, 8192),
+            Err(ParseError::HeadTooLarge(DEFAULT_MAX_HEAD))
+        );
+    }
+
+    #[test]
+    fn head_requests_have_no_body() {
+        let mut p = ResponseParser::new(true, DEFAULT_MAX_HEAD);
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n";
+        assert_eq!(
+            p.feed(r).unwrap(),
+            Step::Done {
+                consumed: r.len(),
+                status: 200,
+                close: false
+            }
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! What to load: the URL, resolved once before the run.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use crate::ConfigError;
+
+/// A parsed `http://` URL with its resolved socket address.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub url: String,
+    /// Value of the Host header: the authority as written, port included
+    /// only when it is not the scheme default (RFC 9112 §3.2).
+    pub host_header: String,
+    /// Origin-form request target: path plus query.
+    pub path: String,
+    pub addr: SocketAddr,
+}
+
+impl Target {
+    pub fn parse(raw: &str) -> Result<Target, ConfigError> {
+        let url = url::Url::parse(raw).map_err(|e| {
+            ConfigError::new(
+                "URL",
+                format!("cannot parse {raw:?}: {e} (expected e.g. http://127.0.0.1:8080/)"),
+            )
+        })?;
+        match url.scheme() {
+            "http" => {}
+            "https" => return Err(ConfigError::new(
+                "URL",
+                "https:// is not supported yet (fairbench speaks plain HTTP/1.1 only); use http://",
+            )),
+            other => {
+                return Err(ConfigError::new(
+                    "URL",
+                    format!("unsupported scheme {other:?}: expected http://"),
+                ))
+            }
+        }
+        let host = url
+            .host()
+            .ok_or_else(|| ConfigError::new("URL", format!("{raw:?} has no host")))?;
+        let port = url.port_or_known_default().unwrap_or(80);
+        let host_str = match &host {
+            url::Host::Ipv6(a) => format!("[{a}]"),
+            other => other.to_string(),
+        };
+        let host_header = match url.port() {
+            Some(p) => format!("{host_str}:{p}"),
+            None => host_str.clone(),
+        };
+        let lookup = match &host {
+            url::Host::Ipv6(a) => format!("[{a}]:{port}"),
+            other => format!("{other}:{port}"),
+        };
+        let addr = lookup
+            .to_socket_addrs()
+            .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?
+            .next()
+            .ok_or_else(|| ConfigError::new("URL", format!("{host_str} resolves to no address")))?;
+        let mut path = url.path().to_string();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        Ok(Target {
+            url: raw.to_string(),
+            host_header,
+            path,
+            addr,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_with_port_and_query() {
+        let t = Target::parse("http://127.0.0.1:8080/a/b?x=1").unwrap();
+        assert_eq!(t.host_header, "127.0.0.1:8080");
+        assert_eq!(t.path, "/a/b?x=1");
+        assert_eq!(t.addr, "127.0.0.1:8080".parse().unwrap());
+    }
+
+    #[test]
+    fn ipv6_literal() {
+        let t = Target::parse("http://[::1]:9000/").unwrap();
+        assert_eq!(t.host_header, "[::1]:9000");
+        assert_eq!(t.addr, "[::1]:9000".parse().unwrap());
+    }
+
+    #[test]
+    fn default_port_is_not_in_host_header() {
+        let t = Target::parse("http://127.0.0.1/").unwrap();
+        assert_eq!(t.host_header, "127.0.0.1");
+        assert_eq!(t.addr.port(), 80);
+    }
+
+    #[test]
+    fn https_is_rejected_clearly() {
+        let e = Target::parse("https://127.0.0.1/").unwrap_err();
+        assert!(e.to_string().contains("https:// is not supported"), "{e}");
+    }
+
+    #[test]
+    fn garbage_names_the_url() {
+        let e = Target::parse("not a url").unwrap_err();
+        assert!(e.to_string().starts_with("URL:"), "{e}");
+    }
+}

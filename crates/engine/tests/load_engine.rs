@@ -1,0 +1,306 @@
+//! The engine against servers with known behaviour. Bounds are generous:
+//! these machines are small and noisy; the properties tested are not.
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Reply, TestServer, HELLO};
+use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target};
+
+fn config(url: &str) -> LoadConfig {
+    let mut c = LoadConfig::new(Target::parse(url).unwrap());
+    c.connections = 4;
+    c.threads = 2;
+    c.duration = Duration::from_millis(1500);
+    c
+}
+
+fn go(cfg: &LoadConfig) -> Outcome {
+    run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
+}
+
+#[test]
+fn closed_loop_against_fixed_delay_server() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::from_millis(20),
+        ..Reply::ok()
+    });
+    let o = go(&config(&srv.url("/")));
+    let l = o.latency_summary();
+    assert!(o.requests > 50, "requests {}", o.requests);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
+    assert!(
+        l.p50 >= 20_000 && l.p50 < 80_000,
+        "p50 {} µs for a 20 ms server",
+        l.p50
+    );
+    // 4 connections, 20 ms each: at most ~200 req/s.
+    assert!(o.rps() < 260.0, "rps {}", o.rps());
+    // Every byte read belongs to a whole counted response.
+    assert_eq!(o.bytes_read, o.requests * HELLO.len() as u64);
+    assert!(o.schedule.is_none() && o.lateness.is_none());
+}
+
+#[test]
+fn constant_rate_charges_a_stall_to_the_server() {
+    // Answers at once, except that from 1.5 s to 2.5 s after start it holds
+    // every answer until the stall is over.
+    let srv = TestServer::start("127.0.0.1:0", |started, _| {
+        let t = started.elapsed();
+        let (from, to) = (Duration::from_millis(1500), Duration::from_millis(2500));
+        let delay = if t >= from && t < to {
+            to - t
+        } else {
+            Duration::ZERO
+        };
+        Reply {
+            delay,
+            ..Reply::ok()
+        }
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.connections = 10;
+    cfg.duration = Duration::from_secs(5);
+    cfg.model = LoadModel::ConstantRate { rps: 1000.0 };
+    let o = go(&cfg);
+    let corrected = o.latency_summary();
+    let service = o.uncorrected_summary();
+    assert!(o.requests > 3000, "requests {}", o.requests);
+    assert!(
+        corrected.p99 >= 300_000,
+        "corrected p99 {} µs: a 1 s stall must show in the percentiles",
+        corrected.p99
+    );
+    assert!(
+        service.p99 < 100_000,
+        "uncorrected p99 {} µs: only the few requests caught in flight saw the stall",
+        service.p99
+    );
+    let s = o.schedule.as_ref().unwrap();
+    eprintln!("stall: corrected {corrected:?}\nservice {service:?}\nschedule {s:?}");
+    assert!(s.waited_for_connection > 100, "{s:?}");
+    // The generator itself kept time even though the server did not.
+    let late = o.lateness_summary().unwrap();
+    assert!(late.p50 < 1_000, "lateness p50 {} µs", late.p50);
+}
+
+#[test]
+fn constant_rate_is_kept_and_latency_is_from_plan() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_secs(2);
+    cfg.model = LoadModel::ConstantRate { rps: 500.0 };
+    let o = go(&cfg);
+    // 500/s for 2 s: about 1000, give or take scheduling at the edges.
+    assert!(
+        (900..=1100).contains(&o.requests),
+        "requests {}",
+        o.requests
+    );
+    assert!(o.latency_summary().p50 < 10_000);
+    assert!(o.latency.len() == o.uncorrected.len());
+    assert_eq!(o.schedule.as_ref().unwrap().unsent, 0);
+}
+
+#[test]
+fn malformed_responses_are_parse_errors_never_panics() {
+    let mut big = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+    big.extend(std::iter::repeat_n(b'a', 1 << 20));
+    big.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+    let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+        ("garbage", b"this is not http\r\n\r\n".to_vec(), false),
+        (
+            "truncated body",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort".to_vec(),
+            true,
+        ),
+        ("1 MB header", big, false),
+    ];
+    for (name, bytes, close) in cases {
+        let b = bytes.clone();
+        let srv = TestServer::start("127.0.0.1:0", move |_, _| Reply {
+            delay: Duration::ZERO,
+            bytes: b.clone(),
+            close,
+        });
+        let mut cfg = config(&srv.url("/"));
+        cfg.duration = Duration::from_millis(700);
+        let o = go(&cfg);
+        assert_eq!(o.requests, 0, "{name}");
+        assert!(o.errors.parse > 0, "{name}: {:?}", o.errors);
+    }
+}
+
+#[test]
+fn early_close_is_a_read_error() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::ZERO,
+        bytes: Vec::new(),
+        close: true,
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_millis(700);
+    let o = go(&cfg);
+    assert_eq!(o.requests, 0);
+    assert!(o.errors.read > 0, "{:?}", o.errors);
+}
+
+#[test]
+fn chunked_bodies() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| {
+        Reply {
+        delay: Duration::ZERO,
+        bytes: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n World!\n\r\n0\r\n\r\n".to_vec(),
+        close: false,
+    }
+    });
+    let o = go(&config(&srv.url("/")));
+    assert!(o.requests > 100, "requests {}", o.requests);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
+}
+
+#[test]
+fn connection_close_on_every_response_reconnects_without_errors() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::ZERO,
+        bytes: b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+        close: true,
+    });
+    let o = go(&config(&srv.url("/")));
+    assert!(o.requests > 50, "requests {}", o.requests);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
+}
+
+#[test]
+fn server_slower_than_timeout_counts_timeouts_once() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::from_secs(3),
+        ..Reply::ok()
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.connections = 2;
+    cfg.timeout = Duration::from_millis(300);
+    cfg.duration = Duration::from_millis(1000);
+    let o = go(&cfg);
+    assert_eq!(o.requests, 0);
+    // Each connection times out about every 300 ms: 2 × ~3.
+    assert!((2..=12).contains(&o.errors.timeout), "{:?}", o.errors);
+    assert_eq!(o.errors.read + o.errors.parse, 0, "{:?}", o.errors);
+    assert!(o.timeouts_per_million() > 999_999.0);
+}
+
+#[test]
+fn status_errors_are_counted() {
+    let srv = TestServer::start("127.0.0.1:0", |_, n| {
+        if n % 2 == 0 {
+            Reply::ok()
+        } else {
+            Reply {
+                delay: Duration::ZERO,
+                bytes: b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".to_vec(),
+                close: false,
+            }
+        }
+    });
+    let o = go(&config(&srv.url("/")));
+    assert!(o.errors.status > 0);
+    let half = o.requests as f64 / 2.0;
+    assert!(
+        (o.errors.status as f64 - half).abs() <= 8.0,
+        "{} of {}",
+        o.errors.status,
+        o.requests
+    );
+}
+
+#[test]
+fn pipelining_keeps_depth_in_flight() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.pipeline = 8;
+    let o = go(&cfg);
+    assert!(o.requests > 100);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
+}
+
+#[test]
+fn ipv6_literal_target() {
+    let Ok(probe) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("skipped: no IPv6 loopback on this machine");
+        return;
+    };
+    drop(probe);
+    let srv = TestServer::start("[::1]:0", |_, _| Reply::ok());
+    let o = go(&config(&srv.url("/")));
+    assert!(o.requests > 100);
+    assert_eq!(o.errors.total(), 0);
+}
+
+#[test]
+fn warmup_is_excluded_but_kept_in_the_series() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.warmup = Duration::from_secs(1);
+    cfg.duration = Duration::from_secs(1);
+    let o = go(&cfg);
+    let warm: u64 = o
+        .series
+        .iter()
+        .filter(|s| s.second < 0)
+        .map(|s| s.requests)
+        .sum();
+    let meas: u64 = o
+        .series
+        .iter()
+        .filter(|s| s.second >= 0)
+        .map(|s| s.requests)
+        .sum();
+    assert!(warm > 0, "warm-up intervals recorded");
+    // The measured count matches the measured intervals (to the few requests
+    // that completed on an interval edge).
+    assert!(
+        (o.requests as i64 - meas as i64).abs() < 50,
+        "{} vs {}",
+        o.requests,
+        meas
+    );
+    assert!((o.measured_s - 1.0).abs() < 0.1);
+}
+
+#[test]
+fn refused_connection_is_a_clear_error() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cfg = config(&format!("http://127.0.0.1:{port}/"));
+    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
+        Err(RunError::Connect(m)) => assert!(m.contains("cannot connect"), "{m}"),
+        other => panic!(
+            "expected a connect error, got {:?}",
+            other.map(|o| o.requests)
+        ),
+    }
+}
+
+#[test]
+fn stop_flag_ends_the_run_early_with_results() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_secs(30);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        s2.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let t = std::time::Instant::now();
+    let o = run(&cfg, stop, &mut Quiet).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(o.interrupted);
+    assert!(o.requests > 0);
+    assert!(o.measured_s < 2.0);
+}
