@@ -1,0 +1,413 @@
+//! The results database: every run, case, histogram and per-second sample.
+//!
+//! Written case by case in WAL mode, each case in one transaction, so an
+//! interrupted run keeps everything it finished and readers (report,
+//! compare) never see half a case. Reports read only from here.
+
+mod lock;
+mod rows;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub use lock::RunLock;
+pub use rows::{CaseFigures, CaseRow, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the database at `path`.
+    pub fn open(path: &Path) -> anyhow::Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        }
+        let mut conn = Connection::open(path)
+            .with_context(|| format!("cannot open results database {}", path.display()))?;
+        Self::configure(&conn, path)?;
+        schema::migrate(&mut conn).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing database for reading; a missing file is an error
+    /// that says how to make one.
+    pub fn open_existing(path: &Path) -> anyhow::Result<Store> {
+        if !path.exists() {
+            anyhow::bail!(
+                "no results database at {} (run `fairbench run` first, or pass --db PATH)",
+                path.display()
+            );
+        }
+        Self::open(path)
+    }
+
+    fn configure(conn: &Connection, path: &Path) -> anyhow::Result<()> {
+        let ctx = || format!("cannot configure results database {}", path.display());
+        // A reader and the writer may meet; wait rather than fail at once.
+        conn.busy_timeout(Duration::from_secs(10)).with_context(ctx)?;
+        conn.pragma_update(None, "journal_mode", "WAL").with_context(ctx)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").with_context(ctx)?;
+        conn.pragma_update(None, "foreign_keys", "ON").with_context(ctx)?;
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn create_run(&mut self, r: &NewRun) -> anyhow::Result<i64> {
+        self.conn.execute(
+            "INSERT INTO runs (started_at, suite, suite_toml, state, fairbench_version, git_revision,
+                               host_json, toolchains_json, planned_cases, pid)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                r.started_at,
+                r.suite,
+                r.suite_toml,
+                env!("CARGO_PKG_VERSION"),
+                r.git_revision,
+                r.host_json,
+                r.toolchains_json,
+                r.planned_cases as i64,
+                std::process::id() as i64
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn set_run_state(&self, run: i64, state: &str, reason: Option<&str>) -> anyhow::Result<()> {
+        let finished = (state != "running").then(now_rfc3339);
+        self.conn.execute(
+            "UPDATE runs SET state = ?2, reason = ?3, finished_at = ?4, pid = ?5 WHERE id = ?1",
+            params![
+                run,
+                state,
+                reason,
+                finished,
+                (state == "running").then(|| std::process::id() as i64)
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn runs(&self) -> anyhow::Result<Vec<RunRow>> {
+        let mut st = self.conn.prepare(&format!("{} ORDER BY r.id", RunRow::SELECT))?;
+        let rows = st.query_map([], RunRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn run(&self, id: i64) -> anyhow::Result<Option<RunRow>> {
+        Ok(self
+            .conn
+            .query_row(&format!("{} WHERE r.id = ?1", RunRow::SELECT), [id], RunRow::from_row)
+            .optional()?)
+    }
+
+    pub fn latest_run(&self) -> anyhow::Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))
+            .optional()?
+            .flatten())
+    }
+
+    pub fn insert_planned(&mut self, run: i64, cases: &[PlannedCase]) -> anyhow::Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO cases (run_id, seq, server, language, framework, mode, response,
+                    variant_params_json, scenario, cores, cores_requested, load_label, load_json,
+                    sweep, repetition, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'pending')",
+            )?;
+            for c in cases {
+                st.execute(params![
+                    run,
+                    c.seq as i64,
+                    c.server,
+                    c.language,
+                    c.framework,
+                    c.mode,
+                    c.response,
+                    c.variant_params_json,
+                    c.scenario,
+                    c.cores as i64,
+                    c.cores_requested,
+                    c.load_label,
+                    c.load_json,
+                    c.sweep,
+                    c.repetition as i64
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn cases(&self, run: i64) -> anyhow::Result<Vec<CaseRow>> {
+        let mut st = self
+            .conn
+            .prepare(&format!("{} WHERE run_id = ?1 ORDER BY seq", CaseRow::SELECT))?;
+        let rows = st.query_map([run], CaseRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn case(&self, id: i64) -> anyhow::Result<Option<CaseRow>> {
+        Ok(self
+            .conn
+            .query_row(&format!("{} WHERE id = ?1", CaseRow::SELECT), [id], CaseRow::from_row)
+            .optional()?)
+    }
+
+    pub fn mark_running(&self, case: i64, placement: (&str, &str, bool)) -> anyhow::Result<()> {
+        self.conn.execute(
+            "UPDATE cases SET state = 'running', started_at = ?2, server_cpus = ?3,
+                    generator_cpus = ?4, cpus_shared = ?5 WHERE id = ?1",
+            params![case, now_rfc3339(), placement.0, placement.1, placement.2 as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Stores the check's verdict for a case before it is measured.
+    pub fn record_parity(
+        &self,
+        case: i64,
+        fair: bool,
+        parity_json: &str,
+        header_bytes: Option<u64>,
+        body_bytes: Option<u64>,
+    ) -> anyhow::Result<()> {
+        self.conn.execute(
+            "UPDATE cases SET fair = ?2, parity_json = ?3, header_bytes = ?4, body_bytes = ?5 WHERE id = ?1",
+            params![
+                case,
+                fair as i64,
+                parity_json,
+                header_bytes.map(|b| b as i64),
+                body_bytes.map(|b| b as i64)
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// One transaction: figures, histograms and samples land together or not at all.
+    pub fn record_done(&mut self, case: i64, f: &CaseFigures) -> anyhow::Result<()> {
+        let tx = self.conn.transaction()?;
+        rows::update_figures(&tx, case, f)?;
+        for (kind, h) in [
+            ("latency", Some(&f.latency)),
+            ("uncorrected", Some(&f.uncorrected)),
+            ("lateness", f.lateness.as_ref()),
+        ] {
+            if let Some(h) = h {
+                tx.execute(
+                    "INSERT OR REPLACE INTO histograms (case_id, kind, data) VALUES (?1, ?2, ?3)",
+                    params![case, kind, encode_histogram(h)?],
+                )?;
+            }
+        }
+        tx.execute("DELETE FROM samples WHERE case_id = ?1", [case])?;
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO samples (case_id, second, phase, start_s, duration_s, requests, errors,
+                     bytes, p50_us, p99_us, interval_hist, server_cpu, server_rss, server_threads)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            )?;
+            for s in &f.samples {
+                st.execute(params![
+                    case,
+                    s.second,
+                    s.phase,
+                    s.start_s,
+                    s.duration_s,
+                    s.requests as i64,
+                    s.errors as i64,
+                    s.bytes as i64,
+                    s.p50_us as i64,
+                    s.p99_us as i64,
+                    s.interval_hist,
+                    s.server_cpu,
+                    s.server_rss.map(|v| v as i64),
+                    s.server_threads.map(|v| v as i64)
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn record_failed(&self, case: i64, reason: &str, log_tail: Option<&str>) -> anyhow::Result<()> {
+        self.set_case_state(case, "failed", Some(reason), log_tail)
+    }
+
+    pub fn set_case_state(
+        &self,
+        case: i64,
+        state: &str,
+        reason: Option<&str>,
+        log_tail: Option<&str>,
+    ) -> anyhow::Result<()> {
+        self.conn.execute(
+            "UPDATE cases SET state = ?2, reason = ?3, log_tail = ?4, finished_at = ?5 WHERE id = ?1",
+            params![case, state, reason, log_tail, now_rfc3339()],
+        )?;
+        Ok(())
+    }
+
+    /// Cases of an unfinished run that still need doing (for --resume):
+    /// pending ones, and one left 'running' by a process that died.
+    pub fn reset_unfinished(&self, run: i64) -> anyhow::Result<usize> {
+        Ok(self.conn.execute(
+            "UPDATE cases SET state = 'pending', started_at = NULL WHERE run_id = ?1 AND state = 'running'",
+            [run],
+        )?)
+    }
+
+    pub fn histogram(&self, case: i64, kind: &str) -> anyhow::Result<Option<Histogram<u64>>> {
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT data FROM histograms WHERE case_id = ?1 AND kind = ?2",
+                params![case, kind],
+                |r| r.get(0),
+            )
+            .optional()?;
+        blob.map(|b| decode_histogram(&b)).transpose()
+    }
+
+    pub fn samples(&self, case: i64) -> anyhow::Result<Vec<SampleRow>> {
+        let mut st = self.conn.prepare(&format!(
+            "{} WHERE case_id = ?1 ORDER BY second",
+            SampleRow::SELECT
+        ))?;
+        let rows = st.query_map([case], SampleRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn record_sweep(&self, run: i64, s: &SweepRow) -> anyhow::Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO sweeps (run_id, sweep, server, mode, response, scenario, cores,
+                 slo_quantile, slo_us, knee_rps, state, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                run,
+                s.sweep,
+                s.server,
+                s.mode,
+                s.response,
+                s.scenario,
+                s.cores,
+                s.slo_quantile,
+                s.slo_us,
+                s.knee_rps,
+                s.state,
+                s.reason
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn sweeps(&self, run: i64) -> anyhow::Result<Vec<SweepRow>> {
+        let mut st = self.conn.prepare(&format!(
+            "{} WHERE run_id = ?1 ORDER BY id",
+            SweepRow::SELECT
+        ))?;
+        let rows = st.query_map([run], SweepRow::from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+pub fn encode_histogram(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut out)
+        .map_err(|e| anyhow!("cannot encode histogram: {e:?}"))?;
+    Ok(out)
+}
+
+pub fn decode_histogram(b: &[u8]) -> anyhow::Result<Histogram<u64>> {
+    Deserializer::new()
+        .deserialize(&mut &b[..])
+        .map_err(|e| anyhow!("stored histogram is corrupt: {e:?}"))
+}
+
+pub fn now_rfc3339() -> String {
+    httpdate_like_rfc3339(std::time::SystemTime::now())
+}
+
+/// RFC 3339 UTC with second precision, without pulling in a calendar crate
+/// (civil-from-days, Howard Hinnant's algorithm).
+pub fn httpdate_like_rfc3339(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_302_643);
+        assert_eq!(httpdate_like_rfc3339(t), "2026-11-21T23:10:43Z");
+        assert_eq!(httpdate_like_rfc3339(std::time::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn histogram_round_trip() {
+        let mut h = fairbench_engine::stats::new_histogram();
+        for v in [1u64, 10, 100, 1000, 123_456] {
+            h.record(v).unwrap();
+        }
+        let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+    }
+
+    #[test]
+    fn migrates_and_refuses_newer() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        let s = Store::open(&p).unwrap();
+        let v: i64 = s.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(v, schema::VERSION);
+        s.conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(s);
+        let e = Store::open(&p).err().unwrap().to_string();
+        assert!(e.contains("newer than this fairbench"), "{e}");
+    }
+}

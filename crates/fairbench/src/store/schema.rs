@@ -1,0 +1,166 @@
+//! The results database schema and its migrations.
+//!
+//! `PRAGMA user_version` holds the schema version. Each migration moves the
+//! database one version forward inside a transaction; a database newer than
+//! this fairbench is refused rather than misread. Documented in
+//! docs/results-db.md: change both together.
+
+use rusqlite::{Connection, Transaction};
+
+/// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
+const MIGRATIONS: &[&str] = &[V1];
+
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+const V1: &str = r#"
+CREATE TABLE runs (
+    id                INTEGER PRIMARY KEY,
+    started_at        TEXT NOT NULL,              -- RFC 3339, UTC
+    finished_at       TEXT,
+    suite             TEXT NOT NULL,              -- suite name
+    suite_toml        TEXT NOT NULL,              -- the suite as run, overrides applied
+    state             TEXT NOT NULL CHECK (state IN ('running', 'done', 'interrupted', 'failed')),
+    reason            TEXT,                       -- why it failed or was interrupted
+    fairbench_version TEXT NOT NULL,
+    git_revision      TEXT,
+    host_json         TEXT NOT NULL,              -- machine metadata, see docs
+    toolchains_json   TEXT NOT NULL DEFAULT '{}', -- server -> {toolchain, version, framework_version}
+    planned_cases     INTEGER NOT NULL,
+    pid               INTEGER                     -- the fairbench process running it
+);
+
+CREATE TABLE cases (
+    id                  INTEGER PRIMARY KEY,
+    run_id              INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq                 INTEGER NOT NULL,         -- position in the plan, from 0
+    server              TEXT NOT NULL,
+    language            TEXT NOT NULL,
+    framework           TEXT NOT NULL,
+    mode                TEXT NOT NULL,            -- compile/run mode of the variant
+    response            TEXT NOT NULL,            -- 'default' or 'normalized'
+    variant_params_json TEXT NOT NULL DEFAULT '{}',
+    scenario            TEXT NOT NULL,
+    cores               INTEGER NOT NULL,         -- CPUs the server was given ('all' resolved)
+    cores_requested     TEXT NOT NULL,            -- as the suite said: a number or 'all'
+    server_cpus         TEXT,                     -- CPU list, e.g. '1' or '0-1'
+    generator_cpus      TEXT,
+    cpus_shared         INTEGER NOT NULL DEFAULT 0, -- 1: too few CPUs to separate server and load
+    load_label          TEXT NOT NULL,            -- e.g. 'closed c=50 t=1'; matches cases across runs
+    load_json           TEXT NOT NULL,            -- model, connections, threads, rate, pipeline, durations
+    sweep               TEXT,                     -- sweep group key when the case is a sweep step
+    repetition          INTEGER NOT NULL,         -- from 1
+    state               TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed', 'skipped')),
+    reason              TEXT,
+    log_tail            TEXT,
+    fair                INTEGER,                  -- 1 passed its contract, 0 flagged, NULL unchecked
+    parity_json         TEXT,                     -- check results: bytes, framing, rule grades
+    header_bytes        INTEGER,
+    body_bytes          INTEGER,
+    started_at          TEXT,
+    finished_at         TEXT,
+    -- Figures of the measurement (NULL until done). Latencies in µs.
+    requests            INTEGER,
+    duration_s          REAL,
+    rps                 REAL,
+    rps_stdev           REAL,                     -- across 1 s intervals
+    rps_max             REAL,
+    bytes_read          INTEGER,
+    err_connect         INTEGER,
+    err_read            INTEGER,
+    err_write           INTEGER,
+    err_timeout         INTEGER,
+    err_status          INTEGER,
+    err_parse           INTEGER,
+    timeouts_per_million REAL,
+    lat_min             INTEGER,
+    lat_mean            REAL,
+    lat_stdev           REAL,
+    lat_max             INTEGER,
+    lat_p50             INTEGER,
+    lat_p75             INTEGER,
+    lat_p90             INTEGER,
+    lat_p99             INTEGER,
+    lat_p999            INTEGER,
+    lat_p9999           INTEGER,
+    unc_p50             INTEGER,                  -- service time (from the actual send)
+    unc_p99             INTEGER,
+    lateness_p99        INTEGER,                  -- constant rate: generator send lateness
+    generator_cpu_s     REAL,
+    generator_busy      REAL,
+    saturated           INTEGER,
+    server_cpu_s        REAL,                     -- whole process tree, measurement only
+    server_cpu_us_per_request REAL,
+    server_rss_peak     INTEGER,                  -- bytes
+    server_rss_mean     INTEGER,
+    server_threads_max  INTEGER,
+    warnings_json       TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (run_id, seq)
+);
+CREATE INDEX cases_by_run ON cases (run_id, state);
+
+-- Full latency histograms, HdrHistogram V2 + DEFLATE encoding, values in µs.
+CREATE TABLE histograms (
+    case_id  INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    kind     TEXT NOT NULL CHECK (kind IN ('latency', 'uncorrected', 'lateness')),
+    encoding TEXT NOT NULL DEFAULT 'hdr-v2-deflate',
+    data     BLOB NOT NULL,
+    PRIMARY KEY (case_id, kind)
+);
+
+-- Per-second series, warm-up included (second < 0), with server metrics.
+CREATE TABLE samples (
+    case_id      INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    second       INTEGER NOT NULL,
+    phase        TEXT NOT NULL CHECK (phase IN ('warmup', 'measure')),
+    start_s      REAL NOT NULL,
+    duration_s   REAL NOT NULL,
+    requests     INTEGER NOT NULL,
+    errors       INTEGER NOT NULL,
+    bytes        INTEGER NOT NULL,
+    p50_us       INTEGER NOT NULL,
+    p99_us       INTEGER NOT NULL,
+    interval_hist BLOB,                           -- the interval's histogram (hdr-v2-deflate)
+    server_cpu   REAL,                            -- cores in use during the second
+    server_rss   INTEGER,                         -- bytes
+    server_threads INTEGER,
+    PRIMARY KEY (case_id, second)
+);
+
+-- Rate sweeps: the knee found for one server/variant/scenario/cores.
+CREATE TABLE sweeps (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    sweep       TEXT NOT NULL,                    -- the key shared by its step cases
+    server      TEXT NOT NULL,
+    mode        TEXT NOT NULL,
+    response    TEXT NOT NULL,
+    scenario    TEXT NOT NULL,
+    cores       INTEGER NOT NULL,
+    slo_quantile REAL NOT NULL,                   -- e.g. 0.99
+    slo_us      INTEGER NOT NULL,                 -- e.g. 10000
+    knee_rps    REAL,                             -- highest rate meeting the objective; NULL: none did
+    state       TEXT NOT NULL CHECK (state IN ('done', 'failed')),
+    reason      TEXT,
+    UNIQUE (run_id, sweep)
+);
+"#;
+
+/// Brings `conn` to the current schema version.
+pub fn migrate(conn: &mut Connection) -> Result<(), String> {
+    let current: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    if current > VERSION {
+        return Err(format!(
+            "the database has schema version {current}, newer than this fairbench understands ({VERSION}); use a newer fairbench"
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx: Transaction = conn.transaction().map_err(|e| e.to_string())?;
+        tx.execute_batch(sql).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)
+            .map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
