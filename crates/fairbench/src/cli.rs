@@ -20,6 +20,16 @@ pub enum Command {
     Servers(commands::servers::ServersArgs),
     /// Build and start servers and check their responses against the scenario contracts.
     Check(commands::check::CheckArgs),
+    /// Run a suite: the benchmark matrix, stored case by case in the results database.
+    Run(commands::run::RunArgs),
+    /// List the runs stored in the results database.
+    Runs(commands::runs::RunsArgs),
+    /// Print one stored run's summary table.
+    Show(commands::show::ShowArgs),
+    /// Turn a stored run into a self-contained HTML report (or Markdown, CSV, JSON).
+    Report(commands::report::ReportArgs),
+    /// Compare two stored runs case by case, with a verdict on each difference.
+    Compare(commands::compare::CompareArgs),
 }
 
 /// A mistake in how fairbench was called (exit code 2), as opposed to a run
@@ -54,6 +64,11 @@ pub fn main() -> i32 {
         Command::Load(args) => commands::load::run(args),
         Command::Servers(args) => commands::servers::run(args),
         Command::Check(args) => commands::check::run(args),
+        Command::Run(args) => commands::run::run(args),
+        Command::Runs(args) => commands::runs::run(args),
+        Command::Show(args) => commands::show::run(args),
+        Command::Report(args) => commands::report::run(args),
+        Command::Compare(args) => commands::compare::run(args),
     };
     match result {
         Ok(code) => code,

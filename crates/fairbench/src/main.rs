@@ -5,6 +5,7 @@ mod commands;
 mod export;
 mod interrupt;
 mod output;
+mod store;
 
 fn main() {
     std::process::exit(cli::main());

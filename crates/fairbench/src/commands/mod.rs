@@ -2,5 +2,10 @@
 //! engine, the zoo or the store, and into output.
 
 pub mod check;
+pub mod compare;
 pub mod load;
+pub mod report;
+pub mod run;
+pub mod runs;
 pub mod servers;
+pub mod show;
