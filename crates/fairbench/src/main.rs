@@ -5,6 +5,8 @@ mod commands;
 mod export;
 mod interrupt;
 mod output;
+mod runner;
+mod suite;
 mod store;
 
 fn main() {

@@ -1,4 +1,27 @@
 //! The server zoo: server manifests, scenario contracts, toolchain probes,
 //! cached builds, server processes and the parity check.
+//!
+//! A benchmark runner uses it per case as: [`Zoo::load`] → pick a
+//! [`Server`] and [`Variant`] → [`toolchain::probe`] → [`build::ensure_built`]
+//! → [`launch::spec`] → [`process::ServerProcess::start`] →
+//! `wait_ready` → [`parity::inspect`] (byte counts to store) → load → `stop`.
 
+pub mod build;
+pub mod compare;
+pub mod contract;
+pub mod error;
+pub mod fetch;
+pub mod launch;
+pub mod manifest;
+pub mod parity;
+pub mod placeholder;
 pub mod process;
+pub mod scenario;
+pub mod text;
+pub mod toolchain;
+mod zoo;
+
+pub use error::DefinitionError;
+pub use manifest::{Deviation, DeviationTarget, Mode, ResponseKind, Server, Variant};
+pub use scenario::Scenario;
+pub use zoo::{find_root, NameFilter, Zoo};

@@ -1,8 +1,520 @@
-//! `fairbench check` (stub: being written).
+//! `fairbench check`: build and start servers, fetch each scenario's raw
+//! response, grade it against the scenario contract and compare servers
+//! byte for byte. Exits 1 when a `normalized` variant fails its contract or
+//! a server cannot be built or started.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
+use fairbench_zoo::compare::{apply_reference, REFERENCE_SERVER};
+use fairbench_zoo::contract::{Grade, Rule};
+use fairbench_zoo::launch::{self, LaunchParams};
+use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::process::{self, ServerProcess};
+use fairbench_zoo::toolchain::Prober;
+use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
+use serde::Serialize;
+
+use crate::cli::usage;
+use crate::commands::servers::{load_zoo, resolve_root};
+use crate::output::check_report;
 
 #[derive(clap::Args, Debug)]
-pub struct CheckArgs {}
+pub struct CheckArgs {
+    /// The fairbench root (a folder with servers/ and scenarios/); by default
+    /// the nearest such folder at or above the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Servers to check: glob patterns on the folder name, comma-separated
+    /// (e.g. `go-*,node-http`).
+    #[arg(long, value_name = "GLOB", default_value = "*")]
+    pub servers: String,
+    /// Scenarios to check, comma-separated (default: all).
+    #[arg(long, value_name = "LIST")]
+    pub scenarios: Option<String>,
+    /// Response variant: `default` or `normalized` (default: both).
+    #[arg(long, value_name = "V")]
+    pub variant: Option<String>,
+    /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).
+    #[arg(long, value_name = "M")]
+    pub mode: Option<String>,
+    /// Pin each server to these CPUs, e.g. `0` or `0-1,3`.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// CORES given to the server (default: the number of --cpus, else 1).
+    #[arg(long, value_name = "N")]
+    pub cores: Option<usize>,
+    /// Seconds to wait for a started server to accept connections.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub ready_timeout: f64,
+    /// Seconds to wait for each response.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub fetch_timeout: f64,
+    /// Seconds between SIGTERM and SIGKILL when stopping a server.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub stop_grace: f64,
+    /// Seconds each build step may take.
+    #[arg(long, value_name = "SECS", default_value_t = 1800.0)]
+    pub build_timeout: f64,
+    /// Rebuild even when the build cache is current.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Build cache and server logs (default: <root>/.fairbench).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// The server whose `normalized` bytes every other must match.
+    #[arg(long, value_name = "NAME", default_value = REFERENCE_SERVER)]
+    pub reference: String,
+    /// Print each raw request and response (control bytes escaped).
+    #[arg(long)]
+    pub raw: bool,
+    /// List passing rules too, not only warnings and failures.
+    #[arg(long)]
+    pub all_rules: bool,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: CheckArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+/// A server, mode or whole selection not checked, with why.
+#[derive(Debug, Serialize)]
+pub struct Skipped {
+    pub server: String,
+    pub mode: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    root: &'a std::path::Path,
+    reference: &'a str,
+    ok: bool,
+    interrupted: bool,
+    skipped: &'a [Skipped],
+    cases: &'a [CaseReport],
+    errors: Vec<&'a fairbench_zoo::DefinitionError>,
+}
+
+/// What the arguments select, validated.
+struct Plan<'z> {
+    servers: Vec<&'z Server>,
+    /// Selected folders whose manifest is invalid.
+    invalid: Vec<String>,
+    scenarios: Vec<&'z Scenario>,
+    responses: Vec<ResponseKind>,
+    mode: Option<String>,
+    cpus: Option<Vec<usize>>,
+    cores: usize,
+}
+
+fn secs(name: &str, v: f64) -> anyhow::Result<Duration> {
+    if v.is_finite() && v > 0.0 && v < 1e7 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(usage(format!(
+            "--{name}: expected a positive number of seconds, got {v}"
+        )))
+    }
+}
+
+/// `0-3,5` → [0, 1, 2, 3, 5].
+fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
+    let bad = || {
+        usage(format!(
+            "--cpus {s}: expected CPU numbers and ranges such as 0-1,3"
+        ))
+    };
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: usize = a.parse().map_err(|_| bad())?;
+        let b: usize = b.parse().map_err(|_| bad())?;
+        if a > b || b >= 1024 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
+    let filter = fairbench_zoo::NameFilter::parse(&args.servers)
+        .map_err(|e| usage(format!("--servers: {e}")))?;
+    let selected = |name: &str| filter.matches(name);
+    let servers: Vec<&Server> = zoo.servers.iter().filter(|s| selected(&s.name)).collect();
+    let invalid: Vec<String> = zoo
+        .invalid_server_names()
+        .into_iter()
+        .filter(|n| selected(n))
+        .collect();
+    if servers.is_empty() && invalid.is_empty() {
+        let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+        return Err(usage(format!(
+            "--servers {}: matches no server; there are: {}",
+            args.servers,
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+
+    let scenarios: Vec<&Scenario> = match &args.scenarios {
+        None => zoo.scenarios.iter().collect(),
+        Some(list) => {
+            let mut out = Vec::new();
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match zoo.scenario(name) {
+                    Some(s) => out.push(s),
+                    None => {
+                        let known: Vec<&str> =
+                            zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
+                        return Err(usage(format!(
+                            "--scenarios: no scenario named {name}; there are: {}",
+                            known.join(", ")
+                        )));
+                    }
+                }
+            }
+            out
+        }
+    };
+    if scenarios.is_empty() {
+        return Err(usage("no scenario to check"));
+    }
+
+    let responses = match args.variant.as_deref() {
+        None => ResponseKind::ALL.to_vec(),
+        Some(v) => vec![ResponseKind::parse(v)
+            .ok_or_else(|| usage(format!("--variant {v}: expected `default` or `normalized`")))?],
+    };
+
+    if let Some(m) = &args.mode {
+        if !servers.iter().any(|s| s.modes.contains_key(m)) {
+            return Err(usage(format!(
+                "--mode {m}: no selected server has that mode"
+            )));
+        }
+    }
+
+    let cpus = args.cpus.as_deref().map(parse_cpus).transpose()?;
+    let cores = match (args.cores, &cpus) {
+        (Some(0), _) => return Err(usage("--cores: expected at least 1")),
+        (Some(n), _) => n,
+        (None, Some(c)) => c.len(),
+        (None, None) => 1,
+    };
+    Ok(Plan {
+        servers,
+        invalid,
+        scenarios,
+        responses,
+        mode: args.mode.clone(),
+        cpus,
+        cores,
+    })
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
+    let ready_timeout = secs("ready-timeout", args.ready_timeout)?;
+    let fetch_timeout = secs("fetch-timeout", args.fetch_timeout)?;
+    let stop_grace = secs("stop-grace", args.stop_grace)?;
+    let build_timeout = secs("build-timeout", args.build_timeout)?;
+    let root = resolve_root(args.root.as_deref())?;
+    let zoo = load_zoo(&root)?;
+    let plan = plan(&zoo, &args)?;
+    let work = args
+        .work_dir
+        .clone()
+        .unwrap_or_else(|| zoo.default_work_dir());
+    let cache_dir = work.join("build");
+    let log_dir = work.join("logs");
+
+    let mut failed_setup = false;
+    for e in &zoo.errors {
+        eprintln!("fairbench: {e}");
+    }
+    for name in &plan.invalid {
+        eprintln!("skip {name}: invalid server.toml (see above)");
+        failed_setup = true;
+    }
+    let scenario_broken = !zoo.scenario_errors().is_empty() && args.scenarios.is_none();
+    failed_setup |= scenario_broken;
+
+    let mut skipped: Vec<Skipped> = plan
+        .invalid
+        .iter()
+        .map(|n| Skipped {
+            server: n.clone(),
+            mode: None,
+            reason: "invalid server.toml".into(),
+        })
+        .collect();
+    let mut cases: Vec<CaseReport> = Vec::new();
+    let mut prober = Prober::new();
+    let build_opts = BuildOptions {
+        step_timeout: build_timeout,
+        force: args.rebuild,
+    };
+    let inspect_opts = InspectOptions { fetch_timeout };
+
+    'servers: for server in &plan.servers {
+        if crate::interrupt::interrupted() {
+            break;
+        }
+        let status = prober.probe(&server.toolchain);
+        if let fairbench_zoo::toolchain::ToolchainStatus::Unavailable { reason } = &status {
+            eprintln!("skip {}: {reason}", server.name);
+            skipped.push(Skipped {
+                server: server.name.clone(),
+                mode: None,
+                reason: reason.clone(),
+            });
+            continue;
+        }
+        let modes: Vec<&String> = match &plan.mode {
+            Some(m) => match server.modes.get_key_value(m) {
+                Some((name, _)) => vec![name],
+                None => {
+                    let reason = format!("has no mode {m}");
+                    eprintln!("skip {}: {reason}", server.name);
+                    skipped.push(Skipped {
+                        server: server.name.clone(),
+                        mode: Some(m.clone()),
+                        reason,
+                    });
+                    continue;
+                }
+            },
+            None => server.modes.keys().collect(),
+        };
+        for mode_name in modes {
+            let mode = &server.modes[mode_name];
+            if let Some(reason) = &mode.unsupported {
+                eprintln!("skip {} {mode_name}: unsupported: {reason}", server.name);
+                skipped.push(Skipped {
+                    server: server.name.clone(),
+                    mode: Some(mode_name.clone()),
+                    reason: format!("unsupported: {reason}"),
+                });
+                continue;
+            }
+            eprintln!("build {} {mode_name} …", server.name);
+            let built = match build::ensure_built_with(server, mode_name, &cache_dir, &build_opts) {
+                Ok(b) => {
+                    match b.status {
+                        BuildStatus::Cached => {
+                            eprintln!("build {} {mode_name}: cached", server.name)
+                        }
+                        BuildStatus::Built => eprintln!(
+                            "build {} {mode_name}: built in {:.1}s",
+                            server.name,
+                            b.duration.as_secs_f64()
+                        ),
+                    }
+                    b
+                }
+                Err(e) => {
+                    eprintln!("build {} {mode_name}: failed: {e}", server.name);
+                    for l in e.log_tail() {
+                        eprintln!("  | {l}");
+                    }
+                    for &resp in &plan.responses {
+                        for sc in &plan.scenarios {
+                            let id = case_id(server, mode_name, resp, sc);
+                            let mut c = CaseReport::failed(
+                                &id,
+                                &server.response(resp).known_deviations,
+                                Rule::Build,
+                                e.to_string(),
+                            );
+                            c.log_tail = e.log_tail().to_vec();
+                            cases.push(c);
+                        }
+                    }
+                    if crate::interrupt::interrupted() {
+                        break 'servers;
+                    }
+                    continue;
+                }
+            };
+            for &resp in &plan.responses {
+                for sc in &plan.scenarios {
+                    if crate::interrupt::interrupted() {
+                        break 'servers;
+                    }
+                    let id = case_id(server, mode_name, resp, sc);
+                    let c = check_case(
+                        server,
+                        &id,
+                        sc,
+                        &plan,
+                        &built.out_dir,
+                        &log_dir,
+                        ready_timeout,
+                        stop_grace,
+                        &inspect_opts,
+                    );
+                    eprintln!(
+                        "check {} {} {}: {}",
+                        c.server, c.variant, c.scenario, c.grade
+                    );
+                    cases.push(c);
+                }
+            }
+        }
+    }
+
+    apply_reference(&mut cases, &args.reference);
+    let interrupted = crate::interrupt::interrupted();
+    let case_failed = cases.iter().any(|c| {
+        c.grade == Grade::Fail
+            && (c.response_kind == ResponseKind::Normalized
+                || c.rules.iter().any(|r| {
+                    matches!(
+                        r.rule,
+                        Rule::Build | Rule::Start | Rule::Ready | Rule::Fetch
+                    )
+                }))
+    });
+    let ok = !interrupted && !failed_setup && !case_failed;
+
+    if !args.raw {
+        // The exchange is bulky (a whole file body); shown only when asked.
+        for c in &mut cases {
+            c.raw = None;
+        }
+    }
+    if args.json {
+        let report = JsonReport {
+            root: &zoo.root,
+            reference: &args.reference,
+            ok,
+            interrupted,
+            skipped: &skipped,
+            cases: &cases,
+            errors: zoo.errors.iter().collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        // Printed at the end: the reference comparison needs every case.
+        for c in &cases {
+            print!("{}", check_report::case_block(c, args.all_rules));
+            if args.raw {
+                print!("{}", check_report::raw_exchange(c));
+            }
+        }
+        print!(
+            "{}",
+            check_report::summary(&cases, &args.reference, skipped.len())
+        );
+    }
+    if interrupted {
+        eprintln!("fairbench: interrupted; every started server was stopped");
+        return Ok(130);
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+fn case_id(server: &Server, mode: &str, response: ResponseKind, sc: &Scenario) -> CaseId {
+    CaseId {
+        server: server.name.clone(),
+        mode: mode.to_string(),
+        response,
+        scenario: sc.name.clone(),
+    }
+}
+
+/// Starts the server for one scenario, checks it, and stops it: whatever
+/// happens, the process group is gone when this returns.
+#[allow(clippy::too_many_arguments)]
+fn check_case(
+    server: &Server,
+    id: &CaseId,
+    sc: &Scenario,
+    plan: &Plan,
+    out_dir: &std::path::Path,
+    log_dir: &std::path::Path,
+    ready_timeout: Duration,
+    stop_grace: Duration,
+    inspect_opts: &InspectOptions,
+) -> CaseReport {
+    let deviations = &server.response(id.response).known_deviations;
+    let log_path = log_dir.join(format!(
+        "{}-{}-{}-{}.log",
+        id.server, id.mode, id.response, id.scenario
+    ));
+    let port = match process::free_port() {
+        Ok(p) => p,
+        Err(e) => {
+            return CaseReport::failed(id, deviations, Rule::Start, format!("no free port: {e}"));
+        }
+    };
+    let params = LaunchParams {
+        port,
+        scenario: sc.name.clone(),
+        cores: plan.cores,
+        cpus: plan.cpus.clone(),
+        out_dir: out_dir.to_path_buf(),
+        log_path: log_path.clone(),
+        stop_grace,
+        extra_env: Vec::new(),
+    };
+    let spec = match launch::spec(server, &id.mode, id.response, &params) {
+        Ok(s) => s,
+        Err(e) => return CaseReport::failed(id, deviations, Rule::Start, e.to_string()),
+    };
+    let proc = match ServerProcess::start(&spec) {
+        Ok(p) => p,
+        Err(e) => {
+            let mut c = CaseReport::failed(id, deviations, Rule::Start, e.to_string());
+            c.log_path = Some(log_path);
+            return c;
+        }
+    };
+    let mut report = match proc.wait_ready(&process::loopback(port), ready_timeout) {
+        Ok(_) => parity::inspect(port, sc, id, deviations, inspect_opts),
+        Err(e) => {
+            let mut c = CaseReport::failed(id, deviations, Rule::Ready, e.to_string());
+            c.log_tail = proc.log_tail(15);
+            eprintln!(
+                "{} {} {}: {e}; last lines of {}:",
+                id.server,
+                format_args!("{}/{}", id.mode, id.response),
+                id.scenario,
+                log_path.display()
+            );
+            for l in &c.log_tail {
+                eprintln!("  | {l}");
+            }
+            c
+        }
+    };
+    // A server that died while answering is a failure of its own.
+    if let Some(st) = proc.exit_status() {
+        if report.row.is_some() {
+            report.rules.push(fairbench_zoo::contract::RuleResult::new(
+                Rule::Fetch,
+                Grade::Fail,
+                format!("the server {} during the check", process::describe_exit(st)),
+            ));
+            report.grade = Grade::Fail;
+            if let Some(row) = report.row.as_mut() {
+                row.grade = Grade::Fail;
+            }
+        }
+    }
+    proc.stop();
+    report.log_path = Some(log_path);
+    report
 }

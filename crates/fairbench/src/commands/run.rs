@@ -1,8 +1,354 @@
-//! `fairbench run` (stub: being written).
+//! `fairbench run`: a suite's whole matrix, stored case by case.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use fairbench_zoo::{find_root, Zoo};
+
+use crate::cli::usage;
+use crate::output::{run_table, units};
+use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
+use crate::store::{NewRun, RunLock, Store};
+use crate::suite::{self, PlanItem, Suite};
 
 #[derive(clap::Args, Debug)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// Suite name (suites/NAME.toml) or path to a suite file.
+    #[arg(long, default_value = "quick")]
+    pub suite: String,
+    /// Only these servers (comma-separated names or globs).
+    #[arg(long)]
+    pub servers: Option<String>,
+    /// Only these scenarios (comma-separated).
+    #[arg(long)]
+    pub scenarios: Option<String>,
+    /// Core counts instead of the suite's (comma-separated numbers or "all").
+    #[arg(long)]
+    pub cores: Option<String>,
+    /// Measurement duration of each case instead of the suite's (e.g. 10s).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Repetitions of each case instead of the suite's.
+    #[arg(long)]
+    pub repetitions: Option<usize>,
+    /// Print the expanded plan, the case count and the estimated time; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The results database.
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// The fairbench root (holding servers/, scenarios/, suites/); default: found from the current directory.
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Measure normalized variants even when they fail their scenario contract.
+    #[arg(long)]
+    pub allow_unfair: bool,
+    /// Finish the remaining cases of an interrupted run.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["servers", "scenarios", "cores", "duration", "repetitions", "dry_run"])]
+    pub resume: Option<i64>,
+    /// Write the HTML report of the run to FILE when it ends.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
-pub fn run(_args: RunArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let root = match &args.root {
+        Some(r) => r.clone(),
+        None => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            find_root(&cwd).ok_or_else(|| {
+                usage("cannot find a fairbench root (a directory with servers/ and scenarios/) here or above; use --root DIR")
+            })?
+        }
+    };
+    let zoo = Zoo::load(&root).with_context(|| format!("cannot read {}", root.display()))?;
+    match args.resume {
+        Some(id) => resume(&args, &zoo, id),
+        None => fresh(&args, &zoo),
+    }
+}
+
+fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
+    let (_, text) = Suite::resolve(&zoo.root, &args.suite)?;
+    let text = apply_overrides(&text, args)?;
+    let suite = Suite::parse(&text, &args.suite)?;
+    let plan = suite::plan(&suite, zoo)?;
+    for s in &plan.skips {
+        eprintln!("skipped {}: {}", s.what, units::one_line(&s.reason));
+    }
+    if args.dry_run {
+        print_plan(&suite, &plan);
+        return Ok(0);
+    }
+    if plan.items.is_empty() {
+        anyhow::bail!("nothing to run: the suite selected no runnable case");
+    }
+    let _lock = RunLock::acquire(&args.db)?;
+    let mut store = Store::open(&args.db)?;
+    let host = metadata::host(&plan.cpus);
+    let run = store.create_run(&NewRun {
+        started_at: crate::store::now_rfc3339(),
+        suite: suite.name.clone(),
+        suite_toml: text.clone(),
+        git_revision: metadata::git_revision(&zoo.root),
+        host_json: serde_json::to_string(&host)?,
+        toolchains_json: metadata::toolchains(&plan.toolchains).to_string(),
+        planned_cases: plan.case_count(),
+    })?;
+    let mut planned = Vec::new();
+    for (seq, item) in plan.items.iter().enumerate() {
+        if let PlanItem::Case(c) = item {
+            planned.push(runner::planned_case(
+                seq,
+                &c.server,
+                &c.mode,
+                c.response,
+                &c.scenario.name,
+                c.cores,
+                &c.cores_requested.label(),
+                &c.load,
+                None,
+                c.repetition,
+                c.warmup,
+                c.duration,
+                c.timeout,
+            ));
+        }
+    }
+    store.insert_planned(run, &planned)?;
+    let ids: HashMap<i64, i64> = store.cases(run)?.iter().map(|c| (c.seq, c.id)).collect();
+    let work: Vec<Work> = plan
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(seq, item)| match item {
+            PlanItem::Case(spec) => Work::Case {
+                id: ids[&(seq as i64)],
+                spec,
+            },
+            PlanItem::Sweep(s) => Work::Sweep(s),
+        })
+        .collect();
+    eprintln!(
+        "run {run}: suite {}, {} cases{}, results in {}",
+        suite.name,
+        planned.len(),
+        sweeps_note(&work),
+        args.db.display()
+    );
+    execute(args, zoo, &mut store, run, suite.ready_timeout, plan.cpus, work)
+}
+
+fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
+    let _lock = RunLock::acquire(&args.db)?;
+    let mut store = Store::open_existing(&args.db)?;
+    let run = store
+        .run(id)?
+        .ok_or_else(|| usage(format!("--resume: no run {id} in {}", args.db.display())))?;
+    if run.state == "done" {
+        return Err(usage(format!("--resume: run {id} is already done")));
+    }
+    let suite = Suite::parse(&run.suite_toml, &format!("run {id}'s suite"))?;
+    let plan = suite::plan(&suite, zoo)?;
+    store.reset_unfinished(id)?;
+    let key = |server: &str, mode: &str, response: &str, scenario: &str, cores: i64, load: &str, rep: i64| {
+        format!("{server}|{mode}|{response}|{scenario}|{cores}|{load}|{rep}")
+    };
+    let mut by_key: HashMap<String, PlanItem> = HashMap::new();
+    let mut sweeps = Vec::new();
+    let done_sweeps: Vec<String> = store.sweeps(id)?.into_iter().map(|s| s.sweep).collect();
+    for item in plan.items {
+        match &item {
+            PlanItem::Case(c) => {
+                let k = key(
+                    &c.server.name,
+                    &c.mode,
+                    c.response.as_str(),
+                    &c.scenario.name,
+                    c.cores as i64,
+                    &c.load.label(),
+                    c.repetition as i64,
+                );
+                by_key.insert(k, item);
+            }
+            PlanItem::Sweep(s) => {
+                if !done_sweeps.contains(&s.key) {
+                    sweeps.push(item);
+                }
+            }
+        }
+    }
+    let mut work = Vec::new();
+    for c in store.cases(id)?.into_iter().filter(|c| c.state == "pending" && c.sweep.is_none()) {
+        let k = key(&c.server, &c.mode, &c.response, &c.scenario, c.cores, &c.load_label, c.repetition);
+        match by_key.remove(&k) {
+            Some(PlanItem::Case(spec)) => work.push(Work::Case { id: c.id, spec }),
+            _ => store.record_failed(
+                c.id,
+                "cannot resume: the case is no longer in the plan (its server, scenario or toolchain changed)",
+                None,
+            )?,
+        }
+    }
+    for s in sweeps {
+        if let PlanItem::Sweep(s) = s {
+            work.push(Work::Sweep(s));
+        }
+    }
+    eprintln!("resuming run {id}: {} cases left{}", work.iter().filter(|w| matches!(w, Work::Case { .. })).count(), sweeps_note(&work));
+    store.set_run_state(id, "running", None)?;
+    execute(args, zoo, &mut store, id, suite.ready_timeout, plan.cpus, work)
+}
+
+fn execute(
+    args: &RunArgs,
+    zoo: &Zoo,
+    store: &mut Store,
+    run: i64,
+    ready_timeout: std::time::Duration,
+    cpus: Vec<usize>,
+    work: Vec<Work>,
+) -> anyhow::Result<i32> {
+    let opts = RunOptions {
+        allow_unfair: args.allow_unfair,
+        work_dir: zoo.default_work_dir(),
+        ready_timeout,
+        cpus,
+    };
+    let total = work.len();
+    let end = {
+        let mut runner = Runner::new(store, run, opts, total, args.quiet);
+        runner.execute(work)
+    };
+    let code = match end {
+        Ok(RunEnd::Done { failed, .. }) => {
+            store.set_run_state(run, "done", None)?;
+            if failed > 0 {
+                1
+            } else {
+                0
+            }
+        }
+        Ok(RunEnd::Interrupted) => {
+            store.set_run_state(run, "interrupted", Some("interrupted by a signal (Ctrl-C or SIGTERM)"))?;
+            eprintln!("interrupted: finished cases are stored; `fairbench run --resume {run} --db {}` runs the rest", args.db.display());
+            130
+        }
+        Err(e) => {
+            let msg = format!("{e:#}");
+            let _ = store.set_run_state(run, "failed", Some(&msg));
+            return Err(e);
+        }
+    };
+    if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
+        println!();
+        print!("{}", run_table::render(&r, &cases));
+    }
+    if let Some(path) = &args.report {
+        write_report(&args.db, run, path);
+    }
+    Ok(code)
+}
+
+/// The HTML report, when the report module is built in; a failure here must
+/// not hide the run's own outcome.
+fn write_report(db: &Path, run: i64, path: &Path) {
+    if let Err(e) = crate::commands::report::write_html(db, run, path) {
+        eprintln!("fairbench: could not write the report {}: {e:#}", path.display());
+    } else {
+        eprintln!("report: {}", path.display());
+    }
+}
+
+fn sweeps_note(work: &[Work]) -> String {
+    let n = work.iter().filter(|w| matches!(w, Work::Sweep(_))).count();
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" and {n} rate sweeps")
+    }
+}
+
+/// Applies command-line overrides to the suite's TOML so that the stored
+/// suite is exactly what ran (and what `--resume` re-plans).
+fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
+    if a.servers.is_none() && a.scenarios.is_none() && a.cores.is_none() && a.duration.is_none() && a.repetitions.is_none() {
+        return Ok(text.to_string());
+    }
+    let mut doc: toml::Table = text.parse().map_err(|e| usage(format!("--suite: {e}")))?;
+    let list = |s: &str| -> toml::Value {
+        toml::Value::Array(s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| toml::Value::String(x.into())).collect())
+    };
+    if let Some(s) = &a.servers {
+        doc.insert("servers".into(), list(s));
+    }
+    if let Some(s) = &a.scenarios {
+        doc.insert("scenarios".into(), list(s));
+    }
+    if let Some(c) = &a.cores {
+        let mut v = Vec::new();
+        for part in c.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            v.push(match part.parse::<i64>() {
+                Ok(n) if n >= 1 => toml::Value::Integer(n),
+                _ if part == "all" => toml::Value::String("all".into()),
+                _ => return Err(usage(format!("--cores: {part:?} is not a core count (expected numbers or \"all\", e.g. 1,all)"))),
+            });
+        }
+        doc.insert("cores".into(), toml::Value::Array(v));
+    }
+    if let Some(d) = &a.duration {
+        crate::commands::load::parse_duration(d).map_err(|m| usage(format!("--duration: {m}")))?;
+        doc.insert("duration".into(), toml::Value::String(d.clone()));
+    }
+    if let Some(r) = a.repetitions {
+        if r == 0 {
+            return Err(usage("--repetitions: must be at least 1"));
+        }
+        doc.insert("repetitions".into(), toml::Value::Integer(r as i64));
+    }
+    Ok(toml::to_string(&doc)?)
+}
+
+fn print_plan(suite: &Suite, plan: &suite::Plan) {
+    println!("suite {}: {}", suite.name, suite.description);
+    for (i, item) in plan.items.iter().enumerate() {
+        match item {
+            PlanItem::Case(c) => println!(
+                "{:>4}  {} {}/{} {} {}c {} #{}  ({} warm-up + {})",
+                i + 1,
+                c.server.name,
+                c.mode,
+                c.response,
+                c.scenario.name,
+                c.cores,
+                c.load.label(),
+                c.repetition,
+                humantime::format_duration(c.warmup),
+                humantime::format_duration(c.duration)
+            ),
+            PlanItem::Sweep(s) => println!(
+                "{:>4}  {} {}/{} {} {}c {}  (rate sweep {}..{} req/s)",
+                i + 1,
+                s.server.name,
+                s.mode,
+                s.response,
+                s.scenario.name,
+                s.cores,
+                s.load.label(),
+                s.spec.start_rate,
+                s.spec.max_rate
+            ),
+        }
+    }
+    let est = plan.estimate();
+    println!(
+        "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
+        plan.case_count(),
+        plan.sweep_count(),
+        humantime::format_duration(std::time::Duration::from_secs(est.as_secs()))
+    );
 }

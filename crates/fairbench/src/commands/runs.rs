@@ -1,8 +1,46 @@
-//! `fairbench runs` (stub: being written).
+//! `fairbench runs`: the runs stored in the results database.
+
+use std::path::PathBuf;
+
+use crate::output::units::one_line;
+use crate::store::Store;
 
 #[derive(clap::Args, Debug)]
-pub struct RunsArgs {}
+pub struct RunsArgs {
+    /// The results database.
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// Print JSON (schema: docs/cli-json.md).
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: RunsArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
+    let store = Store::open_existing(&args.db)?;
+    let runs = store.runs()?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))?);
+        return Ok(0);
+    }
+    if runs.is_empty() {
+        println!("no runs in {}", args.db.display());
+        return Ok(0);
+    }
+    println!(
+        "{:>4}  {:<20}  {:<12}  {:>11}  {:>6}  {:>7}  {}",
+        "id", "started", "suite", "state", "done", "failed", "planned"
+    );
+    for r in runs {
+        println!(
+            "{:>4}  {:<20}  {:<12}  {:>11}  {:>6}  {:>7}  {}",
+            r.id,
+            r.started_at,
+            one_line(&r.suite),
+            r.state,
+            r.cases_done,
+            r.cases_failed,
+            r.planned_cases
+        );
+    }
+    Ok(0)
 }

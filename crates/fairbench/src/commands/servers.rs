@@ -1,8 +1,220 @@
-//! `fairbench servers` (stub: being written).
+//! `fairbench servers`: every server definition, its variants, and whether
+//! its toolchain is present here (and if not, why).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use fairbench_zoo::toolchain::{Prober, ToolchainStatus};
+use fairbench_zoo::{DefinitionError, Server, Zoo};
+use serde::Serialize;
+
+use crate::output::check_table::Table;
 
 #[derive(clap::Args, Debug)]
-pub struct ServersArgs {}
+pub struct ServersArgs {
+    /// The fairbench root (a folder with servers/ and scenarios/); by default
+    /// the nearest such folder at or above the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: ServersArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+/// `--root DIR`, or the nearest root above the current directory.
+pub(crate) fn resolve_root(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match arg {
+        Some(dir) => {
+            if !dir.join("servers").is_dir() || !dir.join("scenarios").is_dir() {
+                return Err(crate::cli::usage(format!(
+                    "--root {}: expected a folder holding servers/ and scenarios/",
+                    dir.display()
+                )));
+            }
+            Ok(dir.to_path_buf())
+        }
+        None => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            fairbench_zoo::find_root(&cwd).ok_or_else(|| {
+                crate::cli::usage(format!(
+                    "no fairbench root (a folder with servers/ and scenarios/) at or above {}; use --root DIR",
+                    cwd.display()
+                ))
+            })
+        }
+    }
+}
+
+pub(crate) fn load_zoo(root: &Path) -> anyhow::Result<Zoo> {
+    Zoo::load(root).with_context(|| format!("cannot read {}", root.display()))
+}
+
+#[derive(Serialize)]
+struct Listing<'a> {
+    root: &'a Path,
+    servers: Vec<ServerEntry<'a>>,
+    errors: &'a [DefinitionError],
+}
+
+#[derive(Serialize)]
+struct ServerEntry<'a> {
+    name: &'a str,
+    language: &'a str,
+    framework: &'a str,
+    framework_version: &'a str,
+    description: Option<&'a str>,
+    dir: &'a Path,
+    toolchain: ToolchainEntry<'a>,
+    variants: Vec<VariantEntry>,
+}
+
+#[derive(Serialize)]
+struct ToolchainEntry<'a> {
+    name: &'a str,
+    probe: &'a [String],
+    #[serde(flatten)]
+    status: ToolchainStatus,
+}
+
+#[derive(Serialize)]
+struct VariantEntry {
+    variant: String,
+    mode: String,
+    response: fairbench_zoo::ResponseKind,
+    mode_description: Option<String>,
+    /// Why the mode cannot run, when it cannot.
+    unsupported: Option<String>,
+    known_deviations: Vec<fairbench_zoo::Deviation>,
+    /// Can `fairbench check` run it here?
+    runnable: bool,
+}
+
+fn entry<'a>(s: &'a Server, status: ToolchainStatus) -> ServerEntry<'a> {
+    let variants = s
+        .variants()
+        .into_iter()
+        .map(|v| {
+            let mode = &s.modes[&v.mode];
+            VariantEntry {
+                variant: v.to_string(),
+                mode: v.mode.clone(),
+                response: v.response,
+                mode_description: mode.description.clone(),
+                unsupported: mode.unsupported.clone(),
+                known_deviations: s.response(v.response).known_deviations.clone(),
+                runnable: status.is_present() && mode.unsupported.is_none(),
+            }
+        })
+        .collect();
+    ServerEntry {
+        name: &s.name,
+        language: &s.language,
+        framework: &s.framework,
+        framework_version: &s.framework_version,
+        description: s.description.as_deref(),
+        dir: &s.dir,
+        toolchain: ToolchainEntry {
+            name: &s.toolchain.name,
+            probe: &s.toolchain.probe,
+            status,
+        },
+        variants,
+    }
+}
+
+pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
+    let root = resolve_root(args.root.as_deref())?;
+    let zoo = load_zoo(&root)?;
+    let mut prober = Prober::new();
+    let entries: Vec<ServerEntry> = zoo
+        .servers
+        .iter()
+        .map(|s| entry(s, prober.probe(&s.toolchain)))
+        .collect();
+
+    if args.json {
+        let listing = Listing {
+            root: &zoo.root,
+            servers: entries,
+            errors: &zoo.errors,
+        };
+        println!("{}", serde_json::to_string_pretty(&listing)?);
+    } else {
+        print!("{}", table(&entries).render());
+        if zoo.servers.is_empty() {
+            println!("(no servers under {})", zoo.root.join("servers").display());
+        }
+    }
+    for e in &zoo.errors {
+        eprintln!("fairbench: {e}");
+    }
+    Ok(if zoo.errors.is_empty() { 0 } else { 1 })
+}
+
+/// One row per server and mode; the responses of a mode share its build and
+/// toolchain, so they share a row.
+fn table(entries: &[ServerEntry]) -> Table {
+    let mut t = Table::new(&[
+        "SERVER",
+        "MODE",
+        "RESPONSES",
+        "LANGUAGE",
+        "FRAMEWORK",
+        "TOOLCHAIN",
+        "NOTE",
+    ]);
+    for e in entries {
+        let tc = match &e.toolchain.status {
+            ToolchainStatus::Present { version: Some(v) } => {
+                format!("present ({} {v})", e.toolchain.name)
+            }
+            other => other.describe(),
+        };
+        let mut modes: Vec<&str> = e.variants.iter().map(|v| v.mode.as_str()).collect();
+        modes.dedup();
+        for mode in modes {
+            let vs: Vec<&VariantEntry> = e.variants.iter().filter(|v| v.mode == mode).collect();
+            let responses = vs
+                .iter()
+                .map(|v| match v.known_deviations.len() {
+                    0 => v.response.to_string(),
+                    n => format!(
+                        "{} ({n} known deviation{})",
+                        v.response,
+                        if n == 1 { "" } else { "s" }
+                    ),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let note = match &vs[0].unsupported {
+                Some(r) => format!("unsupported: {}", first_clause(r)),
+                None => String::new(),
+            };
+            t.row(vec![
+                e.name.to_string(),
+                mode.to_string(),
+                responses,
+                e.language.to_string(),
+                format!("{} {}", e.framework, e.framework_version),
+                tc.clone(),
+                note,
+            ]);
+        }
+    }
+    t
+}
+
+/// A long reason cut for the table; `--json` and `check` give it whole.
+fn first_clause(s: &str) -> String {
+    const MAX: usize = 70;
+    let cut = s.find([',', ';', '.']).unwrap_or(s.len()).min(MAX);
+    let mut end = cut;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < s.len() {
+        format!("{}…", &s[..end])
+    } else {
+        s.to_string()
+    }
 }

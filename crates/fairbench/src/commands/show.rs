@@ -1,8 +1,94 @@
-//! `fairbench show` (stub: being written).
+//! `fairbench show RUN`: one stored run's summary table.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::output::run_table;
+use crate::store::{CaseRow, RunRow, Store};
 
 #[derive(clap::Args, Debug)]
-pub struct ShowArgs {}
+pub struct ShowArgs {
+    /// Run id (see `fairbench runs`); default: the latest run.
+    pub run: Option<i64>,
+    /// The results database.
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// Print JSON (schema: docs/cli-json.md).
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: ShowArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+#[derive(Serialize)]
+struct ShowJson<'a> {
+    run: &'a RunRow,
+    host: serde_json::Value,
+    toolchains: serde_json::Value,
+    cases: Vec<CaseJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct CaseJson<'a> {
+    #[serde(flatten)]
+    row: &'a CaseRow,
+    load: serde_json::Value,
+    params: serde_json::Value,
+    parity: serde_json::Value,
+    warnings: serde_json::Value,
+}
+
+pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
+    let store = Store::open_existing(&args.db)?;
+    let id = match args.run {
+        Some(id) => id,
+        None => store
+            .latest_run()?
+            .ok_or_else(|| anyhow::anyhow!("no runs in {}", args.db.display()))?,
+    };
+    let run = store
+        .run(id)?
+        .ok_or_else(|| crate::cli::usage(format!("RUN: no run {id} in {} (see `fairbench runs`)", args.db.display())))?;
+    let cases = store.cases(id)?;
+    if args.json {
+        let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
+        let j = ShowJson {
+            run: &run,
+            host: parse(&run.host_json),
+            toolchains: parse(&run.toolchains_json),
+            cases: cases
+                .iter()
+                .map(|c| CaseJson {
+                    row: c,
+                    load: parse(&c.load_json),
+                    params: parse(&c.variant_params_json),
+                    parity: c.parity_json.as_deref().map(parse).unwrap_or_default(),
+                    warnings: parse(&c.warnings_json),
+                })
+                .collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        print!("{}", run_table::render(&run, &cases));
+        for s in store.sweeps(id)? {
+            println!(
+                "sweep {} {}/{} {} {}c: {}",
+                s.server,
+                s.mode,
+                s.response,
+                s.scenario,
+                s.cores,
+                match (s.knee_rps, s.state.as_str()) {
+                    (Some(k), _) => format!(
+                        "knee {} req/s (p{} <= {} µs)",
+                        crate::output::units::rate(k),
+                        s.slo_quantile * 100.0,
+                        s.slo_us
+                    ),
+                    (None, "done") => "no rate met the objective".into(),
+                    _ => format!("failed: {}", s.reason.as_deref().unwrap_or("")),
+                }
+            );
+        }
+    }
+    Ok(0)
 }

@@ -1,5 +1,9 @@
 //! Terminal output: progress, summaries and warnings.
 
+pub mod check_report;
+pub mod check_table;
 pub mod load_summary;
+pub mod run_progress;
+pub mod run_table;
 pub mod progress;
 pub mod units;

@@ -80,3 +80,17 @@ mod tests {
         assert_eq!(rate(123_456.7), "123,457");
     }
 }
+
+/// Text from a server or a log, made safe for one terminal line: control
+/// characters (escape sequences included) shown as `\xNN`, newlines as `⏎`.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\n' => out.push_str(" ⏎ "),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}

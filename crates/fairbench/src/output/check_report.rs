@@ -1,0 +1,190 @@
+//! How `fairbench check` shows its results: a block per case as it is
+//! checked, the raw exchanges on request, and the comparison table.
+
+use fairbench_zoo::contract::Grade;
+use fairbench_zoo::parity::CaseReport;
+use fairbench_zoo::text::escape_bytes;
+
+use crate::output::check_table::Table;
+
+/// Bodies longer than this are cut in `--raw` output (the check still
+/// compares all of it).
+const RAW_BODY_SHOWN: usize = 2048;
+
+fn upper(g: Grade) -> &'static str {
+    match g {
+        Grade::Pass => "PASS",
+        Grade::Warn => "WARN",
+        Grade::Fail => "FAIL",
+    }
+}
+
+/// `PASS  server mode/response scenario`, then one line per warn/fail rule
+/// (every rule with `all_rules`).
+pub fn case_block(c: &CaseReport, all_rules: bool) -> String {
+    let mut out = format!(
+        "{}  {} {} {}",
+        upper(c.grade),
+        c.server,
+        c.variant,
+        c.scenario
+    );
+    let passed = c.rules.iter().filter(|r| r.grade == Grade::Pass).count();
+    if c.grade == Grade::Pass {
+        out.push_str(&format!("  ({passed} rules pass)"));
+    } else if passed > 0 && !all_rules {
+        out.push_str(&format!("  ({passed} of {} rules pass)", c.rules.len()));
+    }
+    out.push('\n');
+    let width = c
+        .rules
+        .iter()
+        .map(|r| r.rule.name().len())
+        .max()
+        .unwrap_or(0);
+    for r in &c.rules {
+        if all_rules || r.grade != Grade::Pass {
+            out.push_str(&format!(
+                "      {}  {:width$}  {}\n",
+                r.grade,
+                r.rule.name(),
+                r.detail
+            ));
+        }
+    }
+    if c.grade == Grade::Fail && c.row.is_none() {
+        if let Some(p) = &c.log_path {
+            out.push_str(&format!("      log: {}\n", p.display()));
+        }
+    }
+    out
+}
+
+/// The request and response as exchanged, escaped, curl -v style.
+pub fn raw_exchange(c: &CaseReport) -> String {
+    let mut out = String::new();
+    if let Some(x) = &c.raw {
+        out.push_str(&format!(
+            "=== {} {} {} ({})\n",
+            c.server, c.variant, c.scenario, x.addr
+        ));
+        push_prefixed(&mut out, "> ", &x.request);
+        let head_end = x
+            .response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map(|i| i + 4)
+            .unwrap_or(x.response.len());
+        let (head, body) = x.response.split_at(head_end);
+        push_prefixed(&mut out, "< ", head);
+        let shown = &body[..body.len().min(RAW_BODY_SHOWN)];
+        push_prefixed(&mut out, "< ", shown);
+        if body.len() > shown.len() {
+            out.push_str(&format!(
+                "< … {} more body bytes not shown\n",
+                body.len() - shown.len()
+            ));
+        }
+        if let Some(e) = &x.error {
+            out.push_str(&format!("!! {e}\n"));
+        }
+        out.push_str(&format!("({} bytes received)\n\n", x.response.len()));
+    }
+    out
+}
+
+fn push_prefixed(out: &mut String, prefix: &str, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let text = escape_bytes(bytes);
+    for line in text.split_terminator('\n') {
+        out.push_str(prefix);
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "NO" }.to_string()
+}
+
+/// The comparison table and a one-line tally. Skipped servers were already
+/// named, one line each, when they were skipped.
+pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String {
+    let mut t = Table::new(&[
+        "SERVER",
+        "VARIANT",
+        "SCENARIO",
+        "STATUS",
+        "HEADER B",
+        "BODY B",
+        "TOTAL B",
+        &format!("VS {reference}"),
+        "FRAMING",
+        "DATE",
+        "IPV4",
+        "IPV6",
+        "GRADE",
+        "HEADERS",
+    ])
+    .right_align(&[3, 4, 5, 6, 7]);
+    let mut sorted: Vec<&CaseReport> = cases.iter().collect();
+    sorted.sort_by(|a, b| {
+        (&a.scenario, a.response_kind, &a.server, &a.mode).cmp(&(
+            &b.scenario,
+            b.response_kind,
+            &b.server,
+            &b.mode,
+        ))
+    });
+    for c in sorted {
+        let mut cells = vec![c.server.clone(), c.variant.clone(), c.scenario.clone()];
+        match &c.row {
+            Some(r) => cells.extend([
+                r.status.to_string(),
+                r.header_bytes.to_string(),
+                r.body_bytes.to_string(),
+                r.total_bytes.to_string(),
+                match r.vs_reference {
+                    None => "-".to_string(),
+                    Some(0) => "=".to_string(),
+                    Some(d) => format!("{d:+}"),
+                },
+                r.framing.as_str().to_string(),
+                format!("{:?}", r.date).to_lowercase(),
+                yes_no(r.ipv4),
+                yes_no(r.ipv6),
+                c.grade.to_string(),
+                r.header_names.join(", "),
+            ]),
+            None => {
+                let why = c
+                    .rules
+                    .iter()
+                    .find(|r| r.grade == Grade::Fail)
+                    .map(|r| r.rule.name())
+                    .unwrap_or("?");
+                cells.extend(["-"; 9].iter().map(|s| s.to_string()));
+                cells.push(format!("fail ({why})"));
+                cells.push(String::new());
+            }
+        }
+        t.row(cells);
+    }
+    let mut out = String::new();
+    if !t.is_empty() {
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    let count = |g| cases.iter().filter(|c| c.grade == g).count();
+    out.push_str(&format!(
+        "\n{} cases: {} pass, {} warn, {} fail; {} skipped\n",
+        cases.len(),
+        count(Grade::Pass),
+        count(Grade::Warn),
+        count(Grade::Fail),
+        skipped
+    ));
+    out
+}

@@ -1,0 +1,149 @@
+//! The summary table of a stored run (`fairbench show`, and the end of
+//! `fairbench run`): repetitions of a case folded into their median.
+
+use std::fmt::Write;
+
+use crate::output::units;
+use crate::store::{CaseRow, RunRow};
+
+/// Cases that differ only in repetition, in plan order.
+pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
+    let mut out: Vec<Vec<&CaseRow>> = Vec::new();
+    for c in cases {
+        let key = |x: &CaseRow| {
+            (
+                x.server.clone(),
+                x.mode.clone(),
+                x.response.clone(),
+                x.scenario.clone(),
+                x.cores,
+                x.load_label.clone(),
+            )
+        };
+        match out.iter_mut().find(|g| key(g[0]) == key(c)) {
+            Some(g) => g.push(c),
+            None => out.push(vec![c]),
+        }
+    }
+    out
+}
+
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "run {} ({}), suite {}, {}: {} done, {} failed, {} skipped of {} planned",
+        run.id,
+        run.started_at,
+        run.suite,
+        run.state,
+        run.cases_done,
+        run.cases_failed,
+        run.cases_skipped,
+        run.planned_cases
+    );
+    let header = [
+        "server", "variant", "scenario", "cores", "load", "reps", "req/s", "p50", "p99", "errors", "CPU/req", "RSS",
+        "bytes", "fair",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    let mut notes = Vec::new();
+    for g in groups(cases) {
+        let done: Vec<&&CaseRow> = g.iter().filter(|c| c.state == "done").collect();
+        let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| median(done.iter().filter_map(|c| f(c)).collect());
+        let c0 = g[0];
+        let errors: i64 = done
+            .iter()
+            .map(|c| {
+                [c.err_connect, c.err_read, c.err_write, c.err_timeout, c.err_status, c.err_parse]
+                    .iter()
+                    .map(|e| e.unwrap_or(0))
+                    .sum::<i64>()
+            })
+            .sum();
+        let dash = || "-".to_string();
+        rows.push(vec![
+            c0.server.clone(),
+            format!("{}/{}", c0.mode, c0.response),
+            c0.scenario.clone(),
+            c0.cores.to_string(),
+            c0.load_label.clone(),
+            format!("{}/{}", done.len(), g.len()),
+            med(&|c| c.rps).map(units::rate).unwrap_or_else(dash),
+            med(&|c| c.lat_p50.map(|v| v as f64)).map(units::micros).unwrap_or_else(dash),
+            med(&|c| c.lat_p99.map(|v| v as f64)).map(units::micros).unwrap_or_else(dash),
+            if done.is_empty() { dash() } else { units::count(errors as u64) },
+            med(&|c| c.server_cpu_us_per_request)
+                .map(|v| format!("{v:.1} µs"))
+                .unwrap_or_else(dash),
+            med(&|c| c.server_rss_peak.map(|v| v as f64))
+                .map(|v| units::bytes(v as u64))
+                .unwrap_or_else(dash),
+            match (c0.header_bytes, c0.body_bytes) {
+                (Some(h), Some(b)) => format!("{}+{}", h, b),
+                _ => dash(),
+            },
+            match c0.fair {
+                Some(true) => "yes".into(),
+                Some(false) => "NO".into(),
+                None => dash(),
+            },
+        ]);
+        for c in g.iter().filter(|c| c.state == "failed" || c.state == "skipped") {
+            notes.push(format!(
+                "  {} {}/{} {} {}c #{}: {} {}",
+                c.server,
+                c.mode,
+                c.response,
+                c.scenario,
+                c.cores,
+                c.repetition,
+                c.state,
+                crate::output::units::one_line(c.reason.as_deref().unwrap_or(""))
+            ));
+        }
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (n, r) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (i, cell) in r.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            // Text left, numbers right.
+            if i < 5 {
+                let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
+            } else {
+                let _ = write!(line, "{}{cell}  ", " ".repeat(pad));
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        if n == 0 {
+            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+        }
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(s, "\nnot measured:");
+        for n in notes {
+            let _ = writeln!(s, "{n}");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
+    );
+    s
+}

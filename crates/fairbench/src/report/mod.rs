@@ -1,0 +1,21 @@
+//! Reports and comparisons of stored runs.
+//!
+//! The pipeline is one-way: [`model`] reads the results database into a
+//! [`model::Report`] (repetitions aggregated, confidence intervals computed),
+//! [`figures`] turns the model into charts ([`svg`]) each with the table of
+//! every number it draws, and [`html`] assembles them into one self-contained
+//! page. The Markdown, CSV and JSON exports (crate::export::report_*) read the
+//! same model and figures, so every format says the same thing.
+
+pub mod compare;
+pub mod escape;
+pub mod figures;
+pub mod html;
+pub mod model;
+pub mod palette;
+pub mod stats;
+pub mod svg;
+pub mod table;
+
+#[cfg(test)]
+pub(crate) mod fixture;

@@ -1,0 +1,762 @@
+//! The report model: one run of the results database, its repetitions
+//! aggregated. Everything a report shows is computed here, once; the HTML,
+//! Markdown, CSV and JSON outputs only format it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::palette;
+use super::stats::Summary;
+use crate::store::{CaseRow, RunRow, Store, SweepRow};
+
+/// What matches a case across repetitions and across runs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct CaseKey {
+    pub server: String,
+    pub mode: String,
+    pub response: String,
+    pub scenario: String,
+    pub cores: i64,
+    pub load: String,
+}
+
+impl CaseKey {
+    pub fn of(c: &CaseRow) -> CaseKey {
+        CaseKey {
+            server: c.server.clone(),
+            mode: c.mode.clone(),
+            response: c.response.clone(),
+            scenario: c.scenario.clone(),
+            cores: c.cores,
+            load: c.load_label.clone(),
+        }
+    }
+
+    /// `server mode/response`: the name of a bar or a line.
+    pub fn variant_label(&self) -> String {
+        format!("{} {}/{}", self.server, self.mode, self.response)
+    }
+
+    /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares.
+    pub fn context(&self) -> String {
+        format!("{} · {} · {}", self.scenario, cores_label(self.cores), self.load)
+    }
+
+    /// The whole key on one line.
+    pub fn label(&self) -> String {
+        format!("{} — {}", self.variant_label(), self.context())
+    }
+}
+
+pub fn cores_label(n: i64) -> String {
+    if n == 1 {
+        "1 core".into()
+    } else {
+        format!("{n} cores")
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub run: RunInfo,
+    /// Sorted by name; a server's position is its colour in every chart.
+    pub servers: Vec<ServerInfo>,
+    pub parity: Vec<ParityRow>,
+    /// One per case key (and sweep step), in plan order.
+    pub groups: Vec<Group>,
+    pub sweeps: Vec<SweepInfo>,
+    /// Cases that failed, were skipped or never finished.
+    pub problems: Vec<Problem>,
+    /// How the numbers were aggregated, for the reader.
+    pub method: Method,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Method {
+    pub aggregate: &'static str,
+    pub interval: &'static str,
+}
+
+pub const METHOD: Method = Method {
+    aggregate: "median over repetitions (each repetition's req/s is its requests divided by its measured seconds)",
+    interval: "distribution-free confidence interval of the median from order statistics: the narrowest [k-th smallest, k-th largest] reaching 95 %; with fewer than 6 repetitions it is min..max and its real confidence is given (2: 50 %, 3: 75 %, 4: 87.5 %, 5: 93.75 %)",
+};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub id: i64,
+    pub suite: String,
+    pub state: String,
+    pub reason: Option<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub fairbench_version: String,
+    pub git_revision: Option<String>,
+    /// `host_json` as stored (an object; `null` if it was not JSON).
+    pub host: Value,
+    pub planned_cases: i64,
+    pub cases_done: i64,
+    pub cases_failed: i64,
+    pub cases_skipped: i64,
+    pub suite_toml: String,
+}
+
+impl RunInfo {
+    /// The machine as label/value pairs: the documented fields first, in a
+    /// fixed order, then any others by name.
+    pub fn host_fields(&self) -> Vec<(String, String)> {
+        const KNOWN: [(&str, &str); 7] = [
+            ("cpu_model", "CPU"),
+            ("cpus", "CPUs"),
+            ("online_cpus", "online CPUs"),
+            ("memory_bytes", "memory"),
+            ("kernel", "kernel"),
+            ("os", "OS"),
+            ("governor", "CPU governor"),
+        ];
+        let Some(obj) = self.host.as_object() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, label) in KNOWN {
+            if let Some(v) = obj.get(k) {
+                let text = match (k, v.as_u64()) {
+                    ("memory_bytes", Some(b)) => crate::output::units::bytes(b),
+                    _ => value_text(v),
+                };
+                out.push((label.to_string(), text));
+            }
+        }
+        for (k, v) in obj {
+            if !KNOWN.iter().any(|(n, _)| n == k) {
+                out.push((k.clone(), value_text(v)));
+            }
+        }
+        out
+    }
+}
+
+/// A JSON value as text: strings bare, null as "—", others as JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".into(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerInfo {
+    pub name: String,
+    pub language: String,
+    pub framework: String,
+    pub palette_index: usize,
+    pub colour: &'static str,
+    /// The run's `toolchains_json` entry for this server (toolchain, version,
+    /// framework_version, …), if any.
+    pub toolchain: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleGrade {
+    pub rule: String,
+    pub grade: String,
+    pub detail: String,
+}
+
+/// The check's verdict on one server variant and scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParityRow {
+    pub server: String,
+    pub mode: String,
+    pub response: String,
+    pub scenario: String,
+    pub header_bytes: Option<i64>,
+    pub body_bytes: Option<i64>,
+    pub total_bytes: Option<i64>,
+    pub fair: Option<bool>,
+    /// The worst rule grade (`pass`, `warn`, `fail`) when the check said.
+    pub grade: Option<String>,
+    pub rules: Vec<RuleGrade>,
+    pub framing: Option<String>,
+    pub date: Option<String>,
+    pub ipv4: Option<bool>,
+    pub ipv6: Option<bool>,
+    /// Total bytes minus the reference server's.
+    pub vs_reference: Option<i64>,
+    /// Set when `parity_json` was present but not readable.
+    pub note: Option<String>,
+}
+
+impl ParityRow {
+    fn of(c: &CaseRow) -> ParityRow {
+        let mut row = ParityRow {
+            server: c.server.clone(),
+            mode: c.mode.clone(),
+            response: c.response.clone(),
+            scenario: c.scenario.clone(),
+            header_bytes: c.header_bytes,
+            body_bytes: c.body_bytes,
+            total_bytes: match (c.header_bytes, c.body_bytes) {
+                (Some(h), Some(b)) => Some(h + b),
+                _ => None,
+            },
+            fair: c.fair,
+            grade: None,
+            rules: Vec::new(),
+            framing: None,
+            date: None,
+            ipv4: None,
+            ipv6: None,
+            vs_reference: None,
+            note: None,
+        };
+        let Some(text) = c.parity_json.as_deref() else {
+            return row;
+        };
+        let v: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                row.note = Some(format!("parity_json is not JSON: {e}"));
+                return row;
+            }
+        };
+        row.grade = v.get("grade").and_then(Value::as_str).map(str::to_string);
+        if let Some(rules) = v.get("rules").and_then(Value::as_array) {
+            row.rules = rules
+                .iter()
+                .map(|r| RuleGrade {
+                    rule: r.get("rule").map(value_text).unwrap_or_default(),
+                    grade: r.get("grade").map(value_text).unwrap_or_default(),
+                    detail: r.get("detail").map(value_text).unwrap_or_default(),
+                })
+                .collect();
+        }
+        // The check's comparison row, or the same fields at the top level.
+        let r = v.get("row").filter(|r| r.is_object()).unwrap_or(&v);
+        row.framing = r.get("framing").and_then(Value::as_str).map(str::to_string);
+        row.date = r.get("date").and_then(Value::as_str).map(str::to_string);
+        row.ipv4 = r.get("ipv4").and_then(Value::as_bool);
+        row.ipv6 = r.get("ipv6").and_then(Value::as_bool);
+        row.vs_reference = r.get("vs_reference").and_then(Value::as_i64);
+        row
+    }
+
+    /// Rules that did not pass, as `rule: grade — detail`.
+    pub fn findings(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter(|r| r.grade != "pass")
+            .map(|r| {
+                if r.detail.is_empty() {
+                    format!("{}: {}", r.rule, r.grade)
+                } else {
+                    format!("{}: {} — {}", r.rule, r.grade, r.detail)
+                }
+            })
+            .collect()
+    }
+}
+
+/// The load profile of a case, from `load_json` (and its label as a fallback).
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadInfo {
+    /// `closed` or `rate`.
+    pub model: String,
+    /// Offered requests per second (constant rate).
+    pub rate: Option<f64>,
+    pub connections: Option<u64>,
+    pub threads: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub warmup_s: Option<f64>,
+}
+
+impl LoadInfo {
+    pub fn parse(load_json: &str, label: &str) -> LoadInfo {
+        let v: Value = serde_json::from_str(load_json).unwrap_or(Value::Null);
+        let model = v
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| label.split_whitespace().next().unwrap_or("").to_string());
+        let rate = v.get("rate").and_then(Value::as_f64).or_else(|| {
+            // "rate 5000/s c=50 t=1"
+            label
+                .split_whitespace()
+                .nth(1)
+                .and_then(|w| w.strip_suffix("/s"))
+                .and_then(|n| n.parse().ok())
+        });
+        LoadInfo {
+            model,
+            rate,
+            connections: v.get("connections").and_then(Value::as_u64),
+            threads: v.get("threads").and_then(Value::as_u64),
+            duration_s: v.get("duration_s").and_then(Value::as_f64),
+            warmup_s: v.get("warmup_s").and_then(Value::as_f64),
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.model == "closed"
+    }
+}
+
+/// One case key with its repetitions aggregated.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    pub key: CaseKey,
+    pub label: String,
+    pub language: String,
+    pub framework: String,
+    pub palette_index: usize,
+    /// Index of this variant among its server's variants (its dash pattern).
+    pub variant_index: usize,
+    pub sweep: Option<String>,
+    pub load: LoadInfo,
+    pub cores_requested: String,
+    pub planned: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub fair: Option<bool>,
+    pub saturated: bool,
+    pub cpus_shared: bool,
+    pub warnings: Vec<String>,
+    pub rps: Option<Summary>,
+    /// Median over repetitions of the stdev of the 1-second rates.
+    pub rps_stdev_1s: Option<f64>,
+    pub lat_mean: Option<Summary>,
+    pub lat_p50: Option<Summary>,
+    pub lat_p90: Option<Summary>,
+    pub lat_p99: Option<Summary>,
+    pub lat_p999: Option<Summary>,
+    pub lat_max: Option<Summary>,
+    pub requests: Option<Summary>,
+    pub timeouts_per_million: Option<Summary>,
+    pub errors: Option<Summary>,
+    pub cpu_us_per_request: Option<Summary>,
+    pub rss_peak: Option<Summary>,
+    pub spectrum: Option<Spectrum>,
+    pub warmup: Option<Warmup>,
+    pub case_ids: Vec<i64>,
+}
+
+impl Group {
+    pub fn is_sweep_step(&self) -> bool {
+        self.sweep.is_some()
+    }
+
+    /// Notes a reader must see beside the numbers.
+    pub fn flags(&self) -> Vec<String> {
+        let mut f = Vec::new();
+        if self.fair == Some(false) {
+            f.push("failed its contract in the check".to_string());
+        }
+        if self.saturated {
+            f.push("load generator saturated".to_string());
+        }
+        if self.cpus_shared {
+            f.push("server and load shared CPUs".to_string());
+        }
+        if self.failed > 0 {
+            f.push(format!("{} of {} repetitions failed", self.failed, self.planned));
+        } else if self.done < self.planned {
+            f.push(format!("{} of {} repetitions done", self.done, self.planned));
+        }
+        f
+    }
+}
+
+/// The latency percentile spectrum of a case: every repetition's histogram
+/// merged, read at evenly spaced "nines".
+#[derive(Debug, Clone, Serialize)]
+pub struct Spectrum {
+    pub count: u64,
+    pub points: Vec<SpectrumPoint>,
+    pub max_us: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SpectrumPoint {
+    /// 0 … 100.
+    pub percentile: f64,
+    /// −log10(1 − percentile/100): 1 = 90 %, 2 = 99 %, …
+    pub nines: f64,
+    pub latency_us: u64,
+}
+
+/// Steps per nine and the deepest nine drawn.
+pub const NINES_STEP: f64 = 0.25;
+pub const NINES_MAX: f64 = 6.0;
+
+impl Spectrum {
+    pub fn of(h: &hdrhistogram::Histogram<u64>) -> Option<Spectrum> {
+        let count = h.len();
+        if count == 0 {
+            return None;
+        }
+        // Deeper than log10(count) nines there is no sample to tell.
+        let deepest = ((count as f64).log10().min(NINES_MAX) / NINES_STEP).floor() as usize;
+        let points = (0..=deepest)
+            .map(|i| {
+                let nines = i as f64 * NINES_STEP;
+                let q = 1.0 - 10f64.powf(-nines);
+                SpectrumPoint {
+                    percentile: round_to(q * 100.0, 6),
+                    nines,
+                    latency_us: h.value_at_quantile(q),
+                }
+            })
+            .collect();
+        Some(Spectrum {
+            count,
+            points,
+            max_us: h.max(),
+        })
+    }
+}
+
+fn round_to(v: f64, decimals: i32) -> f64 {
+    let m = 10f64.powi(decimals);
+    (v * m).round() / m
+}
+
+/// Requests per second, second by second, warm-up included, of the first
+/// finished repetition.
+#[derive(Debug, Clone, Serialize)]
+pub struct Warmup {
+    pub repetition: i64,
+    pub points: Vec<WarmupPoint>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WarmupPoint {
+    pub second: i64,
+    pub phase: String,
+    /// Seconds since the load began (warm-up included).
+    pub t_s: f64,
+    pub rps: f64,
+    pub p99_us: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepInfo {
+    pub sweep: String,
+    pub server: String,
+    pub mode: String,
+    pub response: String,
+    pub scenario: String,
+    pub cores: i64,
+    pub slo_quantile: f64,
+    pub slo_us: i64,
+    pub knee_rps: Option<f64>,
+    pub state: String,
+    pub reason: Option<String>,
+    pub palette_index: usize,
+    pub steps: Vec<SweepStep>,
+}
+
+impl SweepInfo {
+    pub fn variant_label(&self) -> String {
+        format!("{} {}/{}", self.server, self.mode, self.response)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepStep {
+    pub offered_rps: f64,
+    pub achieved_rps: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    /// Whether the step met the objective, when the objective's quantile is
+    /// one the database keeps (p50, p90, p99, p99.9).
+    pub met: Option<bool>,
+    pub load: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub key: CaseKey,
+    pub repetition: i64,
+    pub state: String,
+    pub reason: Option<String>,
+    pub log_tail: Option<String>,
+}
+
+/// Which run a command means: a number or `latest`.
+pub fn resolve_run(store: &Store, spec: Option<&str>) -> anyhow::Result<RunRow> {
+    let db = store.path().display().to_string();
+    let id = match spec {
+        None | Some("latest") => store
+            .latest_run()?
+            .ok_or_else(|| anyhow::anyhow!("{db} holds no runs yet (run `fairbench run` first)"))?,
+        Some(s) => s.parse::<i64>().map_err(|_| {
+            crate::cli::usage(format!("run id `{s}`: expected a number or `latest`"))
+        })?,
+    };
+    store
+        .run(id)?
+        .ok_or_else(|| anyhow::anyhow!("no run {id} in {db} (`fairbench runs` lists them)"))
+}
+
+/// Reads `run` from the store into a report.
+pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
+    let cases = store.cases(run.id)?;
+    let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
+
+    let names: Vec<String> = cases
+        .iter()
+        .map(|c| c.server.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let servers = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let c = cases.iter().find(|c| &c.server == name).expect("server of a case");
+            ServerInfo {
+                name: name.clone(),
+                language: c.language.clone(),
+                framework: c.framework.clone(),
+                palette_index: i,
+                colour: palette::colour(i),
+                toolchain: toolchains.get(name).cloned(),
+            }
+        })
+        .collect();
+
+    // Variants of each server in plan order: their dash patterns.
+    let mut variants: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for c in &cases {
+        let v = variants.entry(c.server.clone()).or_default();
+        let mr = (c.mode.clone(), c.response.clone());
+        if !v.contains(&mr) {
+            v.push(mr);
+        }
+    }
+
+    let mut parity: Vec<ParityRow> = Vec::new();
+    let mut order: Vec<(CaseKey, Option<String>)> = Vec::new();
+    let mut by_key: BTreeMap<(CaseKey, Option<String>), Vec<&CaseRow>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for c in &cases {
+        let k = (CaseKey::of(c), c.sweep.clone());
+        if !by_key.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by_key.entry(k).or_default().push(c);
+        let has_parity = c.parity_json.is_some() || c.header_bytes.is_some() || c.fair.is_some();
+        let seen = parity.iter().any(|p| {
+            p.server == c.server && p.mode == c.mode && p.response == c.response && p.scenario == c.scenario
+        });
+        if has_parity && !seen {
+            parity.push(ParityRow::of(c));
+        }
+        if c.state != "done" {
+            problems.push(Problem {
+                key: CaseKey::of(c),
+                repetition: c.repetition,
+                state: c.state.clone(),
+                reason: c.reason.clone(),
+                log_tail: c.log_tail.clone(),
+            });
+        }
+    }
+
+    let mut groups = Vec::new();
+    for k in order {
+        let rows = &by_key[&k];
+        let (key, sweep) = k;
+        let palette_index = palette::index(&names, &key.server);
+        let variant_index = variants[&key.server]
+            .iter()
+            .position(|(m, r)| *m == key.mode && *r == key.response)
+            .unwrap_or(0);
+        groups.push(group(store, key, sweep, rows, palette_index, variant_index)?);
+    }
+
+    let sweeps = store
+        .sweeps(run.id)?
+        .into_iter()
+        .map(|s| sweep_info(s, &groups, &names))
+        .collect();
+
+    Ok(Report {
+        run: RunInfo {
+            id: run.id,
+            suite: run.suite.clone(),
+            state: run.state.clone(),
+            reason: run.reason.clone(),
+            started_at: run.started_at.clone(),
+            finished_at: run.finished_at.clone(),
+            fairbench_version: run.fairbench_version.clone(),
+            git_revision: run.git_revision.clone(),
+            host: serde_json::from_str(&run.host_json).unwrap_or(Value::Null),
+            planned_cases: run.planned_cases,
+            cases_done: run.cases_done,
+            cases_failed: run.cases_failed,
+            cases_skipped: run.cases_skipped,
+            suite_toml: run.suite_toml.clone(),
+        },
+        servers,
+        parity,
+        groups,
+        sweeps,
+        problems,
+        method: METHOD,
+    })
+}
+
+fn summary_of<F: Fn(&CaseRow) -> Option<f64>>(done: &[&CaseRow], f: F) -> Option<Summary> {
+    let vals: Vec<f64> = done.iter().filter_map(|c| f(c)).collect();
+    Summary::of(&vals)
+}
+
+fn group(
+    store: &Store,
+    key: CaseKey,
+    sweep: Option<String>,
+    rows: &[&CaseRow],
+    palette_index: usize,
+    variant_index: usize,
+) -> anyhow::Result<Group> {
+    let first = rows[0];
+    let mut done: Vec<&CaseRow> = rows.iter().copied().filter(|c| c.state == "done").collect();
+    done.sort_by_key(|c| c.repetition);
+    let mut warnings = Vec::new();
+    for c in rows {
+        let list: Vec<String> = match serde_json::from_str::<Vec<Value>>(&c.warnings_json) {
+            Ok(v) => v.iter().map(value_text).collect(),
+            Err(_) if c.warnings_json.trim().is_empty() => Vec::new(),
+            Err(_) => vec![c.warnings_json.clone()],
+        };
+        for w in list {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    let lat = |f: fn(&CaseRow) -> Option<i64>| summary_of(&done, move |c| f(c).map(|v| v as f64));
+    let load = LoadInfo::parse(&first.load_json, &first.load_label);
+
+    let mut spectrum = None;
+    let mut warmup = None;
+    if sweep.is_none() && !done.is_empty() {
+        let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+        for c in &done {
+            match store.histogram(c.id, "latency") {
+                Ok(Some(h)) => match merged.as_mut() {
+                    None => merged = Some(h),
+                    Some(m) => {
+                        if m.add(&h).is_err() {
+                            warnings.push(format!("repetition {}: histogram could not be merged", c.repetition));
+                        }
+                    }
+                },
+                Ok(None) => {}
+                Err(e) => warnings.push(format!("repetition {}: {e}", c.repetition)),
+            }
+        }
+        spectrum = merged.as_ref().and_then(Spectrum::of);
+        let c = done[0];
+        let samples = store.samples(c.id)?;
+        if !samples.is_empty() {
+            warmup = Some(Warmup {
+                repetition: c.repetition,
+                points: samples
+                    .iter()
+                    .map(|s| WarmupPoint {
+                        second: s.second,
+                        phase: s.phase.clone(),
+                        t_s: s.start_s,
+                        rps: s.rps(),
+                        p99_us: s.p99_us,
+                    })
+                    .collect(),
+            });
+        }
+    }
+
+    let rps_stdev_1s = summary_of(&done, |c| c.rps_stdev).map(|s| s.median);
+    Ok(Group {
+        label: key.variant_label(),
+        language: first.language.clone(),
+        framework: first.framework.clone(),
+        palette_index,
+        variant_index,
+        sweep,
+        load,
+        cores_requested: first.cores_requested.clone(),
+        planned: rows.len(),
+        done: done.len(),
+        failed: rows.iter().filter(|c| c.state == "failed").count(),
+        fair: rows.iter().find_map(|c| c.fair),
+        saturated: done.iter().any(|c| c.saturated == Some(true)),
+        cpus_shared: rows.iter().any(|c| c.cpus_shared),
+        warnings,
+        rps: summary_of(&done, |c| c.rps),
+        rps_stdev_1s,
+        lat_mean: summary_of(&done, |c| c.lat_mean),
+        lat_p50: lat(|c| c.lat_p50),
+        lat_p90: lat(|c| c.lat_p90),
+        lat_p99: lat(|c| c.lat_p99),
+        lat_p999: lat(|c| c.lat_p999),
+        lat_max: lat(|c| c.lat_max),
+        requests: lat(|c| c.requests),
+        timeouts_per_million: summary_of(&done, |c| c.timeouts_per_million),
+        errors: summary_of(&done, |c| {
+            let parts = [c.err_connect, c.err_read, c.err_write, c.err_timeout, c.err_status, c.err_parse];
+            parts.iter().any(Option::is_some).then(|| parts.iter().map(|v| v.unwrap_or(0)).sum::<i64>() as f64)
+        }),
+        cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
+        rss_peak: lat(|c| c.server_rss_peak),
+        spectrum,
+        warmup,
+        case_ids: rows.iter().map(|c| c.id).collect(),
+        key,
+    })
+}
+
+fn sweep_info(s: SweepRow, groups: &[Group], names: &[String]) -> SweepInfo {
+    let mut steps: Vec<SweepStep> = groups
+        .iter()
+        .filter(|g| g.sweep.as_deref() == Some(s.sweep.as_str()))
+        .map(|g| {
+            let p = |x: &Option<Summary>| x.as_ref().map(|s| s.median);
+            let at_quantile = match (s.slo_quantile * 1000.0).round() as i64 {
+                500 => p(&g.lat_p50),
+                900 => p(&g.lat_p90),
+                990 => p(&g.lat_p99),
+                999 => p(&g.lat_p999),
+                _ => None,
+            };
+            SweepStep {
+                offered_rps: g.load.rate.unwrap_or(f64::NAN),
+                achieved_rps: p(&g.rps),
+                p50_us: p(&g.lat_p50),
+                p99_us: p(&g.lat_p99),
+                met: at_quantile.map(|v| v <= s.slo_us as f64),
+                load: g.key.load.clone(),
+            }
+        })
+        .collect();
+    steps.sort_by(|a, b| a.offered_rps.total_cmp(&b.offered_rps));
+    SweepInfo {
+        palette_index: palette::index(names, &s.server),
+        sweep: s.sweep,
+        server: s.server,
+        mode: s.mode,
+        response: s.response,
+        scenario: s.scenario,
+        cores: s.cores,
+        slo_quantile: s.slo_quantile,
+        slo_us: s.slo_us,
+        knee_rps: s.knee_rps,
+        state: s.state,
+        reason: s.reason,
+        steps,
+    }
+}

@@ -1,0 +1,462 @@
+//! `fairbench run`'s engine room: executes a plan case by case, storing each
+//! case as it finishes. Knows nothing of sockets (the load engine does) or
+//! of how servers are defined (the zoo does).
+
+mod builds;
+mod case;
+pub mod knee;
+pub mod metadata;
+pub mod placement;
+mod sampler;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fairbench_zoo::manifest::ResponseKind;
+
+use crate::output::run_progress::RunProgress;
+use crate::output::units;
+use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
+use crate::suite::{CaseSpec, LoadProfile, SweepItem};
+use builds::Builds;
+use case::{CaseEnd, Launch};
+use placement::{cpu_list, place};
+
+pub struct RunOptions {
+    pub allow_unfair: bool,
+    /// `<root>/.fairbench`: build cache and server logs.
+    pub work_dir: PathBuf,
+    pub ready_timeout: Duration,
+    pub cpus: Vec<usize>,
+}
+
+/// One unit of work: a planned case (already stored as pending) or a sweep.
+pub enum Work {
+    Case { id: i64, spec: Box<CaseSpec> },
+    Sweep(Box<SweepItem>),
+}
+
+pub enum RunEnd {
+    Done { failed: usize, skipped: usize },
+    Interrupted,
+}
+
+pub struct Runner<'a> {
+    store: &'a mut Store,
+    run: i64,
+    opts: RunOptions,
+    builds: Builds,
+    progress: RunProgress,
+    total: usize,
+    n: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(store: &'a mut Store, run: i64, opts: RunOptions, total: usize, quiet: bool) -> Runner<'a> {
+        let builds = Builds::new(opts.work_dir.join("build"));
+        Runner {
+            store,
+            run,
+            opts,
+            builds,
+            progress: RunProgress::new(total as u64, quiet),
+            total,
+            n: 0,
+            failed: 0,
+            skipped: 0,
+        }
+    }
+
+    pub fn note(&self, line: &str) {
+        self.progress.note(line);
+    }
+
+    pub fn execute(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
+        for w in work {
+            if crate::interrupt::interrupted() {
+                break;
+            }
+            let interrupted = match w {
+                Work::Case { id, spec } => self.case(id, &spec)?,
+                Work::Sweep(item) => self.sweep(&item)?,
+            };
+            if interrupted {
+                break;
+            }
+        }
+        self.progress.finish();
+        Ok(if crate::interrupt::interrupted() {
+            RunEnd::Interrupted
+        } else {
+            RunEnd::Done {
+                failed: self.failed,
+                skipped: self.skipped,
+            }
+        })
+    }
+
+    fn log_path(&self, tag: &str) -> PathBuf {
+        let safe: String = tag
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+            .collect();
+        self.opts
+            .work_dir
+            .join("logs")
+            .join(format!("run-{}", self.run))
+            .join(format!("{safe}.log"))
+    }
+
+    /// Returns true when the run was interrupted during this case.
+    fn case(&mut self, id: i64, c: &CaseSpec) -> anyhow::Result<bool> {
+        self.n += 1;
+        let label = format!(
+            "{} {}/{} {} {}c {} #{}",
+            c.server.name,
+            c.mode,
+            c.response,
+            c.scenario.name,
+            c.cores,
+            c.load.label(),
+            c.repetition
+        );
+        self.progress.case_started(self.n, self.total, &label);
+        let placement = place(&self.opts.cpus, c.cores);
+        let progress = &self.progress;
+        let out_dir = match self
+            .builds
+            .get(&c.server, &c.mode, &mut |m| progress.note(&format!("  {m}…")))
+        {
+            Ok(d) => d,
+            Err(b) => {
+                return self.end(id, &label, CaseEnd::Failed {
+                    reason: b.reason,
+                    log_tail: b.log_tail,
+                })
+            }
+        };
+        let launch = Launch {
+            server: &c.server,
+            mode: &c.mode,
+            response: c.response,
+            scenario: &c.scenario,
+            cores: c.cores,
+            placement: &placement,
+            out_dir,
+            log_path: self.log_path(&format!("{:04}-{label}", self.n)),
+            ready_timeout: self.opts.ready_timeout,
+        };
+        let running = match case::start(&launch) {
+            Ok(r) => r,
+            Err(end) => return self.end(id, &label, end),
+        };
+        let (hb, bb) = running.bytes();
+        self.store
+            .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+        if !running.fair() && c.response == ResponseKind::Normalized && !self.opts.allow_unfair {
+            let reason = running.unfair_reason();
+            running.process.stop();
+            return self.end(id, &label, CaseEnd::Skipped { reason });
+        }
+        self.store.mark_running(
+            id,
+            (&cpu_list(&placement.server), &cpu_list(&placement.generator), placement.shared),
+        )?;
+        let cfg = match case::load_config(
+            running.port,
+            &c.scenario,
+            &c.load,
+            None,
+            &placement,
+            c.warmup,
+            c.duration,
+            c.timeout,
+        ) {
+            Ok(cfg) => cfg,
+            Err(e) => {
+                running.process.stop();
+                return self.end(id, &label, CaseEnd::Failed {
+                    reason: e,
+                    log_tail: Vec::new(),
+                });
+            }
+        };
+        let result = case::measure(&running, &cfg, &self.progress);
+        running.process.stop();
+        match result {
+            Ok(figs) => {
+                let mut figs = figs;
+                if placement.shared {
+                    figs.warnings.push(format!(
+                        "server and load generator share CPUs {}: this machine has too few CPUs to separate them",
+                        cpu_list(&placement.server)
+                    ));
+                }
+                self.store.record_done(id, &figs)?;
+                let line = format!("{label}: {}", summary(&figs));
+                self.progress.case_finished(self.n, self.total, &line);
+                Ok(false)
+            }
+            Err(end) => self.end(id, &label, end),
+        }
+    }
+
+    /// Records a case that ended without figures; true if interrupted.
+    fn end(&mut self, id: i64, label: &str, end: CaseEnd) -> anyhow::Result<bool> {
+        match end {
+            CaseEnd::Failed { reason, log_tail } => {
+                self.failed += 1;
+                let tail = (!log_tail.is_empty()).then(|| log_tail.join("\n"));
+                self.store.record_failed(id, &reason, tail.as_deref())?;
+                self.progress
+                    .case_finished(self.n, self.total, &format!("{label}: FAILED: {reason}"));
+                Ok(false)
+            }
+            CaseEnd::Skipped { reason } => {
+                self.skipped += 1;
+                self.store.set_case_state(id, "skipped", Some(&reason), None)?;
+                self.progress
+                    .case_finished(self.n, self.total, &format!("{label}: skipped: {reason}"));
+                Ok(false)
+            }
+            CaseEnd::Interrupted => {
+                // Abandoned, not failed: --resume runs it again.
+                self.store.set_case_state(id, "pending", None, None)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn sweep(&mut self, s: &SweepItem) -> anyhow::Result<bool> {
+        let label = format!(
+            "{} {}/{} {} {}c {}",
+            s.server.name,
+            s.mode,
+            s.response,
+            s.scenario.name,
+            s.cores,
+            s.load.label()
+        );
+        self.n += 1;
+        self.progress.case_started(self.n, self.total, &label);
+        // A resumed sweep starts over: its knee depends on all its steps.
+        self.store.conn().execute(
+            "DELETE FROM cases WHERE run_id = ?1 AND sweep = ?2",
+            rusqlite::params![self.run, s.key],
+        )?;
+        let placement = place(&self.opts.cpus, s.cores);
+        let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
+            this.failed += 1;
+            this.store.record_sweep(this.run, &sweep_row(s, None, "failed", Some(&reason)))?;
+            this.progress
+                .case_finished(this.n, this.total, &format!("{label}: FAILED: {reason}"));
+            Ok(false)
+        };
+        let progress = &self.progress;
+        let out_dir = match self
+            .builds
+            .get(&s.server, &s.mode, &mut |m| progress.note(&format!("  {m}…")))
+        {
+            Ok(d) => d,
+            Err(b) => return fail(self, b.reason),
+        };
+        let launch = Launch {
+            server: &s.server,
+            mode: &s.mode,
+            response: s.response,
+            scenario: &s.scenario,
+            cores: s.cores,
+            placement: &placement,
+            out_dir,
+            log_path: self.log_path(&format!("{:04}-{label}", self.n)),
+            ready_timeout: self.opts.ready_timeout,
+        };
+        let running = match case::start(&launch) {
+            Ok(r) => r,
+            Err(CaseEnd::Failed { reason, .. }) => return fail(self, reason),
+            Err(_) => return Ok(true),
+        };
+        if !running.fair() && s.response == ResponseKind::Normalized && !self.opts.allow_unfair {
+            let reason = running.unfair_reason();
+            running.process.stop();
+            return fail(self, reason);
+        }
+        let (hb, bb) = running.bytes();
+        let mut search = knee::KneeSearch::new(
+            s.spec.start_rate,
+            s.spec.max_rate,
+            s.spec.step_factor,
+            s.spec.bisect_steps,
+        );
+        let slo_us = s.spec.slo.as_micros() as u64;
+        let mut first = true;
+        let mut interrupted = false;
+        while let Some(rate) = search.next() {
+            if crate::interrupt::interrupted() {
+                interrupted = true;
+                break;
+            }
+            let step_load = LoadProfile::Rate {
+                rate: rate.round(),
+                connections: s.spec.connections,
+                threads: s.spec.threads,
+            };
+            let seq: i64 = self.store.conn().query_row(
+                "SELECT coalesce(max(seq), -1) + 1 FROM cases WHERE run_id = ?1",
+                [self.run],
+                |r| r.get(0),
+            )?;
+            let planned = planned_case(seq as usize, &s.server, &s.mode, s.response, &s.scenario.name, s.cores, &s.cores_requested.label(), &step_load, Some(&s.key), 1, s.warmup, s.spec.step_duration, s.timeout);
+            self.store.insert_planned(self.run, &[planned])?;
+            let id: i64 = self.store.conn().query_row(
+                "SELECT id FROM cases WHERE run_id = ?1 AND seq = ?2",
+                rusqlite::params![self.run, seq],
+                |r| r.get(0),
+            )?;
+            self.store.record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+            self.store.mark_running(
+                id,
+                (&cpu_list(&placement.server), &cpu_list(&placement.generator), placement.shared),
+            )?;
+            let warmup = if first { s.warmup } else { Duration::ZERO };
+            first = false;
+            let cfg = case::load_config(
+                running.port,
+                &s.scenario,
+                &s.load,
+                Some(rate.round()),
+                &placement,
+                warmup,
+                s.spec.step_duration,
+                s.timeout,
+            )
+            .map_err(|e| anyhow::anyhow!(e))?;
+            match case::measure(&running, &cfg, &self.progress) {
+                Ok(figs) => {
+                    let q = figs.latency.value_at_quantile(s.spec.slo_quantile);
+                    let passed = q <= slo_us && figs.errors.total() == 0 && figs.rps >= 0.9 * rate;
+                    self.store.record_done(id, &figs)?;
+                    self.progress.note(&format!(
+                        "  {label}: {} req/s offered → p{} {} {}",
+                        units::rate(rate),
+                        s.spec.slo_quantile * 100.0,
+                        units::micros(q as f64),
+                        if passed { "meets the objective" } else { "misses it" }
+                    ));
+                    search.record(passed);
+                }
+                Err(CaseEnd::Interrupted) => {
+                    self.store.set_case_state(id, "pending", None, None)?;
+                    interrupted = true;
+                    break;
+                }
+                Err(CaseEnd::Failed { reason, log_tail }) => {
+                    let tail = (!log_tail.is_empty()).then(|| log_tail.join("\n"));
+                    self.store.record_failed(id, &reason, tail.as_deref())?;
+                    running.process.stop();
+                    return fail(self, reason);
+                }
+                Err(CaseEnd::Skipped { reason }) => {
+                    self.store.set_case_state(id, "skipped", Some(&reason), None)?;
+                }
+            }
+        }
+        running.process.stop();
+        if interrupted {
+            return Ok(true);
+        }
+        let knee = search.knee();
+        self.store.record_sweep(self.run, &sweep_row(s, knee, "done", None))?;
+        let line = match knee {
+            Some(k) => format!("{label}: knee at {} req/s", units::rate(k)),
+            None => format!("{label}: no rate met the objective (from {} req/s)", units::rate(s.spec.start_rate)),
+        };
+        self.progress.case_finished(self.n, self.total, &line);
+        Ok(false)
+    }
+}
+
+fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>) -> SweepRow {
+    SweepRow {
+        sweep: s.key.clone(),
+        server: s.server.name.clone(),
+        mode: s.mode.clone(),
+        response: s.response.as_str().into(),
+        scenario: s.scenario.name.clone(),
+        cores: s.cores as i64,
+        slo_quantile: s.spec.slo_quantile,
+        slo_us: s.spec.slo.as_micros() as i64,
+        knee_rps: knee,
+        state: state.into(),
+        reason: reason.map(str::to_string),
+    }
+}
+
+fn summary(f: &CaseFigures) -> String {
+    let cpu = match f.server_cpu_s {
+        Some(c) if f.outcome_requests > 0 => {
+            format!("  server {:.1} µs CPU/req", c * 1e6 / f.outcome_requests as f64)
+        }
+        _ => String::new(),
+    };
+    let errs = f.errors.total();
+    format!(
+        "{} req/s  p50 {}  p99 {}{}{cpu}",
+        units::rate(f.rps),
+        units::micros(f.latency_summary.p50 as f64),
+        units::micros(f.latency_summary.p99 as f64),
+        if errs > 0 {
+            format!("  errors {}", units::count(errs))
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The stored form of a planned case.
+#[allow(clippy::too_many_arguments)]
+pub fn planned_case(
+    seq: usize,
+    server: &fairbench_zoo::Server,
+    mode: &str,
+    response: ResponseKind,
+    scenario: &str,
+    cores: usize,
+    cores_requested: &str,
+    load: &LoadProfile,
+    sweep: Option<&str>,
+    repetition: usize,
+    warmup: Duration,
+    duration: Duration,
+    timeout: Duration,
+) -> PlannedCase {
+    let mut load_json = serde_json::to_value(load).unwrap_or_default();
+    if let Some(m) = load_json.as_object_mut() {
+        m.insert("warmup_s".into(), warmup.as_secs_f64().into());
+        m.insert("duration_s".into(), duration.as_secs_f64().into());
+        m.insert("timeout_s".into(), timeout.as_secs_f64().into());
+    }
+    let params = server
+        .modes
+        .get(mode)
+        .map(|m| serde_json::to_string(&m.params).unwrap_or_else(|_| "{}".into()))
+        .unwrap_or_else(|| "{}".into());
+    PlannedCase {
+        seq,
+        server: server.name.clone(),
+        language: server.language.clone(),
+        framework: server.framework.clone(),
+        mode: mode.to_string(),
+        response: response.as_str().to_string(),
+        variant_params_json: params,
+        scenario: scenario.to_string(),
+        cores,
+        cores_requested: cores_requested.to_string(),
+        load_label: load.label(),
+        load_json: load_json.to_string(),
+        sweep: sweep.map(str::to_string),
+        repetition,
+    }
+}

@@ -1,0 +1,445 @@
+//! The suite file format (documented in docs/suites.md).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A validated suite.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suite {
+    pub name: String,
+    pub description: String,
+    pub servers: Vec<String>,
+    pub modes: Vec<String>,
+    pub responses: Vec<String>,
+    pub scenarios: Vec<String>,
+    /// Numbers, or 0 meaning "all CPUs".
+    pub cores: Vec<CoreCount>,
+    pub loads: Vec<LoadProfile>,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    pub repetitions: usize,
+    pub ready_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum CoreCount {
+    N(usize),
+    #[serde(serialize_with = "all")]
+    All,
+}
+
+fn all<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("all")
+}
+
+impl CoreCount {
+    pub fn label(&self) -> String {
+        match self {
+            CoreCount::N(n) => n.to_string(),
+            CoreCount::All => "all".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
+pub enum LoadProfile {
+    Closed {
+        connections: usize,
+        threads: Option<usize>,
+        pipeline: usize,
+    },
+    Rate {
+        rate: f64,
+        connections: usize,
+        threads: Option<usize>,
+    },
+    Sweep(SweepSpec),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepSpec {
+    pub connections: usize,
+    pub threads: Option<usize>,
+    pub start_rate: f64,
+    pub max_rate: f64,
+    /// Coarse steps multiply the rate by this until the objective fails.
+    pub step_factor: f64,
+    /// Then this many bisection steps between the last pass and first fail.
+    pub bisect_steps: usize,
+    pub slo_quantile: f64,
+    #[serde(with = "humantime_serde_compat")]
+    pub slo: Duration,
+    #[serde(with = "humantime_serde_compat")]
+    pub step_duration: Duration,
+}
+
+mod humantime_serde_compat {
+    use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+}
+
+impl LoadProfile {
+    /// A short stable name: matches cases across runs (`compare`).
+    pub fn label(&self) -> String {
+        let t = |t: &Option<usize>| t.map(|t| format!(" t={t}")).unwrap_or_default();
+        match self {
+            LoadProfile::Closed {
+                connections,
+                threads,
+                pipeline,
+            } => {
+                let p = if *pipeline > 1 {
+                    format!(" p={pipeline}")
+                } else {
+                    String::new()
+                };
+                format!("closed c={connections}{}{p}", t(threads))
+            }
+            LoadProfile::Rate {
+                rate,
+                connections,
+                threads,
+            } => format!("rate {rate}/s c={connections}{}", t(threads)),
+            LoadProfile::Sweep(s) => format!(
+                "sweep p{}<={} c={}{}",
+                s.slo_quantile * 100.0,
+                humantime::format_duration(s.slo),
+                s.connections,
+                t(&s.threads)
+            ),
+        }
+    }
+}
+
+// ---- the file as written ------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default = "star")]
+    servers: Vec<String>,
+    #[serde(default = "star")]
+    modes: Vec<String>,
+    #[serde(default = "both_responses")]
+    responses: Vec<String>,
+    scenarios: Vec<String>,
+    #[serde(default = "one_core")]
+    cores: Vec<toml::Value>,
+    duration: String,
+    #[serde(default)]
+    warmup: Option<String>,
+    #[serde(default)]
+    timeout: Option<String>,
+    #[serde(default)]
+    repetitions: Option<usize>,
+    #[serde(default)]
+    ready_timeout: Option<String>,
+    #[serde(rename = "load")]
+    loads: Vec<RawLoad>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoad {
+    model: String,
+    connections: usize,
+    #[serde(default)]
+    threads: Option<usize>,
+    #[serde(default)]
+    pipeline: Option<usize>,
+    #[serde(default)]
+    rate: Option<f64>,
+    #[serde(default)]
+    start_rate: Option<f64>,
+    #[serde(default)]
+    max_rate: Option<f64>,
+    #[serde(default)]
+    step_factor: Option<f64>,
+    #[serde(default)]
+    bisect_steps: Option<usize>,
+    #[serde(default)]
+    slo_quantile: Option<f64>,
+    #[serde(default)]
+    slo: Option<String>,
+    #[serde(default)]
+    step_duration: Option<String>,
+}
+
+fn star() -> Vec<String> {
+    vec!["*".into()]
+}
+fn both_responses() -> Vec<String> {
+    vec!["default".into(), "normalized".into()]
+}
+fn one_core() -> Vec<toml::Value> {
+    vec![toml::Value::Integer(1)]
+}
+
+impl Suite {
+    /// Loads a suite by name (`<root>/suites/NAME.toml`) or path.
+    pub fn resolve(root: &Path, name_or_path: &str) -> anyhow::Result<(Suite, String)> {
+        let as_path = Path::new(name_or_path);
+        let path = if name_or_path.ends_with(".toml") || as_path.components().count() > 1 {
+            as_path.to_path_buf()
+        } else {
+            root.join("suites").join(format!("{name_or_path}.toml"))
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            let known = list_suites(root);
+            crate::cli::usage(format!(
+                "--suite: cannot read {}: {e}{}",
+                path.display(),
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (suites here: {})", known.join(", "))
+                }
+            ))
+        })?;
+        let suite = Suite::parse(&text, &path.display().to_string())?;
+        Ok((suite, text))
+    }
+
+    /// Parses and validates; errors name the file and the field.
+    pub fn parse(text: &str, shown: &str) -> anyhow::Result<Suite> {
+        let raw: RawSuite = toml::from_str(text).map_err(|e| {
+            crate::cli::usage(format!("{shown}: {}", e.to_string().trim().replace('\n', " ")))
+        })?;
+        let bad = |field: &str, msg: String| crate::cli::usage(format!("{shown}: field {field}: {msg}"));
+        let dur = |field: &str, v: &str| -> anyhow::Result<Duration> {
+            crate::commands::load::parse_duration_or_zero(v).map_err(|m| bad(field, m))
+        };
+        if raw.name.trim().is_empty() {
+            return Err(bad("name", "must not be empty".into()));
+        }
+        for (field, list) in [
+            ("servers", &raw.servers),
+            ("modes", &raw.modes),
+            ("responses", &raw.responses),
+            ("scenarios", &raw.scenarios),
+        ] {
+            if list.is_empty() {
+                return Err(bad(field, "expected at least one entry".into()));
+            }
+            for p in list {
+                glob::Pattern::new(p).map_err(|e| bad(field, format!("{p:?}: {e}")))?;
+            }
+        }
+        for r in &raw.responses {
+            if !matches!(r.as_str(), "default" | "normalized" | "*") {
+                return Err(bad("responses", format!("{r:?}: expected \"default\" or \"normalized\"")));
+            }
+        }
+        let mut cores = Vec::new();
+        for v in &raw.cores {
+            cores.push(match v {
+                toml::Value::Integer(n) if *n >= 1 => CoreCount::N(*n as usize),
+                toml::Value::String(s) if s == "all" => CoreCount::All,
+                other => {
+                    return Err(bad(
+                        "cores",
+                        format!("{other}: expected a number of CPUs (at least 1) or \"all\""),
+                    ))
+                }
+            });
+        }
+        if cores.is_empty() {
+            return Err(bad("cores", "expected at least one core count".into()));
+        }
+        let duration = dur("duration", &raw.duration)?;
+        if duration.is_zero() {
+            return Err(bad("duration", "must be longer than 0".into()));
+        }
+        let warmup = raw.warmup.as_deref().map(|w| dur("warmup", w)).transpose()?.unwrap_or_default();
+        let timeout = raw
+            .timeout
+            .as_deref()
+            .map(|w| dur("timeout", w))
+            .transpose()?
+            .unwrap_or(Duration::from_secs(2));
+        if timeout.is_zero() {
+            return Err(bad("timeout", "must be longer than 0".into()));
+        }
+        let ready_timeout = raw
+            .ready_timeout
+            .as_deref()
+            .map(|w| dur("ready_timeout", w))
+            .transpose()?
+            .unwrap_or(Duration::from_secs(60));
+        let repetitions = raw.repetitions.unwrap_or(3);
+        if repetitions == 0 {
+            return Err(bad("repetitions", "must be at least 1".into()));
+        }
+        if raw.loads.is_empty() {
+            return Err(bad("load", "expected at least one [[load]] profile".into()));
+        }
+        let mut loads = Vec::new();
+        for (i, l) in raw.loads.iter().enumerate() {
+            let f = |name: &str| format!("load[{i}].{name}");
+            if l.connections == 0 {
+                return Err(bad(&f("connections"), "must be at least 1".into()));
+            }
+            if l.threads == Some(0) {
+                return Err(bad(&f("threads"), "must be at least 1".into()));
+            }
+            let positive = |name: &str, v: Option<f64>| -> anyhow::Result<f64> {
+                match v {
+                    Some(v) if v.is_finite() && v > 0.0 => Ok(v),
+                    Some(v) => Err(bad(&f(name), format!("{v}: must be a positive number"))),
+                    None => Err(bad(&f(name), format!("required for model = {:?}", l.model))),
+                }
+            };
+            loads.push(match l.model.as_str() {
+                "closed" => LoadProfile::Closed {
+                    connections: l.connections,
+                    threads: l.threads,
+                    pipeline: l.pipeline.unwrap_or(1).max(1),
+                },
+                "rate" => LoadProfile::Rate {
+                    rate: positive("rate", l.rate)?,
+                    connections: l.connections,
+                    threads: l.threads,
+                },
+                "sweep" => {
+                    let start_rate = positive("start_rate", l.start_rate)?;
+                    let max_rate = positive("max_rate", l.max_rate)?;
+                    if max_rate < start_rate {
+                        return Err(bad(&f("max_rate"), "must not be below start_rate".into()));
+                    }
+                    let step_factor = l.step_factor.unwrap_or(2.0);
+                    if !(step_factor.is_finite() && step_factor > 1.0) {
+                        return Err(bad(&f("step_factor"), "must be greater than 1".into()));
+                    }
+                    let slo_quantile = l.slo_quantile.unwrap_or(0.99);
+                    if !(slo_quantile > 0.0 && slo_quantile < 1.0) {
+                        return Err(bad(&f("slo_quantile"), "must be between 0 and 1, e.g. 0.99".into()));
+                    }
+                    let slo = dur(&f("slo"), l.slo.as_deref().unwrap_or("10ms"))?;
+                    if slo.is_zero() {
+                        return Err(bad(&f("slo"), "must be longer than 0".into()));
+                    }
+                    let step_duration = match &l.step_duration {
+                        Some(s) => dur(&f("step_duration"), s)?,
+                        None => duration,
+                    };
+                    LoadProfile::Sweep(SweepSpec {
+                        connections: l.connections,
+                        threads: l.threads,
+                        start_rate,
+                        max_rate,
+                        step_factor,
+                        bisect_steps: l.bisect_steps.unwrap_or(4),
+                        slo_quantile,
+                        slo,
+                        step_duration,
+                    })
+                }
+                other => {
+                    return Err(bad(
+                        &f("model"),
+                        format!("{other:?}: expected \"closed\", \"rate\" or \"sweep\""),
+                    ))
+                }
+            });
+        }
+        Ok(Suite {
+            name: raw.name,
+            description: raw.description,
+            servers: raw.servers,
+            modes: raw.modes,
+            responses: raw.responses,
+            scenarios: raw.scenarios,
+            cores,
+            loads,
+            duration,
+            warmup,
+            timeout,
+            repetitions,
+            ready_timeout,
+        })
+    }
+}
+
+fn list_suites(root: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root.join("suites"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let p = e.path();
+                    if p.extension()? != "toml" {
+                        return None;
+                    }
+                    Some(p.file_stem()?.to_string_lossy().into_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+name = "t"
+scenarios = ["static"]
+cores = [1, "all"]
+duration = "2s"
+warmup = "1s"
+[[load]]
+model = "closed"
+connections = 10
+[[load]]
+model = "sweep"
+connections = 20
+start_rate = 100
+max_rate = 1000
+"#;
+
+    #[test]
+    fn parses_with_defaults() {
+        let s = Suite::parse(OK, "t.toml").unwrap();
+        assert_eq!(s.cores, vec![CoreCount::N(1), CoreCount::All]);
+        assert_eq!(s.repetitions, 3);
+        assert_eq!(s.responses, vec!["default", "normalized"]);
+        assert_eq!(s.timeout, Duration::from_secs(2));
+        assert_eq!(s.loads[0].label(), "closed c=10");
+        match &s.loads[1] {
+            LoadProfile::Sweep(w) => {
+                assert_eq!(w.slo, Duration::from_millis(10));
+                assert_eq!(w.slo_quantile, 0.99);
+                assert_eq!(w.step_duration, Duration::from_secs(2));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_name_file_and_field() {
+        let cases = [
+            (OK.replace("cores = [1, \"all\"]", "cores = [0]"), "field cores"),
+            (OK.replace("duration = \"2s\"", "duration = \"soon\""), "field duration"),
+            (OK.replace("model = \"closed\"", "model = \"open\""), "field load[0].model"),
+            (OK.replace("connections = 10", "connections = 0"), "field load[0].connections"),
+            (OK.replace("start_rate = 100", "start_rate = -1"), "field load[1].start_rate"),
+            (OK.replace("name = \"t\"", "name = \"t\"\ncolour = 1"), "unknown field"),
+        ];
+        for (text, needle) in cases {
+            let e = Suite::parse(&text, "suites/t.toml").unwrap_err().to_string();
+            assert!(e.starts_with("suites/t.toml"), "{e}");
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+    }
+}

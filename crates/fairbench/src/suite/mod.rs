@@ -1,0 +1,7 @@
+//! Suites: `suites/*.toml`, the matrix a `fairbench run` measures.
+
+mod file;
+mod plan;
+
+pub use file::{LoadProfile, Suite, SweepSpec};
+pub use plan::{plan, CaseSpec, Plan, PlanItem, Skip, SweepItem};

@@ -1,0 +1,286 @@
+//! From a suite and a zoo to the list of cases to measure.
+//!
+//! Repetitions are the outermost loop: every case's first repetition runs
+//! before any second one, so slow drift of a noisy machine spreads across
+//! all servers instead of favouring whichever ran first.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use fairbench_zoo::manifest::ResponseKind;
+use fairbench_zoo::toolchain::{self, ToolchainStatus};
+use fairbench_zoo::{NameFilter, Scenario, Server, Zoo};
+
+use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
+
+#[derive(Debug, Clone)]
+pub struct CaseSpec {
+    pub server: Server,
+    pub mode: String,
+    pub response: ResponseKind,
+    pub scenario: Scenario,
+    pub cores: usize,
+    pub cores_requested: CoreCount,
+    pub load: LoadProfile,
+    pub repetition: usize,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepItem {
+    pub server: Server,
+    pub mode: String,
+    pub response: ResponseKind,
+    pub scenario: Scenario,
+    pub cores: usize,
+    pub cores_requested: CoreCount,
+    pub spec: SweepSpec,
+    pub load: LoadProfile,
+    /// Identifies the sweep's step cases and its result row.
+    pub key: String,
+    pub warmup: Duration,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub enum PlanItem {
+    Case(Box<CaseSpec>),
+    Sweep(Box<SweepItem>),
+}
+
+/// Something the suite asked for that cannot run here, with the reason.
+#[derive(Debug, Clone)]
+pub struct Skip {
+    pub what: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub items: Vec<PlanItem>,
+    pub skips: Vec<Skip>,
+    /// Every server the suite selected, with its toolchain status.
+    pub toolchains: BTreeMap<String, (Server, ToolchainStatus)>,
+    pub cpus: Vec<usize>,
+}
+
+impl Plan {
+    pub fn case_count(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| matches!(i, PlanItem::Case(_)))
+            .count()
+    }
+
+    pub fn sweep_count(&self) -> usize {
+        self.items.len() - self.case_count()
+    }
+
+    /// Measurement time plus a few seconds per server start; sweeps are
+    /// estimated at their coarse steps plus the bisection.
+    pub fn estimate(&self) -> Duration {
+        const START: f64 = 3.0;
+        let secs: f64 = self
+            .items
+            .iter()
+            .map(|i| match i {
+                PlanItem::Case(c) => START + (c.warmup + c.duration).as_secs_f64(),
+                PlanItem::Sweep(s) => {
+                    let coarse = ((s.spec.max_rate / s.spec.start_rate).ln() / s.spec.step_factor.ln())
+                        .ceil()
+                        .max(0.0)
+                        + 1.0;
+                    let steps = coarse + s.spec.bisect_steps as f64;
+                    START + s.warmup.as_secs_f64() + steps * (s.spec.step_duration.as_secs_f64() + 0.5)
+                }
+            })
+            .sum();
+        Duration::from_secs_f64(secs)
+    }
+}
+
+/// The CPUs this process may use.
+pub fn usable_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data, filled by the kernel.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            let v: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect();
+            if !v.is_empty() {
+                return v;
+            }
+        }
+    }
+    (0..fairbench_engine::default_threads()).collect()
+}
+
+fn filter(field: &str, list: &[String]) -> anyhow::Result<NameFilter> {
+    NameFilter::parse(&list.join(",")).map_err(|e| crate::cli::usage(format!("{field}: {e}")))
+}
+
+pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
+    let cpus = usable_cpus();
+    let server_filter = filter("servers", &suite.servers)?;
+    let mode_filter = filter("modes", &suite.modes)?;
+    let scenario_filter = filter("scenarios", &suite.scenarios)?;
+    let responses: Vec<ResponseKind> = ResponseKind::ALL
+        .into_iter()
+        .filter(|r| suite.responses.iter().any(|s| s == "*" || s == r.as_str()))
+        .collect();
+    let mut skips = Vec::new();
+    let mut toolchains = BTreeMap::new();
+
+    for name in zoo.invalid_server_names() {
+        if server_filter.matches(&name) {
+            let errs: Vec<String> = zoo.errors_for_server(&name).iter().map(|e| e.to_string()).collect();
+            skips.push(Skip {
+                what: name,
+                reason: format!("invalid definition: {}", errs.join("; ")),
+            });
+        }
+    }
+    let servers: Vec<&Server> = zoo.servers.iter().filter(|s| server_filter.matches(&s.name)).collect();
+    if servers.is_empty() && skips.is_empty() {
+        let known: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+        anyhow::bail!(crate::cli::usage(format!(
+            "servers: {:?} matches no server (servers here: {})",
+            suite.servers.join(","),
+            known.join(", ")
+        )));
+    }
+    let scenarios: Vec<&Scenario> = zoo
+        .scenarios
+        .iter()
+        .filter(|s| scenario_filter.matches(&s.name))
+        .collect();
+    if scenarios.is_empty() {
+        let known: Vec<&str> = zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
+        anyhow::bail!(crate::cli::usage(format!(
+            "scenarios: {:?} matches no scenario (scenarios here: {})",
+            suite.scenarios.join(","),
+            known.join(", ")
+        )));
+    }
+
+    let mut cores = Vec::new();
+    for c in &suite.cores {
+        let n = match c {
+            CoreCount::All => cpus.len(),
+            CoreCount::N(n) => *n,
+        };
+        if n > cpus.len() {
+            skips.push(Skip {
+                what: format!("cores = {n}"),
+                reason: format!("this machine lets fairbench use {} CPUs", cpus.len()),
+            });
+        } else if !cores.iter().any(|(m, _)| *m == n) {
+            cores.push((n, *c));
+        }
+    }
+
+    // Which (server, mode) pairs can run at all.
+    let mut runnable: Vec<(&Server, String)> = Vec::new();
+    for s in &servers {
+        let status = toolchain::probe(&s.toolchain);
+        toolchains.insert(s.name.clone(), ((*s).clone(), status.clone()));
+        if let ToolchainStatus::Unavailable { reason } = &status {
+            skips.push(Skip {
+                what: s.name.clone(),
+                reason: reason.clone(),
+            });
+            continue;
+        }
+        let mut any = false;
+        for (mode_name, mode) in &s.modes {
+            if !mode_filter.matches(mode_name) {
+                continue;
+            }
+            any = true;
+            if let Some(reason) = &mode.unsupported {
+                skips.push(Skip {
+                    what: format!("{} mode {mode_name}", s.name),
+                    reason: format!("unsupported: {reason}"),
+                });
+                continue;
+            }
+            runnable.push((s, mode_name.clone()));
+        }
+        if !any {
+            let modes: Vec<&str> = s.modes.keys().map(String::as_str).collect();
+            skips.push(Skip {
+                what: s.name.clone(),
+                reason: format!(
+                    "no mode matches {:?} (its modes: {})",
+                    suite.modes.join(","),
+                    modes.join(", ")
+                ),
+            });
+        }
+    }
+
+    let mut items = Vec::new();
+    for rep in 1..=suite.repetitions {
+        for (server, mode) in &runnable {
+            for &response in &responses {
+                for scenario in &scenarios {
+                    for &(n, requested) in &cores {
+                        for load in &suite.loads {
+                            match load {
+                                LoadProfile::Sweep(spec) => {
+                                    // A sweep finds one knee; repeating it is a new suite.
+                                    if rep > 1 {
+                                        continue;
+                                    }
+                                    items.push(PlanItem::Sweep(Box::new(SweepItem {
+                                        server: (*server).clone(),
+                                        mode: mode.clone(),
+                                        response,
+                                        scenario: (*scenario).clone(),
+                                        cores: n,
+                                        cores_requested: requested,
+                                        spec: spec.clone(),
+                                        load: load.clone(),
+                                        key: format!(
+                                            "{}/{}/{}/{}/{}c/{}",
+                                            server.name,
+                                            mode,
+                                            response,
+                                            scenario.name,
+                                            n,
+                                            load.label()
+                                        ),
+                                        warmup: suite.warmup,
+                                        timeout: suite.timeout,
+                                    })));
+                                }
+                                _ => items.push(PlanItem::Case(Box::new(CaseSpec {
+                                    server: (*server).clone(),
+                                    mode: mode.clone(),
+                                    response,
+                                    scenario: (*scenario).clone(),
+                                    cores: n,
+                                    cores_requested: requested,
+                                    load: load.clone(),
+                                    repetition: rep,
+                                    warmup: suite.warmup,
+                                    duration: suite.duration,
+                                    timeout: suite.timeout,
+                                }))),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Plan {
+        items,
+        skips,
+        toolchains,
+        cpus,
+    })
+}

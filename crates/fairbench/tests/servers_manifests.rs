@@ -1,0 +1,264 @@
+//! Every server definition in the repo validates, `fairbench servers` says
+//! which toolchains are missing and why, and manifest errors name the file,
+//! the field and what was expected.
+
+#[path = "check_support/mod.rs"]
+mod check_support;
+
+use check_support::*;
+use fairbench_zoo::toolchain::{probe, ToolchainStatus};
+use fairbench_zoo::Zoo;
+
+#[test]
+fn every_server_manifest_and_scenario_in_the_repo_validates() {
+    let zoo = Zoo::load(&repo_root()).unwrap();
+    let errors: Vec<String> = zoo.errors.iter().map(|e| e.to_string()).collect();
+    assert!(
+        errors.is_empty(),
+        "invalid definitions:\n{}",
+        errors.join("\n")
+    );
+    // Every folder under servers/ is a server (none was skipped silently).
+    let folders = std::fs::read_dir(repo_root().join("servers"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir() && !e.file_name().to_string_lossy().starts_with('.'))
+        .count();
+    assert_eq!(zoo.servers.len(), folders);
+    assert!(
+        zoo.server("go-nethttp").is_some(),
+        "the reference server is missing"
+    );
+    for s in ["static", "dynamic", "file"] {
+        assert!(zoo.scenario(s).is_some(), "scenario {s} is missing");
+    }
+    let fixtures = Zoo::load(&fixture_root()).unwrap();
+    assert!(fixtures.errors.is_empty(), "{:?}", fixtures.errors);
+}
+
+#[test]
+fn dart_servers_are_unavailable_when_dart_is_not_on_path() {
+    let path = path_without_dart();
+    let run = fairbench(
+        &["servers", "--root", repo_root().to_str().unwrap(), "--json"],
+        &[("PATH", &path)],
+        "servers-dart",
+    );
+    run.expect_code(0);
+    let r = run.json();
+    let dart: Vec<&serde_json::Value> = r["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("dart-"))
+        .collect();
+    assert!(!dart.is_empty(), "no dart-* servers in the repo");
+    for s in dart {
+        assert_eq!(s["toolchain"]["status"], "unavailable", "{s:#}");
+        assert_eq!(s["toolchain"]["reason"], "dart not found on PATH", "{s:#}");
+        for v in s["variants"].as_array().unwrap() {
+            assert_eq!(v["runnable"], false);
+        }
+    }
+    // The table says the same, one row per mode.
+    let table = fairbench(
+        &["servers", "--root", repo_root().to_str().unwrap()],
+        &[("PATH", &path)],
+        "servers-dart-table",
+    );
+    table.expect_code(0);
+    assert!(table
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("dart-") && l.contains("unavailable: dart not found on PATH")));
+}
+
+#[test]
+fn check_skips_unavailable_dart_servers_with_one_line_each() {
+    let zoo = Zoo::load(&repo_root()).unwrap();
+    let dart: Vec<&str> = zoo
+        .servers
+        .iter()
+        .filter(|s| s.name.starts_with("dart-"))
+        .map(|s| s.name.as_str())
+        .collect();
+    let path = path_without_dart();
+    let work = tempfile::tempdir().unwrap();
+    let run = fairbench(
+        &[
+            "check",
+            "--root",
+            repo_root().to_str().unwrap(),
+            "--work-dir",
+            work.path().to_str().unwrap(),
+            "--servers",
+            "dart-*",
+            "--json",
+        ],
+        &[("PATH", &path)],
+        "check-dart",
+    );
+    run.expect_code(0);
+    for name in &dart {
+        let lines: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains(&format!("{name}:")) || l.contains(&format!("{name} ")))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![format!("skip {name}: dart not found on PATH")],
+            "{}",
+            run.stderr
+        );
+    }
+    let r = run.json();
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["cases"].as_array().unwrap().len(), 0);
+    assert_eq!(r["skipped"].as_array().unwrap().len(), dart.len());
+}
+
+#[test]
+fn probe_reads_versions_and_explains_absence() {
+    let zoo = Zoo::load(&fixture_root()).unwrap();
+    let py = zoo.server("ok").unwrap();
+    assert!(
+        matches!(probe(&py.toolchain), ToolchainStatus::Present { version: Some(v) } if v.starts_with('3'))
+    );
+    let missing = zoo.server("missing-toolchain").unwrap();
+    assert_eq!(
+        probe(&missing.toolchain),
+        ToolchainStatus::Unavailable {
+            reason: "fairbench-no-such-tool not found on PATH".into()
+        }
+    );
+}
+
+#[test]
+fn servers_lists_modes_unsupported_reasons_and_missing_toolchains() {
+    let run = fairbench(
+        &["servers", "--root", fixture_root().to_str().unwrap()],
+        &[],
+        "servers-table",
+    );
+    run.expect_code(0);
+    let row = |server: &str, mode: &str| -> String {
+        run.stdout
+            .lines()
+            .find(|l| {
+                let mut w = l.split_whitespace();
+                w.next() == Some(server) && w.next() == Some(mode)
+            })
+            .unwrap_or_else(|| panic!("no row {server} {mode}:\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(row("ok", "native").contains("default, normalized"));
+    assert!(row("ok", "native").contains("present (python3 3."));
+    assert!(row("unsupported-mode", "aot")
+        .contains("unsupported: test: this framework needs run-time reflection"));
+    assert!(row("missing-toolchain", "native")
+        .contains("unavailable: fairbench-no-such-tool not found on PATH"));
+    assert!(
+        row("security-headers-documented", "native").contains("normalized (3 known deviations)")
+    );
+}
+
+#[test]
+fn manifest_errors_name_the_file_the_field_and_the_expectation() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("servers/bad")).unwrap();
+    std::fs::create_dir_all(r.join("servers/worse")).unwrap();
+    std::fs::create_dir_all(r.join("servers/empty")).unwrap();
+    std::fs::create_dir_all(r.join("scenarios")).unwrap();
+    std::fs::write(
+        r.join("servers/bad/server.toml"),
+        r#"name = "bad"
+language = "Go"
+framework = "net/http"
+framework_version = "stdlib"
+[toolchain]
+name = "go"
+probe = ["go", "version"]
+[modes.native]
+run = "./server"
+[responses.default]
+[responses.normalized]
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        r.join("servers/worse/server.toml"),
+        r#"name = "other"
+language = "Go"
+framework = "net/http"
+framework_version = "stdlib"
+[toolchain]
+name = "go"
+probe = []
+[modes.native]
+run = ["{out}/server", "{nope}"]
+[responses.default]
+[responses.normalized]
+known_deviations = [{ header = "X-Powered-By", reason = "always added" }, { rule = "ipv5", reason = "?" }]
+"#,
+    )
+    .unwrap();
+    // A syntax-level (serde) error is reported alone: later fields are not
+    // checked until it is fixed.
+    std::fs::create_dir_all(r.join("servers/worst")).unwrap();
+    std::fs::write(
+        r.join("servers/worst/server.toml"),
+        r#"name = "worst"
+language = "Go"
+framework = "net/http"
+framework_version = "stdlib"
+[toolchain]
+name = "go"
+probe = ["go"]
+[modes.native]
+run = ["x"]
+[responses.default]
+[responses.normalized]
+known_deviations = [{ header = "X-Powered-By" }]
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        r.join("scenarios/static.toml"),
+        "name = \"static\"\nmethod = \"GET\"\npath = \"/\"\n[expect]\nstatus = 200\n",
+    )
+    .unwrap();
+
+    let run = fairbench(
+        &["servers", "--root", r.to_str().unwrap()],
+        &[],
+        "manifest-errors",
+    );
+    run.expect_code(1);
+    let e = &run.stderr;
+    for needle in [
+        "servers/bad/server.toml:9: field modes.native.run: expected an array",
+        "servers/worse/server.toml: field name: expected the folder name \"worse\", found \"other\"",
+        "servers/worse/server.toml: field toolchain.probe: expected a non-empty array of strings",
+        "servers/worse/server.toml: field modes.native.run[1]: unknown placeholder {nope}",
+        "servers/worse/server.toml: field responses.normalized.known_deviations[1].rule: unknown rule \"ipv5\"; expected one of status, body,",
+        "servers/worst/server.toml:12: field responses.normalized.known_deviations[0].reason: required field is missing",
+        "servers/empty/server.toml: missing: every folder under servers/ needs a server.toml",
+        "scenarios/static.toml: field expect: expected exactly one of `body`, `body_regex` or `body_file`",
+    ] {
+        assert!(e.contains(needle), "missing {needle:?} in:\n{e}");
+    }
+    assert!(!e.contains("panicked") && !e.contains("backtrace"), "{e}");
+
+    let json = fairbench(
+        &["servers", "--root", r.to_str().unwrap(), "--json"],
+        &[],
+        "manifest-errors-json",
+    );
+    json.expect_code(1);
+    let errs = json.json()["errors"].as_array().unwrap().clone();
+    assert!(errs
+        .iter()
+        .any(|x| x["file"] == "servers/bad/server.toml" && x["field"] == "modes.native.run"));
+}

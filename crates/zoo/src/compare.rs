@@ -1,0 +1,224 @@
+//! The comparison table: one row per checked case with the numbers that make
+//! servers comparable (bytes, headers, framing, Date, reachability), and the
+//! byte-for-byte comparison of normalized variants with the reference server.
+
+use serde::Serialize;
+
+use crate::contract::{apply_deviation, header_line_len, Grade, GradeContext, Rule, RuleResult};
+use crate::fetch::{Framing, RawResponse};
+use crate::manifest::{DeviationTarget, ResponseKind};
+use crate::parity::CaseReport;
+
+/// The server every `normalized` variant must match byte for byte.
+pub const REFERENCE_SERVER: &str = "go-nethttp";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DateState {
+    Fresh,
+    /// Present but stale, in the future, or not an HTTP date.
+    Stale,
+    Missing,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparisonRow {
+    pub server: String,
+    pub mode: String,
+    pub response: ResponseKind,
+    pub scenario: String,
+    pub status: u16,
+    /// In the order sent, case preserved.
+    pub header_names: Vec<String>,
+    /// Status line, headers and the blank line.
+    pub header_bytes: usize,
+    /// The body as sent, chunk framing included.
+    pub body_bytes: usize,
+    /// The body without chunk framing.
+    pub payload_bytes: usize,
+    pub total_bytes: usize,
+    pub framing: Framing,
+    pub date: DateState,
+    pub ipv4: bool,
+    pub ipv6: bool,
+    /// `total_bytes` minus the reference server's for the same response
+    /// kind and scenario, when the reference was checked.
+    pub vs_reference: Option<i64>,
+    /// The worst grade of the case.
+    pub grade: Grade,
+}
+
+impl ComparisonRow {
+    pub fn variant(&self) -> String {
+        format!("{}/{}", self.mode, self.response)
+    }
+
+    /// Builds a row from the response the rules were graded on.
+    pub fn new(
+        case: (&str, &str, ResponseKind, &str),
+        r: &RawResponse,
+        rules: &[RuleResult],
+        ipv4: bool,
+        ipv6: bool,
+    ) -> Self {
+        let (server, mode, response, scenario) = case;
+        let date = if r.header("date").is_none() {
+            DateState::Missing
+        } else if rules
+            .iter()
+            .any(|x| x.rule == Rule::DateFresh && x.grade == Grade::Pass)
+        {
+            DateState::Fresh
+        } else {
+            DateState::Stale
+        };
+        ComparisonRow {
+            server: server.to_string(),
+            mode: mode.to_string(),
+            response,
+            scenario: scenario.to_string(),
+            status: r.status,
+            header_names: r
+                .headers
+                .iter()
+                .map(|h| crate::text::escape_line(&h.name))
+                .collect(),
+            header_bytes: r.head_len,
+            body_bytes: r.wire_body_len(),
+            payload_bytes: r.body.len(),
+            total_bytes: r.bytes.len(),
+            framing: r.framing,
+            date,
+            ipv4,
+            ipv6,
+            vs_reference: None,
+            grade: crate::contract::worst(rules),
+        }
+    }
+}
+
+/// Fills `vs_reference` of every row and grades `reference-bytes` for every
+/// normalized case but the reference's own. Does nothing for a scenario whose
+/// reference case has no row (not checked, or it failed to answer).
+pub fn apply_reference(cases: &mut [CaseReport], reference: &str) {
+    let refs: Vec<Reference> = cases
+        .iter()
+        .filter(|c| c.server == reference)
+        .filter_map(|c| {
+            Some(Reference {
+                scenario: c.scenario.clone(),
+                kind: c.response_kind,
+                row: c.row.clone()?,
+                headers: c
+                    .response
+                    .as_ref()
+                    .map(|r| r.headers.iter().map(|h| h.name.clone()).collect())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
+    for case in cases.iter_mut() {
+        let Some(rf) = refs
+            .iter()
+            .find(|r| r.scenario == case.scenario && r.kind == case.response_kind)
+        else {
+            continue;
+        };
+        let Some(row) = case.row.as_mut() else {
+            continue;
+        };
+        let diff = row.total_bytes as i64 - rf.row.total_bytes as i64;
+        row.vs_reference = Some(diff);
+        if case.server == reference || case.response_kind != ResponseKind::Normalized {
+            continue;
+        }
+        let result = reference_rule(case, rf, diff);
+        let ctx = GradeContext {
+            response: case.response_kind,
+            deviations: &case.deviations,
+            now: std::time::SystemTime::now(),
+        };
+        let result = apply_deviation(result, &ctx);
+        case.rules.push(result);
+        case.grade = crate::contract::worst(&case.rules);
+        if let Some(row) = case.row.as_mut() {
+            row.grade = case.grade;
+        }
+    }
+}
+
+/// The reference server's answer for one scenario and response kind.
+struct Reference {
+    scenario: String,
+    kind: ResponseKind,
+    row: ComparisonRow,
+    /// Header names as sent.
+    headers: Vec<String>,
+}
+
+fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
+    let Some(row) = case.row.as_ref() else {
+        return RuleResult::new(Rule::ReferenceBytes, Grade::Fail, "no response");
+    };
+    let rref = &rf.row;
+    let who = &rref.server;
+    if diff == 0 {
+        return RuleResult::new(
+            Rule::ReferenceBytes,
+            Grade::Pass,
+            format!("{} bytes, same as {who}", row.total_bytes),
+        );
+    }
+    let resp = case.response.as_ref();
+    let extra_names: Vec<String> = row
+        .header_names
+        .iter()
+        .filter(|n| !rf.headers.iter().any(|r| r.eq_ignore_ascii_case(n)))
+        .cloned()
+        .collect();
+    let missing_names: Vec<String> = rf
+        .headers
+        .iter()
+        .filter(|r| !row.header_names.iter().any(|n| n.eq_ignore_ascii_case(r)))
+        .map(|r| crate::text::escape_line(r))
+        .collect();
+    let mut parts = vec![format!(
+        "{} bytes vs {who}'s {} ({diff:+}): headers {} vs {}, body {} vs {}",
+        row.total_bytes,
+        rref.total_bytes,
+        row.header_bytes,
+        rref.header_bytes,
+        row.body_bytes,
+        rref.body_bytes
+    )];
+    if !extra_names.is_empty() {
+        parts.push(format!("extra {}", extra_names.join(", ")));
+    }
+    if !missing_names.is_empty() {
+        parts.push(format!("missing {}", missing_names.join(", ")));
+    }
+    let detail = parts.join("; ");
+    // The difference is exactly the documented extra headers: warn, not fail.
+    let documented: usize = resp
+        .map(|r| {
+            r.headers
+                .iter()
+                .filter(|h| {
+                    case.deviations.iter().any(|d| {
+                        matches!(&d.target, DeviationTarget::Header(x) if x.eq_ignore_ascii_case(&h.name))
+                    })
+                })
+                .map(|h| header_line_len(&h.name, &h.value))
+                .sum()
+        })
+        .unwrap_or(0);
+    if documented > 0 && diff == documented as i64 {
+        RuleResult::new(
+            Rule::ReferenceBytes,
+            Grade::Warn,
+            format!("{detail}; all from known deviations"),
+        )
+    } else {
+        RuleResult::new(Rule::ReferenceBytes, Grade::Fail, detail)
+    }
+}

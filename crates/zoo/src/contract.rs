@@ -1,0 +1,789 @@
+//! Grading one response against its scenario contract, rule by rule, in the
+//! TechEmpower manner: each rule passes, warns or fails with a reason.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::fetch::{FetchError, Framing, RawResponse};
+use crate::manifest::{Deviation, DeviationTarget, ResponseKind};
+use crate::scenario::{BodyExpect, Scenario};
+
+/// The headers Go's net/http sends for these scenarios, and so the only ones
+/// a `normalized` response may carry.
+pub const GO_HEADERS: [&str; 3] = ["Content-Length", "Content-Type", "Date"];
+
+/// A Date within this many seconds of our clock is fresh; servers may cache
+/// the formatted Date for up to a second.
+pub const DATE_FRESH_S: u64 = 3;
+/// Beyond this a Date is not merely cached but wrong.
+pub const DATE_STALE_S: u64 = 60;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    // Whether there was a response to grade at all.
+    Build,
+    Start,
+    Ready,
+    Fetch,
+    // The contract.
+    Status,
+    Body,
+    ContentType,
+    ContentLength,
+    Framing,
+    DatePresent,
+    DateFresh,
+    RequiredHeaders,
+    ExtraHeaders,
+    DynamicChanges,
+    Ipv4,
+    Ipv6,
+    ReferenceBytes,
+}
+
+impl Rule {
+    /// The contract rules: those a manifest may name as a known deviation.
+    pub const ALL: [Rule; 13] = [
+        Rule::Status,
+        Rule::Body,
+        Rule::ContentType,
+        Rule::ContentLength,
+        Rule::Framing,
+        Rule::DatePresent,
+        Rule::DateFresh,
+        Rule::RequiredHeaders,
+        Rule::ExtraHeaders,
+        Rule::DynamicChanges,
+        Rule::Ipv4,
+        Rule::Ipv6,
+        Rule::ReferenceBytes,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Build => "build",
+            Rule::Start => "start",
+            Rule::Ready => "ready",
+            Rule::Fetch => "fetch",
+            Rule::Status => "status",
+            Rule::Body => "body",
+            Rule::ContentType => "content-type",
+            Rule::ContentLength => "content-length",
+            Rule::Framing => "framing",
+            Rule::DatePresent => "date-present",
+            Rule::DateFresh => "date-fresh",
+            Rule::RequiredHeaders => "required-headers",
+            Rule::ExtraHeaders => "extra-headers",
+            Rule::DynamicChanges => "dynamic-changes",
+            Rule::Ipv4 => "ipv4",
+            Rule::Ipv6 => "ipv6",
+            Rule::ReferenceBytes => "reference-bytes",
+        }
+    }
+
+    /// A contract rule by name.
+    pub fn parse(s: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.name() == s)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grade {
+    Pass,
+    Warn,
+    Fail,
+}
+
+impl Grade {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grade::Pass => "pass",
+            Grade::Warn => "warn",
+            Grade::Fail => "fail",
+        }
+    }
+}
+
+impl fmt::Display for Grade {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleResult {
+    pub rule: Rule,
+    pub grade: Grade,
+    /// Human-readable; server-supplied text in it is escaped.
+    pub detail: String,
+}
+
+impl RuleResult {
+    pub fn new(rule: Rule, grade: Grade, detail: impl Into<String>) -> Self {
+        RuleResult {
+            rule,
+            grade,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The worst grade of a set of results (`Pass` when empty).
+pub fn worst(results: &[RuleResult]) -> Grade {
+    results.iter().map(|r| r.grade).max().unwrap_or(Grade::Pass)
+}
+
+/// What a response is graded as: the variant's response shape and the
+/// deviations its manifest documents for it.
+#[derive(Debug, Clone, Copy)]
+pub struct GradeContext<'a> {
+    pub response: ResponseKind,
+    pub deviations: &'a [Deviation],
+    /// When the response arrived, for the Date check.
+    pub now: SystemTime,
+}
+
+impl GradeContext<'_> {
+    fn normalized(&self) -> bool {
+        self.response == ResponseKind::Normalized
+    }
+
+    /// Fail for normalized (it promises Go's bytes), warn for default.
+    fn strict(&self) -> Grade {
+        if self.normalized() {
+            Grade::Fail
+        } else {
+            Grade::Warn
+        }
+    }
+
+    fn header_deviation(&self, name: &str) -> Option<&Deviation> {
+        self.deviations.iter().find(
+            |d| matches!(&d.target, DeviationTarget::Header(h) if h.eq_ignore_ascii_case(name)),
+        )
+    }
+}
+
+/// Grades the rules that one response decides: status, body, content-type,
+/// content-length, framing, date-present, date-fresh, required-headers and
+/// extra-headers. Rule deviations are applied.
+pub fn grade(scenario: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Vec<RuleResult> {
+    let mut out = vec![status(scenario, r, ctx), body(scenario, r)];
+    if let Some(ct) = content_type(scenario, r, ctx) {
+        out.push(ct);
+    }
+    out.push(content_length(r));
+    out.push(framing(scenario, r));
+    out.extend(date(r, ctx));
+    if !scenario.expect.required_headers.is_empty() {
+        out.push(required_headers(scenario, r));
+    }
+    out.push(extra_headers(scenario, r, ctx));
+    apply_deviations(out, ctx)
+}
+
+/// `dynamic-changes`: two responses `after` apart must differ.
+pub fn grade_changes(
+    first: &RawResponse,
+    second: &RawResponse,
+    after: Duration,
+    ctx: &GradeContext,
+) -> RuleResult {
+    let r = if first.body != second.body {
+        RuleResult::new(
+            Rule::DynamicChanges,
+            Grade::Pass,
+            format!("body changed within {:.1}s", after.as_secs_f64()),
+        )
+    } else {
+        RuleResult::new(
+            Rule::DynamicChanges,
+            Grade::Fail,
+            format!(
+                "same body twice {:.1}s apart ({}): the response is not computed per request",
+                after.as_secs_f64(),
+                quote(&first.body, 60)
+            ),
+        )
+    };
+    apply_deviation(r, ctx)
+}
+
+/// `ipv4` / `ipv6`: did the server answer on that loopback address?
+pub fn grade_reachability(
+    rule: Rule,
+    addr: SocketAddr,
+    result: &Result<RawResponse, FetchError>,
+    ctx: &GradeContext,
+) -> RuleResult {
+    let r = match result {
+        Ok(resp) => RuleResult::new(
+            rule,
+            Grade::Pass,
+            format!(
+                "answered on {addr} ({} {})",
+                resp.status,
+                crate::text::escape_line(&resp.reason)
+            ),
+        ),
+        Err(e) if e.is_connect() => {
+            let why = match rule {
+                Rule::Ipv6 => {
+                    ": the server bound IPv4 only; bind the any-address ([::] dual-stack)"
+                }
+                _ => ": the server bound IPv6 only; bind [::] with IPv4-mapped addresses, or both",
+            };
+            RuleResult::new(rule, Grade::Fail, format!("{e}{why}"))
+        }
+        Err(e) => RuleResult::new(rule, Grade::Fail, format!("{addr}: {e}")),
+    };
+    apply_deviation(r, ctx)
+}
+
+/// A failure the manifest documents becomes a warn that cites the reason.
+pub fn apply_deviation(mut r: RuleResult, ctx: &GradeContext) -> RuleResult {
+    if r.grade == Grade::Fail {
+        if let Some(d) = ctx
+            .deviations
+            .iter()
+            .find(|d| d.target == DeviationTarget::Rule(r.rule))
+        {
+            r.grade = Grade::Warn;
+            r.detail = format!("{} (known deviation: {})", r.detail, d.reason);
+        }
+    }
+    r
+}
+
+fn apply_deviations(rs: Vec<RuleResult>, ctx: &GradeContext) -> Vec<RuleResult> {
+    rs.into_iter().map(|r| apply_deviation(r, ctx)).collect()
+}
+
+fn canonical_reason(status: u16) -> Option<&'static str> {
+    Some(match status {
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        404 => "Not Found",
+        500 => "Internal Server Error",
+        _ => return None,
+    })
+}
+
+fn status(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
+    let line = crate::text::escape_line(&r.status_line());
+    if r.status != s.expect.status {
+        return RuleResult::new(
+            Rule::Status,
+            Grade::Fail,
+            format!("expected {}, got `{line}`", s.expect.status),
+        );
+    }
+    if let Some(reason) = canonical_reason(r.status) {
+        let want = format!("HTTP/1.1 {} {reason}", r.status);
+        if r.status_line() != want {
+            return RuleResult::new(
+                Rule::Status,
+                ctx.strict(),
+                format!("status line `{line}`; Go sends `{want}`"),
+            );
+        }
+    }
+    RuleResult::new(Rule::Status, Grade::Pass, line)
+}
+
+/// Server bytes as a short escaped quote.
+fn quote(b: &[u8], max: usize) -> String {
+    let shown = crate::text::escape_bytes(&b[..b.len().min(max)]).replace('\n', "");
+    let more = if b.len() > max { "…" } else { "" };
+    format!("\"{shown}{more}\"")
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
+    let n = r.body.len();
+    match &s.expect.body {
+        BodyExpect::Exact(want) if &r.body == want => {
+            RuleResult::new(Rule::Body, Grade::Pass, format!("{n} bytes, as expected"))
+        }
+        BodyExpect::Exact(want) => RuleResult::new(
+            Rule::Body,
+            Grade::Fail,
+            format!(
+                "expected {} bytes {}, got {n} bytes {}",
+                want.len(),
+                quote(want, 60),
+                quote(&r.body, 60)
+            ),
+        ),
+        BodyExpect::Regex { source, re } => {
+            if re.is_match(&r.body) {
+                RuleResult::new(
+                    Rule::Body,
+                    Grade::Pass,
+                    format!("{n} bytes {}", quote(&r.body, 60)),
+                )
+            } else {
+                RuleResult::new(
+                    Rule::Body,
+                    Grade::Fail,
+                    format!(
+                        "{n} bytes {} do not match /{}/",
+                        quote(&r.body, 60),
+                        crate::text::escape_line(source)
+                    ),
+                )
+            }
+        }
+        BodyExpect::File { len, sha256, path } => {
+            let got: [u8; 32] = Sha256::digest(&r.body).into();
+            if n as u64 == *len && &got == sha256 {
+                RuleResult::new(
+                    Rule::Body,
+                    Grade::Pass,
+                    format!("{n} bytes, SHA-256 matches {}", file_name(path)),
+                )
+            } else {
+                RuleResult::new(
+                    Rule::Body,
+                    Grade::Fail,
+                    format!(
+                        "expected {len} bytes with SHA-256 {}… ({}), got {n} bytes with SHA-256 {}…",
+                        &hex(sha256)[..16],
+                        file_name(path),
+                        &hex(&got)[..16]
+                    ),
+                )
+            }
+        }
+    }
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The media type without parameters, lowercased.
+fn media_type(v: &str) -> String {
+    v.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<RuleResult> {
+    let want = s.expect.content_type.as_deref()?;
+    let all: Vec<String> = r
+        .headers_named("content-type")
+        .map(|h| h.value_str())
+        .collect();
+    let res = match all.as_slice() {
+        [] => RuleResult::new(
+            Rule::ContentType,
+            Grade::Fail,
+            format!("missing; expected `{want}`"),
+        ),
+        [got] if got.trim() == want => RuleResult::new(Rule::ContentType, Grade::Pass, want),
+        [got] if media_type(got) == media_type(want) => RuleResult::new(
+            Rule::ContentType,
+            ctx.strict(),
+            format!(
+                "`{}`; expected `{want}` byte for byte",
+                crate::text::escape_line(got)
+            ),
+        ),
+        [got] => RuleResult::new(
+            Rule::ContentType,
+            Grade::Fail,
+            format!(
+                "`{}` is a different media type than `{want}`",
+                crate::text::escape_line(got)
+            ),
+        ),
+        _ => RuleResult::new(
+            Rule::ContentType,
+            Grade::Fail,
+            format!("sent {} times", all.len()),
+        ),
+    };
+    Some(res)
+}
+
+fn content_length(r: &RawResponse) -> RuleResult {
+    match r.framing {
+        Framing::Chunked => RuleResult::new(
+            Rule::ContentLength,
+            Grade::Fail,
+            "absent: the body was sent chunked",
+        ),
+        Framing::Close => RuleResult::new(
+            Rule::ContentLength,
+            Grade::Fail,
+            "absent: the body ended by closing the connection",
+        ),
+        Framing::None => RuleResult::new(Rule::ContentLength, Grade::Pass, "no body"),
+        Framing::ContentLength if r.excess > 0 => RuleResult::new(
+            Rule::ContentLength,
+            Grade::Fail,
+            format!(
+                "Content-Length {} but {} more bytes followed the body",
+                r.body.len(),
+                r.excess
+            ),
+        ),
+        Framing::ContentLength => RuleResult::new(
+            Rule::ContentLength,
+            Grade::Pass,
+            format!("{} = body length", r.body.len()),
+        ),
+    }
+}
+
+fn framing(s: &Scenario, r: &RawResponse) -> RuleResult {
+    match r.framing {
+        Framing::Chunked if s.expect.forbid_chunked => RuleResult::new(
+            Rule::Framing,
+            Grade::Fail,
+            format!(
+                "chunked transfer-encoding for a fixed body: {} bytes of chunk framing on a {}-byte body",
+                r.wire_body_len() - r.body.len(),
+                r.body.len()
+            ),
+        ),
+        Framing::Close => RuleResult::new(
+            Rule::Framing,
+            Grade::Fail,
+            "body delimited by connection close: no keep-alive",
+        ),
+        f => RuleResult::new(Rule::Framing, Grade::Pass, f.as_str()),
+    }
+}
+
+fn date(r: &RawResponse, ctx: &GradeContext) -> Vec<RuleResult> {
+    let dates: Vec<String> = r.headers_named("date").map(|h| h.value_str()).collect();
+    let Some(value) = dates.first() else {
+        return vec![RuleResult::new(
+            Rule::DatePresent,
+            Grade::Fail,
+            "no Date header; Go net/http always sends one",
+        )];
+    };
+    let shown = crate::text::escape_line(value);
+    let present = if dates.len() > 1 {
+        RuleResult::new(
+            Rule::DatePresent,
+            Grade::Fail,
+            format!("sent {} times", dates.len()),
+        )
+    } else {
+        RuleResult::new(Rule::DatePresent, Grade::Pass, shown.clone())
+    };
+    let fresh = match httpdate::parse_http_date(value.trim()) {
+        Err(_) => RuleResult::new(
+            Rule::DateFresh,
+            Grade::Fail,
+            format!("`{shown}` is not an HTTP date"),
+        ),
+        Ok(t) => {
+            let skew = match ctx.now.duration_since(t) {
+                Ok(d) => d.as_secs_f64(),
+                Err(e) => -e.duration().as_secs_f64(),
+            };
+            let imf = httpdate::fmt_http_date(t);
+            let secs = skew.abs();
+            if secs > DATE_STALE_S as f64 {
+                RuleResult::new(
+                    Rule::DateFresh,
+                    Grade::Fail,
+                    format!("`{shown}` is {}", human_secs(skew)),
+                )
+            } else if value.trim() != imf {
+                RuleResult::new(
+                    Rule::DateFresh,
+                    ctx.strict(),
+                    format!("`{shown}` is not in IMF-fixdate form (`{imf}`)"),
+                )
+            } else if secs > DATE_FRESH_S as f64 {
+                RuleResult::new(
+                    Rule::DateFresh,
+                    Grade::Warn,
+                    format!("`{shown}` is {}", human_secs(skew)),
+                )
+            } else {
+                RuleResult::new(Rule::DateFresh, Grade::Pass, "within 3s of now")
+            }
+        }
+    };
+    vec![present, fresh]
+}
+
+/// "400 days old" / "5s in the future", for a Date `skew` seconds behind now.
+fn human_secs(skew: f64) -> String {
+    let s = skew.abs();
+    let amount = if s < 120.0 {
+        format!("{s:.0}s")
+    } else if s < 2.0 * 86400.0 {
+        format!("{:.0}min", s / 60.0)
+    } else {
+        format!("{:.0} days", s / 86400.0)
+    };
+    if skew >= 0.0 {
+        format!("{amount} old")
+    } else {
+        format!("{amount} in the future")
+    }
+}
+
+fn required_headers(s: &Scenario, r: &RawResponse) -> RuleResult {
+    let missing: Vec<&str> = s
+        .expect
+        .required_headers
+        .iter()
+        .filter(|h| r.header(h).is_none())
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        RuleResult::new(
+            Rule::RequiredHeaders,
+            Grade::Pass,
+            s.expect.required_headers.join(", "),
+        )
+    } else {
+        RuleResult::new(
+            Rule::RequiredHeaders,
+            Grade::Fail,
+            format!("missing: {}", missing.join(", ")),
+        )
+    }
+}
+
+/// Bytes a header line takes on the wire: `Name: value\r\n`.
+pub fn header_line_len(name: &str, value: &[u8]) -> usize {
+    name.len() + 2 + value.len() + 2
+}
+
+fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
+    let mut allowed: Vec<&str> = GO_HEADERS.to_vec();
+    allowed.extend(s.expect.required_headers.iter().map(String::as_str));
+    if !ctx.normalized() {
+        allowed.extend(s.expect.allowed_headers.iter().map(String::as_str));
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut extras = Vec::new();
+    for h in &r.headers {
+        let lower = h.name.to_ascii_lowercase();
+        let repeated = seen.contains(&lower);
+        seen.push(lower);
+        if repeated || !allowed.iter().any(|a| a.eq_ignore_ascii_case(&h.name)) {
+            extras.push(h);
+        }
+    }
+    if extras.is_empty() {
+        return RuleResult::new(Rule::ExtraHeaders, Grade::Pass, "none");
+    }
+    let bytes: usize = extras
+        .iter()
+        .map(|h| header_line_len(&h.name, &h.value))
+        .sum();
+    let (documented, undocumented): (Vec<&crate::fetch::Header>, Vec<&crate::fetch::Header>) =
+        extras
+            .iter()
+            .partition(|h| ctx.header_deviation(&h.name).is_some());
+    let list = |hs: &[&crate::fetch::Header]| {
+        hs.iter()
+            .map(|h| crate::text::escape_line(&h.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let reasons: Vec<String> = documented
+        .iter()
+        .map(|h| {
+            format!(
+                "{}: {}",
+                crate::text::escape_line(&h.name),
+                ctx.header_deviation(&h.name)
+                    .map(|d| d.reason.as_str())
+                    .unwrap_or("")
+            )
+        })
+        .collect();
+    let grade = if undocumented.is_empty() {
+        Grade::Warn
+    } else {
+        ctx.strict()
+    };
+    let mut detail = String::new();
+    if !undocumented.is_empty() {
+        detail.push_str(&list(&undocumented));
+    }
+    if !documented.is_empty() {
+        if !detail.is_empty() {
+            detail.push_str("; ");
+        }
+        detail.push_str(&format!("known deviation: {}", reasons.join("; ")));
+    }
+    detail.push_str(&format!(" (+{bytes} bytes)"));
+    RuleResult::new(Rule::ExtraHeaders, grade, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::parse;
+    use std::path::Path;
+
+    fn scenario() -> Scenario {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("static.toml");
+        std::fs::write(
+            &f,
+            "name = \"static\"\nmethod = \"GET\"\npath = \"/\"\n[expect]\nstatus = 200\n\
+             content_type = \"text/plain; charset=utf-8\"\n\
+             required_headers = [\"Date\", \"Content-Type\", \"Content-Length\"]\n\
+             forbid_chunked = true\nbody = \"Hello World!\\n\"\n",
+        )
+        .unwrap();
+        Scenario::load(&f, Path::new("scenarios/static.toml")).unwrap()
+    }
+
+    fn response(headers: &str, now: SystemTime) -> RawResponse {
+        let date = httpdate::fmt_http_date(now);
+        let text = format!(
+            "HTTP/1.1 200 OK\r\n{}\r\nHello World!\n",
+            headers.replace("{date}", &date)
+        );
+        parse(text.as_bytes()).unwrap()
+    }
+
+    fn grades(rs: &[RuleResult]) -> Vec<(Rule, Grade)> {
+        rs.iter()
+            .filter(|r| r.grade != Grade::Pass)
+            .map(|r| (r.rule, r.grade))
+            .collect()
+    }
+
+    const GO: &str =
+        "Date: {date}\r\nContent-Length: 13\r\nContent-Type: text/plain; charset=utf-8\r\n";
+
+    #[test]
+    fn go_shape_passes_everything() {
+        let now = SystemTime::now();
+        for kind in ResponseKind::ALL {
+            let ctx = GradeContext {
+                response: kind,
+                deviations: &[],
+                now,
+            };
+            let rs = grade(&scenario(), &response(GO, now), &ctx);
+            assert_eq!(grades(&rs), vec![], "{rs:?}");
+        }
+    }
+
+    #[test]
+    fn spelling_differences_warn_for_default_and_fail_for_normalized() {
+        let now = SystemTime::now();
+        let h = GO.replace("text/plain; charset=utf-8", "text/plain;charset=UTF-8");
+        let d = GradeContext {
+            response: ResponseKind::Default,
+            deviations: &[],
+            now,
+        };
+        let n = GradeContext {
+            response: ResponseKind::Normalized,
+            ..d
+        };
+        assert_eq!(
+            grades(&grade(&scenario(), &response(&h, now), &d)),
+            vec![(Rule::ContentType, Grade::Warn)]
+        );
+        assert_eq!(
+            grades(&grade(&scenario(), &response(&h, now), &n)),
+            vec![(Rule::ContentType, Grade::Fail)]
+        );
+        let h = GO.replace("Date: {date}", "Date: Sunday, 06-Nov-94 08:49:37 GMT");
+        let rs = grade(&scenario(), &response(&h, now), &d);
+        assert_eq!(grades(&rs), vec![(Rule::DateFresh, Grade::Fail)], "{rs:?}");
+    }
+
+    #[test]
+    fn a_slightly_old_date_warns() {
+        let now = SystemTime::now();
+        let ctx = GradeContext {
+            response: ResponseKind::Normalized,
+            deviations: &[],
+            now,
+        };
+        let r = response(GO, now - Duration::from_secs(20));
+        assert_eq!(
+            grades(&grade(&scenario(), &r, &ctx)),
+            vec![(Rule::DateFresh, Grade::Warn)]
+        );
+    }
+
+    #[test]
+    fn repeated_and_extra_headers() {
+        let now = SystemTime::now();
+        let h = format!("{GO}Date: {{date}}\r\nServer: x\r\n");
+        let ctx = GradeContext {
+            response: ResponseKind::Normalized,
+            deviations: &[],
+            now,
+        };
+        let rs = grade(&scenario(), &response(&h, now), &ctx);
+        assert_eq!(
+            grades(&rs),
+            vec![
+                (Rule::DatePresent, Grade::Fail),
+                (Rule::ExtraHeaders, Grade::Fail)
+            ],
+            "{rs:?}"
+        );
+        let extra = rs.iter().find(|r| r.rule == Rule::ExtraHeaders).unwrap();
+        assert_eq!(extra.detail, "Date, Server (+48 bytes)");
+    }
+
+    #[test]
+    fn rule_deviation_turns_fail_into_warn() {
+        let now = SystemTime::now();
+        let dev = [Deviation {
+            target: DeviationTarget::Rule(Rule::ContentType),
+            reason: "framework".into(),
+        }];
+        let ctx = GradeContext {
+            response: ResponseKind::Normalized,
+            deviations: &dev,
+            now,
+        };
+        let h = GO.replace("text/plain; charset=utf-8", "application/json");
+        let rs = grade(&scenario(), &response(&h, now), &ctx);
+        let ct = rs.iter().find(|r| r.rule == Rule::ContentType).unwrap();
+        assert_eq!(ct.grade, Grade::Warn);
+        assert!(
+            ct.detail.ends_with("(known deviation: framework)"),
+            "{}",
+            ct.detail
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! From a variant to a process spec: the run command with placeholders
+//! filled and the environment of the server contract (docs/server-manifest.md).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::manifest::{ResponseKind, Server};
+use crate::placeholder;
+use crate::process::ServerSpec;
+
+/// What varies per start of a server.
+#[derive(Debug, Clone)]
+pub struct LaunchParams {
+    pub port: u16,
+    pub scenario: String,
+    /// `CORES`: how many workers the server should use.
+    pub cores: usize,
+    /// CPUs to pin to; when given, `cores` should be its length.
+    pub cpus: Option<Vec<usize>>,
+    /// The mode's build output (`BuildOutcome::out_dir`).
+    pub out_dir: PathBuf,
+    pub log_path: PathBuf,
+    pub stop_grace: Duration,
+    /// Added last, overriding everything else (e.g. a test's marker).
+    pub extra_env: Vec<(String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("no mode named {0}")]
+    UnknownMode(String),
+    #[error("mode {mode} is unsupported: {reason}")]
+    Unsupported { mode: String, reason: String },
+}
+
+/// The process spec for `mode`/`response` of `server`.
+pub fn spec(
+    server: &Server,
+    mode_name: &str,
+    response: ResponseKind,
+    p: &LaunchParams,
+) -> Result<ServerSpec, LaunchError> {
+    let mode = server
+        .modes
+        .get(mode_name)
+        .ok_or_else(|| LaunchError::UnknownMode(mode_name.to_string()))?;
+    let run = match (&mode.run, &mode.unsupported) {
+        (Some(run), None) => run,
+        (_, reason) => {
+            return Err(LaunchError::Unsupported {
+                mode: mode_name.to_string(),
+                reason: reason.clone().unwrap_or_default(),
+            })
+        }
+    };
+    let mut v: HashMap<&str, String> = HashMap::new();
+    v.insert("dir", server.dir.display().to_string());
+    v.insert("out", p.out_dir.display().to_string());
+    v.insert("files", server.files_dir.display().to_string());
+    v.insert("port", p.port.to_string());
+    v.insert("cores", p.cores.to_string());
+    v.insert("scenario", p.scenario.clone());
+    v.insert("response", response.as_str().to_string());
+    v.insert("mode", mode_name.to_string());
+
+    let mut env: Vec<(String, String)> = vec![
+        ("PORT".into(), v["port"].clone()),
+        ("SCENARIO".into(), v["scenario"].clone()),
+        ("CORES".into(), v["cores"].clone()),
+        ("RESPONSE".into(), v["response"].clone()),
+        ("MODE".into(), v["mode"].clone()),
+        ("FILES_DIR".into(), v["files"].clone()),
+    ];
+    let sub = |(k, val): (&String, &String)| (k.clone(), placeholder::substitute(val, &v));
+    env.extend(mode.env.iter().map(sub));
+    env.extend(server.response(response).env.iter().map(sub));
+    env.extend(p.extra_env.iter().cloned());
+
+    let mut spec = ServerSpec::new(
+        run.iter().map(|a| placeholder::substitute(a, &v)).collect(),
+        server.dir.clone(),
+        p.log_path.clone(),
+    );
+    spec.env = env;
+    spec.cpus = p.cpus.clone();
+    spec.stop_grace = p.stop_grace;
+    Ok(spec)
+}

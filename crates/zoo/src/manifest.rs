@@ -1,0 +1,620 @@
+//! `servers/<name>/server.toml`: parsing and validation into [`Server`].
+//! The format is documented in docs/server-manifest.md.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::contract::Rule;
+use crate::error::{parse_toml, DefinitionError};
+use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS};
+
+/// One argv: program and arguments, never run through a shell.
+pub type Argv = Vec<String>;
+
+/// A validated server definition.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    /// The server folder, absolute; every command runs in it.
+    pub dir: PathBuf,
+    /// `dir/server.toml`.
+    pub manifest_path: PathBuf,
+    /// The manifest's text, part of the build cache key.
+    pub manifest_text: String,
+    /// `<root>/scenarios/files`, the `{files}` placeholder and `FILES_DIR`.
+    pub files_dir: PathBuf,
+    pub language: String,
+    pub framework: String,
+    pub framework_version: String,
+    pub description: Option<String>,
+    pub toolchain: Toolchain,
+    /// Build steps shared by every mode, run before the mode's own.
+    pub shared_build: Vec<Argv>,
+    /// In manifest order.
+    pub modes: IndexMap<String, Mode>,
+    pub default_response: ResponseConfig,
+    pub normalized_response: ResponseConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// The program as the user knows it: "dart not found on PATH".
+    pub name: String,
+    pub probe: Argv,
+    pub version_regex: Option<Regex>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Mode {
+    pub name: String,
+    pub description: Option<String>,
+    pub build: Vec<Argv>,
+    pub run: Option<Argv>,
+    pub env: IndexMap<String, String>,
+    pub build_env: IndexMap<String, String>,
+    pub params: IndexMap<String, String>,
+    /// Why this mode cannot run, when it cannot (e.g. AOT with dart:mirrors).
+    pub unsupported: Option<String>,
+}
+
+/// The response shape a variant produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseKind {
+    /// What the framework sends out of the box.
+    Default,
+    /// Byte-identical in shape to Go net/http's response.
+    Normalized,
+}
+
+impl ResponseKind {
+    pub const ALL: [ResponseKind; 2] = [ResponseKind::Default, ResponseKind::Normalized];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseKind::Default => "default",
+            ResponseKind::Normalized => "normalized",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "default" => Some(ResponseKind::Default),
+            "normalized" => Some(ResponseKind::Normalized),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ResponseKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ResponseConfig {
+    pub env: IndexMap<String, String>,
+    pub known_deviations: Vec<Deviation>,
+}
+
+/// Something a framework cannot be made to do like Go net/http, documented
+/// in its manifest so that the check reports it as a warn with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Deviation {
+    pub target: DeviationTarget,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviationTarget {
+    /// An extra header the framework always sends (matched case-insensitively).
+    Header(String),
+    /// A contract rule whose failure is expected.
+    Rule(Rule),
+}
+
+/// A mode × a response: what `fairbench check` starts and what a benchmark
+/// case names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Variant {
+    pub mode: String,
+    pub response: ResponseKind,
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.mode, self.response)
+    }
+}
+
+impl Server {
+    pub fn response(&self, kind: ResponseKind) -> &ResponseConfig {
+        match kind {
+            ResponseKind::Default => &self.default_response,
+            ResponseKind::Normalized => &self.normalized_response,
+        }
+    }
+
+    /// Every variant in manifest order (modes), default before normalized.
+    pub fn variants(&self) -> Vec<Variant> {
+        self.modes
+            .keys()
+            .flat_map(|m| {
+                ResponseKind::ALL.iter().map(move |&r| Variant {
+                    mode: m.clone(),
+                    response: r,
+                })
+            })
+            .collect()
+    }
+
+    /// The build steps of a mode: shared ones first.
+    pub fn build_steps(&self, mode: &Mode) -> Vec<Argv> {
+        self.shared_build
+            .iter()
+            .chain(mode.build.iter())
+            .cloned()
+            .collect()
+    }
+
+    /// Loads and validates `dir/server.toml`. `shown` is how the manifest
+    /// path appears in errors (relative to the zoo root).
+    pub fn load(dir: &Path, shown: &Path) -> Result<Server, Vec<DefinitionError>> {
+        let manifest_path = dir.join("server.toml");
+        let text = std::fs::read_to_string(&manifest_path)
+            .map_err(|e| vec![DefinitionError::file(shown, format!("cannot read: {e}"))])?;
+        let raw: RawManifest = parse_toml(&text, shown).map_err(|e| vec![e])?;
+        let folder = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        validate(raw, dir, &manifest_path, text, &folder, shown)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    name: String,
+    language: String,
+    framework: String,
+    framework_version: String,
+    #[serde(default)]
+    description: Option<String>,
+    toolchain: RawToolchain,
+    #[serde(default)]
+    build: Option<RawBuild>,
+    modes: IndexMap<String, RawMode>,
+    responses: RawResponses,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolchain {
+    name: String,
+    probe: Argv,
+    #[serde(default)]
+    version_regex: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBuild {
+    #[serde(default)]
+    commands: Vec<Argv>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMode {
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    build: Vec<Argv>,
+    #[serde(default)]
+    run: Option<Argv>,
+    #[serde(default)]
+    env: IndexMap<String, String>,
+    #[serde(default)]
+    build_env: IndexMap<String, String>,
+    #[serde(default)]
+    params: IndexMap<String, String>,
+    #[serde(default)]
+    unsupported: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResponses {
+    default: RawResponse,
+    normalized: RawResponse,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawResponse {
+    #[serde(default)]
+    env: IndexMap<String, String>,
+    #[serde(default)]
+    known_deviations: Vec<RawDeviation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDeviation {
+    #[serde(default)]
+    header: Option<String>,
+    #[serde(default)]
+    rule: Option<String>,
+    reason: String,
+}
+
+/// Collects every problem instead of stopping at the first, so that one run
+/// of `fairbench servers` shows an author everything to fix.
+struct Checker<'a> {
+    shown: &'a Path,
+    errors: Vec<DefinitionError>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, field: impl Into<String>, msg: impl Into<String>) {
+        self.errors
+            .push(DefinitionError::field(self.shown, field, msg));
+    }
+
+    fn non_empty(&mut self, field: &str, value: &str) {
+        if value.trim().is_empty() {
+            self.err(field, "expected a non-empty string");
+        }
+    }
+
+    fn argv(&mut self, field: &str, argv: &Argv, allowed: &[&str]) {
+        if argv.is_empty() || argv[0].trim().is_empty() {
+            self.err(
+                field,
+                "expected a non-empty array of strings: the program, then its arguments",
+            );
+        }
+        for (i, a) in argv.iter().enumerate() {
+            if let Some(p) = placeholder::first_unknown(a, allowed) {
+                self.err(
+                    format!("{field}[{i}]"),
+                    format!(
+                        "unknown placeholder {{{p}}}; expected one of {}",
+                        braces(allowed)
+                    ),
+                );
+            }
+        }
+    }
+
+    fn env(&mut self, field: &str, env: &IndexMap<String, String>, allowed: &[&str]) {
+        for (k, v) in env {
+            if k.is_empty() || k.contains('=') || k.contains('\0') {
+                self.err(
+                    format!("{field}.{k}"),
+                    "expected an environment variable name (non-empty, no '=')",
+                );
+            }
+            if let Some(p) = placeholder::first_unknown(v, allowed) {
+                self.err(
+                    format!("{field}.{k}"),
+                    format!(
+                        "unknown placeholder {{{p}}}; expected one of {}",
+                        braces(allowed)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn braces(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{{{n}}}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn is_mode_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_')
+}
+
+/// An HTTP header name is an RFC 9110 token.
+pub(crate) fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+}
+
+fn validate(
+    raw: RawManifest,
+    dir: &Path,
+    manifest_path: &Path,
+    text: String,
+    folder: &str,
+    shown: &Path,
+) -> Result<Server, Vec<DefinitionError>> {
+    let mut c = Checker {
+        shown,
+        errors: Vec::new(),
+    };
+    if raw.name != folder {
+        c.err(
+            "name",
+            format!(
+                "expected the folder name \"{folder}\", found \"{}\"",
+                raw.name
+            ),
+        );
+    }
+    c.non_empty("language", &raw.language);
+    c.non_empty("framework", &raw.framework);
+    c.non_empty("framework_version", &raw.framework_version);
+    c.non_empty("toolchain.name", &raw.toolchain.name);
+    c.argv("toolchain.probe", &raw.toolchain.probe, &[]);
+
+    let version_regex = match &raw.toolchain.version_regex {
+        None => None,
+        Some(src) => match Regex::new(src) {
+            Ok(re) if re.captures_len() >= 2 => Some(re),
+            Ok(_) => {
+                c.err(
+                    "toolchain.version_regex",
+                    "expected a regular expression with a capture group for the version",
+                );
+                None
+            }
+            Err(e) => {
+                c.err(
+                    "toolchain.version_regex",
+                    format!("expected a regular expression: {e}"),
+                );
+                None
+            }
+        },
+    };
+
+    let shared_build = raw.build.map(|b| b.commands).unwrap_or_default();
+    for (i, argv) in shared_build.iter().enumerate() {
+        c.argv(&format!("build.commands[{i}]"), argv, BUILD_PLACEHOLDERS);
+    }
+
+    if raw.modes.is_empty() {
+        c.err(
+            "modes",
+            "expected at least one mode, e.g. [modes.native] with a run command",
+        );
+    }
+    let mut modes = IndexMap::new();
+    for (name, m) in raw.modes {
+        let f = format!("modes.{name}");
+        if !is_mode_name(&name) {
+            c.err(
+                &f,
+                "expected a mode name of lowercase letters, digits, '-' or '_'",
+            );
+        }
+        for (i, argv) in m.build.iter().enumerate() {
+            c.argv(&format!("{f}.build[{i}]"), argv, BUILD_PLACEHOLDERS);
+        }
+        match (&m.run, &m.unsupported) {
+            (Some(run), _) => c.argv(&format!("{f}.run"), run, RUN_PLACEHOLDERS),
+            (None, Some(_)) => {}
+            (None, None) => c.err(
+                format!("{f}.run"),
+                "required field is missing (expected an array of strings, or `unsupported = \"reason\"`)",
+            ),
+        }
+        if let Some(reason) = &m.unsupported {
+            c.non_empty(&format!("{f}.unsupported"), reason);
+        }
+        c.env(&format!("{f}.env"), &m.env, RUN_PLACEHOLDERS);
+        c.env(&format!("{f}.build_env"), &m.build_env, BUILD_PLACEHOLDERS);
+        modes.insert(
+            name.clone(),
+            Mode {
+                name,
+                description: m.description,
+                build: m.build,
+                run: m.run,
+                env: m.env,
+                build_env: m.build_env,
+                params: m.params,
+                unsupported: m.unsupported,
+            },
+        );
+    }
+
+    let response = |kind: &str, r: RawResponse, c: &mut Checker| -> ResponseConfig {
+        let f = format!("responses.{kind}");
+        c.env(&format!("{f}.env"), &r.env, RUN_PLACEHOLDERS);
+        let mut known = Vec::new();
+        for (i, d) in r.known_deviations.into_iter().enumerate() {
+            let df = format!("{f}.known_deviations[{i}]");
+            c.non_empty(&format!("{df}.reason"), &d.reason);
+            let target = match (d.header, d.rule) {
+                (Some(h), None) => {
+                    if !is_token(&h) {
+                        c.err(format!("{df}.header"), "expected an HTTP header name");
+                    }
+                    DeviationTarget::Header(h)
+                }
+                (None, Some(r)) => match Rule::parse(&r) {
+                    Some(rule) => DeviationTarget::Rule(rule),
+                    None => {
+                        c.err(
+                            format!("{df}.rule"),
+                            format!(
+                                "unknown rule \"{r}\"; expected one of {}",
+                                Rule::ALL
+                                    .iter()
+                                    .map(|r| r.name())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        );
+                        continue;
+                    }
+                },
+                _ => {
+                    c.err(&df, "expected exactly one of `header` or `rule`");
+                    continue;
+                }
+            };
+            known.push(Deviation {
+                target,
+                reason: d.reason,
+            });
+        }
+        ResponseConfig {
+            env: r.env,
+            known_deviations: known,
+        }
+    };
+    let default_response = response("default", raw.responses.default, &mut c);
+    let normalized_response = response("normalized", raw.responses.normalized, &mut c);
+
+    if !c.errors.is_empty() {
+        return Err(c.errors);
+    }
+    Ok(Server {
+        name: raw.name,
+        dir: dir.to_path_buf(),
+        manifest_path: manifest_path.to_path_buf(),
+        manifest_text: text,
+        // servers/<name>/ sits two levels below the root.
+        files_dir: dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(dir)
+            .join("scenarios")
+            .join("files"),
+        language: raw.language,
+        framework: raw.framework,
+        framework_version: raw.framework_version,
+        description: raw.description,
+        toolchain: Toolchain {
+            name: raw.toolchain.name,
+            probe: raw.toolchain.probe,
+            version_regex,
+        },
+        shared_build,
+        modes,
+        default_response,
+        normalized_response,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Server, Vec<DefinitionError>> {
+        let dir = tempfile::tempdir().unwrap();
+        let sdir = dir.path().join("demo");
+        std::fs::create_dir(&sdir).unwrap();
+        std::fs::write(sdir.join("server.toml"), text).unwrap();
+        Server::load(&sdir, Path::new("servers/demo/server.toml"))
+    }
+
+    const GOOD: &str = r#"
+name = "demo"
+language = "Go"
+framework = "net/http"
+framework_version = "stdlib"
+[toolchain]
+name = "go"
+probe = ["go", "version"]
+version_regex = 'go(\d+\.\d+(?:\.\d+)?)'
+[modes.native]
+build = [["go", "build", "-o", "{out}/server", "."]]
+run = ["{out}/server"]
+[modes.exe]
+unsupported = "no such thing"
+[responses.default]
+[responses.normalized]
+known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
+"#;
+
+    #[test]
+    fn good_manifest_loads_in_order() {
+        let s = load(GOOD).unwrap();
+        assert_eq!(s.modes.keys().collect::<Vec<_>>(), vec!["native", "exe"]);
+        assert_eq!(s.variants().len(), 4);
+        assert_eq!(s.variants()[1].to_string(), "native/normalized");
+        assert_eq!(s.normalized_response.known_deviations.len(), 1);
+    }
+
+    #[test]
+    fn wrong_type_names_file_field_and_expectation() {
+        let e =
+            load(&GOOD.replace("run = [\"{out}/server\"]", "run = \"{out}/server\"")).unwrap_err();
+        let msg = e[0].to_string();
+        assert!(
+            msg.starts_with("servers/demo/server.toml:")
+                && msg.contains("field modes.native.run: expected an array"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn missing_and_unknown_fields() {
+        let e = load(&GOOD.replace("language = \"Go\"\n", "")).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("language"), "{}", e[0]);
+        let e =
+            load(&GOOD.replace("[modes.native]\n", "[modes.native]\nbulid = []\n")).unwrap_err();
+        assert_eq!(
+            e[0].field.as_deref(),
+            Some("modes.native.bulid"),
+            "{}",
+            e[0]
+        );
+        assert!(e[0].message.contains("unknown field"), "{}", e[0]);
+    }
+
+    #[test]
+    fn semantic_errors_are_all_collected() {
+        let text = GOOD
+            .replace("name = \"demo\"", "name = \"other\"")
+            .replace(
+                "{out}/server\"]\n[modes.exe]",
+                "{out}/{nope}\"]\n[modes.exe]",
+            )
+            .replace("header = \"X-Powered-By\"", "rule = \"no-such-rule\"");
+        let e = load(&text).unwrap_err();
+        let fields: Vec<_> = e.iter().map(|e| e.field.clone().unwrap()).collect();
+        assert!(fields.contains(&"name".to_string()), "{fields:?}");
+        assert!(
+            fields.contains(&"modes.native.run[0]".to_string()),
+            "{fields:?}"
+        );
+        assert!(
+            fields.contains(&"responses.normalized.known_deviations[0].rule".to_string()),
+            "{fields:?}"
+        );
+    }
+
+    #[test]
+    fn run_required_unless_unsupported() {
+        let e = load(&GOOD.replace("run = [\"{out}/server\"]\n", "")).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("modes.native.run"));
+    }
+
+    #[test]
+    fn syntax_error_has_line() {
+        let e = load("name = \"demo\"\nlanguage = \n").unwrap_err();
+        assert_eq!(e[0].line, Some(2), "{}", e[0]);
+    }
+}

@@ -1,0 +1,217 @@
+//! The parity check of one running server for one scenario: fetch over IPv4
+//! and IPv6, grade the contract, and produce the comparison row. The server
+//! is started by the caller, so a benchmark runner can check the very
+//! process it is about to load.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+
+use crate::compare::ComparisonRow;
+use crate::contract::{self, worst, Grade, GradeContext, Rule, RuleResult};
+use crate::fetch::{self, FetchError, RawResponse};
+use crate::manifest::{Deviation, ResponseKind};
+use crate::process::loopback;
+use crate::scenario::Scenario;
+
+/// Which case a report is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseId {
+    pub server: String,
+    pub mode: String,
+    pub response: ResponseKind,
+    pub scenario: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct InspectOptions {
+    /// For each fetch.
+    pub fetch_timeout: Duration,
+}
+
+impl Default for InspectOptions {
+    fn default() -> Self {
+        InspectOptions {
+            fetch_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The request and the response bytes exactly as exchanged, for `--raw`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RawExchange {
+    pub addr: String,
+    #[serde(serialize_with = "lossy")]
+    pub request: Vec<u8>,
+    /// Everything received, also when the response was incomplete.
+    #[serde(serialize_with = "lossy")]
+    pub response: Vec<u8>,
+    pub error: Option<String>,
+}
+
+fn lossy<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(v))
+}
+
+/// The outcome of one server variant on one scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseReport {
+    pub server: String,
+    pub mode: String,
+    #[serde(rename = "response")]
+    pub response_kind: ResponseKind,
+    pub variant: String,
+    pub scenario: String,
+    /// The worst grade of `rules`.
+    pub grade: Grade,
+    pub rules: Vec<RuleResult>,
+    /// Absent when there was no response to measure.
+    pub row: Option<ComparisonRow>,
+    pub log_path: Option<PathBuf>,
+    /// The server's last log lines when it failed to start or answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log_tail: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawExchange>,
+    /// The graded response (not serialized: `row` and `raw` carry it).
+    #[serde(skip)]
+    pub response: Option<RawResponse>,
+    #[serde(skip)]
+    pub deviations: Vec<Deviation>,
+}
+
+impl CaseReport {
+    /// A case that produced no response: build, start or readiness failed.
+    pub fn failed(id: &CaseId, deviations: &[Deviation], rule: Rule, detail: String) -> Self {
+        let rules = vec![RuleResult::new(rule, Grade::Fail, detail)];
+        CaseReport {
+            server: id.server.clone(),
+            mode: id.mode.clone(),
+            response_kind: id.response,
+            variant: format!("{}/{}", id.mode, id.response),
+            scenario: id.scenario.clone(),
+            grade: Grade::Fail,
+            rules,
+            row: None,
+            log_path: None,
+            log_tail: Vec::new(),
+            raw: None,
+            response: None,
+            deviations: deviations.to_vec(),
+        }
+    }
+
+    pub fn rule(&self, rule: Rule) -> Option<&RuleResult> {
+        self.rules.iter().find(|r| r.rule == rule)
+    }
+}
+
+/// Checks the server listening on `port` (any address) against `scenario`.
+pub fn inspect(
+    port: u16,
+    scenario: &Scenario,
+    id: &CaseId,
+    deviations: &[Deviation],
+    opts: &InspectOptions,
+) -> CaseReport {
+    let [v4, v6] = loopback(port);
+    let fetch_at = |addr: SocketAddr| {
+        let req = fetch::request_bytes(&scenario.method, &scenario.path, addr);
+        let res = fetch::raw(addr, &req, opts.fetch_timeout);
+        (req, res, SystemTime::now(), Instant::now())
+    };
+    let (req4, r4, at4, inst4) = fetch_at(v4);
+    let (req6, r6, at6, inst6) = fetch_at(v6);
+
+    let mut report = CaseReport::failed(id, deviations, Rule::Fetch, String::new());
+    report.rules.clear();
+
+    // Grade the IPv4 answer; the IPv6 one if that is all there is.
+    let primary = match (&r4, &r6) {
+        (Ok(r), _) => Some((v4, req4.clone(), r, at4, inst4)),
+        (Err(_), Ok(r)) => Some((v6, req6.clone(), r, at6, inst6)),
+        _ => None,
+    };
+    let ctx_at = |now| GradeContext {
+        response: id.response,
+        deviations,
+        now,
+    };
+    let ctx = ctx_at(SystemTime::now());
+
+    match primary {
+        None => {
+            let e = r4.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+            report.rules.push(RuleResult::new(
+                Rule::Fetch,
+                Grade::Fail,
+                format!("{v4}: {e}"),
+            ));
+            report.raw = Some(exchange(v4, &req4, &r4));
+        }
+        Some((addr, req, resp, at, inst)) => {
+            report.rules = contract::grade(scenario, resp, &ctx_at(at));
+            if let Some(after) = scenario.expect.body_changes_after {
+                let wait = after.saturating_sub(inst.elapsed());
+                std::thread::sleep(wait);
+                let req2 = fetch::request_bytes(&scenario.method, &scenario.path, addr);
+                let r = match fetch::raw(addr, &req2, opts.fetch_timeout) {
+                    Ok(second) => contract::grade_changes(resp, &second, after, &ctx),
+                    Err(e) => contract::apply_deviation(
+                        RuleResult::new(
+                            Rule::DynamicChanges,
+                            Grade::Fail,
+                            format!("second request failed: {e}"),
+                        ),
+                        &ctx,
+                    ),
+                };
+                report.rules.push(r);
+            }
+            report.raw = Some(RawExchange {
+                addr: addr.to_string(),
+                request: req,
+                response: resp.bytes.clone(),
+                error: None,
+            });
+            report.response = Some(resp.clone());
+        }
+    }
+    report
+        .rules
+        .push(contract::grade_reachability(Rule::Ipv4, v4, &r4, &ctx));
+    report
+        .rules
+        .push(contract::grade_reachability(Rule::Ipv6, v6, &r6, &ctx));
+
+    report.grade = worst(&report.rules);
+    if let Some(resp) = &report.response {
+        report.row = Some(ComparisonRow::new(
+            (&id.server, &id.mode, id.response, &id.scenario),
+            resp,
+            &report.rules,
+            r4.is_ok(),
+            r6.is_ok(),
+        ));
+    }
+    report
+}
+
+fn exchange(addr: SocketAddr, req: &[u8], r: &Result<RawResponse, FetchError>) -> RawExchange {
+    match r {
+        Ok(resp) => RawExchange {
+            addr: addr.to_string(),
+            request: req.to_vec(),
+            response: resp.bytes.clone(),
+            error: None,
+        },
+        Err(e) => RawExchange {
+            addr: addr.to_string(),
+            request: req.to_vec(),
+            response: e.partial().to_vec(),
+            error: Some(e.to_string()),
+        },
+    }
+}

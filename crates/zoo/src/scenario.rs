@@ -1,0 +1,314 @@
+//! `scenarios/<name>.toml`: the contract a response must meet. Documented in
+//! docs/scenarios.md.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::{parse_toml, DefinitionError};
+use crate::manifest::is_token;
+
+/// A body file larger than this is a mistake, not a benchmark scenario; the
+/// raw fetch reads at most 8 MiB anyway.
+const MAX_BODY_FILE: u64 = 8 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub method: String,
+    pub path: String,
+    pub file: PathBuf,
+    pub expect: Expect,
+}
+
+#[derive(Debug, Clone)]
+pub struct Expect {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub required_headers: Vec<String>,
+    pub forbid_chunked: bool,
+    pub body: BodyExpect,
+    /// Two responses this far apart must have different bodies.
+    pub body_changes_after: Option<Duration>,
+    /// Headers a `default` response may carry without a warning.
+    pub allowed_headers: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum BodyExpect {
+    Exact(Vec<u8>),
+    Regex {
+        source: String,
+        re: regex::bytes::Regex,
+    },
+    /// A file under the scenarios folder, compared by length and SHA-256.
+    File {
+        path: PathBuf,
+        len: u64,
+        sha256: [u8; 32],
+    },
+}
+
+impl BodyExpect {
+    /// The body length every correct response has, when it is fixed.
+    pub fn fixed_len(&self) -> Option<u64> {
+        match self {
+            BodyExpect::Exact(b) => Some(b.len() as u64),
+            BodyExpect::File { len, .. } => Some(*len),
+            BodyExpect::Regex { .. } => None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    method: String,
+    path: String,
+    expect: RawExpect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    status: u16,
+    #[serde(default)]
+    content_type: Option<String>,
+    #[serde(default)]
+    required_headers: Vec<String>,
+    #[serde(default)]
+    forbid_chunked: bool,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    body_regex: Option<String>,
+    #[serde(default)]
+    body_file: Option<String>,
+    #[serde(default)]
+    body_changes_after_s: Option<f64>,
+    #[serde(default)]
+    allowed_headers: Vec<String>,
+}
+
+impl Scenario {
+    /// Loads and validates one scenario file; `body_file` is resolved
+    /// relative to the file's folder.
+    pub fn load(file: &Path, shown: &Path) -> Result<Scenario, Vec<DefinitionError>> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| vec![DefinitionError::file(shown, format!("cannot read: {e}"))])?;
+        let raw: RawScenario = parse_toml(&text, shown).map_err(|e| vec![e])?;
+        let mut errors = Vec::new();
+        let mut err = |field: &str, msg: String| {
+            errors.push(DefinitionError::field(shown, field, msg));
+        };
+
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if raw.name != stem {
+            err(
+                "name",
+                format!("expected the file name \"{stem}\", found \"{}\"", raw.name),
+            );
+        }
+        if !is_token(&raw.method) || raw.method.bytes().any(|b| b.is_ascii_lowercase()) {
+            err(
+                "method",
+                format!(
+                    "expected an HTTP method such as GET, found \"{}\"",
+                    raw.method
+                ),
+            );
+        }
+        if !raw.path.starts_with('/') || raw.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            err(
+                "path",
+                format!(
+                    "expected an absolute request path without spaces, such as \"/\", found \"{}\"",
+                    raw.path
+                ),
+            );
+        }
+        let e = &raw.expect;
+        if !(100..=599).contains(&e.status) {
+            err(
+                "expect.status",
+                format!("expected an HTTP status code 100-599, found {}", e.status),
+            );
+        }
+        for (i, h) in e.required_headers.iter().enumerate() {
+            if !is_token(h) {
+                err(
+                    &format!("expect.required_headers[{i}]"),
+                    format!("expected an HTTP header name, found \"{h}\""),
+                );
+            }
+        }
+        for (i, h) in e.allowed_headers.iter().enumerate() {
+            if !is_token(h) {
+                err(
+                    &format!("expect.allowed_headers[{i}]"),
+                    format!("expected an HTTP header name, found \"{h}\""),
+                );
+            }
+        }
+        let changes = match e.body_changes_after_s {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s <= 60.0 => Some(Duration::from_secs_f64(s)),
+            Some(s) => {
+                err(
+                    "expect.body_changes_after_s",
+                    format!("expected seconds between 0 and 60, found {s}"),
+                );
+                None
+            }
+        };
+
+        let given = [
+            e.body.is_some(),
+            e.body_regex.is_some(),
+            e.body_file.is_some(),
+        ];
+        let body = match given.iter().filter(|&&g| g).count() {
+            1 => {
+                if let Some(b) = &e.body {
+                    Some(BodyExpect::Exact(b.as_bytes().to_vec()))
+                } else if let Some(src) = &e.body_regex {
+                    match regex::bytes::Regex::new(src) {
+                        Ok(re) => Some(BodyExpect::Regex {
+                            source: src.clone(),
+                            re,
+                        }),
+                        Err(x) => {
+                            err(
+                                "expect.body_regex",
+                                format!("expected a regular expression: {x}"),
+                            );
+                            None
+                        }
+                    }
+                } else {
+                    let rel = e.body_file.as_deref().unwrap_or_default();
+                    let base = file.parent().unwrap_or(Path::new("."));
+                    match hash_file(&base.join(rel)) {
+                        Ok(b) => Some(b),
+                        Err(x) => {
+                            err(
+                                "expect.body_file",
+                                format!("expected a readable file relative to the scenario's folder: {x}"),
+                            );
+                            None
+                        }
+                    }
+                }
+            }
+            _ => {
+                err(
+                    "expect",
+                    "expected exactly one of `body`, `body_regex` or `body_file`".to_string(),
+                );
+                None
+            }
+        };
+
+        match body {
+            Some(body) if errors.is_empty() => Ok(Scenario {
+                name: raw.name,
+                description: raw.description,
+                method: raw.method,
+                path: raw.path,
+                file: file.to_path_buf(),
+                expect: Expect {
+                    status: raw.expect.status,
+                    content_type: raw.expect.content_type,
+                    required_headers: raw.expect.required_headers,
+                    forbid_chunked: raw.expect.forbid_chunked,
+                    body,
+                    body_changes_after: changes,
+                    allowed_headers: raw.expect.allowed_headers,
+                },
+            }),
+            _ => Err(errors),
+        }
+    }
+}
+
+fn hash_file(path: &Path) -> Result<BodyExpect, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a file", path.display()));
+    }
+    if meta.len() > MAX_BODY_FILE {
+        return Err(format!(
+            "{} is {} bytes; at most {MAX_BODY_FILE}",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(BodyExpect::File {
+        path: path.to_path_buf(),
+        len: bytes.len() as u64,
+        sha256: Sha256::digest(&bytes).into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(name: &str, text: &str) -> Result<Scenario, Vec<DefinitionError>> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("body.txt"), "abc").unwrap();
+        let f = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&f, text).unwrap();
+        Scenario::load(&f, Path::new("scenarios/x.toml"))
+    }
+
+    #[test]
+    fn body_file_is_hashed() {
+        let s = load(
+            "f",
+            "name = \"f\"\nmethod = \"GET\"\npath = \"/\"\n[expect]\nstatus = 200\nbody_file = \"body.txt\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.expect.body.fixed_len(), Some(3));
+    }
+
+    #[test]
+    fn exactly_one_body() {
+        let e = load(
+            "s",
+            "name = \"s\"\nmethod = \"GET\"\npath = \"/\"\n[expect]\nstatus = 200\nbody = \"a\"\nbody_regex = \"a\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("expect"));
+    }
+
+    #[test]
+    fn bad_values_named() {
+        let e = load(
+            "s",
+            "name = \"t\"\nmethod = \"get\"\npath = \"x\"\n[expect]\nstatus = 9\nbody_regex = \"(\"\n",
+        )
+        .unwrap_err();
+        let fields: Vec<_> = e.iter().filter_map(|e| e.field.clone()).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "name",
+                "method",
+                "path",
+                "expect.status",
+                "expect.body_regex"
+            ]
+        );
+    }
+}

@@ -1,0 +1,79 @@
+// alfred: express-like routing over dart:io HttpRequest/HttpResponse.
+import 'dart:convert';
+import 'dart:io';
+
+import 'package:alfred/alfred.dart' show Alfred, LogType;
+import 'package:fairbench_dart_alfred/fairbench.dart';
+
+Future<void> main(List<String> args) => runServer(args, start);
+
+Future<Stop> start(Config config) async {
+  // The default, LogType.info, prints a line per request to stdout: logging
+  // work that no other server here does, so it is kept out of both variants.
+  final app = Alfred(logLevel: LogType.error);
+  if (config.normalized) {
+    addNormalizedRoutes(app, config);
+  } else {
+    addDefaultRoutes(app, config);
+  }
+  // listen() binds with shared: true by default and sets idleTimeout to 1 s.
+  final server = await app.listen(config.port, InternetAddress.anyIPv6, true);
+  if (config.normalized) {
+    // alfred leaves dart:io's defaults on every response: Content-Type,
+    // X-Frame-Options, X-Content-Type-Options, X-XSS-Protection.
+    server.defaultResponseHeaders.clear();
+  }
+  return () => app.close();
+}
+
+/// What an alfred user writes: return a String or a File and let alfred's
+/// type handlers write it (chunked, no Date).
+void addDefaultRoutes(Alfred app, Config config) {
+  switch (config.scenario) {
+    case 'dynamic':
+      app.get('/', (req, res) => dynamicBody(secondPrecision: false));
+      break;
+    case 'file':
+      final file = File(config.file);
+      app.get(filePath, (req, res) => file);
+      break;
+    default:
+      app.get('/', (req, res) => staticBody);
+  }
+}
+
+/// Go's shape: Content-Type, Content-Length (else chunked) and Date set on
+/// the dart:io response before alfred's String handler writes the body.
+void addNormalizedRoutes(Alfred app, Config config) {
+  switch (config.scenario) {
+    case 'dynamic':
+      app.get('/', (req, res) {
+        final body = dynamicBody(secondPrecision: true);
+        plainHeaders(res, utf8.encode(body).length);
+        return body;
+      });
+      break;
+    case 'file':
+      // alfred's File handler replaces a text/plain Content-Type with its own
+      // (no charset), so the file is streamed here instead.
+      final file = File(config.file);
+      app.get(filePath, (req, res) async {
+        plainHeaders(res, await file.length());
+        await file.openRead().pipe(res);
+      });
+      break;
+    default:
+      final length = utf8.encode(staticBody).length;
+      app.get('/', (req, res) {
+        plainHeaders(res, length);
+        return staticBody;
+      });
+  }
+}
+
+void plainHeaders(HttpResponse res, int length) {
+  res.headers
+    ..set(HttpHeaders.contentTypeHeader, plainTextUtf8)
+    ..contentLength = length
+    ..date = DateTime.now();
+}

@@ -1,0 +1,90 @@
+// dart:io HttpServer and no framework: what every Dart framework builds on.
+import 'dart:convert';
+import 'dart:io';
+
+import 'package:fairbench_dart_io/fairbench.dart';
+
+Future<void> main(List<String> args) => runServer(args, start);
+
+Future<Stop> start(Config config) async {
+  final server = await HttpServer.bind(
+    InternetAddress.anyIPv6,
+    config.port,
+    shared: true,
+  );
+  if (config.normalized) {
+    // Every response starts as a copy of these: Content-Type plus the
+    // X-Frame-Options, X-Content-Type-Options and X-XSS-Protection that Go
+    // does not send.
+    server.defaultResponseHeaders.clear();
+    // Already dart:io's default; set so that the shape cannot drift.
+    server.serverHeader = null;
+    server.listen(normalizedHandler(config));
+  } else {
+    server.listen(defaultHandler(config));
+  }
+  return () => server.close(force: true);
+}
+
+/// The handlers a dart:io user writes: write the body and close. dart:io then
+/// sends its default headers, no Date, and chunked framing for any body.
+void Function(HttpRequest) defaultHandler(Config config) {
+  switch (config.scenario) {
+    case 'dynamic':
+      return (request) {
+        request.response
+          ..write(dynamicBody(secondPrecision: false))
+          ..close();
+      };
+    case 'file':
+      final file = File(config.file);
+      return (request) {
+        file.openRead().pipe(request.response);
+      };
+    default:
+      return (request) {
+        request.response
+          ..write(staticBody)
+          ..close();
+      };
+  }
+}
+
+/// Go's shape: an explicit Content-Length (dart:io otherwise chunks), the
+/// Content-Type, and a Date, which dart:io never adds by itself.
+void Function(HttpRequest) normalizedHandler(Config config) {
+  switch (config.scenario) {
+    case 'dynamic':
+      return (request) {
+        final body = utf8.encode(dynamicBody(secondPrecision: true));
+        request.response.headers
+          ..set(HttpHeaders.contentTypeHeader, plainTextUtf8)
+          ..contentLength = body.length
+          ..date = DateTime.now();
+        request.response
+          ..add(body)
+          ..close();
+      };
+    case 'file':
+      final file = File(config.file);
+      return (request) async {
+        final length = await file.length();
+        request.response.headers
+          ..set(HttpHeaders.contentTypeHeader, plainTextUtf8)
+          ..contentLength = length
+          ..date = DateTime.now();
+        await file.openRead().pipe(request.response);
+      };
+    default:
+      final body = utf8.encode(staticBody);
+      return (request) {
+        request.response.headers
+          ..set(HttpHeaders.contentTypeHeader, plainTextUtf8)
+          ..contentLength = body.length
+          ..date = DateTime.now();
+        request.response
+          ..add(body)
+          ..close();
+      };
+  }
+}

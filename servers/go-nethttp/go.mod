@@ -1,0 +1,3 @@
+module fairbench/servers/go-nethttp
+
+go 1.26

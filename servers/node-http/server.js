@@ -1,0 +1,111 @@
+'use strict';
+// node:http, no dependencies. Multi-core the Node way: node:cluster with CORES
+// worker processes sharing the port (the primary accepts and hands
+// connections round-robin to the workers, Node's default on Linux).
+
+const cluster = require('node:cluster');
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+
+const port = Number(process.env.PORT);
+const scenario = process.env.SCENARIO;
+const normalized = process.env.RESPONSE === 'normalized';
+const cores = Math.max(1, Number.parseInt(process.env.CORES || '1', 10) || 1);
+const TEXT = 'text/plain; charset=utf-8';
+
+if (!Number.isInteger(port) || port <= 0) fail(`PORT must be a port number, got ${process.env.PORT}`);
+
+if (cores > 1 && cluster.isPrimary) {
+  for (let i = 0; i < cores; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    // fairbench stops a server by signalling its whole process group: a
+    // worker ended by SIGTERM/SIGINT is that shutdown, not a crash.
+    if (signal === 'SIGTERM' || signal === 'SIGINT') process.exit(0);
+    // Any other death leaves fewer than CORES processes serving; a benchmark
+    // of the remainder would be silently wrong, so stop loudly instead.
+    fail(`worker ${worker.process.pid} exited (${signal || `code ${code}`})`);
+  });
+  for (const sig of ['SIGTERM', 'SIGINT']) {
+    process.on(sig, () => {
+      cluster.removeAllListeners('exit');
+      for (const w of Object.values(cluster.workers)) w.kill();
+      process.exit(0);
+    });
+  }
+} else {
+  serve();
+}
+
+function serve() {
+  const handler = handlerFor(scenario);
+  const server = http.createServer((req, res) => {
+    // removeHeader('Connection') is Node's documented way to send no
+    // Connection/Keep-Alive header: the socket still persists for HTTP/1.1,
+    // it is only the advertisement that is dropped.
+    if (normalized) res.removeHeader('Connection');
+    handler(req, res);
+  });
+  // No host: Node then binds the IPv6 any address dual-stack (IPv4-mapped),
+  // falling back to 0.0.0.0 where IPv6 is missing.
+  server.listen(port, () => {
+    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} on :${port} (${cores} process${cores > 1 ? 'es' : ''})`);
+  });
+  server.on('error', (err) => fail(err.message));
+}
+
+function handlerFor(name) {
+  switch (name) {
+    case 'static': {
+      const body = Buffer.from('Hello World!\n');
+      return (req, res) => {
+        if (req.method !== 'GET' || req.url !== '/') return notFound(res);
+        // end(body) with no prior writeHead lets Node compute Content-Length;
+        // writeHead(200, {...}) first (the nodejs.org example) would chunk.
+        res.setHeader('Content-Type', TEXT);
+        res.end(body);
+      };
+    }
+    case 'dynamic':
+      return (req, res) => {
+        if (req.method !== 'GET' || req.url !== '/') return notFound(res);
+        const iso = new Date().toISOString(); // 2026-11-21T23:12:00.123Z
+        // Go formats to the second; the normalized body matches it (33 bytes).
+        const time = normalized ? `${iso.slice(0, 19)}Z` : iso;
+        res.setHeader('Content-Type', TEXT);
+        res.end(`The time is ${time}\n`);
+      };
+    case 'file': {
+      // node:http has no static-file facility: stat for Content-Length (else
+      // the piped stream would be chunked), then stream from disk per request.
+      const file = path.join(process.env.FILES_DIR || fail('FILES_DIR is not set'), 'hello-16k.txt');
+      return (req, res) => {
+        if (req.method !== 'GET' || req.url !== '/hello-16k.txt') return notFound(res);
+        fs.stat(file, (err, st) => {
+          if (err) return serverError(res, err);
+          res.setHeader('Content-Type', TEXT);
+          res.setHeader('Content-Length', st.size);
+          fs.createReadStream(file).on('error', (e) => res.destroy(e)).pipe(res);
+        });
+      };
+    }
+    default:
+      return fail(`unknown SCENARIO ${name}`);
+  }
+}
+
+function notFound(res) {
+  res.statusCode = 404;
+  res.end();
+}
+
+function serverError(res, err) {
+  console.error(err.message);
+  res.statusCode = 500;
+  res.end();
+}
+
+function fail(message) {
+  console.error(`node-http: ${message}`);
+  process.exit(1);
+}

@@ -1,0 +1,196 @@
+//! hyper 1 on tokio: the "ceiling" of the zoo, about as little work per
+//! request as a general HTTP/1.1 server does.
+//!
+//! hyper adds `content-length` (the body size is known) and `date` by itself
+//! and nothing else, so `default` and `normalized` are the same handler; the
+//! only thing a hyper user must add is the Content-Type.
+
+use std::convert::Infallible;
+use std::net::{Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::net::TcpListener;
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Static,
+    Dynamic,
+    File,
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("rust-hyper: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let port: u16 = env("PORT")?.parse().map_err(|e| format!("PORT: {e}"))?;
+    let scenario = match env("SCENARIO")?.as_str() {
+        "static" => Scenario::Static,
+        "dynamic" => Scenario::Dynamic,
+        "file" => Scenario::File,
+        other => return Err(format!("unknown SCENARIO {other:?}")),
+    };
+    let cores: usize = std::env::var("CORES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or(1);
+    let file = match scenario {
+        Scenario::File => Some(Arc::new(
+            PathBuf::from(env("FILES_DIR")?).join("hello-16k.txt"),
+        )),
+        _ => None,
+    };
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores)
+        .enable_io()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    runtime.block_on(async move {
+        let listener = listen(port)?;
+        eprintln!(
+            "rust-hyper: {}/{} on [::]:{port}, {cores} worker thread(s)",
+            env("SCENARIO")?,
+            std::env::var("RESPONSE").unwrap_or_default()
+        );
+        loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(conn) => conn,
+                // Running out of descriptors under load is transient; the
+                // listener itself is still good.
+                Err(e) => {
+                    eprintln!("accept: {e}");
+                    continue;
+                }
+            };
+            // Go and Node disable Nagle on every connection; do the same so
+            // no server is timed with a different socket policy.
+            let _ = stream.set_nodelay(true);
+            let file = file.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| handle(req, scenario, file.clone()));
+                // Clients closing mid-request are routine under load: no log.
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    })
+}
+
+/// `[::]` with IPV6_V6ONLY switched off explicitly, so IPv4 clients are served
+/// even where the system default (net.ipv6.bindv6only) says otherwise.
+fn listen(port: u16) -> Result<TcpListener, String> {
+    let addr = SocketAddr::from((Ipv6Addr::UNSPECIFIED, port));
+    let bind = || -> std::io::Result<TcpListener> {
+        let socket = Socket::new(Domain::IPV6, Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_only_v6(false)?;
+        socket.set_reuse_address(true)?;
+        socket.bind(&addr.into())?;
+        // tokio's own TcpListener::bind backlog.
+        socket.listen(1024)?;
+        socket.set_nonblocking(true)?;
+        TcpListener::from_std(socket.into())
+    };
+    bind().map_err(|e| format!("listen on {addr}: {e}"))
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    scenario: Scenario,
+    file: Option<Arc<PathBuf>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let path = match scenario {
+        Scenario::File => "/hello-16k.txt",
+        _ => "/",
+    };
+    if req.method() != Method::GET || req.uri().path() != path {
+        return Ok(status(StatusCode::NOT_FOUND));
+    }
+    let body = match scenario {
+        Scenario::Static => Bytes::from_static(b"Hello World!\n"),
+        Scenario::Dynamic => Bytes::from(format!("The time is {}\n", iso8601_now())),
+        // hyper has no static-file facility; read from disk per request.
+        Scenario::File => {
+            match tokio::fs::read(file.as_deref().expect("file scenario has a path")).await {
+                Ok(data) => Bytes::from(data),
+                Err(e) => {
+                    eprintln!("read: {e}");
+                    return Ok(status(StatusCode::INTERNAL_SERVER_ERROR));
+                }
+            }
+        }
+    };
+    let mut res = Response::new(Full::new(body));
+    res.headers_mut().insert(CONTENT_TYPE, TEXT);
+    Ok(res)
+}
+
+fn status(code: StatusCode) -> Response<Full<Bytes>> {
+    let mut res = Response::new(Full::new(Bytes::new()));
+    *res.status_mut() = code;
+    res
+}
+
+/// `2026-11-21T23:12:00Z`, UTC to the second: the standard library has no calendar, and one
+/// function is cheaper than a date crate.
+fn iso8601_now() -> String {
+    iso8601(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    )
+}
+
+fn iso8601(secs: u64) -> String {
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn env(key: &str) -> Result<String, String> {
+    std::env::var(key).map_err(|_| format!("{key} is not set"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso8601_matches_known_instants() {
+        assert_eq!(super::iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::iso8601(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::iso8601(1_795_302_720), "2026-11-21T23:12:00Z");
+        assert_eq!(super::iso8601(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+}
