@@ -526,10 +526,7 @@ impl Worker {
 
     fn read(&mut self, i: usize) {
         let mut buf = std::mem::take(&mut self.buf);
-        loop {
-            let Some(s) = self.conns[i].stream.as_mut() else {
-                break;
-            };
+        while let Some(s) = self.conns[i].stream.as_mut() {
             match s.read(&mut buf[..]) {
                 Ok(0) => {
                     self.on_eof(i);

@@ -9,7 +9,8 @@ static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// The shared "stop now" flag, set by Ctrl-C or SIGTERM.
 pub fn flag() -> Arc<AtomicBool> {
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false))).clone()
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+        .clone()
 }
 
 pub fn interrupted() -> bool {

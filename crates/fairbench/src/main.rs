@@ -5,9 +5,10 @@ mod commands;
 mod export;
 mod interrupt;
 mod output;
+mod report;
 mod runner;
-mod suite;
 mod store;
+mod suite;
 
 fn main() {
     std::process::exit(cli::main());

@@ -86,42 +86,90 @@ fn usage_errors_name_the_flag_and_exit_2() {
         (&["load", "-c", "0", "http://127.0.0.1:1/"], "--connections"),
         (&["load", "-R", "-5", "http://127.0.0.1:1/"], "--rate"),
         (&["load", "-d", "0", "http://127.0.0.1:1/"], "--duration"),
-        (&["load", "-H", "nocolon", "http://127.0.0.1:1/"], "--header"),
-        (&["load", "--body-file", "/nonexistent/x", "http://127.0.0.1:1/"], "--body-file"),
+        (
+            &["load", "-H", "nocolon", "http://127.0.0.1:1/"],
+            "--header",
+        ),
+        (
+            &[
+                "load",
+                "--body-file",
+                "/nonexistent/x",
+                "http://127.0.0.1:1/",
+            ],
+            "--body-file",
+        ),
     ];
     for (args, needle) in cases {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
-        assert!(err.lines().filter(|l| !l.trim().is_empty()).count() <= 3, "short: {err}");
+        assert!(
+            err.lines().filter(|l| !l.trim().is_empty()).count() <= 3,
+            "short: {err}"
+        );
     }
 }
 
 #[test]
 fn refused_connection_exits_1_with_one_line() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let (code, out, err) = run(&["load", "-d", "1s", &format!("http://127.0.0.1:{port}/")]);
     assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("cannot connect") && err.contains("refused"), "{err}");
+    assert!(
+        err.contains("cannot connect") && err.contains("refused"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]
 fn json_has_the_documented_keys() {
     let srv = Hello::start();
-    let (code, out, err) = run(&["load", "--json", "-c", "4", "-t", "2", "-d", "1s", "-R", "200", &srv.url()]);
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-d",
+        "1s",
+        "-R",
+        "200",
+        &srv.url(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let j: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
     for key in [
-        "requests", "duration_s", "rps", "latency_us", "uncorrected_latency_us", "send_lateness_us",
-        "errors", "bytes_read", "timeouts_per_million", "generator_cpu_s", "saturated", "series",
+        "requests",
+        "duration_s",
+        "rps",
+        "latency_us",
+        "uncorrected_latency_us",
+        "send_lateness_us",
+        "errors",
+        "bytes_read",
+        "timeouts_per_million",
+        "generator_cpu_s",
+        "saturated",
+        "series",
     ] {
         assert!(j.get(key).is_some(), "missing {key}");
     }
-    for key in ["min", "mean", "stdev", "max", "p50", "p75", "p90", "p99", "p999", "p9999"] {
+    for key in [
+        "min", "mean", "stdev", "max", "p50", "p75", "p90", "p99", "p999", "p9999",
+    ] {
         assert!(j["latency_us"][key].is_number(), "latency_us.{key}");
-        assert!(j["send_lateness_us"][key].is_number(), "send_lateness_us.{key}");
+        assert!(
+            j["send_lateness_us"][key].is_number(),
+            "send_lateness_us.{key}"
+        );
     }
     for key in ["connect", "read", "write", "timeout", "status", "parse"] {
         assert_eq!(j["errors"][key], 0, "errors.{key}");
@@ -131,16 +179,38 @@ fn json_has_the_documented_keys() {
     assert_eq!(j["bytes_read"].as_u64().unwrap(), reqs * 52);
     let series = j["series"].as_array().unwrap();
     let in_series: u64 = series.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
-    assert!(in_series.abs_diff(reqs) <= 5, "series {in_series} vs {reqs}");
+    assert!(
+        in_series.abs_diff(reqs) <= 5,
+        "series {in_series} vs {reqs}"
+    );
     assert_eq!(j["mode"], "rate");
 }
 
 #[test]
 fn text_summary_and_latency_table() {
     let srv = Hello::start();
-    let (code, out, err) = run(&["load", "--latency", "-c", "2", "-t", "1", "-d", "1s", &srv.url()]);
+    let (code, out, err) = run(&[
+        "load",
+        "--latency",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        &srv.url(),
+    ]);
     assert_eq!(code, 0, "{err}");
-    for needle in ["Requests", "req/s", "Latency", "p99", "Errors", "none", "99.99%", "Generator"] {
+    for needle in [
+        "Requests",
+        "req/s",
+        "Latency",
+        "p99",
+        "Errors",
+        "none",
+        "99.99%",
+        "Generator",
+    ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
     // Not a terminal: no progress bar escape codes anywhere.
@@ -155,7 +225,16 @@ fn hdr_log_is_readable_by_the_interval_log_reader() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.hlog");
     let (code, _, err) = run(&[
-        "load", "-c", "2", "-t", "1", "-d", "2s", "--hdr-log", path.to_str().unwrap(), &srv.url(),
+        "load",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+        "--hdr-log",
+        path.to_str().unwrap(),
+        &srv.url(),
     ]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read(&path).unwrap();
@@ -165,7 +244,8 @@ fn hdr_log_is_readable_by_the_interval_log_reader() {
     for entry in IntervalLogIterator::new(&text) {
         if let LogEntry::Interval(iv) = entry.expect("well-formed log") {
             let bytes = base64_decode(iv.encoded_histogram());
-            let h: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).expect("histogram");
+            let h: hdrhistogram::Histogram<u64> =
+                de.deserialize(&mut &bytes[..]).expect("histogram");
             total += h.len();
             intervals += 1;
         }
@@ -193,7 +273,17 @@ fn base64_decode(s: &str) -> Vec<u8> {
 fn ctrl_c_prints_what_was_measured() {
     let srv = Hello::start();
     let child = fairbench()
-        .args(["load", "--json", "-c", "2", "-t", "1", "-d", "30s", &srv.url()])
+        .args([
+            "load",
+            "--json",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "30s",
+            &srv.url(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

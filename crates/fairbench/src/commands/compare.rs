@@ -1,8 +1,76 @@
-//! `fairbench compare` (stub: being written).
+//! `fairbench compare RUN_A RUN_B`: two stored runs case by case, with a
+//! verdict on each difference (docs/compare.md).
+
+use std::path::PathBuf;
+
+use crate::cli::usage;
+use crate::export::report_compare;
+use crate::report::compare::{compare, RunRef};
+use crate::report::model::resolve_run;
+use crate::store::Store;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Md,
+    Json,
+}
 
 #[derive(clap::Args, Debug)]
-pub struct CompareArgs {}
+pub struct CompareArgs {
+    /// The baseline run: its id, or `latest`.
+    pub run_a: String,
+    /// The run compared with it: its id, or `latest`.
+    pub run_b: String,
+    /// The results database.
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// The database RUN_B is in, when it is another file [default: --db]
+    #[arg(long, value_name = "PATH")]
+    pub db_b: Option<PathBuf>,
+    /// text (an aligned table), md or json.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Exit with status 1 when any case is significantly slower by more than
+    /// PCT percent (req/s for closed loop, p99 for constant rate): for CI.
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+}
 
-pub fn run(_args: CompareArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
+    if let Some(p) = args.fail_on_regression {
+        if !(p.is_finite() && p >= 0.0) {
+            return Err(usage(format!("--fail-on-regression {p}: expected a percentage ≥ 0")));
+        }
+    }
+    let store_a = Store::open_existing(&args.db)?;
+    let store_b = match &args.db_b {
+        Some(p) => Some(Store::open_existing(p)?),
+        None => None,
+    };
+    let sb = store_b.as_ref().unwrap_or(&store_a);
+    let run_a = resolve_run(&store_a, Some(&args.run_a))?;
+    let run_b = resolve_run(sb, Some(&args.run_b))?;
+    let cmp = compare(
+        RunRef::of(&store_a.path().display().to_string(), &run_a),
+        &store_a.cases(run_a.id)?,
+        RunRef::of(&sb.path().display().to_string(), &run_b),
+        &sb.cases(run_b.id)?,
+        args.fail_on_regression,
+    );
+    let text = match args.format {
+        Format::Text => report_compare::text(&cmp),
+        Format::Md => report_compare::markdown_doc(&cmp),
+        Format::Json => report_compare::json(&cmp)?,
+    };
+    print!("{text}");
+    if cmp.regressions > 0 {
+        eprintln!(
+            "fairbench: {} case(s) regressed by more than {} % (--fail-on-regression)",
+            cmp.regressions,
+            args.fail_on_regression.unwrap_or(0.0)
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }

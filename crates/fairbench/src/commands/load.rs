@@ -95,9 +95,15 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     };
 
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome))?
+        );
     } else {
-        print!("{}", load_summary::render(&args.url, &outcome, args.latency));
+        print!(
+            "{}",
+            load_summary::render(&args.url, &outcome, args.latency)
+        );
     }
     Ok(if outcome.interrupted { 130 } else { 0 })
 }
@@ -163,7 +169,9 @@ pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if let Ok(secs) = s.parse::<f64>() {
         if !(secs.is_finite() && secs >= 0.0) {
-            return Err(format!("{s:?} is not a duration (expected e.g. 10s, 500ms)"));
+            return Err(format!(
+                "{s:?} is not a duration (expected e.g. 10s, 500ms)"
+            ));
         }
         return Ok(Duration::from_secs_f64(secs));
     }

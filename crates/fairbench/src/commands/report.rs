@@ -1,13 +1,110 @@
-//! `fairbench report` (stub: being written).
+//! `fairbench report [RUN]`: a stored run as a self-contained HTML report
+//! (or Markdown, CSV, JSON), and optionally its histograms as HdrHistogram
+//! interval logs. Reads only the results database. docs/report.md.
 
-#[derive(clap::Args, Debug)]
-pub struct ReportArgs {}
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
-pub fn run(_args: ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+use anyhow::Context;
+
+use crate::export::{report_csv, report_hdr, report_json, report_md};
+use crate::report::{html, model};
+use crate::store::Store;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Html,
+    Md,
+    Csv,
+    Json,
 }
 
-/// Writes the HTML report of `run` to `path` (used by `fairbench run --report`).
-pub fn write_html(_db: &std::path::Path, _run: i64, _path: &std::path::Path) -> anyhow::Result<()> {
-    anyhow::bail!("the HTML report is not built yet")
+impl Format {
+    fn ext(self) -> &'static str {
+        match self {
+            Format::Html => "html",
+            Format::Md => "md",
+            Format::Csv => "csv",
+            Format::Json => "json",
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The run to report: its id, or `latest` [default: latest]
+    pub run: Option<String>,
+    /// The results database.
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// Where to write; `-` for standard output [default: report-<RUN>.html for
+    /// HTML, standard output for the other formats]
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// html (charts and tables, one offline file), md, csv (one row per case) or json (everything).
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: Format,
+    /// Also write each finished case's latency histograms into DIR as
+    /// HdrHistogram interval logs (.hlog), one file per repetition.
+    #[arg(long, value_name = "DIR")]
+    pub hdr: Option<PathBuf>,
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    let store = Store::open_existing(&args.db)?;
+    let run = model::resolve_run(&store, args.run.as_deref())?;
+    let report = model::build(&store, &run)
+        .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
+    let text = match args.format {
+        Format::Html => html::render(&report),
+        Format::Md => report_md::render(&report),
+        Format::Csv => report_csv::render(&report)?,
+        Format::Json => report_json::render(&report)?,
+    };
+    let out = match (&args.output, args.format) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Format::Html) => Some(PathBuf::from(format!("report-{}.{}", run.id, args.format.ext()))),
+        (None, _) => None,
+    };
+    match out.as_deref() {
+        Some(p) if p != Path::new("-") => {
+            write_file(p, text.as_bytes())?;
+            eprintln!(
+                "fairbench: wrote {} ({} of run {}: {} cases, {} servers)",
+                p.display(),
+                args.format.ext(),
+                run.id,
+                report.groups.len(),
+                report.servers.len()
+            );
+        }
+        _ => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes()).context("cannot write to standard output")?;
+            stdout.flush().ok();
+        }
+    }
+    if let Some(dir) = &args.hdr {
+        let files = report_hdr::write_all(&store, run.id, dir)?;
+        eprintln!("fairbench: wrote {} interval logs into {}", files.len(), dir.display());
+    }
+    Ok(0)
+}
+
+/// Writes through a temporary file in the same directory, so a reader never
+/// sees half a report.
+fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile_in(dir, path)?;
+    tmp.1.write_all(bytes).with_context(|| format!("cannot write {}", tmp.0.display()))?;
+    drop(tmp.1);
+    std::fs::rename(&tmp.0, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn tempfile_in(dir: &Path, target: &Path) -> anyhow::Result<(PathBuf, std::fs::File)> {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let f = std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", target.display()))?;
+    Ok((tmp, f))
 }

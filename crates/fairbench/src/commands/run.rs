@@ -140,7 +140,15 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         sweeps_note(&work),
         args.db.display()
     );
-    execute(args, zoo, &mut store, run, suite.ready_timeout, plan.cpus, work)
+    execute(
+        args,
+        zoo,
+        &mut store,
+        run,
+        suite.ready_timeout,
+        plan.cpus,
+        work,
+    )
 }
 
 fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
@@ -155,7 +163,13 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     let suite = Suite::parse(&run.suite_toml, &format!("run {id}'s suite"))?;
     let plan = suite::plan(&suite, zoo)?;
     store.reset_unfinished(id)?;
-    let key = |server: &str, mode: &str, response: &str, scenario: &str, cores: i64, load: &str, rep: i64| {
+    let key = |server: &str,
+               mode: &str,
+               response: &str,
+               scenario: &str,
+               cores: i64,
+               load: &str,
+               rep: i64| {
         format!("{server}|{mode}|{response}|{scenario}|{cores}|{load}|{rep}")
     };
     let mut by_key: HashMap<String, PlanItem> = HashMap::new();
@@ -183,8 +197,20 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         }
     }
     let mut work = Vec::new();
-    for c in store.cases(id)?.into_iter().filter(|c| c.state == "pending" && c.sweep.is_none()) {
-        let k = key(&c.server, &c.mode, &c.response, &c.scenario, c.cores, &c.load_label, c.repetition);
+    for c in store
+        .cases(id)?
+        .into_iter()
+        .filter(|c| c.state == "pending" && c.sweep.is_none())
+    {
+        let k = key(
+            &c.server,
+            &c.mode,
+            &c.response,
+            &c.scenario,
+            c.cores,
+            &c.load_label,
+            c.repetition,
+        );
         match by_key.remove(&k) {
             Some(PlanItem::Case(spec)) => work.push(Work::Case { id: c.id, spec }),
             _ => store.record_failed(
@@ -199,9 +225,23 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
             work.push(Work::Sweep(s));
         }
     }
-    eprintln!("resuming run {id}: {} cases left{}", work.iter().filter(|w| matches!(w, Work::Case { .. })).count(), sweeps_note(&work));
+    eprintln!(
+        "resuming run {id}: {} cases left{}",
+        work.iter()
+            .filter(|w| matches!(w, Work::Case { .. }))
+            .count(),
+        sweeps_note(&work)
+    );
     store.set_run_state(id, "running", None)?;
-    execute(args, zoo, &mut store, id, suite.ready_timeout, plan.cpus, work)
+    execute(
+        args,
+        zoo,
+        &mut store,
+        id,
+        suite.ready_timeout,
+        plan.cpus,
+        work,
+    )
 }
 
 fn execute(
@@ -225,8 +265,11 @@ fn execute(
         runner.execute(work)
     };
     let code = match end {
-        Ok(RunEnd::Done { failed, .. }) => {
+        Ok(RunEnd::Done { failed, skipped }) => {
             store.set_run_state(run, "done", None)?;
+            if skipped > 0 {
+                eprintln!("{skipped} cases were skipped as unfair (see `fairbench show {run}`; --allow-unfair measures them)");
+            }
             if failed > 0 {
                 1
             } else {
@@ -234,7 +277,11 @@ fn execute(
             }
         }
         Ok(RunEnd::Interrupted) => {
-            store.set_run_state(run, "interrupted", Some("interrupted by a signal (Ctrl-C or SIGTERM)"))?;
+            store.set_run_state(
+                run,
+                "interrupted",
+                Some("interrupted by a signal (Ctrl-C or SIGTERM)"),
+            )?;
             eprintln!("interrupted: finished cases are stored; `fairbench run --resume {run} --db {}` runs the rest", args.db.display());
             130
         }
@@ -258,7 +305,10 @@ fn execute(
 /// not hide the run's own outcome.
 fn write_report(db: &Path, run: i64, path: &Path) {
     if let Err(e) = crate::commands::report::write_html(db, run, path) {
-        eprintln!("fairbench: could not write the report {}: {e:#}", path.display());
+        eprintln!(
+            "fairbench: could not write the report {}: {e:#}",
+            path.display()
+        );
     } else {
         eprintln!("report: {}", path.display());
     }
@@ -276,12 +326,23 @@ fn sweeps_note(work: &[Work]) -> String {
 /// Applies command-line overrides to the suite's TOML so that the stored
 /// suite is exactly what ran (and what `--resume` re-plans).
 fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
-    if a.servers.is_none() && a.scenarios.is_none() && a.cores.is_none() && a.duration.is_none() && a.repetitions.is_none() {
+    if a.servers.is_none()
+        && a.scenarios.is_none()
+        && a.cores.is_none()
+        && a.duration.is_none()
+        && a.repetitions.is_none()
+    {
         return Ok(text.to_string());
     }
     let mut doc: toml::Table = text.parse().map_err(|e| usage(format!("--suite: {e}")))?;
     let list = |s: &str| -> toml::Value {
-        toml::Value::Array(s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| toml::Value::String(x.into())).collect())
+        toml::Value::Array(
+            s.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(|x| toml::Value::String(x.into()))
+                .collect(),
+        )
     };
     if let Some(s) = &a.servers {
         doc.insert("servers".into(), list(s));

@@ -19,7 +19,10 @@ pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
     let store = Store::open_existing(&args.db)?;
     let runs = store.runs()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))?
+        );
         return Ok(0);
     }
     if runs.is_empty() {
@@ -27,8 +30,8 @@ pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     println!(
-        "{:>4}  {:<20}  {:<12}  {:>11}  {:>6}  {:>7}  {}",
-        "id", "started", "suite", "state", "done", "failed", "planned"
+        "{:>4}  {:<20}  {:<12}  {:>11}  {:>6}  {:>7}  planned",
+        "id", "started", "suite", "state", "done", "failed"
     );
     for r in runs {
         println!(
@@ -36,11 +39,22 @@ pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
             r.id,
             r.started_at,
             one_line(&r.suite),
-            r.state,
+            state(&r),
             r.cases_done,
             r.cases_failed,
             r.planned_cases
         );
     }
     Ok(0)
+}
+
+/// A run marked `running` whose process is gone was killed outright (no
+/// chance to mark itself interrupted); say so, since it is resumable.
+fn state(r: &crate::store::RunRow) -> String {
+    match (r.state.as_str(), r.pid) {
+        ("running", Some(pid)) if !std::path::Path::new(&format!("/proc/{pid}")).exists() => {
+            "interrupted?".to_string()
+        }
+        _ => r.state.clone(),
+    }
 }

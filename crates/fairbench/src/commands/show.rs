@@ -45,9 +45,12 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             .latest_run()?
             .ok_or_else(|| anyhow::anyhow!("no runs in {}", args.db.display()))?,
     };
-    let run = store
-        .run(id)?
-        .ok_or_else(|| crate::cli::usage(format!("RUN: no run {id} in {} (see `fairbench runs`)", args.db.display())))?;
+    let run = store.run(id)?.ok_or_else(|| {
+        crate::cli::usage(format!(
+            "RUN: no run {id} in {} (see `fairbench runs`)",
+            args.db.display()
+        ))
+    })?;
     let cases = store.cases(id)?;
     if args.json {
         let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);

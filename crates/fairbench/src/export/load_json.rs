@@ -1,6 +1,8 @@
 //! `fairbench load --json`: the schema documented in docs/load-json.md.
 
-use fairbench_engine::{ErrorCounts, LatencySummary, LoadModel, Outcome, Schedule, SecondSample, Throughput};
+use fairbench_engine::{
+    ErrorCounts, LatencySummary, LoadModel, Outcome, Schedule, SecondSample, Throughput,
+};
 use serde::Serialize;
 
 #[derive(Serialize)]

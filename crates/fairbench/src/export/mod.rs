@@ -2,3 +2,8 @@
 
 pub mod hdr_log;
 pub mod load_json;
+pub mod report_compare;
+pub mod report_csv;
+pub mod report_hdr;
+pub mod report_json;
+pub mod report_md;

@@ -100,7 +100,10 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
         );
     }
     let per_req = if o.requests > 0 {
-        format!(", {:.2} µs CPU per request", o.generator.cpu_s * 1e6 / o.requests as f64)
+        format!(
+            ", {:.2} µs CPU per request",
+            o.generator.cpu_s * 1e6 / o.requests as f64
+        )
     } else {
         String::new()
     };

@@ -3,7 +3,7 @@
 pub mod check_report;
 pub mod check_table;
 pub mod load_summary;
+pub mod progress;
 pub mod run_progress;
 pub mod run_table;
-pub mod progress;
 pub mod units;

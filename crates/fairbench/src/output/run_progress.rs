@@ -21,12 +21,15 @@ impl RunProgress {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let overall = multi.add(ProgressBar::new(total_cases));
         overall.set_style(
-            ProgressStyle::with_template("[{elapsed_precise}] {bar:30} case {pos}/{len}  ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "[{elapsed_precise}] {bar:30} case {pos}/{len}  ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         let live = multi.add(ProgressBar::new_spinner());
         live.set_style(
-            ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         live.enable_steady_tick(Duration::from_millis(200));
         RunProgress {
@@ -41,12 +44,6 @@ impl RunProgress {
                 let _ = m.println(line);
             }
             None => eprintln!("{line}"),
-        }
-    }
-
-    pub fn set_total(&self, n: u64) {
-        if let Some((_, o, _)) = &self.bars {
-            o.set_length(n);
         }
     }
 

@@ -56,22 +56,31 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
         run.planned_cases
     );
     let header = [
-        "server", "variant", "scenario", "cores", "load", "reps", "req/s", "p50", "p99", "errors", "CPU/req", "RSS",
-        "bytes", "fair",
+        "server", "variant", "scenario", "cores", "load", "reps", "req/s", "p50", "p99", "errors",
+        "CPU/req", "RSS", "bytes", "fair",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     let mut notes = Vec::new();
     for g in groups(cases) {
         let done: Vec<&&CaseRow> = g.iter().filter(|c| c.state == "done").collect();
-        let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| median(done.iter().filter_map(|c| f(c)).collect());
+        let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| {
+            median(done.iter().filter_map(|c| f(c)).collect())
+        };
         let c0 = g[0];
         let errors: i64 = done
             .iter()
             .map(|c| {
-                [c.err_connect, c.err_read, c.err_write, c.err_timeout, c.err_status, c.err_parse]
-                    .iter()
-                    .map(|e| e.unwrap_or(0))
-                    .sum::<i64>()
+                [
+                    c.err_connect,
+                    c.err_read,
+                    c.err_write,
+                    c.err_timeout,
+                    c.err_status,
+                    c.err_parse,
+                ]
+                .iter()
+                .map(|e| e.unwrap_or(0))
+                .sum::<i64>()
             })
             .sum();
         let dash = || "-".to_string();
@@ -83,9 +92,17 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
             c0.load_label.clone(),
             format!("{}/{}", done.len(), g.len()),
             med(&|c| c.rps).map(units::rate).unwrap_or_else(dash),
-            med(&|c| c.lat_p50.map(|v| v as f64)).map(units::micros).unwrap_or_else(dash),
-            med(&|c| c.lat_p99.map(|v| v as f64)).map(units::micros).unwrap_or_else(dash),
-            if done.is_empty() { dash() } else { units::count(errors as u64) },
+            med(&|c| c.lat_p50.map(|v| v as f64))
+                .map(units::micros)
+                .unwrap_or_else(dash),
+            med(&|c| c.lat_p99.map(|v| v as f64))
+                .map(units::micros)
+                .unwrap_or_else(dash),
+            if done.is_empty() {
+                dash()
+            } else {
+                units::count(errors as u64)
+            },
             med(&|c| c.server_cpu_us_per_request)
                 .map(|v| format!("{v:.1} µs"))
                 .unwrap_or_else(dash),
@@ -102,7 +119,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
                 None => dash(),
             },
         ]);
-        for c in g.iter().filter(|c| c.state == "failed" || c.state == "skipped") {
+        for c in g
+            .iter()
+            .filter(|c| c.state == "failed" || c.state == "skipped")
+        {
             notes.push(format!(
                 "  {} {}/{} {} {}c #{}: {} {}",
                 c.server,
@@ -132,7 +152,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
         }
         let _ = writeln!(s, "{}", line.trim_end());
         if n == 0 {
-            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            let _ = writeln!(
+                s,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
+            );
         }
     }
     if !notes.is_empty() {

@@ -29,7 +29,7 @@ pub fn count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -64,6 +64,20 @@ fn sig3(v: f64, unit: &str) -> String {
     }
 }
 
+/// Text from a server or a log, made safe for one terminal line: control
+/// characters (escape sequences included) shown as `\xNN`, newlines as `⏎`.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\n' => out.push_str(" ⏎ "),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,18 +93,4 @@ mod tests {
         assert_eq!(count(12), "12");
         assert_eq!(rate(123_456.7), "123,457");
     }
-}
-
-/// Text from a server or a log, made safe for one terminal line: control
-/// characters (escape sequences included) shown as `\xNN`, newlines as `⏎`.
-pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '\n' => out.push_str(" ⏎ "),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
 }

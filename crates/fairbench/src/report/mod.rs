@@ -12,6 +12,7 @@ pub mod escape;
 pub mod figures;
 pub mod html;
 pub mod model;
+pub mod overview;
 pub mod palette;
 pub mod stats;
 pub mod svg;

@@ -25,8 +25,13 @@ const LOG_TAIL: usize = 20;
 /// How a case (or a sweep's server session) ended, when not with figures.
 #[derive(Debug)]
 pub enum CaseEnd {
-    Failed { reason: String, log_tail: Vec<String> },
-    Skipped { reason: String },
+    Failed {
+        reason: String,
+        log_tail: Vec<String>,
+    },
+    Skipped {
+        reason: String,
+    },
     Interrupted,
 }
 
@@ -92,7 +97,8 @@ impl Running {
 }
 
 pub fn start(l: &Launch<'_>) -> Result<Running, CaseEnd> {
-    let port = process::free_port().map_err(|e| CaseEnd::failed(format!("no free port: {e}"), None))?;
+    let port =
+        process::free_port().map_err(|e| CaseEnd::failed(format!("no free port: {e}"), None))?;
     let params = LaunchParams {
         port,
         scenario: l.scenario.name.clone(),
@@ -109,7 +115,10 @@ pub fn start(l: &Launch<'_>) -> Result<Running, CaseEnd> {
         .map_err(|e| CaseEnd::failed(format!("cannot start: {e}"), None))?;
     if let Err(e) = process.wait_ready(&process::loopback(port), l.ready_timeout) {
         let end = CaseEnd::failed(
-            format!("server did not become ready: {e} (log: {})", process.log_path().display()),
+            format!(
+                "server did not become ready: {e} (log: {})",
+                process.log_path().display()
+            ),
             Some(&process),
         );
         process.stop();
@@ -122,12 +131,26 @@ pub fn start(l: &Launch<'_>) -> Result<Running, CaseEnd> {
         scenario: l.scenario.name.clone(),
     };
     let deviations = &l.server.response(l.response).known_deviations;
-    let parity = parity::inspect(port, l.scenario, &id, deviations, &InspectOptions::default());
+    let parity = parity::inspect(
+        port,
+        l.scenario,
+        &id,
+        deviations,
+        &InspectOptions::default(),
+    );
     Ok(Running {
         process,
         port,
         parity,
     })
+}
+
+/// How long a measurement warms up, lasts, and waits for each response.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub timeout: Duration,
 }
 
 /// The engine settings for one measurement against a running server.
@@ -137,9 +160,7 @@ pub fn load_config(
     load: &LoadProfile,
     rate_override: Option<f64>,
     placement: &Placement,
-    warmup: Duration,
-    duration: Duration,
-    timeout: Duration,
+    t: Timing,
 ) -> Result<LoadConfig, String> {
     let url = format!("http://127.0.0.1:{port}{}", scenario.path);
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
@@ -155,7 +176,12 @@ pub fn load_config(
             rate,
             connections,
             threads,
-        } => (*connections, *threads, 1, LoadModel::ConstantRate { rps: *rate }),
+        } => (
+            *connections,
+            *threads,
+            1,
+            LoadModel::ConstantRate { rps: *rate },
+        ),
         LoadProfile::Sweep(s) => (
             s.connections,
             s.threads,
@@ -169,9 +195,9 @@ pub fn load_config(
     cfg.threads = threads.unwrap_or(placement.generator.len());
     cfg.pipeline = pipeline;
     cfg.model = model;
-    cfg.warmup = warmup;
-    cfg.duration = duration;
-    cfg.timeout = timeout;
+    cfg.warmup = t.warmup;
+    cfg.duration = t.duration;
+    cfg.timeout = t.timeout;
     cfg.cpus = Some(placement.generator.clone());
     Ok(cfg)
 }
@@ -195,7 +221,11 @@ pub struct Watch<'a> {
 }
 
 impl<'a> Watch<'a> {
-    pub fn new(server: &'a ServerProcess, stop: Arc<AtomicBool>, progress: &'a RunProgress) -> Watch<'a> {
+    pub fn new(
+        server: &'a ServerProcess,
+        stop: Arc<AtomicBool>,
+        progress: &'a RunProgress,
+    ) -> Watch<'a> {
         let mut sampler = TreeSampler::new(server.pid());
         let (first, _) = sampler.tick();
         Watch {
@@ -233,7 +263,12 @@ impl Observer for Watch<'_> {
         self.threads_max = self.threads_max.max(tree.threads);
         self.samples.push(SampleRow {
             second: s.second,
-            phase: if s.phase == Phase::Measure { "measure" } else { "warmup" }.into(),
+            phase: if s.phase == Phase::Measure {
+                "measure"
+            } else {
+                "warmup"
+            }
+            .into(),
             start_s: s.start_s,
             duration_s: s.duration_s,
             requests: s.requests,
@@ -258,7 +293,11 @@ impl Observer for Watch<'_> {
 }
 
 /// Runs the engine against a running server and judges the outcome.
-pub fn measure(running: &Running, cfg: &LoadConfig, progress: &RunProgress) -> Result<CaseFigures, CaseEnd> {
+pub fn measure(
+    running: &Running,
+    cfg: &LoadConfig,
+    progress: &RunProgress,
+) -> Result<CaseFigures, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
     let outcome = fairbench_engine::run(cfg, stop, &mut watch);
@@ -278,7 +317,12 @@ pub fn measure(running: &Running, cfg: &LoadConfig, progress: &RunProgress) -> R
     }
     let outcome = match outcome {
         Ok(o) => o,
-        Err(e) => return Err(CaseEnd::failed(format!("load could not run: {e}"), Some(&running.process))),
+        Err(e) => {
+            return Err(CaseEnd::failed(
+                format!("load could not run: {e}"),
+                Some(&running.process),
+            ))
+        }
     };
     if outcome.requests == 0 {
         let e = outcome.errors;

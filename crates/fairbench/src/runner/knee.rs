@@ -30,7 +30,9 @@ impl KneeSearch {
             factor,
             max,
             bisect,
-            phase: Phase::Coarse { rate: start.min(max) },
+            phase: Phase::Coarse {
+                rate: start.min(max),
+            },
             best: None,
         }
     }
@@ -77,7 +79,11 @@ impl KneeSearch {
                 if left <= 1 {
                     Phase::Done
                 } else {
-                    Phase::Bisect { lo, hi, left: left - 1 }
+                    Phase::Bisect {
+                        lo,
+                        hi,
+                        left: left - 1,
+                    }
                 }
             }
             Phase::Done => Phase::Done,

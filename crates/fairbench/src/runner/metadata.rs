@@ -25,8 +25,15 @@ pub fn host(usable: &[usize]) -> Host {
         .find(|l| l.starts_with("model name"))
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string());
-    let cpus = cpuinfo.lines().filter(|l| l.starts_with("processor")).count();
-    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    let cpus = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
     let memory_bytes = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
@@ -35,11 +42,13 @@ pub fn host(usable: &[usize]) -> Host {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .map(|kb| kb * 1024);
-    let os = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
-        t.lines()
-            .find(|l| l.starts_with("PRETTY_NAME="))
-            .map(|l| l["PRETTY_NAME=".len()..].trim_matches('"').to_string())
-    });
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("PRETTY_NAME="))
+                .map(|l| l["PRETTY_NAME=".len()..].trim_matches('"').to_string())
+        });
     Host {
         cpu_model,
         cpus: cpus.max(usable.len()),
@@ -66,13 +75,20 @@ pub fn git_revision(root: &Path) -> Option<String> {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let rev = run(&["rev-parse", "--short=12", "HEAD"])?;
-    let dirty = run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let dirty =
+        run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     Some(if dirty { format!("{rev}-dirty") } else { rev })
 }
 
 /// Per server: toolchain status and version, framework and its version.
 pub fn toolchains(
-    probes: &BTreeMap<String, (fairbench_zoo::Server, fairbench_zoo::toolchain::ToolchainStatus)>,
+    probes: &BTreeMap<
+        String,
+        (
+            fairbench_zoo::Server,
+            fairbench_zoo::toolchain::ToolchainStatus,
+        ),
+    >,
 ) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     for (name, (server, status)) in probes {

@@ -54,7 +54,13 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    pub fn new(store: &'a mut Store, run: i64, opts: RunOptions, total: usize, quiet: bool) -> Runner<'a> {
+    pub fn new(
+        store: &'a mut Store,
+        run: i64,
+        opts: RunOptions,
+        total: usize,
+        quiet: bool,
+    ) -> Runner<'a> {
         let builds = Builds::new(opts.work_dir.join("build"));
         Runner {
             store,
@@ -67,10 +73,6 @@ impl<'a> Runner<'a> {
             failed: 0,
             skipped: 0,
         }
-    }
-
-    pub fn note(&self, line: &str) {
-        self.progress.note(line);
     }
 
     pub fn execute(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
@@ -100,7 +102,13 @@ impl<'a> Runner<'a> {
     fn log_path(&self, tag: &str) -> PathBuf {
         let safe: String = tag
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         self.opts
             .work_dir
@@ -125,16 +133,19 @@ impl<'a> Runner<'a> {
         self.progress.case_started(self.n, self.total, &label);
         let placement = place(&self.opts.cpus, c.cores);
         let progress = &self.progress;
-        let out_dir = match self
-            .builds
-            .get(&c.server, &c.mode, &mut |m| progress.note(&format!("  {m}…")))
-        {
+        let out_dir = match self.builds.get(&c.server, &c.mode, &mut |m| {
+            progress.note(&format!("  {m}…"))
+        }) {
             Ok(d) => d,
             Err(b) => {
-                return self.end(id, &label, CaseEnd::Failed {
-                    reason: b.reason,
-                    log_tail: b.log_tail,
-                })
+                return self.end(
+                    id,
+                    &label,
+                    CaseEnd::Failed {
+                        reason: b.reason,
+                        log_tail: b.log_tail,
+                    },
+                )
             }
         };
         let launch = Launch {
@@ -162,7 +173,11 @@ impl<'a> Runner<'a> {
         }
         self.store.mark_running(
             id,
-            (&cpu_list(&placement.server), &cpu_list(&placement.generator), placement.shared),
+            (
+                &cpu_list(&placement.server),
+                &cpu_list(&placement.generator),
+                placement.shared,
+            ),
         )?;
         let cfg = match case::load_config(
             running.port,
@@ -170,17 +185,23 @@ impl<'a> Runner<'a> {
             &c.load,
             None,
             &placement,
-            c.warmup,
-            c.duration,
-            c.timeout,
+            case::Timing {
+                warmup: c.warmup,
+                duration: c.duration,
+                timeout: c.timeout,
+            },
         ) {
             Ok(cfg) => cfg,
             Err(e) => {
                 running.process.stop();
-                return self.end(id, &label, CaseEnd::Failed {
-                    reason: e,
-                    log_tail: Vec::new(),
-                });
+                return self.end(
+                    id,
+                    &label,
+                    CaseEnd::Failed {
+                        reason: e,
+                        log_tail: Vec::new(),
+                    },
+                );
             }
         };
         let result = case::measure(&running, &cfg, &self.progress);
@@ -210,15 +231,22 @@ impl<'a> Runner<'a> {
                 self.failed += 1;
                 let tail = (!log_tail.is_empty()).then(|| log_tail.join("\n"));
                 self.store.record_failed(id, &reason, tail.as_deref())?;
-                self.progress
-                    .case_finished(self.n, self.total, &format!("{label}: FAILED: {reason}"));
+                self.progress.case_finished(
+                    self.n,
+                    self.total,
+                    &format!("{label}: FAILED: {reason}"),
+                );
                 Ok(false)
             }
             CaseEnd::Skipped { reason } => {
                 self.skipped += 1;
-                self.store.set_case_state(id, "skipped", Some(&reason), None)?;
-                self.progress
-                    .case_finished(self.n, self.total, &format!("{label}: skipped: {reason}"));
+                self.store
+                    .set_case_state(id, "skipped", Some(&reason), None)?;
+                self.progress.case_finished(
+                    self.n,
+                    self.total,
+                    &format!("{label}: skipped: {reason}"),
+                );
                 Ok(false)
             }
             CaseEnd::Interrupted => {
@@ -249,16 +277,16 @@ impl<'a> Runner<'a> {
         let placement = place(&self.opts.cpus, s.cores);
         let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
             this.failed += 1;
-            this.store.record_sweep(this.run, &sweep_row(s, None, "failed", Some(&reason)))?;
+            this.store
+                .record_sweep(this.run, &sweep_row(s, None, "failed", Some(&reason)))?;
             this.progress
                 .case_finished(this.n, this.total, &format!("{label}: FAILED: {reason}"));
             Ok(false)
         };
         let progress = &self.progress;
-        let out_dir = match self
-            .builds
-            .get(&s.server, &s.mode, &mut |m| progress.note(&format!("  {m}…")))
-        {
+        let out_dir = match self.builds.get(&s.server, &s.mode, &mut |m| {
+            progress.note(&format!("  {m}…"))
+        }) {
             Ok(d) => d,
             Err(b) => return fail(self, b.reason),
         };
@@ -308,17 +336,36 @@ impl<'a> Runner<'a> {
                 [self.run],
                 |r| r.get(0),
             )?;
-            let planned = planned_case(seq as usize, &s.server, &s.mode, s.response, &s.scenario.name, s.cores, &s.cores_requested.label(), &step_load, Some(&s.key), 1, s.warmup, s.spec.step_duration, s.timeout);
+            let planned = planned_case(
+                seq as usize,
+                &s.server,
+                &s.mode,
+                s.response,
+                &s.scenario.name,
+                s.cores,
+                &s.cores_requested.label(),
+                &step_load,
+                Some(&s.key),
+                1,
+                s.warmup,
+                s.spec.step_duration,
+                s.timeout,
+            );
             self.store.insert_planned(self.run, &[planned])?;
             let id: i64 = self.store.conn().query_row(
                 "SELECT id FROM cases WHERE run_id = ?1 AND seq = ?2",
                 rusqlite::params![self.run, seq],
                 |r| r.get(0),
             )?;
-            self.store.record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+            self.store
+                .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
             self.store.mark_running(
                 id,
-                (&cpu_list(&placement.server), &cpu_list(&placement.generator), placement.shared),
+                (
+                    &cpu_list(&placement.server),
+                    &cpu_list(&placement.generator),
+                    placement.shared,
+                ),
             )?;
             let warmup = if first { s.warmup } else { Duration::ZERO };
             first = false;
@@ -328,9 +375,11 @@ impl<'a> Runner<'a> {
                 &s.load,
                 Some(rate.round()),
                 &placement,
-                warmup,
-                s.spec.step_duration,
-                s.timeout,
+                case::Timing {
+                    warmup,
+                    duration: s.spec.step_duration,
+                    timeout: s.timeout,
+                },
             )
             .map_err(|e| anyhow::anyhow!(e))?;
             match case::measure(&running, &cfg, &self.progress) {
@@ -343,7 +392,11 @@ impl<'a> Runner<'a> {
                         units::rate(rate),
                         s.spec.slo_quantile * 100.0,
                         units::micros(q as f64),
-                        if passed { "meets the objective" } else { "misses it" }
+                        if passed {
+                            "meets the objective"
+                        } else {
+                            "misses it"
+                        }
                     ));
                     search.record(passed);
                 }
@@ -359,7 +412,8 @@ impl<'a> Runner<'a> {
                     return fail(self, reason);
                 }
                 Err(CaseEnd::Skipped { reason }) => {
-                    self.store.set_case_state(id, "skipped", Some(&reason), None)?;
+                    self.store
+                        .set_case_state(id, "skipped", Some(&reason), None)?;
                 }
             }
         }
@@ -368,10 +422,14 @@ impl<'a> Runner<'a> {
             return Ok(true);
         }
         let knee = search.knee();
-        self.store.record_sweep(self.run, &sweep_row(s, knee, "done", None))?;
+        self.store
+            .record_sweep(self.run, &sweep_row(s, knee, "done", None))?;
         let line = match knee {
             Some(k) => format!("{label}: knee at {} req/s", units::rate(k)),
-            None => format!("{label}: no rate met the objective (from {} req/s)", units::rate(s.spec.start_rate)),
+            None => format!(
+                "{label}: no rate met the objective (from {} req/s)",
+                units::rate(s.spec.start_rate)
+            ),
         };
         self.progress.case_finished(self.n, self.total, &line);
         Ok(false)
@@ -397,7 +455,10 @@ fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>
 fn summary(f: &CaseFigures) -> String {
     let cpu = match f.server_cpu_s {
         Some(c) if f.outcome_requests > 0 => {
-            format!("  server {:.1} µs CPU/req", c * 1e6 / f.outcome_requests as f64)
+            format!(
+                "  server {:.1} µs CPU/req",
+                c * 1e6 / f.outcome_requests as f64
+            )
         }
         _ => String::new(),
     };

@@ -67,7 +67,10 @@ mod tests {
             }
         );
         let p = place(&[0, 1, 2, 3], 2);
-        assert_eq!((p.server, p.generator, p.shared), (vec![2, 3], vec![0, 1], false));
+        assert_eq!(
+            (p.server, p.generator, p.shared),
+            (vec![2, 3], vec![0, 1], false)
+        );
     }
 
     #[test]

@@ -26,7 +26,12 @@ pub struct TreeSampler {
 impl TreeSampler {
     pub fn new(leader: u32) -> TreeSampler {
         // SAFETY: sysconf has no preconditions.
-        let (tck, page) = unsafe { (libc::sysconf(libc::_SC_CLK_TCK), libc::sysconf(libc::_SC_PAGESIZE)) };
+        let (tck, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_CLK_TCK),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
         TreeSampler {
             pgid: leader as i32,
             leader,
@@ -43,7 +48,12 @@ impl TreeSampler {
             let Some(f) = stat_fields(pid) else { continue };
             // Fields from `state` on (1-based in proc(5) minus 2): utime 11, stime 12,
             // cutime 13, cstime 14, num_threads 17, rss 21.
-            let get = |i: usize| f.get(i).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0).max(0) as u64;
+            let get = |i: usize| {
+                f.get(i)
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(0)
+                    .max(0) as u64
+            };
             ticks += get(11) + get(12);
             if pid == self.leader {
                 ticks += get(13) + get(14);
@@ -87,7 +97,10 @@ mod tests {
         use std::os::unix::process::CommandExt;
         // A group of its own that burns CPU for a bounded time.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "end=$(($(date +%s)+3)); while [ $(date +%s) -lt $end ]; do :; done"])
+            .args([
+                "-c",
+                "end=$(($(date +%s)+3)); while [ $(date +%s) -lt $end ]; do :; done",
+            ])
             .process_group(0)
             .spawn()
             .unwrap();
@@ -100,6 +113,9 @@ mod tests {
         assert!(sample.threads >= 1);
         assert!(sample.rss_bytes > 0);
         let cores = cores.unwrap();
-        assert!(cores > 0.3 && cores < 1.5, "a busy loop uses about one core: {cores}");
+        assert!(
+            cores > 0.3 && cores < 1.5,
+            "a busy loop uses about one core: {cores}"
+        );
     }
 }

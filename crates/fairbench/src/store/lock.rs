@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 pub struct RunLock {
     _file: File,
-    path: PathBuf,
 }
 
 impl RunLock {
@@ -45,11 +44,7 @@ impl RunLock {
         let _ = file.set_len(0);
         let _ = file.rewind();
         let _ = write!(file, "{}", std::process::id());
-        Ok(RunLock { _file: file, path })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(RunLock { _file: file })
     }
 }
 

@@ -8,7 +8,7 @@ mod lock;
 mod rows;
 pub mod schema;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -21,7 +21,6 @@ pub use rows::{CaseFigures, CaseRow, NewRun, PlannedCase, RunRow, SampleRow, Swe
 
 pub struct Store {
     conn: Connection,
-    path: PathBuf,
 }
 
 impl Store {
@@ -35,10 +34,7 @@ impl Store {
             .with_context(|| format!("cannot open results database {}", path.display()))?;
         Self::configure(&conn, path)?;
         schema::migrate(&mut conn).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+        Ok(Store { conn })
     }
 
     /// Opens an existing database for reading; a missing file is an error
@@ -56,15 +52,15 @@ impl Store {
     fn configure(conn: &Connection, path: &Path) -> anyhow::Result<()> {
         let ctx = || format!("cannot configure results database {}", path.display());
         // A reader and the writer may meet; wait rather than fail at once.
-        conn.busy_timeout(Duration::from_secs(10)).with_context(ctx)?;
-        conn.pragma_update(None, "journal_mode", "WAL").with_context(ctx)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").with_context(ctx)?;
-        conn.pragma_update(None, "foreign_keys", "ON").with_context(ctx)?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .with_context(ctx)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .with_context(ctx)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .with_context(ctx)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .with_context(ctx)?;
         Ok(())
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn conn(&self) -> &Connection {
@@ -107,7 +103,9 @@ impl Store {
     }
 
     pub fn runs(&self) -> anyhow::Result<Vec<RunRow>> {
-        let mut st = self.conn.prepare(&format!("{} ORDER BY r.id", RunRow::SELECT))?;
+        let mut st = self
+            .conn
+            .prepare(&format!("{} ORDER BY r.id", RunRow::SELECT))?;
         let rows = st.query_map([], RunRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -115,7 +113,11 @@ impl Store {
     pub fn run(&self, id: i64) -> anyhow::Result<Option<RunRow>> {
         Ok(self
             .conn
-            .query_row(&format!("{} WHERE r.id = ?1", RunRow::SELECT), [id], RunRow::from_row)
+            .query_row(
+                &format!("{} WHERE r.id = ?1", RunRow::SELECT),
+                [id],
+                RunRow::from_row,
+            )
             .optional()?)
     }
 
@@ -161,9 +163,10 @@ impl Store {
     }
 
     pub fn cases(&self, run: i64) -> anyhow::Result<Vec<CaseRow>> {
-        let mut st = self
-            .conn
-            .prepare(&format!("{} WHERE run_id = ?1 ORDER BY seq", CaseRow::SELECT))?;
+        let mut st = self.conn.prepare(&format!(
+            "{} WHERE run_id = ?1 ORDER BY seq",
+            CaseRow::SELECT
+        ))?;
         let rows = st.query_map([run], CaseRow::from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -171,7 +174,11 @@ impl Store {
     pub fn case(&self, id: i64) -> anyhow::Result<Option<CaseRow>> {
         Ok(self
             .conn
-            .query_row(&format!("{} WHERE id = ?1", CaseRow::SELECT), [id], CaseRow::from_row)
+            .query_row(
+                &format!("{} WHERE id = ?1", CaseRow::SELECT),
+                [id],
+                CaseRow::from_row,
+            )
             .optional()?)
     }
 
@@ -179,7 +186,13 @@ impl Store {
         self.conn.execute(
             "UPDATE cases SET state = 'running', started_at = ?2, server_cpus = ?3,
                     generator_cpus = ?4, cpus_shared = ?5 WHERE id = ?1",
-            params![case, now_rfc3339(), placement.0, placement.1, placement.2 as i64],
+            params![
+                case,
+                now_rfc3339(),
+                placement.0,
+                placement.1,
+                placement.2 as i64
+            ],
         )?;
         Ok(())
     }
@@ -252,7 +265,12 @@ impl Store {
         Ok(())
     }
 
-    pub fn record_failed(&self, case: i64, reason: &str, log_tail: Option<&str>) -> anyhow::Result<()> {
+    pub fn record_failed(
+        &self,
+        case: i64,
+        reason: &str,
+        log_tail: Option<&str>,
+    ) -> anyhow::Result<()> {
         self.set_case_state(case, "failed", Some(reason), log_tail)
     }
 
@@ -384,7 +402,10 @@ mod tests {
     fn rfc3339_dates() {
         let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_302_643);
         assert_eq!(httpdate_like_rfc3339(t), "2026-11-21T23:10:43Z");
-        assert_eq!(httpdate_like_rfc3339(std::time::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            httpdate_like_rfc3339(std::time::UNIX_EPOCH),
+            "1970-01-01T00:00:00Z"
+        );
     }
 
     #[test]
@@ -403,7 +424,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.db");
         let s = Store::open(&p).unwrap();
-        let v: i64 = s.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let v: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(v, schema::VERSION);
         s.conn.pragma_update(None, "user_version", 99).unwrap();
         drop(s);

@@ -266,7 +266,11 @@ pub struct CaseFigures {
     pub samples: Vec<SampleRow>,
 }
 
-pub(crate) fn update_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusqlite::Result<()> {
+pub(crate) fn update_figures(
+    tx: &Transaction<'_>,
+    case: i64,
+    f: &CaseFigures,
+) -> rusqlite::Result<()> {
     let l = &f.latency_summary;
     let cpu_per_req = match (f.server_cpu_s, f.outcome_requests) {
         (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),

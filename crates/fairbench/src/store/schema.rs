@@ -157,7 +157,8 @@ pub fn migrate(conn: &mut Connection) -> Result<(), String> {
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let tx: Transaction = conn.transaction().map_err(|e| e.to_string())?;
-        tx.execute_batch(sql).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
+        tx.execute_batch(sql)
+            .map_err(|e| format!("migration to version {}: {e}", i + 1))?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)
             .map_err(|e| e.to_string())?;
         tx.commit().map_err(|e| e.to_string())?;

@@ -213,9 +213,13 @@ impl Suite {
     /// Parses and validates; errors name the file and the field.
     pub fn parse(text: &str, shown: &str) -> anyhow::Result<Suite> {
         let raw: RawSuite = toml::from_str(text).map_err(|e| {
-            crate::cli::usage(format!("{shown}: {}", e.to_string().trim().replace('\n', " ")))
+            crate::cli::usage(format!(
+                "{shown}: {}",
+                e.to_string().trim().replace('\n', " ")
+            ))
         })?;
-        let bad = |field: &str, msg: String| crate::cli::usage(format!("{shown}: field {field}: {msg}"));
+        let bad =
+            |field: &str, msg: String| crate::cli::usage(format!("{shown}: field {field}: {msg}"));
         let dur = |field: &str, v: &str| -> anyhow::Result<Duration> {
             crate::commands::load::parse_duration_or_zero(v).map_err(|m| bad(field, m))
         };
@@ -237,7 +241,10 @@ impl Suite {
         }
         for r in &raw.responses {
             if !matches!(r.as_str(), "default" | "normalized" | "*") {
-                return Err(bad("responses", format!("{r:?}: expected \"default\" or \"normalized\"")));
+                return Err(bad(
+                    "responses",
+                    format!("{r:?}: expected \"default\" or \"normalized\""),
+                ));
             }
         }
         let mut cores = Vec::new();
@@ -260,7 +267,12 @@ impl Suite {
         if duration.is_zero() {
             return Err(bad("duration", "must be longer than 0".into()));
         }
-        let warmup = raw.warmup.as_deref().map(|w| dur("warmup", w)).transpose()?.unwrap_or_default();
+        let warmup = raw
+            .warmup
+            .as_deref()
+            .map(|w| dur("warmup", w))
+            .transpose()?
+            .unwrap_or_default();
         let timeout = raw
             .timeout
             .as_deref()
@@ -322,7 +334,10 @@ impl Suite {
                     }
                     let slo_quantile = l.slo_quantile.unwrap_or(0.99);
                     if !(slo_quantile > 0.0 && slo_quantile < 1.0) {
-                        return Err(bad(&f("slo_quantile"), "must be between 0 and 1, e.g. 0.99".into()));
+                        return Err(bad(
+                            &f("slo_quantile"),
+                            "must be between 0 and 1, e.g. 0.99".into(),
+                        ));
                     }
                     let slo = dur(&f("slo"), l.slo.as_deref().unwrap_or("10ms"))?;
                     if slo.is_zero() {
@@ -429,15 +444,35 @@ max_rate = 1000
     #[test]
     fn errors_name_file_and_field() {
         let cases = [
-            (OK.replace("cores = [1, \"all\"]", "cores = [0]"), "field cores"),
-            (OK.replace("duration = \"2s\"", "duration = \"soon\""), "field duration"),
-            (OK.replace("model = \"closed\"", "model = \"open\""), "field load[0].model"),
-            (OK.replace("connections = 10", "connections = 0"), "field load[0].connections"),
-            (OK.replace("start_rate = 100", "start_rate = -1"), "field load[1].start_rate"),
-            (OK.replace("name = \"t\"", "name = \"t\"\ncolour = 1"), "unknown field"),
+            (
+                OK.replace("cores = [1, \"all\"]", "cores = [0]"),
+                "field cores",
+            ),
+            (
+                OK.replace("duration = \"2s\"", "duration = \"soon\""),
+                "field duration",
+            ),
+            (
+                OK.replace("model = \"closed\"", "model = \"open\""),
+                "field load[0].model",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 0"),
+                "field load[0].connections",
+            ),
+            (
+                OK.replace("start_rate = 100", "start_rate = -1"),
+                "field load[1].start_rate",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\ncolour = 1"),
+                "unknown field",
+            ),
         ];
         for (text, needle) in cases {
-            let e = Suite::parse(&text, "suites/t.toml").unwrap_err().to_string();
+            let e = Suite::parse(&text, "suites/t.toml")
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with("suites/t.toml"), "{e}");
             assert!(e.contains(needle), "{needle}: {e}");
         }

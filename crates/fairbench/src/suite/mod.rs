@@ -3,5 +3,5 @@
 mod file;
 mod plan;
 
-pub use file::{LoadProfile, Suite, SweepSpec};
-pub use plan::{plan, CaseSpec, Plan, PlanItem, Skip, SweepItem};
+pub use file::{LoadProfile, Suite};
+pub use plan::{plan, CaseSpec, Plan, PlanItem, SweepItem};

@@ -88,12 +88,15 @@ impl Plan {
             .map(|i| match i {
                 PlanItem::Case(c) => START + (c.warmup + c.duration).as_secs_f64(),
                 PlanItem::Sweep(s) => {
-                    let coarse = ((s.spec.max_rate / s.spec.start_rate).ln() / s.spec.step_factor.ln())
-                        .ceil()
-                        .max(0.0)
+                    let coarse = ((s.spec.max_rate / s.spec.start_rate).ln()
+                        / s.spec.step_factor.ln())
+                    .ceil()
+                    .max(0.0)
                         + 1.0;
                     let steps = coarse + s.spec.bisect_steps as f64;
-                    START + s.warmup.as_secs_f64() + steps * (s.spec.step_duration.as_secs_f64() + 0.5)
+                    START
+                        + s.warmup.as_secs_f64()
+                        + steps * (s.spec.step_duration.as_secs_f64() + 0.5)
                 }
             })
             .sum();
@@ -136,14 +139,22 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
 
     for name in zoo.invalid_server_names() {
         if server_filter.matches(&name) {
-            let errs: Vec<String> = zoo.errors_for_server(&name).iter().map(|e| e.to_string()).collect();
+            let errs: Vec<String> = zoo
+                .errors_for_server(&name)
+                .iter()
+                .map(|e| e.to_string())
+                .collect();
             skips.push(Skip {
                 what: name,
                 reason: format!("invalid definition: {}", errs.join("; ")),
             });
         }
     }
-    let servers: Vec<&Server> = zoo.servers.iter().filter(|s| server_filter.matches(&s.name)).collect();
+    let servers: Vec<&Server> = zoo
+        .servers
+        .iter()
+        .filter(|s| server_filter.matches(&s.name))
+        .collect();
     if servers.is_empty() && skips.is_empty() {
         let known: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
         anyhow::bail!(crate::cli::usage(format!(

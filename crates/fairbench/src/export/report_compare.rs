@@ -1,0 +1,176 @@
+//! `fairbench compare` output: an aligned text table (default), Markdown or
+//! JSON, all from the same comparison.
+
+use std::fmt::Write;
+
+use crate::output::check_table::Table;
+use crate::report::compare::{CaseDiff, Comparison, MetricDiff};
+use crate::report::escape::{markdown, visible};
+use crate::report::model::CaseKey;
+use crate::report::table::fixed;
+
+fn signed(p: f64) -> String {
+    format!("{}{} %", if p > 0.0 { "+" } else { "" }, fixed(p, 1))
+}
+
+/// "+5.3 % [+4.1 … +6.2]" with a `*` when significant.
+pub fn change(d: &Option<MetricDiff>) -> String {
+    let Some(d) = d else { return "—".into() };
+    let Some(p) = d.change_pct else { return "—".into() };
+    let mut s = signed(p);
+    if let (Some(lo), Some(hi)) = (d.ci_low_pct, d.ci_high_pct) {
+        s.push_str(&format!(" [{} … {}]", signed(lo), signed(hi)));
+    }
+    if d.significant {
+        s.push('*');
+    }
+    s
+}
+
+fn medians(d: &Option<MetricDiff>, decimals: usize) -> (String, String) {
+    match d {
+        Some(d) => (fixed(d.median_a, decimals), fixed(d.median_b, decimals)),
+        None => ("—".into(), "—".into()),
+    }
+}
+
+const HEAD: [&str; 10] = [
+    "VARIANT", "CONTEXT", "REQ/S A", "REQ/S B", "Δ REQ/S [95 % CI]", "P99 µs A", "P99 µs B", "Δ P99", "Δ CPU/REQ", "VERDICT",
+];
+
+fn cells(c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
+    let (ra, rb) = medians(&c.rps, 0);
+    let (pa, pb) = medians(&c.p99_us, 0);
+    let mut verdict = c.verdict.as_str().to_string();
+    if c.primary != "req/s" {
+        verdict.push_str(&format!(" (by {})", c.primary));
+    }
+    if c.regression {
+        verdict.push_str(" REGRESSION");
+    }
+    vec![
+        esc(&c.key.variant_label()),
+        esc(&c.key.context()),
+        ra,
+        rb,
+        change(&c.rps),
+        pa,
+        pb,
+        change(&c.p99_us),
+        change(&c.cpu_us_per_request),
+        verdict,
+    ]
+}
+
+fn tally(c: &Comparison) -> String {
+    let count = |v: &str| c.cases.iter().filter(|x| x.verdict.as_str() == v).count();
+    format!(
+        "{} cases matched: {} faster, {} slower, {} no significant difference; {} only in A, {} only in B",
+        c.cases.len(),
+        count("faster"),
+        count("slower"),
+        count("no significant difference"),
+        c.only_in_a.len(),
+        c.only_in_b.len()
+    )
+}
+
+fn heading(c: &Comparison) -> String {
+    format!(
+        "A: run {} ({}, {}) in {}\nB: run {} ({}, {}) in {}\nChanges are B relative to A; * = significant ({}).",
+        c.a.id,
+        visible(&c.a.suite),
+        c.a.started_at,
+        visible(&c.a.db),
+        c.b.id,
+        visible(&c.b.suite),
+        c.b.started_at,
+        visible(&c.b.db),
+        c.method
+    )
+}
+
+fn regression_line(c: &Comparison) -> Option<String> {
+    c.regression_threshold_pct.map(|p| {
+        if c.regressions == 0 {
+            format!("No case is significantly slower by more than {} %.", fixed(p, 1))
+        } else {
+            format!(
+                "{} case{} significantly slower by more than {} %.",
+                c.regressions,
+                if c.regressions == 1 { " is" } else { "s are" },
+                fixed(p, 1)
+            )
+        }
+    })
+}
+
+fn notes(c: &Comparison) -> Vec<String> {
+    c.cases
+        .iter()
+        .filter_map(|d| d.note.as_ref().map(|n| format!("{}: {n}", d.key.label())))
+        .collect()
+}
+
+fn keys(list: &[CaseKey]) -> Vec<String> {
+    list.iter().map(|k| k.label()).collect()
+}
+
+pub fn text(c: &Comparison) -> String {
+    let mut o = heading(c);
+    o.push_str("\n\n");
+    let mut t = Table::new(&HEAD).right_align(&[2, 3, 4, 5, 6, 7, 8]);
+    for d in &c.cases {
+        t.row(cells(d, visible));
+    }
+    o.push_str(&t.render());
+    o.push('\n');
+    for n in notes(c) {
+        let _ = writeln!(o, "note: {}", visible(&n));
+    }
+    for k in keys(&c.only_in_a) {
+        let _ = writeln!(o, "only in A: {}", visible(&k));
+    }
+    for k in keys(&c.only_in_b) {
+        let _ = writeln!(o, "only in B: {}", visible(&k));
+    }
+    let _ = writeln!(o, "{}", tally(c));
+    if let Some(l) = regression_line(c) {
+        let _ = writeln!(o, "{l}");
+    }
+    o
+}
+
+pub fn markdown_doc(c: &Comparison) -> String {
+    let mut o = String::from("# fairbench compare\n\n");
+    for line in heading(c).lines() {
+        let _ = writeln!(o, "{}  ", markdown(line));
+    }
+    o.push('\n');
+    let _ = writeln!(o, "| {} |", HEAD.join(" | "));
+    let _ = writeln!(o, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    for d in &c.cases {
+        let _ = writeln!(o, "| {} |", cells(d, str::to_string).iter().map(|s| markdown(s)).collect::<Vec<_>>().join(" | "));
+    }
+    o.push('\n');
+    for n in notes(c) {
+        let _ = writeln!(o, "- note: {}", markdown(&n));
+    }
+    for k in keys(&c.only_in_a) {
+        let _ = writeln!(o, "- only in A: {}", markdown(&k));
+    }
+    for k in keys(&c.only_in_b) {
+        let _ = writeln!(o, "- only in B: {}", markdown(&k));
+    }
+    let _ = writeln!(o, "\n{}", markdown(&tally(c)));
+    if let Some(l) = regression_line(c) {
+        let _ = writeln!(o, "\n{}", markdown(&l));
+    }
+    o
+}
+
+pub fn json(c: &Comparison) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(c)?;
+    s.push('\n');
+    Ok(s)
+}

@@ -1,0 +1,130 @@
+//! The report's results table as CSV: one row per case (server × variant ×
+//! scenario × cores × load, sweep steps included), repetitions aggregated as
+//! in the HTML. Quoting is the csv crate's (RFC 4180), so any string a
+//! server sent stays one field.
+
+use crate::report::model::{Group, Report};
+use crate::report::stats::Summary;
+
+pub const COLUMNS: [&str; 42] = [
+    "run_id",
+    "server",
+    "language",
+    "framework",
+    "mode",
+    "response",
+    "scenario",
+    "cores",
+    "cores_requested",
+    "load",
+    "load_model",
+    "offered_rps",
+    "sweep",
+    "planned",
+    "done",
+    "failed",
+    "fair",
+    "header_bytes",
+    "body_bytes",
+    "rps_median",
+    "rps_ci_low",
+    "rps_ci_high",
+    "rps_ci_level",
+    "rps_values",
+    "rps_stdev_1s",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p90_us",
+    "lat_p99_us",
+    "lat_p99_ci_low_us",
+    "lat_p99_ci_high_us",
+    "lat_p999_us",
+    "lat_max_us",
+    "requests",
+    "errors",
+    "timeouts_per_million",
+    "cpu_us_per_request",
+    "rss_peak_bytes",
+    "saturated",
+    "cpus_shared",
+    "notes",
+    "case_ids",
+];
+
+fn num(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite()).map(|v| format!("{v}")).unwrap_or_default()
+}
+
+fn med(s: &Option<Summary>) -> String {
+    num(s.as_ref().map(|s| s.median))
+}
+
+fn bool_cell(b: Option<bool>) -> String {
+    b.map(|b| if b { "1" } else { "0" }.to_string()).unwrap_or_default()
+}
+
+fn row(r: &Report, g: &Group) -> Vec<String> {
+    let parity = r.parity.iter().find(|p| {
+        p.server == g.key.server && p.mode == g.key.mode && p.response == g.key.response && p.scenario == g.key.scenario
+    });
+    let ci = |s: &Option<Summary>, f: fn(&Summary) -> f64| num(s.as_ref().filter(|s| s.n >= 2).map(f));
+    let mut notes = g.flags();
+    notes.extend(g.warnings.iter().cloned());
+    vec![
+        r.run.id.to_string(),
+        g.key.server.clone(),
+        g.language.clone(),
+        g.framework.clone(),
+        g.key.mode.clone(),
+        g.key.response.clone(),
+        g.key.scenario.clone(),
+        g.key.cores.to_string(),
+        g.cores_requested.clone(),
+        g.key.load.clone(),
+        g.load.model.clone(),
+        num(g.load.rate),
+        g.sweep.clone().unwrap_or_default(),
+        g.planned.to_string(),
+        g.done.to_string(),
+        g.failed.to_string(),
+        bool_cell(g.fair),
+        num(parity.and_then(|p| p.header_bytes).map(|v| v as f64)),
+        num(parity.and_then(|p| p.body_bytes).map(|v| v as f64)),
+        med(&g.rps),
+        ci(&g.rps, |s| s.low),
+        ci(&g.rps, |s| s.high),
+        num(g.rps.as_ref().filter(|s| s.n >= 2).map(|s| s.confidence)),
+        g.rps
+            .as_ref()
+            .map(|s| s.values.iter().map(|v| format!("{v}")).collect::<Vec<_>>().join(";"))
+            .unwrap_or_default(),
+        num(g.rps_stdev_1s),
+        med(&g.lat_mean),
+        med(&g.lat_p50),
+        med(&g.lat_p90),
+        med(&g.lat_p99),
+        ci(&g.lat_p99, |s| s.low),
+        ci(&g.lat_p99, |s| s.high),
+        med(&g.lat_p999),
+        med(&g.lat_max),
+        med(&g.requests),
+        med(&g.errors),
+        med(&g.timeouts_per_million),
+        med(&g.cpu_us_per_request),
+        med(&g.rss_peak),
+        bool_cell(Some(g.saturated)),
+        bool_cell(Some(g.cpus_shared)),
+        notes.join("; "),
+        g.case_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(";"),
+    ]
+}
+
+pub fn render(r: &Report) -> anyhow::Result<String> {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    w.write_record(COLUMNS)?;
+    for g in &r.groups {
+        w.write_record(row(r, g))?;
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
+    Ok(String::from_utf8(bytes)?)
+}

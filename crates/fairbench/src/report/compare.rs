@@ -1,0 +1,283 @@
+//! Two runs, case by case: which differences are real.
+//!
+//! Cases match on server, variant (mode and response), scenario, cores and
+//! load label. For each metric (req/s, p99 latency, server CPU per request)
+//! the repetitions of A and of B give a bootstrap 95 % confidence interval of
+//! median(B) − median(A) (10,000 resamples, seeded from the case key, so the
+//! same databases always give the same verdicts). A difference is
+//! significant when the interval excludes zero and both sides have at least
+//! two repetitions. The case's verdict follows its primary metric: req/s for
+//! closed-loop cases, p99 latency for constant-rate ones (whose req/s is
+//! fixed by the schedule). See docs/compare.md.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::model::{CaseKey, LoadInfo};
+use super::stats::{bootstrap_median_diff, fnv1a, median};
+use crate::store::{CaseRow, RunRow};
+
+pub const RESAMPLES: usize = 10_000;
+pub const LEVEL: f64 = 0.95;
+pub const METHOD: &str = "bootstrap percentile 95 % confidence interval of the difference of medians (B − A), 10,000 resamples per metric with a seed derived from the case key; significant when the interval excludes 0 and each run has at least 2 repetitions";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoSignificantDifference,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantDifference => "no significant difference",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRef {
+    pub db: String,
+    pub id: i64,
+    pub suite: String,
+    pub started_at: String,
+    pub state: String,
+}
+
+impl RunRef {
+    pub fn of(db: &str, r: &RunRow) -> RunRef {
+        RunRef {
+            db: db.to_string(),
+            id: r.id,
+            suite: r.suite.clone(),
+            started_at: r.started_at.clone(),
+            state: r.state.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub a: RunRef,
+    pub b: RunRef,
+    pub method: &'static str,
+    pub resamples: usize,
+    pub level: f64,
+    pub cases: Vec<CaseDiff>,
+    pub only_in_a: Vec<CaseKey>,
+    pub only_in_b: Vec<CaseKey>,
+    /// `--fail-on-regression` when given.
+    pub regression_threshold_pct: Option<f64>,
+    pub regressions: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseDiff {
+    pub key: CaseKey,
+    /// `req/s` or `p99`: what the verdict is about.
+    pub primary: &'static str,
+    pub rps: Option<MetricDiff>,
+    pub p99_us: Option<MetricDiff>,
+    pub cpu_us_per_request: Option<MetricDiff>,
+    pub verdict: Verdict,
+    /// Why there is no verdict, when there cannot be one.
+    pub note: Option<String>,
+    /// Slower by more than the `--fail-on-regression` threshold.
+    pub regression: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricDiff {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub median_a: f64,
+    pub median_b: f64,
+    /// (median B − median A) / median A, in percent (None when A is 0).
+    pub change_pct: Option<f64>,
+    /// The interval of the difference, as a percentage of median A.
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// The interval in the metric's own unit.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub significant: bool,
+    /// `better`, `worse` or `same` (not significant), for this metric.
+    pub direction: &'static str,
+}
+
+/// Done repetitions of one case key in one run.
+struct Reps {
+    first_seq: i64,
+    load: LoadInfo,
+    rps: Vec<f64>,
+    p99: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
+    let mut out: BTreeMap<CaseKey, Reps> = BTreeMap::new();
+    for c in cases {
+        let e = out.entry(CaseKey::of(c)).or_insert_with(|| Reps {
+            first_seq: c.seq,
+            load: LoadInfo::parse(&c.load_json, &c.load_label),
+            rps: Vec::new(),
+            p99: Vec::new(),
+            cpu: Vec::new(),
+        });
+        if c.state != "done" {
+            continue;
+        }
+        if let Some(v) = c.rps {
+            e.rps.push(v);
+        }
+        if let Some(v) = c.lat_p99 {
+            e.p99.push(v as f64);
+        }
+        if let Some(v) = c.server_cpu_us_per_request {
+            e.cpu.push(v);
+        }
+    }
+    out
+}
+
+/// Compares the metric; `higher_is_better` sets what "better" means.
+pub fn diff(a: &[f64], b: &[f64], higher_is_better: bool, seed: u64) -> Option<MetricDiff> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let (ma, mb) = (median(a), median(b));
+    let pct = |d: f64| (ma != 0.0).then(|| d / ma.abs() * 100.0);
+    let interval = if a.len() >= 2 && b.len() >= 2 {
+        bootstrap_median_diff(a, b, RESAMPLES, LEVEL, seed)
+    } else {
+        None
+    };
+    let significant = interval.is_some_and(|i| i.low > 0.0 || i.high < 0.0);
+    let direction = if !significant {
+        "same"
+    } else if (mb > ma) == higher_is_better {
+        "better"
+    } else {
+        "worse"
+    };
+    Some(MetricDiff {
+        a: a.to_vec(),
+        b: b.to_vec(),
+        median_a: ma,
+        median_b: mb,
+        change_pct: pct(mb - ma),
+        ci_low_pct: interval.and_then(|i| pct(i.low)),
+        ci_high_pct: interval.and_then(|i| pct(i.high)),
+        ci_low: interval.map(|i| i.low),
+        ci_high: interval.map(|i| i.high),
+        significant,
+        direction,
+    })
+}
+
+pub fn compare(
+    a: RunRef,
+    a_cases: &[CaseRow],
+    b: RunRef,
+    b_cases: &[CaseRow],
+    fail_pct: Option<f64>,
+) -> Comparison {
+    let ra = collect(a_cases);
+    let rb = collect(b_cases);
+    let mut keys: Vec<(&CaseKey, &Reps)> = ra.iter().filter(|(k, _)| rb.contains_key(*k)).collect();
+    keys.sort_by_key(|(_, r)| r.first_seq);
+    let mut cases = Vec::new();
+    for (key, x) in keys {
+        let y = &rb[key];
+        let seed = |metric: &str| fnv1a(&format!("{}|{}|{metric}", key.label(), key.cores));
+        let rps = diff(&x.rps, &y.rps, true, seed("rps"));
+        let p99 = diff(&x.p99, &y.p99, false, seed("p99"));
+        let cpu = diff(&x.cpu, &y.cpu, false, seed("cpu"));
+        let closed = x.load.is_closed();
+        let (primary, m) = if closed { ("req/s", &rps) } else { ("p99", &p99) };
+        let (verdict, note) = match m {
+            None => (
+                Verdict::NoSignificantDifference,
+                Some(format!("no finished repetition in {}", if x.rps.is_empty() { "A" } else { "B" })),
+            ),
+            Some(d) if d.a.len() < 2 || d.b.len() < 2 => (
+                Verdict::NoSignificantDifference,
+                Some(format!(
+                    "{} and {} repetitions: at least 2 on each side are needed for a verdict",
+                    d.a.len(),
+                    d.b.len()
+                )),
+            ),
+            Some(d) => (
+                match d.direction {
+                    "better" => Verdict::Faster,
+                    "worse" => Verdict::Slower,
+                    _ => Verdict::NoSignificantDifference,
+                },
+                None,
+            ),
+        };
+        let regression = match (fail_pct, m) {
+            (Some(limit), Some(d)) if verdict == Verdict::Slower => {
+                // Worse by more than `limit` percent of A.
+                d.change_pct.is_some_and(|p| if closed { -p > limit } else { p > limit })
+            }
+            _ => false,
+        };
+        cases.push(CaseDiff {
+            key: key.clone(),
+            primary,
+            rps,
+            p99_us: p99,
+            cpu_us_per_request: cpu,
+            verdict,
+            note,
+            regression,
+        });
+    }
+    let only = |x: &BTreeMap<CaseKey, Reps>, y: &BTreeMap<CaseKey, Reps>| {
+        let mut v: Vec<(&CaseKey, i64)> = x.iter().filter(|(k, _)| !y.contains_key(*k)).map(|(k, r)| (k, r.first_seq)).collect();
+        v.sort_by_key(|(_, s)| *s);
+        v.into_iter().map(|(k, _)| k.clone()).collect::<Vec<_>>()
+    };
+    let regressions = cases.iter().filter(|c| c.regression).count();
+    Comparison {
+        only_in_a: only(&ra, &rb),
+        only_in_b: only(&rb, &ra),
+        a,
+        b,
+        method: METHOD,
+        resamples: RESAMPLES,
+        level: LEVEL,
+        cases,
+        regression_threshold_pct: fail_pct,
+        regressions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clear_changes_are_significant_noise_is_not() {
+        let a = [100.0, 101.0, 99.0];
+        let faster = diff(&a, &[120.0, 121.0, 119.0], true, 1).unwrap();
+        assert!(faster.significant);
+        assert_eq!(faster.direction, "better");
+        assert!((faster.change_pct.unwrap() - 20.0).abs() < 1e-9);
+        let noise = diff(&a, &[100.5, 98.5, 101.5], true, 1).unwrap();
+        assert!(!noise.significant);
+        assert_eq!(noise.direction, "same");
+        let slower_latency = diff(&[500.0, 510.0, 490.0], &[800.0, 790.0, 810.0], false, 1).unwrap();
+        assert_eq!(slower_latency.direction, "worse");
+        let single = diff(&[100.0], &[200.0], true, 1).unwrap();
+        assert!(!single.significant, "one repetition cannot be significant");
+        assert!(single.ci_low.is_none());
+    }
+}

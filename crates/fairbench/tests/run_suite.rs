@@ -1,0 +1,327 @@
+//! `fairbench run` end to end against deterministic test servers.
+
+mod runner_support;
+
+use std::time::{Duration, Instant};
+
+use runner_support::{text, Root};
+
+const TINY: &str = r#"
+name = "tiny"
+servers = ["*"]
+responses = ["normalized"]
+scenarios = ["static", "dynamic"]
+cores = [1]
+warmup = "1s"
+duration = "2s"
+repetitions = 2
+[[load]]
+model = "closed"
+connections = 4
+threads = 1
+"#;
+
+#[test]
+fn tiny_suite_stores_every_number() {
+    let root = Root::new(&[("fast-a", &[]), ("fast-b", &[])]);
+    root.suite("tiny", TINY);
+    let out = root.run(&["run", "--suite", "tiny", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+
+    assert_eq!(root.sql::<String>("SELECT state FROM runs"), "done");
+    // 2 servers × 2 scenarios × 2 repetitions.
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM cases WHERE state = 'done'"),
+        8
+    );
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM cases WHERE requests > 0 AND rps > 0 AND lat_p99 >= lat_p50 AND fair = 1"),
+        8
+    );
+    // Parity bytes: the normalized Go-shaped response (117 + 13 for static).
+    assert_eq!(
+        root.rows("SELECT DISTINCT header_bytes, body_bytes FROM cases WHERE scenario = 'static'"),
+        vec![vec!["117".to_string(), "13".to_string()]]
+    );
+    // Histograms and the per-second series, warm-up included.
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'latency'"),
+        8
+    );
+    assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'warmup'") >= 8);
+    assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'measure'") >= 16);
+    // Requests in the stored series add up to the case's count.
+    let mismatched: i64 = root.sql(
+        "SELECT count(*) FROM cases c WHERE abs(c.requests - (SELECT sum(requests) FROM samples s
+            WHERE s.case_id = c.id AND s.phase = 'measure')) > 20",
+    );
+    assert_eq!(mismatched, 0);
+    // Server metrics from /proc and the placement.
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(*) FROM cases WHERE server_cpu_s > 0 AND server_cpu_us_per_request > 0
+               AND server_rss_peak > 1000000 AND server_threads_max >= 1"
+        ),
+        8
+    );
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let shared: i64 = root.sql("SELECT max(cpus_shared) FROM cases");
+    assert_eq!(shared, i64::from(cpus < 2));
+    // Run metadata.
+    let host: String = root.sql("SELECT host_json FROM runs");
+    let host: serde_json::Value = serde_json::from_str(&host).unwrap();
+    assert!(host["kernel"].is_string() && host["cpus"].as_u64().unwrap() >= 1);
+    let suite: String = root.sql("SELECT suite_toml FROM runs");
+    assert!(suite.contains("repetitions = 2"));
+
+    // `runs` and `show` read it back.
+    let out = root.run(&["runs", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["runs"][0]["state"], "done");
+    assert_eq!(j["runs"][0]["cases_done"], 8);
+    let out = root.run(&["show", "1", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("show --json");
+    let cases = j["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 8);
+    assert!(cases
+        .iter()
+        .all(|c| c["state"] == "done" && c["rps"].as_f64().unwrap() > 0.0));
+    assert_eq!(cases[0]["load"]["connections"], 4);
+    let out = root.run(&["show"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("fast-a") && s.contains("fast-b") && s.contains("2/2"),
+        "{s}"
+    );
+}
+
+#[test]
+fn server_killed_mid_case_fails_that_case_and_the_run_goes_on() {
+    let root = Root::new(&[("victim", &[])]);
+    root.suite(
+        "crash",
+        r#"
+name = "crash"
+responses = ["normalized"]
+scenarios = ["static", "dynamic"]
+cores = [1]
+duration = "6s"
+repetitions = 1
+[[load]]
+model = "closed"
+connections = 2
+threads = 1
+"#,
+    );
+    let child = root
+        .fairbench()
+        .args(["run", "--suite", "crash", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the first case's server once the load is on.
+    let t = Instant::now();
+    loop {
+        assert!(t.elapsed() < Duration::from_secs(30), "no case started");
+        let running = root.db().exists()
+            && rusqlite::Connection::open(root.db())
+                .and_then(|c| {
+                    c.query_row(
+                        "SELECT count(*) FROM cases WHERE state = 'running'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                })
+                .unwrap_or(0)
+                > 0;
+        if running {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let victims = root.live_servers();
+    assert_eq!(victims.len(), 1, "one server running");
+    unsafe { libc::kill(victims[0] as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed case makes the exit code 1\n{}",
+        text(&out)
+    );
+    root.assert_no_servers_left();
+    let rows = root.rows("SELECT state, reason FROM cases ORDER BY seq");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0][0], "failed", "{rows:?}");
+    assert!(
+        rows[0][1].contains("crashed") && rows[0][1].contains("signal 9"),
+        "{rows:?}"
+    );
+    assert_eq!(rows[1][0], "done", "the run went on: {rows:?}");
+    assert_eq!(root.sql::<String>("SELECT state FROM runs"), "done");
+}
+
+#[test]
+fn ctrl_c_interrupts_and_resume_finishes() {
+    let root = Root::new(&[("a", &[]), ("b", &[])]);
+    root.suite(
+        "long",
+        r#"
+name = "long"
+responses = ["normalized"]
+scenarios = ["static"]
+cores = [1]
+duration = "2s"
+repetitions = 2
+[[load]]
+model = "closed"
+connections = 2
+threads = 1
+"#,
+    );
+    let child = root
+        .fairbench()
+        .args(["run", "--suite", "long", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt during the second case.
+    let t = Instant::now();
+    loop {
+        assert!(
+            t.elapsed() < Duration::from_secs(40),
+            "first case never finished"
+        );
+        let done = root.db().exists()
+            && rusqlite::Connection::open(root.db())
+                .and_then(|c| {
+                    c.query_row("SELECT count(*) FROM cases WHERE state = 'done'", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                })
+                .unwrap_or(0)
+                >= 1;
+        if done {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    root.assert_no_servers_left();
+    assert_eq!(root.sql::<String>("SELECT state FROM runs"), "interrupted");
+    let done: i64 = root.sql("SELECT count(*) FROM cases WHERE state = 'done'");
+    let pending: i64 = root.sql("SELECT count(*) FROM cases WHERE state = 'pending'");
+    assert!(
+        done >= 1 && pending >= 1 && done + pending == 4,
+        "done {done}, pending {pending}"
+    );
+    // Nothing half-written: every done case has its histogram.
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'latency'"),
+        done
+    );
+
+    let out = root.run(&["run", "--resume", "1", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    assert_eq!(root.sql::<String>("SELECT state FROM runs"), "done");
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM cases WHERE state = 'done'"),
+        4
+    );
+    assert_eq!(root.sql::<i64>("SELECT count(*) FROM runs"), 1);
+    let again = root.run(&["run", "--resume", "1"]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+}
+
+#[test]
+fn a_second_run_on_the_same_database_is_refused() {
+    let root = Root::new(&[("a", &[])]);
+    root.suite(
+        "one",
+        r#"
+name = "one"
+responses = ["normalized"]
+scenarios = ["static"]
+duration = "3s"
+repetitions = 1
+[[load]]
+model = "closed"
+connections = 1
+"#,
+    );
+    let first = root
+        .fairbench()
+        .args(["run", "--suite", "one", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !root.path().join("results.db.lock").exists() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let second = root.run(&["run", "--suite", "one", "--quiet"]);
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0));
+    assert_eq!(second.status.code(), Some(1), "{}", text(&second));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("in use by another fairbench run"));
+    assert_eq!(root.sql::<i64>("SELECT count(*) FROM runs"), 1);
+    root.assert_no_servers_left();
+}
+
+#[test]
+fn sweep_finds_the_knee_of_a_server_with_known_capacity() {
+    // One request at a time, 10 ms each: at most ~100 requests/s. Below that
+    // latency stays near 10 ms; above it the queue grows without bound.
+    let root = Root::new(&[("slow", &["--delay-ms", "10"])]);
+    root.suite(
+        "sweep",
+        r#"
+name = "sweep"
+responses = ["normalized"]
+scenarios = ["static"]
+warmup = "1s"
+duration = "2s"
+repetitions = 1
+[[load]]
+model = "sweep"
+connections = 20
+threads = 1
+start_rate = 25
+max_rate = 1000
+step_factor = 2
+bisect_steps = 3
+slo_quantile = 0.99
+slo = "40ms"
+step_duration = "3s"
+"#,
+    );
+    let out = root.run(&["run", "--suite", "sweep", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    let knee: f64 = root.sql("SELECT knee_rps FROM sweeps");
+    // Capacity is 100/s less Python's per-request overhead; coarse steps 25,
+    // 50, 100, 200 bracket it and three bisections narrow it to ±12.5/s.
+    assert!(
+        (60.0..=105.0).contains(&knee),
+        "knee {knee} req/s for a ~100 req/s server"
+    );
+    let steps: i64 =
+        root.sql("SELECT count(*) FROM cases WHERE sweep IS NOT NULL AND state = 'done'");
+    assert!(steps >= 5, "{steps} steps");
+    let out = root.run(&["show"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("knee"),
+        "{}",
+        text(&out)
+    );
+}
