@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What the tests need beyond the machine image (Rust, Go, Node, Java, Python):
-# Python packages for the Dart syntax tests and Debian's chromium for the
-# report's browser test. Installs only what is missing.
+# Python packages for the Dart syntax tests, Debian's chromium for the
+# report's browser test, OpenSSH (client and server, for the ssh-host tests,
+# which start their own sshd on a loopback port) and iproute2 (ip, tc: the
+# network-namespace tests). Installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,11 +11,16 @@ python3 -m pip install --quiet --disable-pip-version-check -r tests/requirements
 
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v tc >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2
     exit 1
   fi
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
   echo "setup: installing ${need[*]} from Debian"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

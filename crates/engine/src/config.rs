@@ -1,7 +1,7 @@
 //! What a run is asked to do, checked before anything starts.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::request::RequestSpec;
 use crate::response::DEFAULT_MAX_HEAD;
@@ -35,6 +35,11 @@ pub struct LoadConfig {
     pub max_head: usize,
     /// Pin the worker threads to these CPUs (all of them, not one each).
     pub cpus: Option<Vec<usize>>,
+    /// Begin the run's schedule (warm-up, measurement and the one-second
+    /// intervals) at this wall-clock time rather than now. Several generators
+    /// given the same time start together and their intervals line up, so
+    /// their results can be merged exactly. `None`: start at once.
+    pub start_at: Option<SystemTime>,
 }
 
 impl LoadConfig {
@@ -52,6 +57,7 @@ impl LoadConfig {
             status_error_min: 400,
             max_head: DEFAULT_MAX_HEAD,
             cpus: None,
+            start_at: None,
         }
     }
 
@@ -92,6 +98,17 @@ impl LoadConfig {
                 return Err(ConfigError::new("cpus", "must name at least one CPU"));
             }
         }
+        if let Some(at) = self.start_at {
+            if at
+                .duration_since(SystemTime::now())
+                .is_ok_and(|d| d > MAX_START_DELAY)
+            {
+                return Err(ConfigError::new(
+                    "start-at",
+                    "is more than 10 minutes away: is a clock wrong?",
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -100,6 +117,9 @@ impl LoadConfig {
         self.threads.min(self.connections).max(1)
     }
 }
+
+/// The furthest in the future a planned start may be.
+const MAX_START_DELAY: Duration = Duration::from_secs(600);
 
 /// The CPUs this process may run on (its affinity mask), at least 1.
 pub fn default_threads() -> usize {

@@ -76,7 +76,17 @@ pub fn run(
         LoadModel::ClosedLoop => None,
         LoadModel::ConstantRate { rps } => Some(rps),
     };
-    let start = clock::now() + if rate.is_some() { RATE_LEAD } else { 0 };
+    let lead = if rate.is_some() { RATE_LEAD } else { 0 };
+    let start = match cfg.start_at {
+        None => clock::now() + lead,
+        Some(at) => {
+            let planned = planned_start(at);
+            // Threads start `lead` ahead of the planned start, as they would
+            // without one; a planned start already past starts at once.
+            wait_until(planned.saturating_sub(lead), &stop);
+            planned.max(clock::now() + lead)
+        }
+    };
     let measure_start = start + cfg.warmup.as_nanos() as Nanos;
     let end = measure_start + cfg.duration.as_nanos() as Nanos;
     let plan = Arc::new(Plan {
@@ -150,6 +160,27 @@ pub fn run(
         cpu_s,
         interrupted,
     ))
+}
+
+/// The monotonic-clock instant of a wall-clock time (now, if it is past).
+fn planned_start(at: std::time::SystemTime) -> Nanos {
+    let wall = std::time::SystemTime::now();
+    let mono = clock::now();
+    match at.duration_since(wall) {
+        Ok(ahead) => mono + ahead.as_nanos() as Nanos,
+        Err(_) => mono,
+    }
+}
+
+/// Sleeps until the monotonic instant `t`, or until `stop` is set.
+fn wait_until(t: Nanos, stop: &AtomicBool) {
+    loop {
+        let now = clock::now();
+        if now >= t || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((t - now).min(10_000_000)));
+    }
 }
 
 /// A clear error before any thread starts: "connection refused" is the most
@@ -307,5 +338,29 @@ fn assemble(
         },
         schedule,
         interrupted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    #[test]
+    fn planned_start_maps_wall_time_to_the_monotonic_clock() {
+        let now = clock::now();
+        let past = planned_start(SystemTime::now() - Duration::from_secs(5));
+        assert!(past >= now && past - now < 50_000_000);
+        let ahead = planned_start(SystemTime::now() + Duration::from_secs(2));
+        let d = ahead - clock::now();
+        assert!(d > 1_900_000_000 && d <= 2_000_000_000, "{d}");
+    }
+
+    #[test]
+    fn waiting_ends_early_when_stopped() {
+        let stop = AtomicBool::new(true);
+        let t = std::time::Instant::now();
+        wait_until(clock::now() + 5 * NANOS_PER_SEC, &stop);
+        assert!(t.elapsed() < Duration::from_millis(100));
     }
 }

@@ -30,6 +30,10 @@ pub enum Command {
     Report(commands::report::ReportArgs),
     /// Compare two stored runs case by case, with a verdict on each difference.
     Compare(commands::compare::CompareArgs),
+    /// fairbench's own helper on other hosts and in network namespaces
+    /// (load generator, server supervisor); not for direct use.
+    #[command(hide = true)]
+    Agent(crate::fleet::agent::AgentArgs),
 }
 
 /// A mistake in how fairbench was called (exit code 2), as opposed to a run
@@ -69,6 +73,7 @@ pub fn main() -> i32 {
         Command::Show(args) => commands::show::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Agent(args) => crate::fleet::agent::run(args),
     };
     match result {
         Ok(code) => code,

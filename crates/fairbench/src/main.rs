@@ -3,12 +3,15 @@
 mod cli;
 mod commands;
 mod export;
+mod fleet;
+mod host;
 mod interrupt;
 mod output;
 mod report;
 mod runner;
 mod store;
 mod suite;
+mod topology;
 
 fn main() {
     std::process::exit(cli::main());

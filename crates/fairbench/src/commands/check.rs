@@ -11,14 +11,15 @@ use fairbench_zoo::compare::{apply_reference, REFERENCE_SERVER};
 use fairbench_zoo::contract::{Grade, Rule};
 use fairbench_zoo::launch::{self, LaunchParams};
 use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
-use fairbench_zoo::process::{self, ServerProcess};
 use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;
 
 use crate::cli::usage;
 use crate::commands::servers::{load_zoo, resolve_root};
+use crate::host::Host;
 use crate::output::check_report;
+use crate::topology::{CheckPlaceArgs, Layout};
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
@@ -75,6 +76,8 @@ pub struct CheckArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub place: CheckPlaceArgs,
 }
 
 /// A server, mode or whole selection not checked, with why.
@@ -233,6 +236,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let root = resolve_root(args.root.as_deref())?;
     let zoo = load_zoo(&root)?;
     let plan = plan(&zoo, &args)?;
+    // Where the servers run: here, in a namespace, or on an ssh host.
+    let layout = Layout::for_check(&args.place)?;
+    for n in &layout.notes {
+        eprintln!("{n}");
+    }
     let work = args
         .work_dir
         .clone()
@@ -355,6 +363,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     }
                     let id = case_id(server, mode_name, resp, sc);
                     let c = check_case(
+                        &layout.server,
                         server,
                         &id,
                         sc,
@@ -439,6 +448,7 @@ fn case_id(server: &Server, mode: &str, response: ResponseKind, sc: &Scenario) -
 /// happens, the process group is gone when this returns.
 #[allow(clippy::too_many_arguments)]
 fn check_case(
+    host: &Host,
     server: &Server,
     id: &CaseId,
     sc: &Scenario,
@@ -454,36 +464,46 @@ fn check_case(
         "{}-{}-{}-{}.log",
         id.server, id.mode, id.response, id.scenario
     ));
-    let port = match process::free_port() {
+    let port = match host.free_port() {
         Ok(p) => p,
         Err(e) => {
-            return CaseReport::failed(id, deviations, Rule::Start, format!("no free port: {e}"));
+            return CaseReport::failed(id, deviations, Rule::Start, format!("no free port: {e:#}"));
         }
+    };
+    // On an ssh host, the server's folder and build are copied there first.
+    let (server, out_dir) = match host.stage_server(server, out_dir) {
+        Ok(s) => s,
+        Err(e) => return CaseReport::failed(id, deviations, Rule::Start, format!("{e:#}")),
     };
     let params = LaunchParams {
         port,
         scenario: sc.name.clone(),
         cores: plan.cores,
         cpus: plan.cpus.clone(),
-        out_dir: out_dir.to_path_buf(),
+        out_dir,
         log_path: log_path.clone(),
         stop_grace,
         extra_env: Vec::new(),
     };
-    let spec = match launch::spec(server, &id.mode, id.response, &params) {
+    let spec = match launch::spec(&server, &id.mode, id.response, &params) {
         Ok(s) => s,
         Err(e) => return CaseReport::failed(id, deviations, Rule::Start, e.to_string()),
     };
-    let proc = match ServerProcess::start(&spec) {
+    let proc = match host.start_server(&spec, port, ready_timeout) {
         Ok(p) => p,
         Err(e) => {
-            let mut c = CaseReport::failed(id, deviations, Rule::Start, e.to_string());
+            let mut c = CaseReport::failed(id, deviations, Rule::Start, e);
             c.log_path = Some(log_path);
             return c;
         }
     };
-    let mut report = match proc.wait_ready(&process::loopback(port), ready_timeout) {
-        Ok(_) => parity::inspect(port, sc, id, deviations, inspect_opts),
+    // Checked where the server is: its loopback, seen from its namespace
+    // or through an ssh tunnel.
+    let inspect = |p: u16| parity::inspect(p, sc, id, deviations, inspect_opts);
+    let mut report = match proc.wait_ready(port, ready_timeout) {
+        Ok(_) => host
+            .with_loopback(port, inspect)
+            .unwrap_or_else(|e| CaseReport::failed(id, deviations, Rule::Fetch, format!("{e:#}"))),
         Err(e) => {
             let mut c = CaseReport::failed(id, deviations, Rule::Ready, e.to_string());
             c.log_tail = proc.log_tail(15);
@@ -501,12 +521,12 @@ fn check_case(
         }
     };
     // A server that died while answering is a failure of its own.
-    if let Some(st) = proc.exit_status() {
+    if let Some(how) = proc.exit_description() {
         if report.row.is_some() {
             report.rules.push(fairbench_zoo::contract::RuleResult::new(
                 Rule::Fetch,
                 Grade::Fail,
-                format!("the server {} during the check", process::describe_exit(st)),
+                format!("the server {how} during the check"),
             ));
             report.grade = Grade::Fail;
             if let Some(row) = report.row.as_mut() {

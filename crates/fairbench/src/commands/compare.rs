@@ -40,7 +40,9 @@ pub struct CompareArgs {
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if let Some(p) = args.fail_on_regression {
         if !(p.is_finite() && p >= 0.0) {
-            return Err(usage(format!("--fail-on-regression {p}: expected a percentage ≥ 0")));
+            return Err(usage(format!(
+                "--fail-on-regression {p}: expected a percentage ≥ 0"
+            )));
         }
     }
     let store_a = Store::open_existing(&args.db)?;

@@ -10,8 +10,12 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use crate::cli::usage;
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
+use crate::fleet::{self, wire::LoadSpec, FleetOutcome, Job};
+use crate::host;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::output::units;
+use crate::topology::{ClientArgs, Layout, TopologyKind};
 
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
@@ -63,30 +67,27 @@ pub struct LoadArgs {
     /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: ClientArgs,
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     let cfg = config(&args)?;
+    let p = &args.place;
+    if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
+        return run_fleet(&args, &cfg);
+    }
+    if p.link_rate.is_some() || p.link_delay.is_some() {
+        return Err(usage(
+            "--link-rate and --link-delay shape the virtual link of --topology netns",
+        ));
+    }
     let stop = crate::interrupt::flag();
     let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
 
-    let outcome = if let Some(path) = &args.hdr_log {
-        let mut file = std::fs::File::create(path)
-            .with_context(|| format!("--hdr-log: cannot create {}", path.display()))?;
-        let mut ser = V2DeflateSerializer::new();
-        let mut log = HdrLog::begin(&mut file, &mut ser, &format!("fairbench load {}", args.url))
-            .with_context(|| format!("--hdr-log: cannot write {}", path.display()))?;
-        let result = {
-            let mut fan = Fanout(vec![&mut progress as &mut dyn Observer, &mut log]);
-            fairbench_engine::run(&cfg, stop, &mut fan)
-        };
-        if let Some(e) = &log.error {
-            eprintln!("fairbench: warning: --hdr-log {}: {e}", path.display());
-        }
-        result
-    } else {
-        fairbench_engine::run(&cfg, stop, &mut progress)
-    };
+    let outcome = with_observers(&args, &mut progress, |obs| {
+        fairbench_engine::run(&cfg, stop, obs)
+    })?;
     progress.finish();
     let outcome = match outcome {
         Ok(o) => o,
@@ -106,6 +107,178 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(if outcome.interrupted { 130 } else { 0 })
+}
+
+/// Runs `f` with the progress display, plus the HDR interval log if asked.
+fn with_observers<R>(
+    args: &LoadArgs,
+    progress: &mut LoadProgress,
+    f: impl FnOnce(&mut dyn Observer) -> R,
+) -> anyhow::Result<R> {
+    let Some(path) = &args.hdr_log else {
+        return Ok(f(progress));
+    };
+    let mut file = std::fs::File::create(path)
+        .with_context(|| format!("--hdr-log: cannot create {}", path.display()))?;
+    let mut ser = V2DeflateSerializer::new();
+    let mut log = HdrLog::begin(&mut file, &mut ser, &format!("fairbench load {}", args.url))
+        .with_context(|| format!("--hdr-log: cannot write {}", path.display()))?;
+    let result = {
+        let mut fan = Fanout(vec![progress as &mut dyn Observer, &mut log]);
+        f(&mut fan)
+    };
+    if let Some(e) = &log.error {
+        eprintln!("fairbench: warning: --hdr-log {}: {e}", path.display());
+    }
+    Ok(result)
+}
+
+/// The load split over several generators (namespaces, ssh hosts, or
+/// processes here), started together and merged exactly.
+fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    let n = match args.place.client_hosts.len() {
+        0 => args.place.clients,
+        hosts => hosts,
+    };
+    if cfg.connections < n {
+        return Err(usage(format!(
+            "--connections: {} cannot be split over {n} load generators",
+            cfg.connections
+        )));
+    }
+    let layout = Layout::for_load(&args.place)?;
+    for n in &layout.notes {
+        eprintln!("{n}");
+    }
+    eprintln!("{}", layout.summary());
+    let n = layout.clients.len();
+    let mut jobs = Vec::with_capacity(n);
+    for (i, c) in layout.clients.iter().enumerate() {
+        let mut spec = LoadSpec::of(cfg);
+        // In a namespace, this machine's loopback is the far end of the link.
+        if layout.kind == "netns" && cfg.target.addr.ip().is_loopback() {
+            spec.url = format!(
+                "http://{}:{}{}",
+                host::url_host(&c.server_addr),
+                cfg.target.addr.port(),
+                cfg.target.path
+            );
+        }
+        spec.connections = fleet::share(cfg.connections, n, i);
+        let default_threads = match (&args.cpus, &c.host) {
+            (_, host::Host::Ssh(_)) => c.info.cpus.len() / c.machine_share.max(1),
+            (Some(cpus), _) => cpus.len() / n,
+            (None, _) => fairbench_engine::default_threads() / n,
+        };
+        spec.threads = match args.threads {
+            Some(t) => fleet::share(t.max(n), n, i),
+            None => default_threads,
+        }
+        .min(spec.connections)
+        .max(1);
+        spec.rate = args.rate.map(|r| r / n as f64);
+        spec.cpus = match c.host {
+            host::Host::Ssh(_) => None,
+            _ => args.cpus.clone(),
+        };
+        jobs.push(Job {
+            host: c.host.clone(),
+            spec,
+        });
+    }
+    let stop = crate::interrupt::flag();
+    let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
+    let result = with_observers(args, &mut progress, |obs| fleet::run(jobs, stop, obs))?;
+    progress.finish();
+    let f = match result {
+        Ok(f) => f,
+        Err(fleet::FleetError::Interrupted) => {
+            eprintln!("interrupted before the load started");
+            return Ok(130);
+        }
+        Err(e) => anyhow::bail!("{e}"),
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&fleet_json(args, &layout, &f)?)?
+        );
+    } else {
+        print!(
+            "{}",
+            load_summary::render(&args.url, &f.merged, args.latency)
+        );
+        print!("{}", clients_text(&f));
+    }
+    layout.teardown();
+    Ok(if f.merged.interrupted { 130 } else { 0 })
+}
+
+/// Each generator's own figures under the merged summary.
+fn clients_text(f: &FleetOutcome) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nLoad generators ({}; merged exactly above: counts summed, histograms added):",
+        f.parts.len()
+    );
+    for (i, p) in f.parts.iter().enumerate() {
+        let o = &p.outcome;
+        let l = o.latency_summary();
+        let _ = writeln!(
+            s,
+            "  #{i} {}  {}  c={} t={}  {} requests = {} req/s  p50 {}  p99 {}  errors {}",
+            p.host,
+            p.spec.url,
+            o.connections,
+            o.threads,
+            units::count(o.requests),
+            units::rate(o.rps()),
+            units::micros(l.p50 as f64),
+            units::micros(l.p99 as f64),
+            units::count(o.errors.total())
+        );
+    }
+    for w in &f.warnings {
+        let _ = writeln!(s, "WARNING: {w}");
+    }
+    s
+}
+
+/// The merged result in the `load --json` schema, plus `clients` (each
+/// generator's part) and `topology`.
+fn fleet_json(
+    args: &LoadArgs,
+    layout: &Layout,
+    f: &FleetOutcome,
+) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(LoadJson::new(&args.url, &f.merged))?;
+    let clients: Vec<serde_json::Value> = f
+        .parts
+        .iter()
+        .map(|p| {
+            let mut c =
+                serde_json::to_value(LoadJson::new(&p.spec.url, &p.outcome)).unwrap_or_default();
+            if let Some(m) = c.as_object_mut() {
+                m.insert("host".into(), p.host.clone().into());
+                m.insert("warnings".into(), serde_json::json!(p.warnings));
+            }
+            c
+        })
+        .collect();
+    if let Some(m) = v.as_object_mut() {
+        m.insert("clients".into(), clients.into());
+        m.insert("topology".into(), layout.describe());
+        if let Some(w) = m.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+            w.extend(
+                f.warnings
+                    .iter()
+                    .map(|x| serde_json::Value::from(x.clone())),
+            );
+        }
+    }
+    Ok(v)
 }
 
 fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {

@@ -63,7 +63,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     };
     let out = match (&args.output, args.format) {
         (Some(p), _) => Some(p.clone()),
-        (None, Format::Html) => Some(PathBuf::from(format!("report-{}.{}", run.id, args.format.ext()))),
+        (None, Format::Html) => Some(PathBuf::from(format!(
+            "report-{}.{}",
+            run.id,
+            args.format.ext()
+        ))),
         (None, _) => None,
     };
     match out.as_deref() {
@@ -80,31 +84,55 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         }
         _ => {
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(text.as_bytes()).context("cannot write to standard output")?;
+            stdout
+                .write_all(text.as_bytes())
+                .context("cannot write to standard output")?;
             stdout.flush().ok();
         }
     }
     if let Some(dir) = &args.hdr {
         let files = report_hdr::write_all(&store, run.id, dir)?;
-        eprintln!("fairbench: wrote {} interval logs into {}", files.len(), dir.display());
+        eprintln!(
+            "fairbench: wrote {} interval logs into {}",
+            files.len(),
+            dir.display()
+        );
     }
     Ok(0)
+}
+
+/// Writes the HTML report of run `run` in the database `db` to `path` (for
+/// `fairbench run --report`).
+pub fn write_html(db: &Path, run: i64, path: &Path) -> anyhow::Result<()> {
+    let store = Store::open_existing(db)?;
+    let row = model::resolve_run(&store, Some(&run.to_string()))?;
+    let report = model::build(&store, &row)?;
+    write_file(path, html::render(&report).as_bytes())
 }
 
 /// Writes through a temporary file in the same directory, so a reader never
 /// sees half a report.
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut tmp = tempfile_in(dir, path)?;
-    tmp.1.write_all(bytes).with_context(|| format!("cannot write {}", tmp.0.display()))?;
+    tmp.1
+        .write_all(bytes)
+        .with_context(|| format!("cannot write {}", tmp.0.display()))?;
     drop(tmp.1);
     std::fs::rename(&tmp.0, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
 fn tempfile_in(dir: &Path, target: &Path) -> anyhow::Result<(PathBuf, std::fs::File)> {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let f = std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", target.display()))?;
+    let f = std::fs::File::create(&tmp)
+        .with_context(|| format!("cannot write {}", target.display()))?;
     Ok((tmp, f))
 }

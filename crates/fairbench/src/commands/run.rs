@@ -11,6 +11,7 @@ use crate::output::{run_table, units};
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
 use crate::suite::{self, PlanItem, Suite};
+use crate::topology::{ClientArgs, Layout, ServerArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -53,6 +54,10 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub clients: ClientArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
@@ -87,6 +92,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     if plan.items.is_empty() {
         anyhow::bail!("nothing to run: the suite selected no runnable case");
     }
+    let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
     let host = metadata::host(&plan.cpus);
@@ -99,6 +105,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         toolchains_json: metadata::toolchains(&plan.toolchains).to_string(),
         planned_cases: plan.case_count(),
     })?;
+    store.set_run_topology(run, &layout.describe())?;
     let mut planned = Vec::new();
     for (seq, item) in plan.items.iter().enumerate() {
         if let PlanItem::Case(c) = item {
@@ -148,10 +155,24 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         suite.ready_timeout,
         plan.cpus,
         work,
+        layout,
     )
 }
 
+/// Where the server and the load run, as the flags say; notes printed once.
+fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
+    let layout = Layout::for_run(&args.clients, &args.server)?;
+    for n in &layout.notes {
+        eprintln!("{n}");
+    }
+    if layout.kind != "local" || layout.clients.len() > 1 {
+        eprintln!("{}", layout.summary());
+    }
+    Ok(layout)
+}
+
 fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
+    let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open_existing(&args.db)?;
     let run = store
@@ -233,6 +254,7 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         sweeps_note(&work)
     );
     store.set_run_state(id, "running", None)?;
+    store.set_run_topology(id, &layout.describe())?;
     execute(
         args,
         zoo,
@@ -241,9 +263,11 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         suite.ready_timeout,
         plan.cpus,
         work,
+        layout,
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute(
     args: &RunArgs,
     zoo: &Zoo,
@@ -252,12 +276,14 @@ fn execute(
     ready_timeout: std::time::Duration,
     cpus: Vec<usize>,
     work: Vec<Work>,
+    layout: Layout,
 ) -> anyhow::Result<i32> {
     let opts = RunOptions {
         allow_unfair: args.allow_unfair,
         work_dir: zoo.default_work_dir(),
         ready_timeout,
         cpus,
+        layout,
     };
     let total = work.len();
     let end = {

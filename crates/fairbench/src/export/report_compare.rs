@@ -16,7 +16,9 @@ fn signed(p: f64) -> String {
 /// "+5.3 % [+4.1 … +6.2]" with a `*` when significant.
 pub fn change(d: &Option<MetricDiff>) -> String {
     let Some(d) = d else { return "—".into() };
-    let Some(p) = d.change_pct else { return "—".into() };
+    let Some(p) = d.change_pct else {
+        return "—".into();
+    };
     let mut s = signed(p);
     if let (Some(lo), Some(hi)) = (d.ci_low_pct, d.ci_high_pct) {
         s.push_str(&format!(" [{} … {}]", signed(lo), signed(hi)));
@@ -35,7 +37,16 @@ fn medians(d: &Option<MetricDiff>, decimals: usize) -> (String, String) {
 }
 
 const HEAD: [&str; 10] = [
-    "VARIANT", "CONTEXT", "REQ/S A", "REQ/S B", "Δ REQ/S [95 % CI]", "P99 µs A", "P99 µs B", "Δ P99", "Δ CPU/REQ", "VERDICT",
+    "VARIANT",
+    "CONTEXT",
+    "REQ/S A",
+    "REQ/S B",
+    "Δ REQ/S [95 % CI]",
+    "P99 µs A",
+    "P99 µs B",
+    "Δ P99",
+    "Δ CPU/REQ",
+    "VERDICT",
 ];
 
 fn cells(c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
@@ -93,7 +104,10 @@ fn heading(c: &Comparison) -> String {
 fn regression_line(c: &Comparison) -> Option<String> {
     c.regression_threshold_pct.map(|p| {
         if c.regressions == 0 {
-            format!("No case is significantly slower by more than {} %.", fixed(p, 1))
+            format!(
+                "No case is significantly slower by more than {} %.",
+                fixed(p, 1)
+            )
         } else {
             format!(
                 "{} case{} significantly slower by more than {} %.",
@@ -148,9 +162,20 @@ pub fn markdown_doc(c: &Comparison) -> String {
     }
     o.push('\n');
     let _ = writeln!(o, "| {} |", HEAD.join(" | "));
-    let _ = writeln!(o, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    let _ = writeln!(
+        o,
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    );
     for d in &c.cases {
-        let _ = writeln!(o, "| {} |", cells(d, str::to_string).iter().map(|s| markdown(s)).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(
+            o,
+            "| {} |",
+            cells(d, str::to_string)
+                .iter()
+                .map(|s| markdown(s))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
     }
     o.push('\n');
     for n in notes(c) {

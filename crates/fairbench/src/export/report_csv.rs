@@ -52,7 +52,9 @@ pub const COLUMNS: [&str; 42] = [
 ];
 
 fn num(v: Option<f64>) -> String {
-    v.filter(|v| v.is_finite()).map(|v| format!("{v}")).unwrap_or_default()
+    v.filter(|v| v.is_finite())
+        .map(|v| format!("{v}"))
+        .unwrap_or_default()
 }
 
 fn med(s: &Option<Summary>) -> String {
@@ -60,14 +62,19 @@ fn med(s: &Option<Summary>) -> String {
 }
 
 fn bool_cell(b: Option<bool>) -> String {
-    b.map(|b| if b { "1" } else { "0" }.to_string()).unwrap_or_default()
+    b.map(|b| if b { "1" } else { "0" }.to_string())
+        .unwrap_or_default()
 }
 
 fn row(r: &Report, g: &Group) -> Vec<String> {
     let parity = r.parity.iter().find(|p| {
-        p.server == g.key.server && p.mode == g.key.mode && p.response == g.key.response && p.scenario == g.key.scenario
+        p.server == g.key.server
+            && p.mode == g.key.mode
+            && p.response == g.key.response
+            && p.scenario == g.key.scenario
     });
-    let ci = |s: &Option<Summary>, f: fn(&Summary) -> f64| num(s.as_ref().filter(|s| s.n >= 2).map(f));
+    let ci =
+        |s: &Option<Summary>, f: fn(&Summary) -> f64| num(s.as_ref().filter(|s| s.n >= 2).map(f));
     let mut notes = g.flags();
     notes.extend(g.warnings.iter().cloned());
     vec![
@@ -96,7 +103,13 @@ fn row(r: &Report, g: &Group) -> Vec<String> {
         num(g.rps.as_ref().filter(|s| s.n >= 2).map(|s| s.confidence)),
         g.rps
             .as_ref()
-            .map(|s| s.values.iter().map(|v| format!("{v}")).collect::<Vec<_>>().join(";"))
+            .map(|s| {
+                s.values
+                    .iter()
+                    .map(|v| format!("{v}"))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
             .unwrap_or_default(),
         num(g.rps_stdev_1s),
         med(&g.lat_mean),
@@ -115,12 +128,18 @@ fn row(r: &Report, g: &Group) -> Vec<String> {
         bool_cell(Some(g.saturated)),
         bool_cell(Some(g.cpus_shared)),
         notes.join("; "),
-        g.case_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(";"),
+        g.case_ids
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(";"),
     ]
 }
 
 pub fn render(r: &Report) -> anyhow::Result<String> {
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Vec::new());
     w.write_record(COLUMNS)?;
     for g in &r.groups {
         w.write_record(row(r, g))?;

@@ -17,7 +17,8 @@ use crate::store::{decode_histogram, Store};
 /// Writes the logs of `run`'s finished cases into `dir` (created if needed);
 /// returns the files written.
 pub fn write_all(store: &Store, run: i64, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("--hdr: cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--hdr: cannot create {}", dir.display()))?;
     let mut written = Vec::new();
     for c in store.cases(run)?.into_iter().filter(|c| c.state == "done") {
         let name = escape::file_name(&format!(
@@ -46,7 +47,15 @@ pub fn write_all(store: &Store, run: i64, dir: &Path) -> anyhow::Result<Vec<Path
             let mut ser = V2DeflateSerializer::new();
             let comment = escape::visible(&format!(
                 "fairbench run {} case {}: {} {}/{} {} {} cores, {}, repetition {}",
-                run, c.id, c.server, c.mode, c.response, c.scenario, c.cores, c.load_label, c.repetition
+                run,
+                c.id,
+                c.server,
+                c.mode,
+                c.response,
+                c.scenario,
+                c.cores,
+                c.load_label,
+                c.repetition
             ));
             let mut log = IntervalLogWriterBuilder::new()
                 .add_comment(&comment)
@@ -66,7 +75,8 @@ pub fn write_all(store: &Store, run: i64, dir: &Path) -> anyhow::Result<Vec<Path
                 .map_err(|e| anyhow::anyhow!("--hdr: {}: {e:?}", path.display()))?;
             }
         }
-        std::fs::write(&path, out).with_context(|| format!("--hdr: cannot write {}", path.display()))?;
+        std::fs::write(&path, out)
+            .with_context(|| format!("--hdr: cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)

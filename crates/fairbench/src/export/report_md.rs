@@ -12,7 +12,12 @@ use crate::report::table::Table;
 
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "# fairbench report — run {} ({})\n", r.run.id, md(&r.run.suite));
+    let _ = writeln!(
+        o,
+        "# fairbench report — run {} ({})\n",
+        r.run.id,
+        md(&r.run.suite)
+    );
     o.push_str("## Run and machine\n\n");
     table(&mut o, &overview::run_table(r), false);
     o.push_str("## Servers and toolchains\n\n");
@@ -31,7 +36,11 @@ pub fn render(r: &Report) -> String {
         o.push_str("## Problems and notes\n\n");
         if !r.problems.is_empty() {
             table(&mut o, &overview::problems_table(r), true);
-            for p in r.problems.iter().filter(|p| p.log_tail.as_deref().is_some_and(|t| !t.is_empty())) {
+            for p in r
+                .problems
+                .iter()
+                .filter(|p| p.log_tail.as_deref().is_some_and(|t| !t.is_empty()))
+            {
                 let tail = p.log_tail.as_deref().unwrap_or("");
                 let _ = writeln!(
                     o,
@@ -44,6 +53,7 @@ pub fn render(r: &Report) -> String {
             }
         }
         if !notes.rows.is_empty() {
+            o.push_str("### Notes on cases\n\n");
             table(&mut o, &notes, true);
         }
     }
@@ -69,7 +79,11 @@ fn table(o: &mut String, t: &Table, head: bool) {
     } else {
         let _ = writeln!(o, "|{}", " |".repeat(t.columns.len()));
     }
-    let rule: Vec<&str> = t.columns.iter().map(|c| if c.numeric { "---:" } else { "---" }).collect();
+    let rule: Vec<&str> = t
+        .columns
+        .iter()
+        .map(|c| if c.numeric { "---:" } else { "---" })
+        .collect();
     let _ = writeln!(o, "| {} |", rule.join(" | "));
     for row in &t.rows {
         let cells: Vec<String> = row.iter().map(|c| md(&c.text)).collect();

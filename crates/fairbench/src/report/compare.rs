@@ -199,11 +199,18 @@ pub fn compare(
         let p99 = diff(&x.p99, &y.p99, false, seed("p99"));
         let cpu = diff(&x.cpu, &y.cpu, false, seed("cpu"));
         let closed = x.load.is_closed();
-        let (primary, m) = if closed { ("req/s", &rps) } else { ("p99", &p99) };
+        let (primary, m) = if closed {
+            ("req/s", &rps)
+        } else {
+            ("p99", &p99)
+        };
         let (verdict, note) = match m {
             None => (
                 Verdict::NoSignificantDifference,
-                Some(format!("no finished repetition in {}", if x.rps.is_empty() { "A" } else { "B" })),
+                Some(format!(
+                    "no finished repetition in {}",
+                    if x.rps.is_empty() { "A" } else { "B" }
+                )),
             ),
             Some(d) if d.a.len() < 2 || d.b.len() < 2 => (
                 Verdict::NoSignificantDifference,
@@ -225,7 +232,8 @@ pub fn compare(
         let regression = match (fail_pct, m) {
             (Some(limit), Some(d)) if verdict == Verdict::Slower => {
                 // Worse by more than `limit` percent of A.
-                d.change_pct.is_some_and(|p| if closed { -p > limit } else { p > limit })
+                d.change_pct
+                    .is_some_and(|p| if closed { -p > limit } else { p > limit })
             }
             _ => false,
         };
@@ -241,7 +249,11 @@ pub fn compare(
         });
     }
     let only = |x: &BTreeMap<CaseKey, Reps>, y: &BTreeMap<CaseKey, Reps>| {
-        let mut v: Vec<(&CaseKey, i64)> = x.iter().filter(|(k, _)| !y.contains_key(*k)).map(|(k, r)| (k, r.first_seq)).collect();
+        let mut v: Vec<(&CaseKey, i64)> = x
+            .iter()
+            .filter(|(k, _)| !y.contains_key(*k))
+            .map(|(k, r)| (k, r.first_seq))
+            .collect();
         v.sort_by_key(|(_, s)| *s);
         v.into_iter().map(|(k, _)| k.clone()).collect::<Vec<_>>()
     };
@@ -274,7 +286,8 @@ mod tests {
         let noise = diff(&a, &[100.5, 98.5, 101.5], true, 1).unwrap();
         assert!(!noise.significant);
         assert_eq!(noise.direction, "same");
-        let slower_latency = diff(&[500.0, 510.0, 490.0], &[800.0, 790.0, 810.0], false, 1).unwrap();
+        let slower_latency =
+            diff(&[500.0, 510.0, 490.0], &[800.0, 790.0, 810.0], false, 1).unwrap();
         assert_eq!(slower_latency.direction, "worse");
         let single = diff(&[100.0], &[200.0], true, 1).unwrap();
         assert!(!single.significant, "one repetition cannot be significant");

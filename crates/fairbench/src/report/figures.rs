@@ -37,19 +37,35 @@ pub fn sections(r: &Report) -> Vec<Section> {
 
     let mut figs = Vec::new();
     if !single.is_empty() {
-        figs.push(throughput(&single, "throughput-single", "Throughput, single core"));
+        figs.push(throughput(
+            &single,
+            "throughput-single",
+            "Throughput, single core",
+        ));
     }
     if !multi.is_empty() {
-        figs.push(throughput(&multi, "throughput-multi", "Throughput, multi-core"));
+        figs.push(throughput(
+            &multi,
+            "throughput-multi",
+            "Throughput, multi-core",
+        ));
     }
     push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", figs);
 
     let mut figs = Vec::new();
     if !single.is_empty() {
-        figs.push(latency(&single, "latency-single", "Mean and p99 latency, single core"));
+        figs.push(latency(
+            &single,
+            "latency-single",
+            "Mean and p99 latency, single core",
+        ));
     }
     if !multi.is_empty() {
-        figs.push(latency(&multi, "latency-multi", "Mean and p99 latency, multi-core"));
+        figs.push(latency(
+            &multi,
+            "latency-multi",
+            "Mean and p99 latency, multi-core",
+        ));
     }
     push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
 
@@ -81,9 +97,20 @@ pub fn sections(r: &Report) -> Vec<Section> {
     out
 }
 
-fn push(out: &mut Vec<Section>, id: &'static str, title: &'static str, intro: &str, figures: Vec<Figure>) {
+fn push(
+    out: &mut Vec<Section>,
+    id: &'static str,
+    title: &'static str,
+    intro: &str,
+    figures: Vec<Figure>,
+) {
     if !figures.is_empty() {
-        out.push(Section { id, title, intro: intro.to_string(), figures });
+        out.push(Section {
+            id,
+            title,
+            intro: intro.to_string(),
+            figures,
+        });
     }
 }
 
@@ -109,7 +136,7 @@ fn bar_label(g: &Group) -> String {
     if g.flags().is_empty() {
         g.label.clone()
     } else {
-        format!("{} ⚠", g.label)
+        format!("⚠ {}", g.label)
     }
 }
 
@@ -190,17 +217,31 @@ fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
                     let whisker = if s.n >= 2 {
                         Some((s.low, s.high))
                     } else {
-                        g.rps_stdev_1s.map(|sd| ((s.median - sd).max(0.0), s.median + sd))
+                        g.rps_stdev_1s
+                            .map(|sd| ((s.median - sd).max(0.0), s.median + sd))
                     };
                     let mut tip = format!("{}\n{}", tip_head(g), summary_tip(s, 1, "req/s"));
                     if let Some(sd) = g.rps_stdev_1s {
-                        tip.push_str(&format!("\nstdev of the 1-second rates: {} req/s", fixed(sd, 1)));
+                        tip.push_str(&format!(
+                            "\nstdev of the 1-second rates: {} req/s",
+                            fixed(sd, 1)
+                        ));
                     }
-                    Bar { value: s.median, whisker, opacity: 1.0, tip, text: fixed(s.median, 0) }
+                    Bar {
+                        value: s.median,
+                        whisker,
+                        opacity: 1.0,
+                        tip,
+                        text: fixed(s.median, 0),
+                    }
                 }
                 None => no_data(g),
             };
-            rows.push(BarRow::Bars { label: bar_label(g), colour: colour(g), bars: vec![bar] });
+            rows.push(BarRow::Bars {
+                label: bar_label(g),
+                colour: colour(g),
+                bars: vec![bar],
+            });
             let mut cells = key_cells(g);
             match &g.rps {
                 Some(s) if s.n >= 2 => cells.extend([
@@ -209,7 +250,12 @@ fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
                     Cell::num(s.high, 1),
                     Cell::text(percent(s.confidence)),
                 ]),
-                Some(s) => cells.extend([Cell::num(s.median, 1), Cell::none(), Cell::none(), Cell::text("n = 1")]),
+                Some(s) => cells.extend([
+                    Cell::num(s.median, 1),
+                    Cell::none(),
+                    Cell::none(),
+                    Cell::text("n = 1"),
+                ]),
                 None => cells.extend([Cell::none(), Cell::none(), Cell::none(), Cell::none()]),
             }
             cells.push(Cell::opt(g.rps_stdev_1s, 1));
@@ -274,20 +320,32 @@ fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
                         value: mean.median / div,
                         whisker: None,
                         opacity: 0.45,
-                        tip: format!("{}\nmean latency: {}", tip_head(g), summary_tip(mean, 1, "µs")),
+                        tip: format!(
+                            "{}\nmean latency: {}",
+                            tip_head(g),
+                            summary_tip(mean, 1, "µs")
+                        ),
                         text: format!("mean {}", crate::output::units::micros(mean.median)),
                     });
                     bars.push(Bar {
                         value: p99.median / div,
                         whisker: (p99.n >= 2).then(|| (p99.low / div, p99.high / div)),
                         opacity: 1.0,
-                        tip: format!("{}\np99 latency: {}", tip_head(g), summary_tip(p99, 1, "µs")),
+                        tip: format!(
+                            "{}\np99 latency: {}",
+                            tip_head(g),
+                            summary_tip(p99, 1, "µs")
+                        ),
                         text: format!("p99 {}", crate::output::units::micros(p99.median)),
                     });
                 }
                 _ => bars.push(no_data(g)),
             }
-            rows.push(BarRow::Bars { label: bar_label(g), colour: colour(g), bars });
+            rows.push(BarRow::Bars {
+                label: bar_label(g),
+                colour: colour(g),
+                bars,
+            });
             let mut cells = key_cells(g);
             cells.extend([
                 Cell::opt(med(&g.lat_mean), 1),
@@ -309,14 +367,24 @@ fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
         x_label: format!("latency ({unit})"),
         rows,
         legend: vec![
-            LegendItem { label: "mean".into(), colour: "#555555", opacity: 0.45 },
-            LegendItem { label: "p99".into(), colour: "#555555", opacity: 1.0 },
+            LegendItem {
+                label: "mean".into(),
+                colour: "#555555",
+                opacity: 0.45,
+            },
+            LegendItem {
+                label: "p99".into(),
+                colour: "#555555",
+                opacity: 1.0,
+            },
         ],
     };
     Figure {
         id: id.to_string(),
         title: title.to_string(),
-        caption: "Lower is better. Bars use the server's colour: light for the mean, solid for p99.".into(),
+        caption:
+            "Lower is better. Bars use the server's colour: light for the mean, solid for p99."
+                .into(),
         svg: Some(chart.render()),
         table,
     }
@@ -336,7 +404,11 @@ struct SimpleBar<'a> {
     text: fn(f64) -> String,
 }
 
-fn simple_bar(groups: &[&Group], spec: SimpleBar<'_>, table_cols: &[(&'static str, bool)]) -> Figure {
+fn simple_bar(
+    groups: &[&Group],
+    spec: SimpleBar<'_>,
+    table_cols: &[(&'static str, bool)],
+) -> Figure {
     let mut rows = Vec::new();
     let mut table = Table::new(format!("table-{}", spec.id), &columns(table_cols));
     for (ctx, gs) in by_context(groups) {
@@ -348,12 +420,20 @@ fn simple_bar(groups: &[&Group], spec: SimpleBar<'_>, table_cols: &[(&'static st
                     value: s.median / spec.div,
                     whisker: (s.n >= 2).then(|| (s.low / spec.div, s.high / spec.div)),
                     opacity: 1.0,
-                    tip: format!("{}\n{}", tip_head(g), summary_tip(s, spec.decimals, spec.unit)),
+                    tip: format!(
+                        "{}\n{}",
+                        tip_head(g),
+                        summary_tip(s, spec.decimals, spec.unit)
+                    ),
                     text: (spec.text)(s.median),
                 },
                 None => no_data(g),
             };
-            rows.push(BarRow::Bars { label: bar_label(g), colour: colour(g), bars: vec![bar] });
+            rows.push(BarRow::Bars {
+                label: bar_label(g),
+                colour: colour(g),
+                bars: vec![bar],
+            });
             let mut cells = key_cells(g);
             cells.extend([
                 Cell::opt(m.as_ref().map(|s| s.median), spec.decimals),
@@ -387,7 +467,8 @@ fn requests(groups: &[&Group]) -> Figure {
             id: "requests",
             title: "Total requests per case",
             subtitle: "completed responses in the measurement, median of repetitions",
-            caption: "Higher is better at equal duration; the table also counts errors of every class.",
+            caption:
+                "Higher is better at equal duration; the table also counts errors of every class.",
             axis: "requests (count)".into(),
             div: 1.0,
             unit: "requests",
@@ -397,8 +478,16 @@ fn requests(groups: &[&Group]) -> Figure {
         },
         &[("requests median", true), ("min", true), ("max", true)],
     );
-    f.table.columns.push(super::table::Column { name: "errors median".into(), numeric: true });
-    for (row, g) in f.table.rows.iter_mut().zip(by_context(groups).into_iter().flat_map(|(_, v)| v)) {
+    f.table.columns.push(super::table::Column {
+        name: "errors median".into(),
+        numeric: true,
+    });
+    for (row, g) in f
+        .table
+        .rows
+        .iter_mut()
+        .zip(by_context(groups).into_iter().flat_map(|(_, v)| v))
+    {
         row.push(Cell::opt(med(&g.errors), 0));
     }
     f
@@ -424,13 +513,18 @@ fn timeouts(groups: &[&Group]) -> Figure {
 }
 
 fn cpu_per_request(groups: &[&Group]) -> Figure {
-    let with: Vec<&Group> = groups.iter().copied().filter(|g| g.cpu_us_per_request.is_some()).collect();
+    let with: Vec<&Group> = groups
+        .iter()
+        .copied()
+        .filter(|g| g.cpu_us_per_request.is_some())
+        .collect();
     simple_bar(
         &with,
         SimpleBar {
             id: "cpu-per-request",
             title: "Server CPU time per request",
-            subtitle: "CPU seconds of the server process tree during the measurement ÷ completed requests",
+            subtitle:
+                "CPU seconds of the server process tree during the measurement ÷ completed requests",
             caption: "Lower is better: the work the server spends on one response.",
             axis: "CPU microseconds per request (µs)".into(),
             div: 1.0,
@@ -444,8 +538,15 @@ fn cpu_per_request(groups: &[&Group]) -> Figure {
 }
 
 fn rss_peak(groups: &[&Group]) -> Figure {
-    let with: Vec<&Group> = groups.iter().copied().filter(|g| g.rss_peak.is_some()).collect();
-    let max = with.iter().filter_map(|g| g.rss_peak.as_ref().map(|s| s.max)).fold(0.0, f64::max);
+    let with: Vec<&Group> = groups
+        .iter()
+        .copied()
+        .filter(|g| g.rss_peak.is_some())
+        .collect();
+    let max = with
+        .iter()
+        .filter_map(|g| g.rss_peak.as_ref().map(|s| s.max))
+        .fold(0.0, f64::max);
     let (div, unit) = byte_unit(max);
     simple_bar(
         &with,
@@ -461,7 +562,11 @@ fn rss_peak(groups: &[&Group]) -> Figure {
             metric: |g| &g.rss_peak,
             text: |v| crate::output::units::bytes(v as u64),
         },
-        &[("peak RSS bytes median", true), ("min", true), ("max", true)],
+        &[
+            ("peak RSS bytes median", true),
+            ("min", true),
+            ("max", true),
+        ],
     )
 }
 
@@ -471,7 +576,11 @@ fn series_label(g: &Group) -> String {
 
 fn spectra(groups: &[&Group]) -> Vec<Figure> {
     let mut figs = Vec::new();
-    let with: Vec<&Group> = groups.iter().copied().filter(|g| g.spectrum.is_some()).collect();
+    let with: Vec<&Group> = groups
+        .iter()
+        .copied()
+        .filter(|g| g.spectrum.is_some())
+        .collect();
     for (i, (ctx, gs)) in by_context(&with).into_iter().enumerate() {
         let max = gs
             .iter()
@@ -511,8 +620,14 @@ fn spectra(groups: &[&Group]) -> Vec<Figure> {
             id: format!("chart-{id}"),
             title: title.clone(),
             subtitle: Some("all repetitions merged; x: percentile on a log \"nines\" scale".into()),
-            x: Axis { label: "percentile (log scale of nines)".into(), kind: AxisKind::Nines },
-            y: Axis { label: format!("latency ({unit})"), kind: AxisKind::Linear },
+            x: Axis {
+                label: "percentile (log scale of nines)".into(),
+                kind: AxisKind::Nines,
+            },
+            y: Axis {
+                label: format!("latency ({unit})"),
+                kind: AxisKind::Linear,
+            },
             series,
             vmarks: Vec::new(),
             hmarks: Vec::new(),
@@ -534,10 +649,17 @@ fn spectra(groups: &[&Group]) -> Vec<Figure> {
                 .map(|p| p.percentile)
                 .next()
                 .unwrap_or(f64::NAN);
-            let mut row = vec![Cell { text: format!("p{}", trim_pct(pct)), value: Some(pct), swatch: None }];
+            let mut row = vec![Cell {
+                text: format!("p{}", trim_pct(pct)),
+                value: Some(pct),
+                swatch: None,
+            }];
             for g in &gs {
                 row.push(Cell::opt(
-                    g.spectrum.as_ref().and_then(|s| s.points.get(step)).map(|p| p.latency_us as f64),
+                    g.spectrum
+                        .as_ref()
+                        .and_then(|s| s.points.get(step))
+                        .map(|p| p.latency_us as f64),
                     0,
                 ));
             }
@@ -596,7 +718,8 @@ fn scaling(groups: &[&Group]) -> Vec<Figure> {
         let series = variants
             .iter()
             .map(|v| {
-                let mut pts: Vec<&Group> = gs.iter().copied().filter(|g| g.label == v.label).collect();
+                let mut pts: Vec<&Group> =
+                    gs.iter().copied().filter(|g| g.label == v.label).collect();
                 pts.sort_by_key(|g| g.key.cores);
                 Series {
                     label: series_label(v),
@@ -609,7 +732,12 @@ fn scaling(groups: &[&Group]) -> Vec<Figure> {
                             Point {
                                 x: g.key.cores as f64,
                                 y: s.median,
-                                tip: format!("{}\n{}\n{}", g.label, cores_label(g.key.cores), summary_tip(s, 1, "req/s")),
+                                tip: format!(
+                                    "{}\n{}\n{}",
+                                    g.label,
+                                    cores_label(g.key.cores),
+                                    summary_tip(s, 1, "req/s")
+                                ),
                             }
                         })
                         .collect(),
@@ -622,21 +750,33 @@ fn scaling(groups: &[&Group]) -> Vec<Figure> {
             id: format!("chart-{id}"),
             title: title.clone(),
             subtitle: Some("median requests per second at each core count".into()),
-            x: Axis { label: "cores given to the server".into(), kind: AxisKind::Linear },
-            y: Axis { label: "requests per second (req/s)".into(), kind: AxisKind::Linear },
+            x: Axis {
+                label: "cores given to the server".into(),
+                kind: AxisKind::Count,
+            },
+            y: Axis {
+                label: "requests per second (req/s)".into(),
+                kind: AxisKind::Linear,
+            },
             series,
             vmarks: Vec::new(),
             hmarks: Vec::new(),
         };
         let mut cols: Vec<(String, bool)> = vec![("variant".into(), false)];
-        cols.extend(cores.iter().map(|c| (format!("req/s at {}", cores_label(*c)), true)));
+        cols.extend(
+            cores
+                .iter()
+                .map(|c| (format!("req/s at {}", cores_label(*c)), true)),
+        );
         let col_refs: Vec<(&str, bool)> = cols.iter().map(|(n, b)| (n.as_str(), *b)).collect();
         let mut table = Table::new(format!("table-{id}"), &col_refs);
         for v in &variants {
             let mut row = vec![Cell::swatch(v.label.clone(), colour(v))];
             for c in &cores {
                 row.push(Cell::opt(
-                    gs.iter().find(|g| g.label == v.label && g.key.cores == *c).and_then(|g| med(&g.rps)),
+                    gs.iter()
+                        .find(|g| g.label == v.label && g.key.cores == *c)
+                        .and_then(|g| med(&g.rps)),
                     1,
                 ));
             }
@@ -654,7 +794,11 @@ fn scaling(groups: &[&Group]) -> Vec<Figure> {
 }
 
 fn warmups(groups: &[&Group]) -> Vec<Figure> {
-    let with: Vec<&Group> = groups.iter().copied().filter(|g| g.warmup.is_some()).collect();
+    let with: Vec<&Group> = groups
+        .iter()
+        .copied()
+        .filter(|g| g.warmup.is_some())
+        .collect();
     let mut figs = Vec::new();
     for (i, (ctx, gs)) in by_context(&with).into_iter().enumerate() {
         let series = gs
@@ -689,10 +833,20 @@ fn warmups(groups: &[&Group]) -> Vec<Figure> {
         let start = gs
             .iter()
             .filter_map(|g| g.warmup.as_ref())
-            .filter_map(|w| w.points.iter().find(|p| p.phase == "measure").map(|p| p.t_s))
+            .filter_map(|w| {
+                w.points
+                    .iter()
+                    .find(|p| p.phase == "measure")
+                    .map(|p| p.t_s)
+            })
             .fold(f64::NAN, |a: f64, b| if a.is_nan() { b } else { a.min(b) });
         let vmarks = if start.is_finite() && start > 0.0 {
-            vec![Mark { at: start, colour: "#444444", dash: "4 3", label: "measurement starts".into() }]
+            vec![Mark {
+                at: start,
+                colour: "#444444",
+                dash: "4 3",
+                label: "measurement starts".into(),
+            }]
         } else {
             Vec::new()
         };
@@ -701,9 +855,17 @@ fn warmups(groups: &[&Group]) -> Vec<Figure> {
         let chart = LineChart {
             id: format!("chart-{id}"),
             title: title.clone(),
-            subtitle: Some("requests per second, second by second; first finished repetition".into()),
-            x: Axis { label: "time since the load began (s)".into(), kind: AxisKind::Linear },
-            y: Axis { label: "requests per second (req/s)".into(), kind: AxisKind::Linear },
+            subtitle: Some(
+                "requests per second, second by second; first finished repetition".into(),
+            ),
+            x: Axis {
+                label: "time since the load began (s)".into(),
+                kind: AxisKind::Linear,
+            },
+            y: Axis {
+                label: "requests per second (req/s)".into(),
+                kind: AxisKind::Linear,
+            },
             series,
             vmarks,
             hmarks: Vec::new(),
@@ -717,14 +879,21 @@ fn warmups(groups: &[&Group]) -> Vec<Figure> {
             }
         }
         seconds.sort_by_key(|(s, _, _)| *s);
-        let mut cols: Vec<(String, bool)> = vec![("second".into(), true), ("t (s)".into(), true), ("phase".into(), false)];
+        let mut cols: Vec<(String, bool)> = vec![
+            ("second".into(), true),
+            ("t (s)".into(), true),
+            ("phase".into(), false),
+        ];
         cols.extend(gs.iter().map(|g| (format!("{} req/s", g.label), true)));
         let col_refs: Vec<(&str, bool)> = cols.iter().map(|(n, b)| (n.as_str(), *b)).collect();
         let mut table = Table::new(format!("table-{id}"), &col_refs);
         for (sec, t, phase) in seconds {
             let mut row = vec![Cell::num(sec as f64, 0), Cell::num(t, 1), Cell::text(phase)];
             for g in &gs {
-                let p = g.warmup.as_ref().and_then(|w| w.points.iter().find(|p| p.second == sec));
+                let p = g
+                    .warmup
+                    .as_ref()
+                    .and_then(|w| w.points.iter().find(|p| p.second == sec));
                 row.push(Cell::opt(p.map(|p| p.rps), 1));
             }
             table.push(row);
@@ -750,7 +919,11 @@ fn sweeps(r: &Report) -> Vec<Figure> {
     }
     let mut figs = Vec::new();
     for (i, (scenario, cores)) in keys.iter().enumerate() {
-        let ss: Vec<&SweepInfo> = r.sweeps.iter().filter(|s| &s.scenario == scenario && s.cores == *cores).collect();
+        let ss: Vec<&SweepInfo> = r
+            .sweeps
+            .iter()
+            .filter(|s| &s.scenario == scenario && s.cores == *cores)
+            .collect();
         let max = ss
             .iter()
             .flat_map(|s| s.steps.iter().flat_map(|p| [p.p50_us, p.p99_us]))
@@ -763,7 +936,12 @@ fn sweeps(r: &Report) -> Vec<Figure> {
         for s in &ss {
             let c = palette::colour(s.palette_index);
             for (name, dash, pick) in [
-                ("p99", "", (|p: &super::model::SweepStep| p.p99_us) as fn(&super::model::SweepStep) -> Option<f64>),
+                (
+                    "p99",
+                    "",
+                    (|p: &super::model::SweepStep| p.p99_us)
+                        as fn(&super::model::SweepStep) -> Option<f64>,
+                ),
                 ("p50", "2 3", |p: &super::model::SweepStep| p.p50_us),
             ] {
                 series.push(Series {
@@ -798,7 +976,10 @@ fn sweeps(r: &Report) -> Vec<Figure> {
                 });
             }
         }
-        let slos: BTreeSet<(i64, i64)> = ss.iter().map(|s| ((s.slo_quantile * 1e6) as i64, s.slo_us)).collect();
+        let slos: BTreeSet<(i64, i64)> = ss
+            .iter()
+            .map(|s| ((s.slo_quantile * 1e6) as i64, s.slo_us))
+            .collect();
         let hmarks = ss
             .first()
             .filter(|_| slos.len() == 1)
@@ -806,12 +987,19 @@ fn sweeps(r: &Report) -> Vec<Figure> {
                 at: s.slo_us as f64 / div,
                 colour: "#999999",
                 dash: "3 3",
-                label: format!("objective: p{} ≤ {}", trim_pct(s.slo_quantile * 100.0), crate::output::units::micros(s.slo_us as f64)),
+                label: format!(
+                    "objective: p{} ≤ {}",
+                    trim_pct(s.slo_quantile * 100.0),
+                    crate::output::units::micros(s.slo_us as f64)
+                ),
             })
             .into_iter()
             .collect();
         let id = format!("sweep-{}", i + 1);
-        let title = format!("Latency against offered rate — {scenario} · {}", cores_label(*cores));
+        let title = format!(
+            "Latency against offered rate — {scenario} · {}",
+            cores_label(*cores)
+        );
         let chart = LineChart {
             id: format!("chart-{id}"),
             title: title.clone(),
@@ -857,7 +1045,14 @@ fn sweeps(r: &Report) -> Vec<Figure> {
                     Cell::none(),
                     Cell::none(),
                     Cell::none(),
-                    Cell::text(format!("{}{}", s.state, s.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())),
+                    Cell::text(format!(
+                        "{}{}",
+                        s.state,
+                        s.reason
+                            .as_deref()
+                            .map(|r| format!(": {r}"))
+                            .unwrap_or_default()
+                    )),
                     Cell::opt(s.knee_rps, 0),
                 ]);
             }
@@ -865,7 +1060,9 @@ fn sweeps(r: &Report) -> Vec<Figure> {
         figs.push(Figure {
             id,
             title,
-            caption: "Past the knee, latency climbs: the server cannot keep up with the offered rate.".into(),
+            caption:
+                "Past the knee, latency climbs: the server cannot keep up with the offered rate."
+                    .into(),
             svg: Some(chart.render()),
             table,
         });

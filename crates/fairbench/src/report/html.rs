@@ -62,14 +62,14 @@ pub fn render(r: &Report) -> String {
     // Header: what, when, where.
     let _ = write!(
         o,
-        "<header id=\"top\">\n<h1>{}</h1>\n<p class=\"lede\">Suite <strong>{}</strong>, run {} started {}: {} servers, {} cases. \
+        "<header id=\"top\">\n<h1>{}</h1>\n<p class=\"lede\">Suite <strong>{}</strong>, run {} started {}: {}, {}. \
          Every chart has its numbers in a table beneath it; hover a bar or a point for its exact values.</p>\n",
         html(&title),
         html(&r.run.suite),
         r.run.id,
         html(&r.run.started_at),
-        r.servers.len(),
-        r.groups.len()
+        plural(r.servers.len(), "server"),
+        plural(r.groups.len(), "case")
     );
     o.push_str("<h2 id=\"run\">Run and machine</h2>\n");
     table_html(&mut o, &overview::run_table(r), &["meta"], false);
@@ -117,9 +117,15 @@ pub fn render(r: &Report) -> String {
 }
 
 fn section_html(o: &mut String, s: &Section) {
-    let _ = write!(o, "<section id=\"{}\">\n<h2>{}</h2>\n<p>{}</p>\n", s.id, html(s.title), html(&s.intro));
+    let _ = write!(
+        o,
+        "<section id=\"{}\">\n<h2>{}</h2>\n<p>{}</p>\n",
+        s.id,
+        html(s.title),
+        html(&s.intro)
+    );
     for f in &s.figures {
-        let _ = write!(o, "<figure id=\"fig-{}\">\n", html(&f.id));
+        let _ = writeln!(o, "<figure id=\"fig-{}\">", html(&f.id));
         if let Some(svg) = &f.svg {
             o.push_str(svg);
             o.push('\n');
@@ -137,7 +143,12 @@ fn section_html(o: &mut String, s: &Section) {
 pub fn table_html(o: &mut String, t: &Table, classes: &[&str], head: bool) {
     let mut cls = vec!["data"];
     cls.extend_from_slice(classes);
-    let _ = write!(o, "<div class=\"tablewrap\"><table id=\"{}\" class=\"{}\">\n", html(&t.id), cls.join(" "));
+    let _ = writeln!(
+        o,
+        "<div class=\"tablewrap\"><table id=\"{}\" class=\"{}\">",
+        html(&t.id),
+        cls.join(" ")
+    );
     if head {
         o.push_str("<thead><tr>");
         for c in &t.columns {
@@ -156,7 +167,11 @@ pub fn table_html(o: &mut String, t: &Table, classes: &[&str], head: bool) {
             }
             o.push('>');
             if let Some(c) = cell.swatch {
-                let _ = write!(o, "<span class=\"sw\" style=\"background:{}\"></span>", html(c));
+                let _ = write!(
+                    o,
+                    "<span class=\"sw\" style=\"background:{}\"></span>",
+                    html(c)
+                );
             }
             o.push_str(&html(&cell.text));
             o.push_str("</td>");
@@ -167,11 +182,20 @@ pub fn table_html(o: &mut String, t: &Table, classes: &[&str], head: bool) {
 }
 
 fn rules_details(o: &mut String, r: &Report) {
-    if r.parity.iter().all(|p| p.rules.is_empty()) {
+    if r.parity
+        .iter()
+        .all(|p| p.rules.is_empty() && p.raw_response.is_none())
+    {
         return;
     }
-    o.push_str("<details><summary>Every rule of every check</summary>\n");
-    for p in r.parity.iter().filter(|p| !p.rules.is_empty()) {
+    o.push_str(
+        "<details><summary>Every rule of every check, and the responses as received</summary>\n",
+    );
+    for p in r
+        .parity
+        .iter()
+        .filter(|p| !p.rules.is_empty() || p.raw_response.is_some())
+    {
         let _ = write!(
             o,
             "<h3>{} {}/{} — {}</h3>\n<ul>\n",
@@ -186,10 +210,17 @@ fn rules_details(o: &mut String, r: &Report) {
                 "<li><strong>{}</strong> {}{}</li>",
                 html(&rule.grade.to_uppercase()),
                 html(&rule.rule),
-                if rule.detail.is_empty() { String::new() } else { format!(" — {}", html(&rule.detail)) }
+                if rule.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", html(&rule.detail))
+                }
             );
         }
         o.push_str("</ul>\n");
+        if let Some(raw) = &p.raw_response {
+            let _ = writeln!(o, "<pre class=\"raw\">{}</pre>", html_multiline(raw));
+        }
     }
     o.push_str("</details>\n");
 }
@@ -203,7 +234,11 @@ fn problems(o: &mut String, r: &Report) {
     if !r.problems.is_empty() {
         o.push_str("<p class=\"warn\">These cases did not finish; their figures are missing from the charts.</p>\n");
         table_html(o, &overview::problems_table(r), &[], true);
-        for p in r.problems.iter().filter(|p| p.log_tail.as_deref().is_some_and(|t| !t.is_empty())) {
+        for p in r
+            .problems
+            .iter()
+            .filter(|p| p.log_tail.as_deref().is_some_and(|t| !t.is_empty()))
+        {
             let _ = write!(
                 o,
                 "<details><summary>Server log, {} — {}, repetition {}</summary>\n<pre>{}</pre>\n</details>\n",
@@ -234,4 +269,12 @@ fn method(o: &mut String, r: &Report) {
         html(r.method.interval),
         html_multiline(&r.run.suite_toml)
     );
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

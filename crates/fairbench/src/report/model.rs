@@ -41,7 +41,12 @@ impl CaseKey {
 
     /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares.
     pub fn context(&self) -> String {
-        format!("{} · {} · {}", self.scenario, cores_label(self.cores), self.load)
+        format!(
+            "{} · {} · {}",
+            self.scenario,
+            cores_label(self.cores),
+            self.load
+        )
     }
 
     /// The whole key on one line.
@@ -107,10 +112,11 @@ impl RunInfo {
     /// The machine as label/value pairs: the documented fields first, in a
     /// fixed order, then any others by name.
     pub fn host_fields(&self) -> Vec<(String, String)> {
-        const KNOWN: [(&str, &str); 7] = [
+        const KNOWN: [(&str, &str); 8] = [
             ("cpu_model", "CPU"),
             ("cpus", "CPUs"),
             ("online_cpus", "online CPUs"),
+            ("usable_cpus", "usable CPUs"),
             ("memory_bytes", "memory"),
             ("kernel", "kernel"),
             ("os", "OS"),
@@ -138,11 +144,13 @@ impl RunInfo {
     }
 }
 
-/// A JSON value as text: strings bare, null as "—", others as JSON.
+/// A JSON value as text: strings bare, null as "—", arrays as a list,
+/// others as JSON.
 pub fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "—".into(),
+        Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
     }
 }
@@ -186,6 +194,10 @@ pub struct ParityRow {
     pub ipv6: Option<bool>,
     /// Total bytes minus the reference server's.
     pub vs_reference: Option<i64>,
+    /// Header names in the order sent.
+    pub header_names: Vec<String>,
+    /// The response exactly as received by the check (lossy UTF-8), if kept.
+    pub raw_response: Option<String>,
     /// Set when `parity_json` was present but not readable.
     pub note: Option<String>,
 }
@@ -211,6 +223,8 @@ impl ParityRow {
             ipv4: None,
             ipv6: None,
             vs_reference: None,
+            header_names: Vec::new(),
+            raw_response: None,
             note: None,
         };
         let Some(text) = c.parity_json.as_deref() else {
@@ -241,6 +255,14 @@ impl ParityRow {
         row.ipv4 = r.get("ipv4").and_then(Value::as_bool);
         row.ipv6 = r.get("ipv6").and_then(Value::as_bool);
         row.vs_reference = r.get("vs_reference").and_then(Value::as_i64);
+        if let Some(names) = r.get("header_names").and_then(Value::as_array) {
+            row.header_names = names.iter().map(value_text).collect();
+        }
+        row.raw_response = v
+            .get("raw")
+            .and_then(|x| x.get("response"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         row
     }
 
@@ -361,9 +383,15 @@ impl Group {
             f.push("server and load shared CPUs".to_string());
         }
         if self.failed > 0 {
-            f.push(format!("{} of {} repetitions failed", self.failed, self.planned));
+            f.push(format!(
+                "{} of {} repetitions failed",
+                self.failed, self.planned
+            ));
         } else if self.done < self.planned {
-            f.push(format!("{} of {} repetitions done", self.done, self.planned));
+            f.push(format!(
+                "{} of {} repetitions done",
+                self.done, self.planned
+            ));
         }
         f
     }
@@ -516,7 +544,10 @@ pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let c = cases.iter().find(|c| &c.server == name).expect("server of a case");
+            let c = cases
+                .iter()
+                .find(|c| &c.server == name)
+                .expect("server of a case");
             ServerInfo {
                 name: name.clone(),
                 language: c.language.clone(),
@@ -550,7 +581,10 @@ pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
         by_key.entry(k).or_default().push(c);
         let has_parity = c.parity_json.is_some() || c.header_bytes.is_some() || c.fair.is_some();
         let seen = parity.iter().any(|p| {
-            p.server == c.server && p.mode == c.mode && p.response == c.response && p.scenario == c.scenario
+            p.server == c.server
+                && p.mode == c.mode
+                && p.response == c.response
+                && p.scenario == c.scenario
         });
         if has_parity && !seen {
             parity.push(ParityRow::of(c));
@@ -575,7 +609,14 @@ pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
             .iter()
             .position(|(m, r)| *m == key.mode && *r == key.response)
             .unwrap_or(0);
-        groups.push(group(store, key, sweep, rows, palette_index, variant_index)?);
+        groups.push(group(
+            store,
+            key,
+            sweep,
+            rows,
+            palette_index,
+            variant_index,
+        )?);
     }
 
     let sweeps = store
@@ -652,7 +693,10 @@ fn group(
                     None => merged = Some(h),
                     Some(m) => {
                         if m.add(&h).is_err() {
-                            warnings.push(format!("repetition {}: histogram could not be merged", c.repetition));
+                            warnings.push(format!(
+                                "repetition {}: histogram could not be merged",
+                                c.repetition
+                            ));
                         }
                     }
                 },
@@ -708,8 +752,18 @@ fn group(
         requests: lat(|c| c.requests),
         timeouts_per_million: summary_of(&done, |c| c.timeouts_per_million),
         errors: summary_of(&done, |c| {
-            let parts = [c.err_connect, c.err_read, c.err_write, c.err_timeout, c.err_status, c.err_parse];
-            parts.iter().any(Option::is_some).then(|| parts.iter().map(|v| v.unwrap_or(0)).sum::<i64>() as f64)
+            let parts = [
+                c.err_connect,
+                c.err_read,
+                c.err_write,
+                c.err_timeout,
+                c.err_status,
+                c.err_parse,
+            ];
+            parts
+                .iter()
+                .any(Option::is_some)
+                .then(|| parts.iter().map(|v| v.unwrap_or(0)).sum::<i64>() as f64)
         }),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         rss_peak: lat(|c| c.server_rss_peak),
@@ -758,5 +812,58 @@ fn sweep_info(s: SweepRow, groups: &[Group], names: &[String]) -> SweepInfo {
         state: s.state,
         reason: s.reason,
         steps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn the_fixture_aggregates_as_expected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        fixture::standard_db(&path);
+        let store = Store::open_existing(&path).unwrap();
+        let run = resolve_run(&store, Some("1")).unwrap();
+        let r = build(&store, &run).unwrap();
+        assert_eq!(
+            r.servers
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
+            ["dart-shelf", "go-nethttp"]
+        );
+        assert_eq!(r.groups.len(), 18);
+        assert_eq!(r.groups.iter().filter(|g| g.is_sweep_step()).count(), 6);
+        assert_eq!(r.parity.len(), 6);
+        assert_eq!(r.problems.len(), 1);
+        let failed = r.groups.iter().find(|g| g.failed == 1).unwrap();
+        assert_eq!((failed.planned, failed.done), (3, 2));
+        let rps = failed.rps.as_ref().unwrap();
+        assert_eq!((rps.n, rps.confidence), (2, 0.5));
+        let go = &r.groups[0];
+        assert_eq!(go.label, "go-nethttp default/normalized");
+        assert_eq!(go.rps.as_ref().unwrap().median, 100_000.0);
+        let sp = go.spectrum.as_ref().unwrap();
+        assert_eq!(sp.count, 60_000);
+        assert_eq!(sp.points.len(), 20, "0 … 4.75 nines for 60 000 samples");
+        assert_eq!(go.warmup.as_ref().unwrap().points.len(), 13);
+        assert_eq!(r.sweeps.len(), 2);
+        let offered: Vec<f64> = r.sweeps[0].steps.iter().map(|s| s.offered_rps).collect();
+        assert_eq!(offered, [1_000.0, 2_000.0, 4_000.0]);
+        assert_eq!(
+            r.sweeps[1].steps.iter().map(|s| s.met).collect::<Vec<_>>(),
+            [Some(true), Some(true), Some(false)]
+        );
+        assert!(resolve_run(&store, Some("x")).is_err());
+    }
+
+    #[test]
+    fn load_info_falls_back_to_the_label() {
+        let l = LoadInfo::parse("not json", "rate 5000/s c=50 t=1");
+        assert_eq!((l.model.as_str(), l.rate), ("rate", Some(5000.0)));
+        assert!(LoadInfo::parse("{}", "closed c=50 t=1").is_closed());
     }
 }

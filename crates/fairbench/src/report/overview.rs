@@ -22,7 +22,10 @@ pub fn run_table(r: &Report) -> Table {
         },
     );
     row("started", run.started_at.clone());
-    row("finished", run.finished_at.clone().unwrap_or_else(|| "—".into()));
+    row(
+        "finished",
+        run.finished_at.clone().unwrap_or_else(|| "—".into()),
+    );
     row(
         "cases",
         format!(
@@ -67,12 +70,22 @@ pub fn servers_table(r: &Report) -> Table {
             Some(Value::String(s)) => s.clone(),
             _ => field("toolchain"),
         };
+        // `version`, or the probe's `status.version` as `run` records it.
+        let version = match field("version") {
+            v if v != "—" => v,
+            _ => tc
+                .and_then(|v| v.get("status"))
+                .and_then(|st| st.get("version"))
+                .filter(|v| !v.is_null())
+                .map(value_text)
+                .unwrap_or_else(|| "—".into()),
+        };
         t.push(vec![
             Cell::swatch(s.name.clone(), palette::colour(s.palette_index)),
             Cell::text(s.language.clone()),
             Cell::text(s.framework.clone()),
             Cell::text(tool),
-            Cell::text(field("version")),
+            Cell::text(version),
             Cell::text(field("framework_version")),
         ]);
     }
@@ -99,6 +112,7 @@ pub fn parity_table(r: &Report) -> Table {
             ("total B", true),
             ("vs reference B", true),
             ("framing", false),
+            ("headers, in order", false),
             ("Date", false),
             ("IPv4", false),
             ("IPv6", false),
@@ -108,23 +122,38 @@ pub fn parity_table(r: &Report) -> Table {
         ],
     );
     for p in &r.parity {
-        let idx = palette::index(&r.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), &p.server);
+        let idx = palette::index(
+            &r.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+            &p.server,
+        );
         let passed = p.rules.iter().filter(|r| r.grade == "pass").count();
         let mut findings = p.findings();
         if let Some(n) = &p.note {
             findings.push(n.clone());
         }
         t.push(vec![
-            Cell::swatch(format!("{} {}/{}", p.server, p.mode, p.response), palette::colour(idx)),
+            Cell::swatch(
+                format!("{} {}/{}", p.server, p.mode, p.response),
+                palette::colour(idx),
+            ),
             Cell::text(p.scenario.clone()),
             Cell::opt(p.header_bytes.map(|v| v as f64), 0),
             Cell::opt(p.body_bytes.map(|v| v as f64), 0),
             Cell::opt(p.total_bytes.map(|v| v as f64), 0),
             match p.vs_reference {
-                Some(d) => Cell { text: format!("{d:+}"), value: Some(d as f64), swatch: None },
+                Some(d) => Cell {
+                    text: format!("{d:+}"),
+                    value: Some(d as f64),
+                    swatch: None,
+                },
                 None => Cell::none(),
             },
             Cell::text(p.framing.clone().unwrap_or_else(|| "—".into())),
+            Cell::text(if p.header_names.is_empty() {
+                "—".to_string()
+            } else {
+                p.header_names.join(", ")
+            }),
             Cell::text(p.date.clone().unwrap_or_else(|| "—".into())),
             yes_no(p.ipv4),
             yes_no(p.ipv6),
@@ -149,7 +178,13 @@ pub fn parity_table(r: &Report) -> Table {
 pub fn problems_table(r: &Report) -> Table {
     let mut t = Table::new(
         "table-problems",
-        &[("variant", false), ("context", false), ("rep", true), ("state", false), ("reason", false)],
+        &[
+            ("variant", false),
+            ("context", false),
+            ("rep", true),
+            ("state", false),
+            ("reason", false),
+        ],
     );
     for p in &r.problems {
         t.push(vec![
@@ -165,10 +200,17 @@ pub fn problems_table(r: &Report) -> Table {
 
 /// Every case's flags and recorded warnings.
 pub fn notes_table(r: &Report) -> Table {
-    let mut t = Table::new("table-notes", &[("variant", false), ("context", false), ("note", false)]);
+    let mut t = Table::new(
+        "table-notes",
+        &[("variant", false), ("context", false), ("note", false)],
+    );
     for g in &r.groups {
         for n in g.flags().into_iter().chain(g.warnings.iter().cloned()) {
-            t.push(vec![Cell::text(g.label.clone()), Cell::text(g.key.context()), Cell::text(n)]);
+            t.push(vec![
+                Cell::text(g.label.clone()),
+                Cell::text(g.key.context()),
+                Cell::text(n),
+            ]);
         }
     }
     t

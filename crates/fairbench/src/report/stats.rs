@@ -222,7 +222,10 @@ mod tests {
         assert_eq!(k, 2);
         assert!((c - 0.978515625).abs() < 1e-9, "{c}");
         let s = Summary::of(&[10.0, 30.0, 20.0]).unwrap();
-        assert_eq!((s.median, s.low, s.high, s.confidence), (20.0, 10.0, 30.0, 0.75));
+        assert_eq!(
+            (s.median, s.low, s.high, s.confidence),
+            (20.0, 10.0, 30.0, 0.75)
+        );
         assert_eq!(s.values, vec![10.0, 30.0, 20.0]);
         assert!(Summary::of(&[]).is_none());
     }

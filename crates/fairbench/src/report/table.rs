@@ -29,7 +29,11 @@ pub struct Cell {
 
 impl Cell {
     pub fn text(s: impl Into<String>) -> Cell {
-        Cell { text: s.into(), value: None, swatch: None }
+        Cell {
+            text: s.into(),
+            value: None,
+            swatch: None,
+        }
     }
 
     pub fn none() -> Cell {
@@ -38,7 +42,11 @@ impl Cell {
 
     pub fn num(v: f64, decimals: usize) -> Cell {
         if v.is_finite() {
-            Cell { text: fixed(v, decimals), value: Some(v), swatch: None }
+            Cell {
+                text: fixed(v, decimals),
+                value: Some(v),
+                swatch: None,
+            }
         } else {
             Cell::none()
         }
@@ -49,7 +57,11 @@ impl Cell {
     }
 
     pub fn swatch(label: impl Into<String>, colour: &'static str) -> Cell {
-        Cell { text: label.into(), value: None, swatch: Some(colour) }
+        Cell {
+            text: label.into(),
+            value: None,
+            swatch: Some(colour),
+        }
     }
 }
 
@@ -59,7 +71,10 @@ impl Table {
             id: id.into(),
             columns: columns
                 .iter()
-                .map(|(name, numeric)| Column { name: name.to_string(), numeric: *numeric })
+                .map(|(name, numeric)| Column {
+                    name: name.to_string(),
+                    numeric: *numeric,
+                })
                 .collect(),
             rows: Vec::new(),
         }

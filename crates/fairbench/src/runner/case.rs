@@ -6,19 +6,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairbench_engine::{LoadConfig, LoadModel, Observer, Outcome, Phase, SecondSample, Target};
-use fairbench_zoo::contract::Grade;
+use fairbench_zoo::contract::{Grade, Rule};
 use fairbench_zoo::launch::{self, LaunchParams};
 use fairbench_zoo::manifest::ResponseKind;
 use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
-use fairbench_zoo::process::{self, ServerProcess};
 use fairbench_zoo::{fetch, Scenario, Server};
 use hdrhistogram::Histogram;
 
-use super::placement::Placement;
+use super::placement::Sites;
 use super::sampler::TreeSampler;
+use crate::fleet::{self, wire::LoadSpec, Job};
+use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
-use crate::store::{encode_histogram, CaseFigures, SampleRow};
+use crate::store::{encode_histogram, CaseFigures, PartRow, SampleRow};
 use crate::suite::LoadProfile;
+use crate::topology::Layout;
 
 const LOG_TAIL: usize = 20;
 
@@ -36,7 +38,7 @@ pub enum CaseEnd {
 }
 
 impl CaseEnd {
-    fn failed(reason: impl Into<String>, server: Option<&ServerProcess>) -> CaseEnd {
+    fn failed(reason: impl Into<String>, server: Option<&ServerHandle>) -> CaseEnd {
         CaseEnd::Failed {
             reason: reason.into(),
             log_tail: server.map(|s| s.log_tail(LOG_TAIL)).unwrap_or_default(),
@@ -51,7 +53,8 @@ pub struct Launch<'a> {
     pub response: ResponseKind,
     pub scenario: &'a Scenario,
     pub cores: usize,
-    pub placement: &'a Placement,
+    pub placement: &'a Sites,
+    pub layout: &'a Layout,
     pub out_dir: PathBuf,
     pub log_path: PathBuf,
     pub ready_timeout: Duration,
@@ -59,7 +62,7 @@ pub struct Launch<'a> {
 
 /// A started, ready, checked server.
 pub struct Running {
-    pub process: ServerProcess,
+    pub process: ServerHandle,
     pub port: u16,
     pub parity: CaseReport,
 }
@@ -97,27 +100,37 @@ impl Running {
 }
 
 pub fn start(l: &Launch<'_>) -> Result<Running, CaseEnd> {
-    let port =
-        process::free_port().map_err(|e| CaseEnd::failed(format!("no free port: {e}"), None))?;
+    let host = &l.layout.server;
+    let port = host
+        .free_port()
+        .map_err(|e| CaseEnd::failed(format!("no free port: {e:#}"), None))?;
+    // On an ssh host: the server's folder, build and files copied there.
+    let (server, out_dir) = host.stage_server(l.server, &l.out_dir).map_err(|e| {
+        CaseEnd::failed(
+            format!("cannot copy the server to {}: {e:#}", host.label()),
+            None,
+        )
+    })?;
     let params = LaunchParams {
         port,
         scenario: l.scenario.name.clone(),
         cores: l.cores,
         cpus: Some(l.placement.server.clone()),
-        out_dir: l.out_dir.clone(),
+        out_dir,
         log_path: l.log_path.clone(),
         stop_grace: Duration::from_secs(5),
         extra_env: Vec::new(),
     };
-    let spec = launch::spec(l.server, l.mode, l.response, &params)
+    let spec = launch::spec(&server, l.mode, l.response, &params)
         .map_err(|e| CaseEnd::failed(format!("cannot start: {e}"), None))?;
-    let process = ServerProcess::start(&spec)
+    let process = host
+        .start_server(&spec, port, l.ready_timeout)
         .map_err(|e| CaseEnd::failed(format!("cannot start: {e}"), None))?;
-    if let Err(e) = process.wait_ready(&process::loopback(port), l.ready_timeout) {
+    if let Err(e) = process.wait_ready(port, l.ready_timeout) {
         let end = CaseEnd::failed(
             format!(
                 "server did not become ready: {e} (log: {})",
-                process.log_path().display()
+                process.log_location()
             ),
             Some(&process),
         );
@@ -131,13 +144,13 @@ pub fn start(l: &Launch<'_>) -> Result<Running, CaseEnd> {
         scenario: l.scenario.name.clone(),
     };
     let deviations = &l.server.response(l.response).known_deviations;
-    let parity = parity::inspect(
-        port,
-        l.scenario,
-        &id,
-        deviations,
-        &InspectOptions::default(),
-    );
+    // Checked where the server is: its own loopback, from its own namespace
+    // or through an ssh tunnel.
+    let parity = host
+        .with_loopback(port, |p| {
+            parity::inspect(p, l.scenario, &id, deviations, &InspectOptions::default())
+        })
+        .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}")));
     Ok(Running {
         process,
         port,
@@ -153,19 +166,36 @@ pub struct Timing {
     pub timeout: Duration,
 }
 
-/// The engine settings for one measurement against a running server.
+/// How one measurement's load runs: the engine in this process, or agents
+/// on the layout's client hosts whose results are merged.
+pub enum LoadPlan {
+    Here(Box<LoadConfig>),
+    Fleet(Vec<Job>),
+}
+
+impl LoadPlan {
+    fn timeout(&self) -> Duration {
+        match self {
+            LoadPlan::Here(c) => c.timeout,
+            LoadPlan::Fleet(j) => j
+                .first()
+                .map(|j| Duration::from_secs_f64(j.spec.timeout_s))
+                .unwrap_or(Duration::from_secs(2)),
+        }
+    }
+}
+
+/// The load of one measurement against a running server.
 pub fn load_config(
     port: u16,
     scenario: &Scenario,
     load: &LoadProfile,
     rate_override: Option<f64>,
-    placement: &Placement,
+    sites: &Sites,
+    layout: &Layout,
     t: Timing,
-) -> Result<LoadConfig, String> {
-    let url = format!("http://127.0.0.1:{port}{}", scenario.path);
-    let target = Target::parse(&url).map_err(|e| e.to_string())?;
-    let mut cfg = LoadConfig::new(target);
-    cfg.request.method = scenario.method.clone();
+) -> Result<LoadPlan, String> {
+    let url = |addr: &str| format!("http://{}:{port}{}", host::url_host(addr), scenario.path);
     let (connections, threads, pipeline, model) = match load {
         LoadProfile::Closed {
             connections,
@@ -191,15 +221,56 @@ pub fn load_config(
             },
         ),
     };
-    cfg.connections = connections;
-    cfg.threads = threads.unwrap_or(placement.generator.len());
-    cfg.pipeline = pipeline;
-    cfg.model = model;
-    cfg.warmup = t.warmup;
-    cfg.duration = t.duration;
-    cfg.timeout = t.timeout;
-    cfg.cpus = Some(placement.generator.clone());
-    Ok(cfg)
+    let base = |addr: &str| -> Result<LoadConfig, String> {
+        let target = Target::parse(&url(addr)).map_err(|e| e.to_string())?;
+        let mut cfg = LoadConfig::new(target);
+        cfg.request.method = scenario.method.clone();
+        cfg.connections = connections;
+        cfg.pipeline = pipeline;
+        cfg.model = model;
+        cfg.warmup = t.warmup;
+        cfg.duration = t.duration;
+        cfg.timeout = t.timeout;
+        Ok(cfg)
+    };
+    if layout.in_process() {
+        let mut cfg = base(&layout.clients[0].server_addr)?;
+        cfg.threads = threads.unwrap_or(sites.default_threads[0]);
+        cfg.cpus = sites.generators[0].clone();
+        return Ok(LoadPlan::Here(Box::new(cfg)));
+    }
+    // Several generators (or one elsewhere): the connections, the threads
+    // named by the profile and the rate are split between them.
+    let n = layout.clients.len();
+    if connections < n {
+        return Err(format!(
+            "{connections} connections cannot be split over {n} load generators"
+        ));
+    }
+    // The URL is resolved by each agent, where it runs.
+    let template = base("127.0.0.1")?;
+    let mut jobs = Vec::with_capacity(n);
+    for (i, c) in layout.clients.iter().enumerate() {
+        let mut spec = LoadSpec::of(&template);
+        spec.url = url(&c.server_addr);
+        spec.connections = fleet::share(connections, n, i);
+        spec.threads = match threads {
+            Some(t) => fleet::share(t.max(n), n, i),
+            None => sites.default_threads[i],
+        }
+        .min(spec.connections)
+        .max(1);
+        spec.rate = match model {
+            LoadModel::ConstantRate { rps } => Some(rps / n as f64),
+            LoadModel::ClosedLoop => None,
+        };
+        spec.cpus = sites.generators[i].clone();
+        jobs.push(Job {
+            host: c.host.clone(),
+            spec,
+        });
+    }
+    Ok(LoadPlan::Fleet(jobs))
 }
 
 /// Samples the server tree every interval, watches that it is alive, and
@@ -207,7 +278,7 @@ pub fn load_config(
 /// the user interrupted.
 pub struct Watch<'a> {
     pub sampler: TreeSampler,
-    pub server: &'a ServerProcess,
+    pub server: &'a ServerHandle,
     pub stop: Arc<AtomicBool>,
     pub progress: &'a RunProgress,
     pub samples: Vec<SampleRow>,
@@ -222,11 +293,11 @@ pub struct Watch<'a> {
 
 impl<'a> Watch<'a> {
     pub fn new(
-        server: &'a ServerProcess,
+        server: &'a ServerHandle,
         stop: Arc<AtomicBool>,
         progress: &'a RunProgress,
     ) -> Watch<'a> {
-        let mut sampler = TreeSampler::new(server.pid());
+        let mut sampler = TreeSampler::new(server.host().clone(), server.pid());
         let (first, _) = sampler.tick();
         Watch {
             sampler,
@@ -292,23 +363,52 @@ impl Observer for Watch<'_> {
     }
 }
 
-/// Runs the engine against a running server and judges the outcome.
+/// A measured case: the merged figures and, for several generators (or
+/// one on another host), each one's part.
+pub struct Measured {
+    pub figures: CaseFigures,
+    pub parts: Vec<PartRow>,
+}
+
+/// Runs the load against a running server and judges the outcome.
 pub fn measure(
     running: &Running,
-    cfg: &LoadConfig,
+    load: &LoadPlan,
     progress: &RunProgress,
-) -> Result<CaseFigures, CaseEnd> {
+) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
-    let outcome = fairbench_engine::run(cfg, stop, &mut watch);
+    let (outcome, parts, mut warnings) = match load {
+        LoadPlan::Here(cfg) => (
+            fairbench_engine::run(cfg, stop, &mut watch).map_err(|e| e.to_string()),
+            Vec::new(),
+            Vec::new(),
+        ),
+        LoadPlan::Fleet(jobs) => match fleet::run(jobs.clone(), stop, &mut watch) {
+            Ok(f) => {
+                let parts = f
+                    .parts
+                    .into_iter()
+                    .map(|p| PartRow {
+                        host: p.host,
+                        url: p.spec.url,
+                        outcome: p.outcome,
+                        intervals: p.intervals,
+                        warnings: p.warnings,
+                    })
+                    .collect();
+                (Ok(f.merged), parts, f.warnings)
+            }
+            Err(e) => (Err(e.to_string()), Vec::new(), Vec::new()),
+        },
+    };
     if crate::interrupt::interrupted() {
         return Err(CaseEnd::Interrupted);
     }
     if watch.died || !running.process.is_alive() {
         let status = running
             .process
-            .exit_status()
-            .map(process::describe_exit)
+            .exit_description()
             .unwrap_or_else(|| "exited".into());
         return Err(CaseEnd::failed(
             format!("server crashed during the case: {status}"),
@@ -336,15 +436,46 @@ pub fn measure(
     }
     // A server that stopped answering mid-case still counts its earlier
     // responses; ask it directly whether it still answers.
-    let addr = process::loopback(running.port)[0];
-    let req = fetch::request_bytes(&cfg.request.method, &cfg.target.path, addr);
-    if let Err(e) = fetch::raw(addr, &req, cfg.timeout.max(Duration::from_secs(2))) {
+    let timeout = load.timeout().max(Duration::from_secs(2));
+    let (method, path) = probe_request(load);
+    let answered = running
+        .process
+        .host()
+        .with_loopback(running.port, |p| {
+            let addr = host::loopback(p)[0];
+            let req = fetch::request_bytes(&method, &path, addr);
+            fetch::raw(addr, &req, timeout)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|r| r);
+    if let Err(e) = answered {
         return Err(CaseEnd::failed(
             format!("server stopped answering during the case: {e}"),
             Some(&running.process),
         ));
     }
-    Ok(figures(&outcome, &watch))
+    let mut figures = figures(&outcome, &watch);
+    figures.warnings.append(&mut warnings);
+    Ok(Measured { figures, parts })
+}
+
+/// The method and path the load sent, for the final "still answering" check.
+fn probe_request(load: &LoadPlan) -> (String, String) {
+    match load {
+        LoadPlan::Here(c) => (c.request.method.clone(), c.target.path.clone()),
+        LoadPlan::Fleet(jobs) => {
+            let j = &jobs[0].spec;
+            let path = j
+                .url
+                .splitn(4, '/')
+                .nth(3)
+                .map(|p| format!("/{p}"))
+                .unwrap_or_else(|| "/".into());
+            (j.method.clone(), path)
+        }
+    }
 }
 
 fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {

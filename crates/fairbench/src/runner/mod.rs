@@ -18,16 +18,20 @@ use crate::output::run_progress::RunProgress;
 use crate::output::units;
 use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
 use crate::suite::{CaseSpec, LoadProfile, SweepItem};
+use crate::topology::Layout;
 use builds::Builds;
-use case::{CaseEnd, Launch};
-use placement::{cpu_list, place};
+use case::{CaseEnd, Launch, Measured};
+use placement::{cpu_list, sites};
 
 pub struct RunOptions {
     pub allow_unfair: bool,
     /// `<root>/.fairbench`: build cache and server logs.
     pub work_dir: PathBuf,
     pub ready_timeout: Duration,
+    /// This machine's CPUs for the run.
     pub cpus: Vec<usize>,
+    /// Where the server and the load generators run.
+    pub layout: Layout,
 }
 
 /// One unit of work: a planned case (already stored as pending) or a sweep.
@@ -131,7 +135,7 @@ impl<'a> Runner<'a> {
             c.repetition
         );
         self.progress.case_started(self.n, self.total, &label);
-        let placement = place(&self.opts.cpus, c.cores);
+        let placement = sites(&self.opts.layout, &self.opts.cpus, c.cores);
         let progress = &self.progress;
         let out_dir = match self.builds.get(&c.server, &c.mode, &mut |m| {
             progress.note(&format!("  {m}…"))
@@ -155,6 +159,7 @@ impl<'a> Runner<'a> {
             scenario: &c.scenario,
             cores: c.cores,
             placement: &placement,
+            layout: &self.opts.layout,
             out_dir,
             log_path: self.log_path(&format!("{:04}-{label}", self.n)),
             ready_timeout: self.opts.ready_timeout,
@@ -175,7 +180,7 @@ impl<'a> Runner<'a> {
             id,
             (
                 &cpu_list(&placement.server),
-                &cpu_list(&placement.generator),
+                &placement.generator_label(),
                 placement.shared,
             ),
         )?;
@@ -185,6 +190,7 @@ impl<'a> Runner<'a> {
             &c.load,
             None,
             &placement,
+            &self.opts.layout,
             case::Timing {
                 warmup: c.warmup,
                 duration: c.duration,
@@ -207,15 +213,20 @@ impl<'a> Runner<'a> {
         let result = case::measure(&running, &cfg, &self.progress);
         running.process.stop();
         match result {
-            Ok(figs) => {
-                let mut figs = figs;
+            Ok(Measured { figures, parts }) => {
+                let mut figs = figures;
                 if placement.shared {
                     figs.warnings.push(format!(
                         "server and load generator share CPUs {}: this machine has too few CPUs to separate them",
                         cpu_list(&placement.server)
                     ));
                 }
-                self.store.record_done(id, &figs)?;
+                figs.warnings.extend(self.opts.layout.warnings());
+                if parts.is_empty() {
+                    self.store.record_done(id, &figs)?;
+                } else {
+                    self.store.record_done_with_parts(id, &figs, &parts)?;
+                }
                 let line = format!("{label}: {}", summary(&figs));
                 self.progress.case_finished(self.n, self.total, &line);
                 Ok(false)
@@ -274,7 +285,7 @@ impl<'a> Runner<'a> {
             "DELETE FROM cases WHERE run_id = ?1 AND sweep = ?2",
             rusqlite::params![self.run, s.key],
         )?;
-        let placement = place(&self.opts.cpus, s.cores);
+        let placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
         let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
             this.failed += 1;
             this.store
@@ -297,6 +308,7 @@ impl<'a> Runner<'a> {
             scenario: &s.scenario,
             cores: s.cores,
             placement: &placement,
+            layout: &self.opts.layout,
             out_dir,
             log_path: self.log_path(&format!("{:04}-{label}", self.n)),
             ready_timeout: self.opts.ready_timeout,
@@ -363,7 +375,7 @@ impl<'a> Runner<'a> {
                 id,
                 (
                     &cpu_list(&placement.server),
-                    &cpu_list(&placement.generator),
+                    &placement.generator_label(),
                     placement.shared,
                 ),
             )?;
@@ -375,6 +387,7 @@ impl<'a> Runner<'a> {
                 &s.load,
                 Some(rate.round()),
                 &placement,
+                &self.opts.layout,
                 case::Timing {
                     warmup,
                     duration: s.spec.step_duration,
@@ -383,10 +396,13 @@ impl<'a> Runner<'a> {
             )
             .map_err(|e| anyhow::anyhow!(e))?;
             match case::measure(&running, &cfg, &self.progress) {
-                Ok(figs) => {
+                Ok(Measured {
+                    figures: figs,
+                    parts,
+                }) => {
                     let q = figs.latency.value_at_quantile(s.spec.slo_quantile);
                     let passed = q <= slo_us && figs.errors.total() == 0 && figs.rps >= 0.9 * rate;
-                    self.store.record_done(id, &figs)?;
+                    self.store.record_done_with_parts(id, &figs, &parts)?;
                     self.progress.note(&format!(
                         "  {label}: {} req/s offered → p{} {} {}",
                         units::rate(rate),

@@ -6,6 +6,8 @@
 
 use serde::Serialize;
 
+use crate::topology::Layout;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Placement {
     pub server: Vec<usize>,
@@ -28,6 +30,68 @@ pub fn place(cpus: &[usize], cores: usize) -> Placement {
         server: cpus[split..].to_vec(),
         generator: cpus[..split].to_vec(),
         shared: false,
+    }
+}
+
+/// Where one case's server and load generators run on their machines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sites {
+    /// The server's CPUs, on the server's machine.
+    pub server: Vec<usize>,
+    /// Per load generator: the CPUs its threads are pinned to, or `None`
+    /// for a machine of its own (all of its CPUs).
+    pub generators: Vec<Option<Vec<usize>>>,
+    /// Per load generator: its threads when the load profile names none.
+    pub default_threads: Vec<usize>,
+    /// A generator shares CPUs with the server.
+    pub shared: bool,
+}
+
+impl Sites {
+    /// For the results database: the generators' CPU list on the server's
+    /// machine, or `elsewhere` when they all run on other machines.
+    pub fn generator_label(&self) -> String {
+        let mut here: Vec<usize> = self
+            .generators
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
+        here.sort_unstable();
+        here.dedup();
+        if here.is_empty() {
+            "elsewhere".into()
+        } else {
+            cpu_list(&here)
+        }
+    }
+}
+
+/// The server gets `cores` CPUs of its machine; a generator on that machine
+/// gets the others (shared between such generators), a generator on a
+/// machine of its own gets all of that machine.
+pub fn sites(layout: &Layout, local: &[usize], cores: usize) -> Sites {
+    let p = place(&layout.server_cpus(local), cores);
+    let mut generators = Vec::new();
+    let mut default_threads = Vec::new();
+    let mut shared = false;
+    for c in &layout.clients {
+        let share = c.machine_share.max(1);
+        if c.with_server {
+            shared |= p.shared;
+            default_threads.push((p.generator.len() / share).max(1));
+            generators.push(Some(p.generator.clone()));
+        } else {
+            default_threads.push((c.info.cpus.len() / share).max(1));
+            generators.push(None);
+        }
+    }
+    Sites {
+        server: p.server,
+        generators,
+        default_threads,
+        shared,
     }
 }
 

@@ -1,10 +1,13 @@
-//! Resource use of a server's whole process tree, read from /proc.
+//! Resource use of a server's whole process tree, read from /proc on the
+//! server's host.
 //!
 //! The tree is the server's process group (fairbench starts every server as
 //! a group leader), so cluster workers, isolates' helper processes and JIT
 //! compiler threads are all counted.
 
 use std::time::Instant;
+
+use crate::host::Host;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TreeSample {
@@ -16,6 +19,7 @@ pub struct TreeSample {
 }
 
 pub struct TreeSampler {
+    host: Host,
     pgid: i32,
     leader: u32,
     ticks_per_s: f64,
@@ -24,19 +28,19 @@ pub struct TreeSampler {
 }
 
 impl TreeSampler {
-    pub fn new(leader: u32) -> TreeSampler {
-        // SAFETY: sysconf has no preconditions.
-        let (tck, page) = unsafe {
-            (
-                libc::sysconf(libc::_SC_CLK_TCK),
-                libc::sysconf(libc::_SC_PAGESIZE),
-            )
-        };
+    /// Samples the process group led by `leader` on `host` (its /proc there).
+    pub fn new(host: Host, leader: u32) -> TreeSampler {
+        let info = host.info();
         TreeSampler {
+            host,
             pgid: leader as i32,
             leader,
-            ticks_per_s: if tck > 0 { tck as f64 } else { 100.0 },
-            page: if page > 0 { page as u64 } else { 4096 },
+            ticks_per_s: if info.clk_tck > 0.0 {
+                info.clk_tck
+            } else {
+                100.0
+            },
+            page: info.page_size.max(1),
             last: None,
         }
     }
@@ -44,22 +48,15 @@ impl TreeSampler {
     pub fn sample(&self) -> TreeSample {
         let mut s = TreeSample::default();
         let mut ticks = 0u64;
-        for pid in fairbench_zoo::process::group_members(self.pgid) {
-            let Some(f) = stat_fields(pid) else { continue };
+        for f in self.host.group_stats(self.pgid) {
             // Fields from `state` on (1-based in proc(5) minus 2): utime 11, stime 12,
             // cutime 13, cstime 14, num_threads 17, rss 21.
-            let get = |i: usize| {
-                f.get(i)
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .unwrap_or(0)
-                    .max(0) as u64
-            };
-            ticks += get(11) + get(12);
-            if pid == self.leader {
-                ticks += get(13) + get(14);
+            ticks += f.num(11) + f.num(12);
+            if f.pid == self.leader {
+                ticks += f.num(13) + f.num(14);
             }
-            s.threads += get(17);
-            s.rss_bytes += get(21) * self.page;
+            s.threads += f.num(17);
+            s.rss_bytes += f.num(21) * self.page;
         }
         s.cpu_s = ticks as f64 / self.ticks_per_s;
         s
@@ -82,12 +79,6 @@ impl TreeSampler {
     }
 }
 
-fn stat_fields(pid: u32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,7 +95,7 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap();
-        let mut s = TreeSampler::new(child.id());
+        let mut s = TreeSampler::new(Host::Local, child.id());
         s.tick();
         std::thread::sleep(std::time::Duration::from_millis(1200));
         let (sample, cores) = s.tick();

@@ -5,10 +5,11 @@
 //! compare) never see half a case. Reports read only from here.
 
 mod lock;
+mod parts;
 mod rows;
 pub mod schema;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -17,10 +18,12 @@ use hdrhistogram::Histogram;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use lock::RunLock;
+pub use parts::PartRow;
 pub use rows::{CaseFigures, CaseRow, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
 
 pub struct Store {
     conn: Connection,
+    path: PathBuf,
 }
 
 impl Store {
@@ -34,7 +37,10 @@ impl Store {
             .with_context(|| format!("cannot open results database {}", path.display()))?;
         Self::configure(&conn, path)?;
         schema::migrate(&mut conn).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        Ok(Store { conn })
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Opens an existing database for reading; a missing file is an error
@@ -61,6 +67,10 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")
             .with_context(ctx)?;
         Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn conn(&self) -> &Connection {
@@ -171,17 +181,6 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub fn case(&self, id: i64) -> anyhow::Result<Option<CaseRow>> {
-        Ok(self
-            .conn
-            .query_row(
-                &format!("{} WHERE id = ?1", CaseRow::SELECT),
-                [id],
-                CaseRow::from_row,
-            )
-            .optional()?)
-    }
-
     pub fn mark_running(&self, case: i64, placement: (&str, &str, bool)) -> anyhow::Result<()> {
         self.conn.execute(
             "UPDATE cases SET state = 'running', started_at = ?2, server_cpus = ?3,
@@ -221,7 +220,19 @@ impl Store {
 
     /// One transaction: figures, histograms and samples land together or not at all.
     pub fn record_done(&mut self, case: i64, f: &CaseFigures) -> anyhow::Result<()> {
+        self.record_done_with_parts(case, f, &[])
+    }
+
+    /// [`Store::record_done`] for a case measured by several load
+    /// generators: the merged figures plus each generator's part, together.
+    pub fn record_done_with_parts(
+        &mut self,
+        case: i64,
+        f: &CaseFigures,
+        parts: &[PartRow],
+    ) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
+        parts::insert(&tx, case, parts)?;
         rows::update_figures(&tx, case, f)?;
         for (kind, h) in [
             ("latency", Some(&f.latency)),

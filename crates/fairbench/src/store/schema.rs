@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -142,6 +142,63 @@ CREATE TABLE sweeps (
     state       TEXT NOT NULL CHECK (state IN ('done', 'failed')),
     reason      TEXT,
     UNIQUE (run_id, sweep)
+);
+"#;
+
+/// Version 2: where things ran (topologies, ssh hosts) and, when several
+/// load generators shared a case, each one's own part of the merged result.
+const V2: &str = r#"
+ALTER TABLE runs ADD COLUMN topology_json TEXT;   -- where the server and the load ran; NULL: this machine
+
+-- One row per load generator of a case measured by several (or by one in a
+-- namespace or on an ssh host). The case row holds the exact merge of these.
+CREATE TABLE case_parts (
+    case_id         INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    part            INTEGER NOT NULL,             -- generator index, from 0
+    host            TEXT NOT NULL,                -- 'local', 'netns NAME', 'ssh DEST'
+    url             TEXT NOT NULL,                -- as this generator addressed the server
+    connections     INTEGER NOT NULL,
+    threads         INTEGER NOT NULL,
+    rate            REAL,                         -- its share of a constant rate; NULL: closed loop
+    requests        INTEGER NOT NULL,
+    duration_s      REAL NOT NULL,
+    rps             REAL NOT NULL,
+    bytes_read      INTEGER NOT NULL,
+    err_connect     INTEGER NOT NULL,
+    err_read        INTEGER NOT NULL,
+    err_write       INTEGER NOT NULL,
+    err_timeout     INTEGER NOT NULL,
+    err_status      INTEGER NOT NULL,
+    err_parse       INTEGER NOT NULL,
+    lat_p50         INTEGER,
+    lat_p99         INTEGER,
+    lat_max         INTEGER,
+    generator_cpu_s REAL,
+    generator_busy  REAL,
+    saturated       INTEGER,
+    latency         BLOB NOT NULL,                -- hdr-v2-deflate, µs, like histograms.data
+    uncorrected     BLOB NOT NULL,
+    lateness        BLOB,
+    warnings_json   TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (case_id, part)
+);
+
+-- Each generator's own per-second series.
+CREATE TABLE part_samples (
+    case_id       INTEGER NOT NULL,
+    part          INTEGER NOT NULL,
+    second        INTEGER NOT NULL,
+    phase         TEXT NOT NULL CHECK (phase IN ('warmup', 'measure')),
+    start_s       REAL NOT NULL,
+    duration_s    REAL NOT NULL,
+    requests      INTEGER NOT NULL,
+    errors        INTEGER NOT NULL,
+    bytes         INTEGER NOT NULL,
+    p50_us        INTEGER NOT NULL,
+    p99_us        INTEGER NOT NULL,
+    interval_hist BLOB,
+    PRIMARY KEY (case_id, part, second),
+    FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
 );
 "#;
 

@@ -88,7 +88,10 @@ impl BarChart {
 
         let desc = format!(
             "Horizontal bar chart, {} bars; exact values on hover and in the table below.",
-            self.rows.iter().filter(|r| matches!(r, BarRow::Bars { .. })).count()
+            self.rows
+                .iter()
+                .filter(|r| matches!(r, BarRow::Bars { .. }))
+                .count()
         );
         let mut s = Svg::new(&self.id, WIDTH, height, &self.title, &desc);
         s.heading(&self.title, self.subtitle.as_deref());
@@ -97,25 +100,67 @@ impl BarChart {
         for t in &ticks {
             let tx = x(*t);
             s.line(tx, top - 4.0, tx, plot_bottom, "#e3e3e3", 1.0, "");
-            s.text(tx, plot_bottom + 16.0, &tick_label(*t), Anchor::Middle, 11.0, "normal", "#444444");
+            s.text(
+                tx,
+                plot_bottom + 16.0,
+                &tick_label(*t),
+                Anchor::Middle,
+                11.0,
+                "normal",
+                "#444444",
+            );
         }
         s.line(left, top - 4.0, left, plot_bottom, "#888888", 1.0, "");
-        s.text(left + plot_w / 2.0, plot_bottom + 36.0, &self.x_label, Anchor::Middle, 12.0, "normal", "#222222");
+        s.text(
+            left + plot_w / 2.0,
+            plot_bottom + 36.0,
+            &self.x_label,
+            Anchor::Middle,
+            12.0,
+            "normal",
+            "#222222",
+        );
 
         let mut y = top;
         for r in &self.rows {
             match r {
                 BarRow::Section(title) => {
-                    s.text(12.0, y + 16.0, &fit(title, 110), Anchor::Start, 12.0, "bold", "#333333");
+                    s.text(
+                        12.0,
+                        y + 16.0,
+                        &fit(title, 110),
+                        Anchor::Start,
+                        12.0,
+                        "bold",
+                        "#333333",
+                    );
                     y += SECTION_H;
                 }
-                BarRow::Bars { label, colour, bars } => {
+                BarRow::Bars {
+                    label,
+                    colour,
+                    bars,
+                } => {
                     let h = bars.len().max(1) as f64 * BAR_H + 8.0;
-                    s.text_with_tip(left - 8.0, y + h / 2.0 + 4.0, &fit(label, LABEL_MAX_CHARS), label, Anchor::End);
+                    s.text_with_tip(
+                        left - 8.0,
+                        y + h / 2.0 + 4.0,
+                        &fit(label, LABEL_MAX_CHARS),
+                        label,
+                        Anchor::End,
+                    );
                     for (i, b) in bars.iter().enumerate() {
                         let by = y + 4.0 + i as f64 * BAR_H;
                         let v = if b.value.is_finite() { b.value } else { 0.0 };
-                        s.rect(left, by + 1.0, x(v) - left, BAR_H - 2.0, colour, b.opacity, Some(&b.tip));
+                        s.rect(
+                            left,
+                            by + 1.0,
+                            x(v) - left,
+                            BAR_H - 2.0,
+                            colour,
+                            b.opacity,
+                            Some(&b.tip),
+                        );
                         let mut end_x = x(v);
                         if let Some((lo, hi)) = b.whisker {
                             let cy = by + BAR_H / 2.0;
@@ -124,7 +169,15 @@ impl BarChart {
                             s.line(x(hi), cy - 4.0, x(hi), cy + 4.0, "#222222", 1.2, "");
                             end_x = end_x.max(x(hi));
                         }
-                        s.text(end_x + 6.0, by + BAR_H - 3.0, &b.text, Anchor::Start, 11.0, "normal", "#333333");
+                        s.text(
+                            end_x + 6.0,
+                            by + BAR_H - 3.0,
+                            &b.text,
+                            Anchor::Start,
+                            11.0,
+                            "normal",
+                            "#333333",
+                        );
                     }
                     y += h;
                 }
@@ -136,7 +189,15 @@ impl BarChart {
             let mut lx = left;
             for item in &self.legend {
                 s.rect(lx, ly - 10.0, 14.0, 10.0, item.colour, item.opacity, None);
-                s.text(lx + 20.0, ly, &item.label, Anchor::Start, 11.0, "normal", "#333333");
+                s.text(
+                    lx + 20.0,
+                    ly,
+                    &item.label,
+                    Anchor::Start,
+                    11.0,
+                    "normal",
+                    "#333333",
+                );
                 lx += 34.0 + item.label.chars().count() as f64 * CHAR_W;
             }
         }

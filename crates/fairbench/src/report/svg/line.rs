@@ -8,6 +8,8 @@ use super::{fit, linear_ticks, log_ticks, tick_label, Anchor, Svg, CHAR_W};
 pub enum AxisKind {
     /// Linear from zero.
     Linear,
+    /// Linear from zero, ticks on whole numbers only (cores).
+    Count,
     /// Log10; values ≤ 0 are not drawn.
     Log,
     /// Values are "nines" (−log10(1 − q)); ticks read as percentiles.
@@ -85,7 +87,15 @@ impl Scale {
                 .filter(|t| *t <= self.hi * 1.0001)
                 .map(|t| (t, tick_label(t)))
                 .collect(),
-            AxisKind::Log => log_ticks(self.lo, self.hi).into_iter().map(|t| (t, tick_label(t))).collect(),
+            AxisKind::Count => linear_ticks(self.lo, self.hi, 6)
+                .into_iter()
+                .filter(|t| *t <= self.hi * 1.0001 && t.fract() == 0.0)
+                .map(|t| (t, tick_label(t)))
+                .collect(),
+            AxisKind::Log => log_ticks(self.lo, self.hi)
+                .into_iter()
+                .map(|t| (t, tick_label(t)))
+                .collect(),
             AxisKind::Nines => {
                 let mut t = vec![(0.0, "0%".to_string()), (2f64.log10(), "50%".to_string())];
                 let mut k = 1;
@@ -121,6 +131,7 @@ fn domain(kind: AxisKind, values: impl Iterator<Item = f64>, marks: &[Mark]) -> 
             let hi = if max > 0.0 { max } else { 1.0 };
             (0.0, *linear_ticks(0.0, hi, 6).last().unwrap_or(&hi))
         }
+        AxisKind::Count => (0.0, if max > 1.0 { max.ceil() } else { 1.0 }),
         AxisKind::Nines => (0.0, if max > 1.0 { max.ceil() } else { 1.0 }),
         AxisKind::Log => {
             if !min.is_finite() {
@@ -150,22 +161,42 @@ impl LineChart {
             }
             lx += w;
         }
-        let legend_h = if self.series.is_empty() { 0.0 } else { legend_rows as f64 * 18.0 + 8.0 };
+        let legend_h = if self.series.is_empty() {
+            0.0
+        } else {
+            legend_rows as f64 * 18.0 + 8.0
+        };
         let height = top + PLOT_H + 48.0 + legend_h;
         let plot_bottom = top + PLOT_H;
 
         let (x0, x1) = domain(
             self.x.kind,
-            self.series.iter().flat_map(|s| s.points.iter().map(|p| p.x)),
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.x)),
             &self.vmarks,
         );
         let (y0, y1) = domain(
             self.y.kind,
-            self.series.iter().flat_map(|s| s.points.iter().map(|p| p.y)),
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.y)),
             &self.hmarks,
         );
-        let xs = Scale { kind: self.x.kind, lo: x0, hi: x1, r0: LEFT, r1: WIDTH - RIGHT };
-        let ys = Scale { kind: self.y.kind, lo: y0, hi: y1, r0: plot_bottom, r1: top };
+        let xs = Scale {
+            kind: self.x.kind,
+            lo: x0,
+            hi: x1,
+            r0: LEFT,
+            r1: WIDTH - RIGHT,
+        };
+        let ys = Scale {
+            kind: self.y.kind,
+            lo: y0,
+            hi: y1,
+            r0: plot_bottom,
+            r1: top,
+        };
 
         let desc = format!(
             "Line chart, {} series; exact values on hover and in the table below.",
@@ -177,30 +208,86 @@ impl LineChart {
         for (t, label) in xs.ticks() {
             let x = xs.map(t);
             s.line(x, top, x, plot_bottom, "#e3e3e3", 1.0, "");
-            s.text(x, plot_bottom + 16.0, &label, Anchor::Middle, 11.0, "normal", "#444444");
+            s.text(
+                x,
+                plot_bottom + 16.0,
+                &label,
+                Anchor::Middle,
+                11.0,
+                "normal",
+                "#444444",
+            );
         }
         for (t, label) in ys.ticks() {
             let y = ys.map(t);
             s.line(LEFT, y, WIDTH - RIGHT, y, "#e3e3e3", 1.0, "");
-            s.text(LEFT - 6.0, y + 4.0, &label, Anchor::End, 11.0, "normal", "#444444");
+            s.text(
+                LEFT - 6.0,
+                y + 4.0,
+                &label,
+                Anchor::End,
+                11.0,
+                "normal",
+                "#444444",
+            );
         }
         s.line(LEFT, top, LEFT, plot_bottom, "#888888", 1.0, "");
-        s.line(LEFT, plot_bottom, WIDTH - RIGHT, plot_bottom, "#888888", 1.0, "");
-        s.text((LEFT + WIDTH - RIGHT) / 2.0, plot_bottom + 36.0, &self.x.label, Anchor::Middle, 12.0, "normal", "#222222");
+        s.line(
+            LEFT,
+            plot_bottom,
+            WIDTH - RIGHT,
+            plot_bottom,
+            "#888888",
+            1.0,
+            "",
+        );
+        s.text(
+            (LEFT + WIDTH - RIGHT) / 2.0,
+            plot_bottom + 36.0,
+            &self.x.label,
+            Anchor::Middle,
+            12.0,
+            "normal",
+            "#222222",
+        );
         s.text_vertical(18.0, (top + plot_bottom) / 2.0, &self.y.label);
 
-        for m in &self.vmarks {
+        for (i, m) in self.vmarks.iter().enumerate() {
             if xs.ok(m.at) {
                 let x = xs.map(m.at);
                 s.line(x, top, x, plot_bottom, m.colour, 1.5, m.dash);
-                s.text(x + 4.0, top + 12.0, &m.label, Anchor::Start, 11.0, "normal", "#333333");
+                // Labels step down so neighbouring marks stay readable, and
+                // turn to the left of their line near the right edge.
+                let y = top + 12.0 + 14.0 * i as f64;
+                let w = m.label.chars().count() as f64 * CHAR_W * 0.92;
+                if x + 4.0 + w > WIDTH - RIGHT {
+                    s.text(x - 4.0, y, &m.label, Anchor::End, 11.0, "normal", "#333333");
+                } else {
+                    s.text(
+                        x + 4.0,
+                        y,
+                        &m.label,
+                        Anchor::Start,
+                        11.0,
+                        "normal",
+                        "#333333",
+                    );
+                }
             }
         }
         for m in &self.hmarks {
             if ys.ok(m.at) {
                 let y = ys.map(m.at);
                 s.line(LEFT, y, WIDTH - RIGHT, y, m.colour, 1.2, m.dash);
-                s.text(WIDTH - RIGHT - 4.0, y - 4.0, &m.label, Anchor::End, 11.0, "normal", "#333333");
+                s.text(
+                    WIDTH - RIGHT - 4.0,
+                    y - 4.0,
+                    &m.label,
+                    Anchor::End,
+                    11.0,
+                    "normal",
+                    "#333333",
+                );
             }
         }
 
@@ -229,7 +316,15 @@ impl LineChart {
                 lx = LEFT;
                 ly += 18.0;
             }
-            s.line(lx, ly - 4.0, lx + 28.0, ly - 4.0, series.colour, 2.5, series.dash);
+            s.line(
+                lx,
+                ly - 4.0,
+                lx + 28.0,
+                ly - 4.0,
+                series.colour,
+                2.5,
+                series.dash,
+            );
             s.text_with_tip(lx + 34.0, ly, &label, &series.label, Anchor::Start);
             lx += w;
         }

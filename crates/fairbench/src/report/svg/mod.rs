@@ -75,7 +75,17 @@ impl Svg {
         }
     }
 
-    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, opacity: f64, tip: Option<&str>) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn rect(
+        &mut self,
+        x: f64,
+        y: f64,
+        w: f64,
+        h: f64,
+        fill: &str,
+        opacity: f64,
+        tip: Option<&str>,
+    ) {
         let _ = write!(
             self.out,
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"",
@@ -97,7 +107,17 @@ impl Svg {
         }
     }
 
-    pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64, dash: &str) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn line(
+        &mut self,
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        stroke: &str,
+        width: f64,
+        dash: &str,
+    ) {
         let _ = write!(
             self.out,
             "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"",
@@ -114,8 +134,18 @@ impl Svg {
         self.out.push_str("/>\n");
     }
 
-    pub fn polyline(&mut self, pts: &[(f64, f64)], stroke: &str, width: f64, dash: &str, tip: Option<&str>) {
-        let points: Vec<String> = pts.iter().map(|(x, y)| format!("{},{}", n(*x), n(*y))).collect();
+    pub fn polyline(
+        &mut self,
+        pts: &[(f64, f64)],
+        stroke: &str,
+        width: f64,
+        dash: &str,
+        tip: Option<&str>,
+    ) {
+        let points: Vec<String> = pts
+            .iter()
+            .map(|(x, y)| format!("{},{}", n(*x), n(*y)))
+            .collect();
         let _ = write!(
             self.out,
             "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"",
@@ -155,7 +185,16 @@ impl Svg {
 
     /// Text; `weight` and `size` as in CSS (size in px).
     #[allow(clippy::too_many_arguments)]
-    pub fn text(&mut self, x: f64, y: f64, s: &str, anchor: Anchor, size: f64, weight: &str, fill: &str) {
+    pub fn text(
+        &mut self,
+        x: f64,
+        y: f64,
+        s: &str,
+        anchor: Anchor,
+        size: f64,
+        weight: &str,
+        fill: &str,
+    ) {
         let _ = write!(
             self.out,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-size=\"{}\" fill=\"{}\"",
@@ -168,14 +207,14 @@ impl Svg {
         if weight != "normal" {
             let _ = write!(self.out, " font-weight=\"{}\"", escape::html(weight));
         }
-        let _ = write!(self.out, ">{}</text>\n", escape::html(s));
+        let _ = writeln!(self.out, ">{}</text>", escape::html(s));
     }
 
     /// Text with its full version on hover (for labels cut to fit).
     pub fn text_with_tip(&mut self, x: f64, y: f64, s: &str, full: &str, anchor: Anchor) {
-        let _ = write!(
+        let _ = writeln!(
             self.out,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"#222222\"><title>{}</title>{}</text>\n",
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"#222222\"><title>{}</title>{}</text>",
             n(x),
             n(y),
             anchor.as_str(),
@@ -186,9 +225,9 @@ impl Svg {
 
     /// Text turned 90° counter-clockwise around (x, y) (a y-axis label).
     pub fn text_vertical(&mut self, x: f64, y: f64, s: &str) {
-        let _ = write!(
+        let _ = writeln!(
             self.out,
-            "<text x=\"{x}\" y=\"{y}\" text-anchor=\"middle\" transform=\"rotate(-90 {x} {y})\" fill=\"#222222\">{}</text>\n",
+            "<text x=\"{x}\" y=\"{y}\" text-anchor=\"middle\" transform=\"rotate(-90 {x} {y})\" fill=\"#222222\">{}</text>",
             escape::html(s),
             x = n(x),
             y = n(y)
@@ -222,7 +261,7 @@ pub fn fit(s: &str, max: usize) -> String {
 
 /// A "nice" step (1, 2 or 5 × 10^k) giving about `target` intervals over `span`.
 pub fn nice_step(span: f64, target: usize) -> f64 {
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || span.is_infinite() {
         return 1.0;
     }
     let raw = span / target.max(1) as f64;
@@ -251,7 +290,12 @@ pub fn linear_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
     loop {
         let t = start + step * i as f64;
         // Rounded to the step's precision, so 0.30000000000000004 prints as 0.3.
-        ticks.push((t / step).round() * step);
+        let k = (t / step).round();
+        ticks.push(if step < 1.0 {
+            k / (1.0 / step).round()
+        } else {
+            k * step
+        });
         if t >= hi - step * 1e-9 || i > 50 {
             break;
         }
@@ -335,8 +379,14 @@ mod tests {
 
     #[test]
     fn ticks_are_nice() {
-        assert_eq!(linear_ticks(0.0, 97.0, 5), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
-        assert_eq!(linear_ticks(0.0, 0.9, 5), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+        assert_eq!(
+            linear_ticks(0.0, 97.0, 5),
+            vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+        );
+        assert_eq!(
+            linear_ticks(0.0, 0.9, 5),
+            vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+        );
         assert_eq!(log_ticks(3.0, 120.0), vec![5.0, 10.0, 20.0, 50.0, 100.0]);
         assert_eq!(tick_label(150_000.0), "150k");
         assert_eq!(tick_label(1_500.0), "1500");

@@ -1,0 +1,440 @@
+//! Several load generators as one: agents on their hosts (namespaces, ssh
+//! hosts, or processes here), started together through a barrier and a
+//! shared planned start, their results merged exactly (see merge.rs) into
+//! one [`Outcome`] that is reported and stored like any other, with each
+//! generator's own part kept.
+//!
+//! The barrier: every agent connects to the server once and says `ready`;
+//! only when all have does fairbench pick a start time a moment ahead and
+//! send it to all of them. The engine of each agent schedules its warm-up,
+//! measurement and one-second intervals from that time.
+
+pub mod agent;
+pub mod merge;
+pub mod wire;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use fairbench_engine::{Observer, Outcome, SecondSample};
+use hdrhistogram::Histogram;
+
+use crate::host::Host;
+use merge::LiveMerge;
+use wire::{AgentMsg, LoadSpec, WirePart};
+
+/// How far ahead of "all ready" the shared start is planned: enough for the
+/// start message to reach every agent and for its threads to be up.
+const START_MARGIN: Duration = Duration::from_millis(500);
+
+/// How long agents may take to connect and report ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Clocks further apart than this get a warning: the parts' intervals are
+/// then shifted against each other by about that much.
+const CLOCK_WARN_MS: f64 = 50.0;
+
+/// One generator's share of the load and where it runs.
+#[derive(Clone)]
+pub struct Job {
+    pub host: Host,
+    pub spec: LoadSpec,
+}
+
+/// One generator's result.
+pub struct Part {
+    /// Where it ran (`Host::label`).
+    pub host: String,
+    pub spec: LoadSpec,
+    pub outcome: Outcome,
+    /// The histogram of each interval of `outcome.series`, in order.
+    pub intervals: Vec<Histogram<u64>>,
+    pub warnings: Vec<String>,
+}
+
+pub struct FleetOutcome {
+    pub merged: Outcome,
+    pub parts: Vec<Part>,
+    /// About the parts and their coordination (late start, clocks apart,
+    /// a saturated generator), for the merged result's warnings.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum FleetError {
+    /// An agent failed or could not start; the message names its host.
+    Agent(String),
+    /// Stopped before the load started.
+    Interrupted,
+}
+
+impl std::fmt::Display for FleetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FleetError::Agent(m) => f.write_str(m),
+            FleetError::Interrupted => f.write_str("interrupted before the load started"),
+        }
+    }
+}
+
+impl std::error::Error for FleetError {}
+
+enum Event {
+    /// A message and when it arrived (Unix ns).
+    Msg(usize, AgentMsg, u64),
+    Garbled(usize, String),
+    Closed(usize),
+}
+
+struct Agent {
+    label: String,
+    spec: LoadSpec,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<Vec<String>>>,
+    ready: bool,
+    clock_offset_ms: f64,
+    done: Option<WirePart>,
+    error: Option<String>,
+    closed: bool,
+    series: Vec<(SecondSample, Histogram<u64>)>,
+}
+
+impl Agent {
+    fn tell(&mut self, line: &str) {
+        if let Some(w) = self.stdin.as_mut() {
+            if w.write_all(line.as_bytes())
+                .and_then(|_| w.write_all(b"\n"))
+                .and_then(|_| w.flush())
+                .is_err()
+            {
+                self.stdin = None;
+            }
+        }
+    }
+
+    fn why(&self) -> String {
+        if let Some(e) = &self.error {
+            return format!("load generator on {}: {e}", self.label);
+        }
+        let err = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let last = err
+            .iter()
+            .rfind(|l| !l.trim().is_empty())
+            .cloned()
+            .unwrap_or_else(|| "it ended without a result".into());
+        format!("load generator on {}: {last}", self.label)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs every job's agent, all starting together, until their durations
+/// pass or `stop` is set; the observer sees the merged intervals live.
+pub fn run(
+    jobs: Vec<Job>,
+    stop: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<FleetOutcome, FleetError> {
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut agents: Vec<Agent> = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.into_iter().enumerate() {
+        let label = job.host.label();
+        let exe = job
+            .host
+            .fairbench_exe()
+            .map_err(|e| FleetError::Agent(format!("load generator on {label}: {e:#}")))?;
+        let json = serde_json::to_string(&job.spec).expect("a job serialises");
+        let argv = vec![
+            exe,
+            "agent".to_string(),
+            "load".into(),
+            "--job".into(),
+            json,
+        ];
+        let mut child = job
+            .host
+            .command(&argv)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                FleetError::Agent(format!("load generator on {label}: cannot start: {e}"))
+            })?;
+        let stdout = child.stdout.take().expect("piped");
+        let stderr_pipe = child.stderr.take().expect("piped");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    match serde_json::from_str::<AgentMsg>(&line) {
+                        Ok(m) => {
+                            let _ = tx.send(Event::Msg(i, m, unix_ns()));
+                        }
+                        Err(_) => {
+                            let _ = tx.send(Event::Garbled(i, line));
+                        }
+                    }
+                }
+                let _ = tx.send(Event::Closed(i));
+            });
+        }
+        {
+            let stderr = stderr.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = BufReader::new(stderr_pipe).read_to_string(&mut text);
+                *stderr.lock().unwrap_or_else(|p| p.into_inner()) = text
+                    .lines()
+                    .rev()
+                    .take(20)
+                    .map(fairbench_zoo::text::escape_line)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+            });
+        }
+        let stdin = child.stdin.take();
+        agents.push(Agent {
+            label,
+            spec: job.spec,
+            child,
+            stdin,
+            stderr,
+            ready: false,
+            clock_offset_ms: 0.0,
+            done: None,
+            error: None,
+            closed: false,
+            series: Vec::new(),
+        });
+    }
+    drop(tx);
+
+    // The barrier: everyone connected and waiting.
+    let deadline = Instant::now() + READY_TIMEOUT;
+    while !agents.iter().all(|a| a.ready) {
+        if stop.load(Ordering::Relaxed) {
+            for a in agents.iter_mut() {
+                a.tell("stop");
+            }
+            return Err(FleetError::Interrupted);
+        }
+        if Instant::now() > deadline {
+            let slow: Vec<&str> = agents
+                .iter()
+                .filter(|a| !a.ready)
+                .map(|a| a.label.as_str())
+                .collect();
+            return Err(FleetError::Agent(format!(
+                "load generators not ready after {} s: {}",
+                READY_TIMEOUT.as_secs(),
+                slow.join(", ")
+            )));
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Event::Msg(i, AgentMsg::Ready { now_ns, .. }, at)) => {
+                agents[i].ready = true;
+                // Sent before it arrived: a negative offset up to the
+                // one-way delay is no clock error.
+                agents[i].clock_offset_ms = (now_ns as f64 - at as f64) / 1e6;
+            }
+            Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => {
+                agents[i].error = Some(message);
+                return Err(FleetError::Agent(agents[i].why()));
+            }
+            Ok(Event::Closed(i)) => {
+                // Let its stderr arrive for the message.
+                std::thread::sleep(Duration::from_millis(200));
+                return Err(FleetError::Agent(agents[i].why()));
+            }
+            Ok(Event::Garbled(i, line)) => {
+                return Err(FleetError::Agent(format!(
+                    "load generator on {}: unexpected output {:?} (is the fairbench there the same version?)",
+                    agents[i].label,
+                    fairbench_zoo::text::escape_line(&line)
+                )))
+            }
+            Ok(Event::Msg(..)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+
+    // The shared planned start.
+    let start = SystemTime::now() + START_MARGIN;
+    let start_ns = start
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    for a in agents.iter_mut() {
+        a.tell(&format!("go {start_ns}"));
+    }
+    let longest = agents
+        .iter()
+        .map(|a| a.spec.warmup_s + a.spec.duration_s)
+        .fold(0.0, f64::max);
+    let soft_end = Instant::now() + START_MARGIN + Duration::from_secs_f64(longest + 20.0);
+    let hard_end = soft_end + Duration::from_secs(15);
+
+    let mut merger = LiveMerge::new(agents.len());
+    let mut series = Vec::new();
+    let mut emit = |out: Vec<(SecondSample, Histogram<u64>)>, series: &mut Vec<SecondSample>| {
+        for (s, h) in out {
+            observer.on_interval(&s, &h);
+            series.push(s);
+        }
+    };
+    let mut stop_sent = false;
+    while !agents.iter().all(|a| a.closed) {
+        if !stop_sent && (stop.load(Ordering::Relaxed) || Instant::now() > soft_end) {
+            for a in agents.iter_mut() {
+                a.tell("stop");
+            }
+            stop_sent = true;
+        }
+        if Instant::now() > hard_end {
+            for a in agents.iter_mut().filter(|a| !a.closed) {
+                let _ = a.child.kill();
+                a.error
+                    .get_or_insert_with(|| "did not finish in time".into());
+            }
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Event::Msg(i, AgentMsg::Interval(w), _)) => match w.decode() {
+                Ok((s, h)) => {
+                    agents[i].series.push((s.clone(), h.clone()));
+                    emit(merger.add(i, s, h), &mut series);
+                }
+                Err(e) => agents[i].error = Some(format!("{e:#}")),
+            },
+            Ok(Event::Msg(i, AgentMsg::Done(p), _)) => agents[i].done = Some(*p),
+            Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => agents[i].error = Some(message),
+            Ok(Event::Msg(..)) => {}
+            Ok(Event::Garbled(i, line)) => {
+                agents[i].error = Some(format!(
+                    "unexpected output {:?}",
+                    fairbench_zoo::text::escape_line(&line)
+                ))
+            }
+            Ok(Event::Closed(i)) => {
+                agents[i].closed = true;
+                emit(merger.finish(i), &mut series);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    emit(merger.drain(), &mut series);
+    // Let the agents exit and their stderr arrive.
+    for a in agents.iter_mut() {
+        a.stdin = None;
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = a.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    let mut parts = Vec::with_capacity(agents.len());
+    let mut warnings = Vec::new();
+    for a in agents.iter_mut() {
+        let Some(done) = a.done.take() else {
+            std::thread::sleep(Duration::from_millis(100));
+            return Err(FleetError::Agent(a.why()));
+        };
+        let (samples, hists): (Vec<SecondSample>, Vec<Histogram<u64>>) =
+            std::mem::take(&mut a.series).into_iter().unzip();
+        let outcome = done
+            .outcome(samples)
+            .map_err(|e| FleetError::Agent(format!("load generator on {}: {e:#}", a.label)))?;
+        let mut w = Vec::new();
+        if done.late_start_ms > 1.0 {
+            w.push(format!(
+                "load generator on {} got the start signal {:.0} ms after the planned start: its intervals are shifted by that much",
+                a.label, done.late_start_ms
+            ));
+        }
+        if a.clock_offset_ms.abs() > CLOCK_WARN_MS {
+            w.push(format!(
+                "the clock of {} is about {:.0} ms off this machine's: its per-second intervals are shifted by that much (totals and histograms are unaffected)",
+                a.label, a.clock_offset_ms
+            ));
+        }
+        if outcome.generator.saturated {
+            w.push(format!(
+                "load generator on {} saturated (worker threads {:.0}% busy): throughput is a lower bound",
+                a.label,
+                outcome.generator.busy_fraction * 100.0
+            ));
+        }
+        warnings.extend(w.iter().cloned());
+        parts.push(Part {
+            host: a.label.clone(),
+            spec: a.spec.clone(),
+            outcome,
+            intervals: hists,
+            warnings: w,
+        });
+    }
+    let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();
+    let merged = merge::merge_outcomes(&outcomes, series);
+    Ok(FleetOutcome {
+        merged,
+        parts,
+        warnings,
+    })
+}
+
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Splits a total of `n` into `k` shares that differ by at most one, the
+/// larger ones first.
+pub fn share(n: usize, k: usize, i: usize) -> usize {
+    n / k + usize::from(i < n % k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        for (n, k) in [(50, 3), (7, 7), (100, 1), (5, 2)] {
+            let total: usize = (0..k).map(|i| share(n, k, i)).sum();
+            assert_eq!(total, n);
+            let max = (0..k).map(|i| share(n, k, i)).max().unwrap();
+            let min = (0..k).map(|i| share(n, k, i)).min().unwrap();
+            assert!(max - min <= 1);
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! A started server on any host: a local process group (this machine or a
+//! namespace of it), or one supervised on an ssh host by `fairbench agent
+//! supervise`, which pins it there, reports its pid, readiness and exit,
+//! and stops it when told to or when the ssh connection ends.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use fairbench_zoo::process::{self, GroupGuard, ServerProcess, ServerSpec};
+
+use super::{quote, Host, SshSession};
+
+pub struct ServerHandle {
+    host: Host,
+    inner: Inner,
+}
+
+enum Inner {
+    Process(ServerProcess),
+    Remote(RemoteServer),
+}
+
+impl ServerHandle {
+    pub(super) fn start(
+        host: &Host,
+        spec: &ServerSpec,
+        port: u16,
+        ready_timeout: Duration,
+    ) -> Result<ServerHandle, String> {
+        let inner = match host {
+            Host::Local | Host::Netns(_) => {
+                let mut spec = spec.clone();
+                // `ip netns exec` execs the server in place: same pid, same
+                // process group, the CPU affinity set before it carries over.
+                spec.argv = host.wrap(&spec.argv);
+                Inner::Process(ServerProcess::start(&spec).map_err(|e| e.to_string())?)
+            }
+            Host::Ssh(s) => {
+                Inner::Remote(RemoteServer::start(s.clone(), spec, port, ready_timeout)?)
+            }
+        };
+        Ok(ServerHandle {
+            host: host.clone(),
+            inner,
+        })
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The leader's pid on its host, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        match &self.inner {
+            Inner::Process(p) => p.pid(),
+            Inner::Remote(r) => r.pid,
+        }
+    }
+
+    pub fn is_alive(&self) -> bool {
+        match &self.inner {
+            Inner::Process(p) => p.is_alive(),
+            Inner::Remote(r) => r.is_alive(),
+        }
+    }
+
+    /// How it ended ("exited with status 3", "was killed by signal 9
+    /// (SIGKILL)"), once it has.
+    pub fn exit_description(&self) -> Option<String> {
+        match &self.inner {
+            Inner::Process(p) => p.exit_status().map(process::describe_exit),
+            Inner::Remote(r) => r.exit_description(),
+        }
+    }
+
+    /// Polls until the server accepts connections on its loopback `port`.
+    pub fn wait_ready(&self, port: u16, timeout: Duration) -> Result<Duration, String> {
+        match &self.inner {
+            Inner::Process(p) => self
+                .host
+                .with_loopback(port, |p2| {
+                    p.wait_ready(&super::loopback(p2), timeout)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(|e| e.to_string())?,
+            Inner::Remote(r) => r.wait_ready(timeout),
+        }
+    }
+
+    /// Where its log is, for people.
+    pub fn log_location(&self) -> String {
+        match &self.inner {
+            Inner::Process(p) => p.log_path().display().to_string(),
+            Inner::Remote(r) => r.local_log.display().to_string(),
+        }
+    }
+
+    /// The last `n` lines of its log, control characters escaped.
+    pub fn log_tail(&self, n: usize) -> Vec<String> {
+        match &self.inner {
+            Inner::Process(p) => p.log_tail(n),
+            Inner::Remote(r) => r.log_tail(n),
+        }
+    }
+
+    /// Stops the whole process group (SIGTERM, then SIGKILL after the
+    /// grace period). Idempotent.
+    pub fn stop(&self) {
+        match &self.inner {
+            Inner::Process(p) => {
+                p.stop();
+            }
+            Inner::Remote(r) => r.stop(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct RemoteState {
+    pid: Option<u32>,
+    ready: Option<Result<Duration, String>>,
+    exit: Option<String>,
+    /// The supervisor's output ended (it exited or the connection broke).
+    closed: bool,
+    stderr: Vec<String>,
+}
+
+struct RemoteServer {
+    host: Host,
+    session: Arc<SshSession>,
+    pid: u32,
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    state: Arc<(Mutex<RemoteState>, Condvar)>,
+    remote_log: String,
+    local_log: PathBuf,
+    grace: Duration,
+    group: Mutex<Option<GroupGuard>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl RemoteServer {
+    fn start(
+        session: Arc<SshSession>,
+        spec: &ServerSpec,
+        port: u16,
+        ready_timeout: Duration,
+    ) -> Result<RemoteServer, String> {
+        let exe = session.fairbench_exe().map_err(|e| format!("{e:#}"))?;
+        let name = spec
+            .log_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "server.log".into());
+        let remote_log = format!("{}/logs/{name}", session.work_dir());
+        let mut argv = vec![
+            exe,
+            "agent".into(),
+            "supervise".into(),
+            "--log".into(),
+            remote_log.clone(),
+            "--cwd".into(),
+            spec.cwd.display().to_string(),
+            "--grace-ms".into(),
+            spec.stop_grace.as_millis().to_string(),
+            "--ready-port".into(),
+            port.to_string(),
+            "--ready-timeout-ms".into(),
+            ready_timeout.as_millis().to_string(),
+        ];
+        if let Some(cpus) = &spec.cpus {
+            argv.push("--cpus".into());
+            argv.push(
+                cpus.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
+        for (k, v) in &spec.env {
+            argv.push("--env".into());
+            argv.push(format!("{k}={v}"));
+        }
+        argv.push("--".into());
+        argv.extend(spec.argv.iter().cloned());
+
+        if let Some(dir) = spec.log_path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(
+            &spec.log_path,
+            format!(
+                "# fairbench: on ssh {}: {}\n",
+                session.dest(),
+                quote::line(&spec.argv)
+            ),
+        );
+        let mut cmd = Host::Ssh(session.clone()).command(&argv);
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {e}"))?;
+        // Ctrl-C's terminate_all ends the local ssh; the supervisor sees its
+        // input close and stops the server.
+        let group = process::register_group(child.id() as i32);
+        let state: Arc<(Mutex<RemoteState>, Condvar)> = Arc::default();
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        {
+            let state = state.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let (lock_, cv) = &*state;
+                    let mut st = lock(lock_);
+                    let (word, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+                    match word {
+                        "pid" => st.pid = rest.trim().parse().ok(),
+                        "ready" => {
+                            let ms: u64 = rest.trim().parse().unwrap_or(0);
+                            st.ready = Some(Ok(Duration::from_millis(ms)));
+                        }
+                        "notready" => st.ready = Some(Err(rest.to_string())),
+                        "exit" => st.exit = Some(rest.to_string()),
+                        _ => {}
+                    }
+                    cv.notify_all();
+                }
+                let (lock_, cv) = &*state;
+                lock(lock_).closed = true;
+                cv.notify_all();
+            });
+        }
+        {
+            let state = state.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = BufReader::new(stderr).read_to_string(&mut text);
+                let (lock_, cv) = &*state;
+                lock(lock_).stderr = text.lines().map(fairbench_zoo::text::escape_line).collect();
+                cv.notify_all();
+            });
+        }
+        let stdin = child.stdin.take();
+        let pid = {
+            let (lock_, cv) = &*state;
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut st = lock(lock_);
+            while st.pid.is_none() && !st.closed && Instant::now() < deadline {
+                st = cv
+                    .wait_timeout(st, Duration::from_millis(100))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+            match st.pid {
+                Some(p) => p,
+                None => {
+                    // Give stderr a moment to arrive for the message.
+                    drop(st);
+                    std::thread::sleep(Duration::from_millis(200));
+                    let st = lock(lock_);
+                    let why = st
+                        .stderr
+                        .iter()
+                        .rfind(|l| !l.trim().is_empty())
+                        .cloned()
+                        .unwrap_or_else(|| "no answer from the remote supervisor".into());
+                    drop(st);
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "cannot start on ssh host {}: {why}",
+                        session.dest()
+                    ));
+                }
+            }
+        };
+        Ok(RemoteServer {
+            host: Host::Ssh(session.clone()),
+            session,
+            pid,
+            child: Mutex::new(child),
+            stdin: Mutex::new(stdin),
+            state,
+            remote_log,
+            local_log: spec.log_path.clone(),
+            grace: spec.stop_grace,
+            group: Mutex::new(Some(group)),
+        })
+    }
+
+    fn is_alive(&self) -> bool {
+        let st = lock(&self.state.0);
+        st.exit.is_none() && !st.closed
+    }
+
+    fn exit_description(&self) -> Option<String> {
+        let st = lock(&self.state.0);
+        match (&st.exit, st.closed) {
+            (Some(e), _) => Some(e.clone()),
+            (None, true) => Some(format!(
+                "was lost: the ssh connection to {} ended",
+                self.session.dest()
+            )),
+            (None, false) => None,
+        }
+    }
+
+    fn wait_ready(&self, timeout: Duration) -> Result<Duration, String> {
+        let (lock_, cv) = &*self.state;
+        // The supervisor gives up after `timeout` itself; allow for the trip.
+        let deadline = Instant::now() + timeout + Duration::from_secs(10);
+        let mut st = lock(lock_);
+        loop {
+            if let Some(r) = &st.ready {
+                return r.clone();
+            }
+            if let Some(e) = &st.exit {
+                return Err(format!("{e} before answering"));
+            }
+            if st.closed {
+                return Err(format!(
+                    "the ssh connection to {} ended before the server answered",
+                    self.session.dest()
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("did not answer within {}s", timeout.as_secs_f64()));
+            }
+            st = cv
+                .wait_timeout(st, Duration::from_millis(100))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+
+    fn log_tail(&self, n: usize) -> Vec<String> {
+        let stopped = lock(&self.group).is_none();
+        if stopped {
+            return process::log_tail(&self.local_log, n);
+        }
+        let bytes = self.session.read_tail(&self.remote_log, 64 * 1024);
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        let skip = lines.len().saturating_sub(n);
+        lines[skip..]
+            .iter()
+            .map(|l| fairbench_zoo::text::escape_line(l))
+            .collect()
+    }
+
+    fn stop(&self) {
+        let mut group = lock(&self.group);
+        if group.is_none() {
+            return;
+        }
+        if let Some(mut stdin) = lock(&self.stdin).take() {
+            let _ = stdin.write_all(b"stop\n");
+            let _ = stdin.flush();
+        }
+        {
+            let (lock_, cv) = &*self.state;
+            let deadline = Instant::now() + self.grace + Duration::from_secs(10);
+            let mut st = lock(lock_);
+            while st.exit.is_none() && !st.closed && Instant::now() < deadline {
+                st = cv
+                    .wait_timeout(st, Duration::from_millis(100))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+        }
+        {
+            let mut child = lock(&self.child);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // The server's log comes home with the rest of the run's logs.
+        let mut log = self.host.read_file(&self.remote_log).unwrap_or_default();
+        let ssh_err = lock(&self.state.0).stderr.clone();
+        if !ssh_err.is_empty() {
+            log.extend_from_slice(b"\n# fairbench: ssh said:\n");
+            for l in ssh_err {
+                log.extend_from_slice(l.as_bytes());
+                log.push(b'\n');
+            }
+        }
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.local_log)
+        {
+            let _ = f.write_all(&log);
+        }
+        *group = None;
+    }
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,600 @@
+//! An ssh host: one multiplexed OpenSSH connection (ControlMaster) per host
+//! for the whole fairbench command, the user's own ssh configuration and
+//! keys, and a working directory on the host that is removed at the end.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use fairbench_zoo::Server;
+
+use super::procfs::{self, Stat};
+use super::quote;
+use super::HostInfo;
+use crate::interrupt::CleanupGuard;
+
+/// How fairbench calls ssh, beyond the user's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct SshOptions {
+    /// `ssh -F FILE`: a configuration file instead of ~/.ssh/config.
+    pub config: Option<PathBuf>,
+}
+
+impl SshOptions {
+    fn base(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(c) = &self.config {
+            v.push("-F".to_string());
+            v.push(c.display().to_string());
+        }
+        for o in [
+            // Never wait for a password or a host-key prompt nobody sees.
+            "BatchMode=yes",
+            // A dead link ends the session in about 15 s instead of hanging.
+            "ServerAliveInterval=5",
+            "ServerAliveCountMax=3",
+            "ConnectTimeout=15",
+        ] {
+            v.push("-o".into());
+            v.push(o.into());
+        }
+        v
+    }
+}
+
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+pub struct SshSession {
+    dest: String,
+    opts: SshOptions,
+    control_dir: PathBuf,
+    master: Mutex<Option<Child>>,
+    info: HostInfo,
+    /// This session's working directory on the host (absolute).
+    work: String,
+    /// The host's cache directory (absolute), shared by sessions.
+    cache: String,
+    exe: Mutex<Option<String>>,
+    staged: Mutex<HashMap<PathBuf, String>>,
+    counter: AtomicU64,
+    _cleanup: Mutex<Option<CleanupGuard>>,
+}
+
+impl std::fmt::Debug for SshSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ssh {}", self.dest)
+    }
+}
+
+impl SshSession {
+    /// Connects to `dest` (`user@host` or a Host alias of the ssh config),
+    /// and learns what the orchestration needs to know about the machine.
+    pub fn open(dest: &str, opts: &SshOptions) -> anyhow::Result<Arc<SshSession>> {
+        if dest.is_empty() || dest.starts_with('-') {
+            bail!("{dest:?} is not an ssh destination (expected user@host)");
+        }
+        if Command::new("ssh")
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_err()
+        {
+            bail!("ssh hosts need the OpenSSH client, and `ssh` is not on PATH (Debian: apt-get install openssh-client)");
+        }
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let control_dir =
+            std::env::temp_dir().join(format!("fairbench-ssh-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&control_dir);
+        std::fs::create_dir_all(&control_dir)
+            .with_context(|| format!("cannot create {}", control_dir.display()))?;
+        let _ = std::fs::set_permissions(&control_dir, std::fs::Permissions::from_mode(0o700));
+        let socket = control_dir.join("cm");
+        let log = control_dir.join("master.log");
+
+        let mut cmd = Command::new("ssh");
+        cmd.args(opts.base())
+            .args(["-M", "-N", "-o", "ControlPersist=no", "-o"])
+            .arg(format!("ControlPath={}", socket.display()))
+            .arg(dest)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .process_group(0);
+        super::die_with_parent(&mut cmd);
+        let mut master = cmd
+            .spawn()
+            .with_context(|| format!("cannot start ssh to {dest}"))?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if socket.exists() {
+                break;
+            }
+            if let Ok(Some(st)) = master.try_wait() {
+                let why = last_line(&std::fs::read_to_string(&log).unwrap_or_default())
+                    .unwrap_or_else(|| format!("ssh exited ({st})"));
+                let _ = std::fs::remove_dir_all(&control_dir);
+                bail!("cannot reach ssh host {dest}: {why}");
+            }
+            if Instant::now() > deadline {
+                let _ = master.kill();
+                let _ = master.wait();
+                let _ = std::fs::remove_dir_all(&control_dir);
+                bail!("cannot reach ssh host {dest}: no connection after 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+
+        let mut s = SshSession {
+            dest: dest.to_string(),
+            opts: opts.clone(),
+            control_dir: control_dir.clone(),
+            master: Mutex::new(Some(master)),
+            info: HostInfo {
+                boot_id: String::new(),
+                cpus: Vec::new(),
+                hostname: String::new(),
+                kernel: String::new(),
+                machine: String::new(),
+                clk_tck: 100.0,
+                page_size: 4096,
+            },
+            work: String::new(),
+            cache: String::new(),
+            exe: Mutex::new(None),
+            staged: Mutex::new(HashMap::new()),
+            counter: AtomicU64::new(0),
+            _cleanup: Mutex::new(None),
+        };
+        let probe = s.exec(
+            "echo \"home=$HOME\"; echo \"boot_id=$(cat /proc/sys/kernel/random/boot_id)\"; \
+             grep Cpus_allowed_list /proc/self/status; echo \"clk_tck=$(getconf CLK_TCK)\"; \
+             echo \"page=$(getconf PAGESIZE)\"; echo \"hostname=$(uname -n)\"; \
+             echo \"kernel=$(uname -r)\"; echo \"machine=$(uname -m)\"",
+        )?;
+        let mut home = String::new();
+        for line in probe.lines() {
+            let (k, v) = match line.split_once('=').or_else(|| line.split_once(':')) {
+                Some((k, v)) => (k.trim(), v.trim()),
+                None => continue,
+            };
+            match k {
+                "home" => home = v.to_string(),
+                "boot_id" => s.info.boot_id = v.to_string(),
+                "Cpus_allowed_list" => s.info.cpus = super::parse_cpu_list(v),
+                "clk_tck" => s.info.clk_tck = v.parse().unwrap_or(100.0),
+                "page" => s.info.page_size = v.parse().unwrap_or(4096),
+                "hostname" => s.info.hostname = v.to_string(),
+                "kernel" => s.info.kernel = v.to_string(),
+                "machine" => s.info.machine = v.to_string(),
+                _ => {}
+            }
+        }
+        if home.is_empty() || s.info.cpus.is_empty() {
+            bail!("ssh host {dest} is not a Linux machine fairbench can use (no $HOME or /proc there)");
+        }
+        let local = super::local_info();
+        if s.info.machine != local.machine {
+            bail!(
+                "ssh host {dest} is {}, this machine is {}: fairbench copies its own binary there, so both must be the same architecture",
+                s.info.machine,
+                local.machine
+            );
+        }
+        s.cache = format!("{home}/.cache/fairbench");
+        s.work = format!(
+            "{}/session-{}-{}-{n}",
+            s.cache,
+            sanitize(&local.hostname),
+            std::process::id()
+        );
+        s.exec(&format!("mkdir -p {}", quote::word(&s.work)))?;
+        let s = Arc::new(s);
+        // A second Ctrl-C exits without destructors: close the connection so
+        // that every remote program fairbench started sees its end.
+        let weak = Arc::downgrade(&s);
+        *lock(&s._cleanup) = Some(crate::interrupt::on_exit(move || {
+            if let Some(s) = weak.upgrade() {
+                s.close_master();
+            }
+        }));
+        Ok(s)
+    }
+
+    pub fn dest(&self) -> &str {
+        &self.dest
+    }
+
+    pub fn info(&self) -> &HostInfo {
+        &self.info
+    }
+
+    /// The session's working directory on the host.
+    pub fn work_dir(&self) -> &str {
+        &self.work
+    }
+
+    fn control_opts(&self) -> Vec<String> {
+        let mut v = self.opts.base();
+        v.extend([
+            "-o".into(),
+            "ControlMaster=no".into(),
+            "-o".into(),
+            format!("ControlPath={}", self.control_dir.join("cm").display()),
+        ]);
+        v
+    }
+
+    /// The local argv that runs the shell command line `remote` on the host.
+    pub fn ssh_argv(&self, remote: &str) -> Vec<String> {
+        let mut v = vec!["ssh".to_string()];
+        v.extend(self.control_opts());
+        v.extend([
+            "-T".to_string(),
+            self.dest.clone(),
+            "--".into(),
+            remote.into(),
+        ]);
+        v
+    }
+
+    fn command(&self, remote: &str) -> Command {
+        let argv = self.ssh_argv(remote);
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..]).stdin(Stdio::null());
+        c
+    }
+
+    fn check(&self, what: &str, out: Output) -> anyhow::Result<Vec<u8>> {
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(anyhow!(
+            "{what} on ssh host {} failed: {}",
+            self.dest,
+            last_line(&err).unwrap_or_else(|| out.status.to_string())
+        ))
+    }
+
+    /// Runs a shell command line on the host; its stdout.
+    pub fn exec(&self, remote: &str) -> anyhow::Result<String> {
+        let out = self
+            .command(remote)
+            .output()
+            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
+        let first = remote.split_whitespace().next().unwrap_or("command");
+        Ok(String::from_utf8_lossy(&self.check(first, out)?).into_owned())
+    }
+
+    pub fn read_file(&self, path: &str) -> anyhow::Result<Vec<u8>> {
+        let out = self
+            .command(&format!("cat -- {}", quote::word(path)))
+            .output()
+            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
+        self.check(&format!("reading {path}"), out)
+    }
+
+    /// The last `bytes` of a file on the host (empty if it cannot be read).
+    pub fn read_tail(&self, path: &str, bytes: u64) -> Vec<u8> {
+        self.command(&format!("tail -c {bytes} -- {}", quote::word(path)))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| o.stdout)
+            .unwrap_or_default()
+    }
+
+    pub fn group_stats(&self, pgid: i32) -> Vec<Stat> {
+        let text = self
+            .command("cat /proc/[0-9]*/stat 2>/dev/null; true")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        procfs::group_of(&text, pgid)
+    }
+
+    /// Copies a local file to `remote` (atomically: a partial copy is never
+    /// at the final path).
+    fn put_file(&self, local: &Path, remote: &str, mode: u32) -> anyhow::Result<()> {
+        let file = std::fs::File::open(local)
+            .with_context(|| format!("cannot read {}", local.display()))?;
+        let tmp = format!("{remote}.part-{}", sanitize(&self.work));
+        let dir = Path::new(remote)
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| ".".into());
+        let script = format!(
+            "mkdir -p {d} && cat > {t} && chmod {mode:o} {t} && mv -f {t} {r}",
+            d = quote::word(&dir),
+            t = quote::word(&tmp),
+            r = quote::word(remote)
+        );
+        let out = self
+            .command(&script)
+            .stdin(Stdio::from(file))
+            .output()
+            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
+        self.check(&format!("copying {}", local.display()), out)?;
+        Ok(())
+    }
+
+    /// Copies the tree `local` to the directory `remote` (tar over ssh),
+    /// leaving out paths matching `exclude` (tar patterns).
+    fn put_dir(&self, local: &Path, remote: &str, exclude: &[&str]) -> anyhow::Result<()> {
+        let mut tar = Command::new("tar");
+        tar.arg("-C").arg(local).arg("-cf").arg("-");
+        for e in exclude {
+            tar.arg(format!("--exclude={e}"));
+        }
+        let mut tar = tar
+            .arg(".")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot run tar (needed to copy files to ssh hosts)")?;
+        let stdout = tar.stdout.take().expect("piped");
+        let script = format!(
+            "rm -rf {r} && mkdir -p {r} && tar -C {r} -xf -",
+            r = quote::word(remote)
+        );
+        let out = self
+            .command(&script)
+            .stdin(Stdio::from(stdout))
+            .output()
+            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
+        let mut tar_err = String::new();
+        if let Some(mut e) = tar.stderr.take() {
+            let _ = e.read_to_string(&mut tar_err);
+        }
+        let st = tar.wait()?;
+        if !st.success() {
+            bail!(
+                "cannot pack {}: {}",
+                local.display(),
+                last_line(&tar_err).unwrap_or_else(|| st.to_string())
+            );
+        }
+        self.check(&format!("copying {}", local.display()), out)?;
+        Ok(())
+    }
+
+    /// fairbench's own binary on the host, copied once per build of it
+    /// (cached under ~/.cache/fairbench/bin on the host).
+    pub fn fairbench_exe(&self) -> anyhow::Result<String> {
+        let mut exe = lock(&self.exe);
+        if let Some(p) = &*exe {
+            return Ok(p.clone());
+        }
+        let local = std::env::current_exe().context("cannot find fairbench's own binary")?;
+        let meta = std::fs::metadata(&local)?;
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let remote = format!("{}/bin/{}-{mtime}/fairbench", self.cache, meta.len());
+        let present = self
+            .command(&format!("test -x {}", quote::word(&remote)))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !present {
+            self.put_file(&local, &remote, 0o755)?;
+            // Every build of fairbench is a new copy: keep the newest few.
+            let _ = self.exec(&format!(
+                "cd {} && ls -1t | tail -n +4 | xargs -r rm -rf --",
+                quote::word(&format!("{}/bin", self.cache))
+            ));
+        }
+        *exe = Some(remote.clone());
+        Ok(remote)
+    }
+
+    /// Copies a server's folder, the scenario files and a build output to
+    /// this session's working directory, once each; the server as it is
+    /// found there.
+    pub fn stage_server(
+        &self,
+        server: &Server,
+        out_dir: &Path,
+    ) -> anyhow::Result<(Server, PathBuf)> {
+        let mut remote = server.clone();
+        remote.dir = PathBuf::from(self.stage(&server.dir, &[])?);
+        remote.files_dir = PathBuf::from(self.stage(&server.files_dir, &[])?);
+        remote.manifest_path = remote.dir.join("server.toml");
+        // Build caches are not needed to run what was built.
+        let out = self.stage(
+            out_dir,
+            &[
+                "target/*/deps",
+                "target/*/build",
+                "target/*/.fingerprint",
+                "target/*/incremental",
+                "target/*/examples",
+            ],
+        )?;
+        Ok((remote, PathBuf::from(out)))
+    }
+
+    fn stage(&self, local: &Path, exclude: &[&str]) -> anyhow::Result<String> {
+        if let Some(r) = lock(&self.staged).get(local) {
+            return Ok(r.clone());
+        }
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let name = local
+            .file_name()
+            .map(|s| sanitize(&s.to_string_lossy()))
+            .unwrap_or_else(|| "dir".into());
+        let remote = format!("{}/stage/{n}-{name}", self.work);
+        if local.is_dir() {
+            self.put_dir(local, &remote, exclude)?;
+        } else {
+            // Nothing to copy (e.g. no scenario files): an empty directory.
+            self.exec(&format!("mkdir -p {}", quote::word(&remote)))?;
+        }
+        lock(&self.staged).insert(local.to_path_buf(), remote.clone());
+        Ok(remote)
+    }
+
+    pub fn free_port(&self) -> anyhow::Result<u16> {
+        let exe = self.fairbench_exe()?;
+        let out = self.exec(&format!("{} agent free-port", quote::word(&exe)))?;
+        out.trim()
+            .parse()
+            .map_err(|_| anyhow!("ssh host {}: no free port ({out:?})", self.dest))
+    }
+
+    /// Runs `f` with a local port forwarded to the host's loopback `port`
+    /// (127.0.0.1 and [::1] each to their own family), over the master
+    /// connection; the forwarding is removed afterwards.
+    pub fn with_tunnel<R: Send>(
+        &self,
+        port: u16,
+        f: impl FnOnce(u16) -> R + Send,
+    ) -> anyhow::Result<R> {
+        let local = fairbench_zoo::process::free_port().context("no free local port")?;
+        let specs = [
+            format!("127.0.0.1:{local}:127.0.0.1:{port}"),
+            format!("[::1]:{local}:[::1]:{port}"),
+        ];
+        let mut added = Vec::new();
+        for (i, spec) in specs.iter().enumerate() {
+            let out = self.mux("forward", spec)?;
+            if out.status.success() {
+                added.push(spec.clone());
+            } else if i == 0 {
+                bail!(
+                    "cannot forward a port to ssh host {}: {}",
+                    self.dest,
+                    last_line(&String::from_utf8_lossy(&out.stderr)).unwrap_or_default()
+                );
+            }
+        }
+        let r = f(local);
+        for spec in added {
+            let _ = self.mux("cancel", &spec);
+        }
+        Ok(r)
+    }
+
+    fn mux(&self, op: &str, forward: &str) -> anyhow::Result<Output> {
+        Command::new("ssh")
+            .args(self.control_opts())
+            .args(["-O", op, "-L", forward])
+            .arg(&self.dest)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("cannot run ssh to {}", self.dest))
+    }
+
+    fn close_master(&self) {
+        if let Some(mut m) = lock(&self.master).take() {
+            let _ = m.kill();
+            let _ = m.wait();
+        }
+    }
+}
+
+impl Drop for SshSession {
+    fn drop(&mut self) {
+        if lock(&self.master).is_some() && !self.work.is_empty() {
+            let _ = self.exec(&format!("rm -rf {}", quote::word(&self.work)));
+        }
+        let _ = Command::new("ssh")
+            .args(self.control_opts())
+            .args(["-O", "exit"])
+            .arg(&self.dest)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        self.close_master();
+        let _ = std::fs::remove_dir_all(&self.control_dir);
+    }
+}
+
+impl SshSession {
+    /// What `ssh -G` resolves `dest` to (HostName), for the URL the load
+    /// generators use to reach a server there.
+    pub fn resolve(dest: &str, opts: &SshOptions) -> Option<String> {
+        resolve_hostname(dest, opts)
+    }
+}
+
+fn resolve_hostname(dest: &str, opts: &SshOptions) -> Option<String> {
+    let mut cmd = Command::new("ssh");
+    if let Some(c) = &opts.config {
+        cmd.arg("-F").arg(c);
+    }
+    let out = cmd.arg("-G").arg(dest).stdin(Stdio::null()).output().ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("hostname ").map(|h| h.trim().to_string()))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn last_line(s: &str) -> Option<String> {
+    s.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .map(fairbench_zoo::text::escape_line)
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_made_safe() {
+        assert_eq!(sanitize("my host/1"), "my_host_1");
+        assert_eq!(last_line("a\n\nlast one\n\n").as_deref(), Some("last one"));
+    }
+
+    #[test]
+    fn an_unreachable_host_is_one_clear_error() {
+        // Port 1 on loopback: refused at once, no network involved.
+        let dir = std::env::temp_dir().join(format!("fb-ssh-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("config");
+        std::fs::write(
+            &cfg,
+            "Host fbnowhere\n  HostName 127.0.0.1\n  Port 1\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n",
+        )
+        .unwrap();
+        let e = SshSession::open(
+            "fbnowhere",
+            &SshOptions {
+                config: Some(cfg.clone()),
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(e.starts_with("cannot reach ssh host fbnowhere"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

@@ -1,0 +1,487 @@
+//! Fixture results databases for the report and compare tests, written with
+//! the store's own writer API and fully deterministic (no clock, no
+//! randomness): the same calls always give the same database contents, so
+//! golden outputs can be compared byte for byte.
+//!
+//! Compiled twice: as a unit-test module of the crate, and by the
+//! integration tests (tests/report_*.rs, tests/compare_*.rs) with
+//! `#[path]`, next to `#[path = "../src/store/mod.rs"] mod store;` at their
+//! crate root. So it names the store only as `crate::store`.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use fairbench_engine::{stats::new_histogram, ErrorCounts, LatencySummary};
+use hdrhistogram::Histogram;
+
+use crate::store::{
+    encode_histogram, CaseFigures, NewRun, PlannedCase, SampleRow, Store, SweepRow,
+};
+
+pub const HOSTILE: &str = "<script>alert(1)</script>\"q'\x07\r\nx";
+
+/// How a run departs from the baseline, for compare tests.
+#[derive(Clone, Copy)]
+pub enum Flavour {
+    Baseline,
+    /// go-nethttp 10 % faster everywhere; dart-shelf jit/default static 1 core
+    /// 20 % slower; everything else within noise.
+    Changed,
+}
+
+struct Variant {
+    server: &'static str,
+    language: &'static str,
+    framework: &'static str,
+    mode: &'static str,
+    response: &'static str,
+    /// Closed-loop req/s at 1 core, static.
+    base_rps: f64,
+    header_bytes: i64,
+    cpu_us: f64,
+    rss: u64,
+}
+
+const VARIANTS: [Variant; 3] = [
+    Variant {
+        server: "go-nethttp",
+        language: "go",
+        framework: "net/http",
+        mode: "default",
+        response: "normalized",
+        base_rps: 100_000.0,
+        header_bytes: 116,
+        cpu_us: 8.5,
+        rss: 12 * 1024 * 1024,
+    },
+    Variant {
+        server: "dart-shelf",
+        language: "dart",
+        framework: "shelf",
+        mode: "jit",
+        response: "default",
+        base_rps: 60_000.0,
+        header_bytes: 205,
+        cpu_us: 14.25,
+        rss: 150 * 1024 * 1024,
+    },
+    Variant {
+        server: "dart-shelf",
+        language: "dart",
+        framework: "shelf",
+        mode: "exe",
+        response: "normalized",
+        base_rps: 70_000.0,
+        header_bytes: 116,
+        cpu_us: 12.5,
+        rss: 90 * 1024 * 1024,
+    },
+];
+
+const SCENARIOS: [(&str, f64, i64); 2] = [("static", 1.0, 13), ("dynamic", 0.9, 25)];
+const CORES: [i64; 2] = [1, 2];
+const REPS: i64 = 3;
+const DURATION_S: f64 = 10.0;
+const WARMUP_S: i64 = 3;
+const CLOSED: &str = "closed c=50 t=1";
+
+/// Repetition noise: −1 %, 0, +1.5 %.
+fn noise(rep: i64) -> f64 {
+    [0.99, 1.0, 1.015][((rep - 1) % 3) as usize]
+}
+
+fn closed_json() -> String {
+    r#"{"model":"closed","connections":50,"threads":1,"rate":null,"pipeline":1,"duration_s":10.0,"warmup_s":3.0,"timeout_s":2.0}"#.into()
+}
+
+fn rate_json(rate: f64) -> String {
+    format!(
+        r#"{{"model":"rate","connections":50,"threads":1,"rate":{rate},"pipeline":1,"duration_s":10.0,"warmup_s":3.0,"timeout_s":2.0}}"#
+    )
+}
+
+/// A latency histogram around `base_us`: a spread body and a thin tail
+/// (every 1000th request 20× slower), 20 000 values.
+fn latency_hist(base_us: f64) -> Histogram<u64> {
+    let mut h = new_histogram();
+    for i in 0..20_000u64 {
+        let spread = (i * 7_919 % 1_000) as f64 / 1_000.0;
+        let mut v = base_us * (0.6 + 0.8 * spread);
+        if i % 1_000 == 999 {
+            v = base_us * 20.0;
+        } else if i % 100 == 99 {
+            v = base_us * 4.0;
+        }
+        h.record(v.round().max(1.0) as u64).unwrap();
+    }
+    h
+}
+
+fn small_hist(base_us: u64) -> Histogram<u64> {
+    let mut h = new_histogram();
+    for i in 0..100u64 {
+        h.record(base_us + i * base_us / 100).unwrap();
+    }
+    h
+}
+
+fn parity_json(v: &Variant, scenario: &str, body: i64) -> String {
+    let warn = v.response == "default";
+    let extra = if warn {
+        r#"{"rule":"extra-headers","grade":"warn","detail":"x-powered-by: Dart with package:shelf"}"#
+    } else {
+        r#"{"rule":"extra-headers","grade":"pass","detail":""}"#
+    };
+    format!(
+        r#"{{"server":"{s}","mode":"{m}","response":"{r}","variant":"{m}/{r}","scenario":"{scenario}","grade":"{g}","rules":[{{"rule":"status","grade":"pass","detail":"200"}},{{"rule":"body","grade":"pass","detail":""}},{{"rule":"framing","grade":"pass","detail":"content-length"}},{extra}],"row":{{"framing":"content-length","date":"fresh","ipv4":true,"ipv6":true,"header_names":[{names}],"header_bytes":{hb},"body_bytes":{body},"vs_reference":{vs}}}}}"#,
+        s = v.server,
+        m = v.mode,
+        r = v.response,
+        g = if warn { "warn" } else { "pass" },
+        hb = v.header_bytes,
+        vs = v.header_bytes - 116,
+        names = if warn {
+            r#""content-type","date","content-length","x-frame-options","x-xss-protection","x-content-type-options","x-powered-by""#
+        } else {
+            r#""Date","Content-Length","Content-Type""#
+        },
+    )
+}
+
+fn figures(
+    rps: f64,
+    lat_base_us: f64,
+    cpu_us: f64,
+    rss: u64,
+    jit: bool,
+    errors_timeout: u64,
+) -> CaseFigures {
+    let requests = (rps * DURATION_S).round() as u64;
+    let latency = latency_hist(lat_base_us);
+    let uncorrected = latency_hist(lat_base_us * 0.9);
+    let mut samples = Vec::new();
+    for second in -WARMUP_S..(DURATION_S as i64) {
+        let warm = second < 0;
+        let factor = if warm && jit {
+            0.4 + 0.2 * (second + WARMUP_S) as f64
+        } else if warm {
+            0.97
+        } else {
+            1.0 + 0.01 * ((second % 3) - 1) as f64
+        };
+        let n = (rps * factor).round() as u64;
+        samples.push(SampleRow {
+            second,
+            phase: if warm { "warmup" } else { "measure" }.into(),
+            start_s: (second + WARMUP_S) as f64,
+            duration_s: 1.0,
+            requests: n,
+            errors: 0,
+            bytes: n * 150,
+            p50_us: lat_base_us as u64,
+            p99_us: (lat_base_us * 4.0) as u64,
+            interval_hist: Some(encode_histogram(&small_hist(lat_base_us as u64)).unwrap()),
+            server_cpu: Some(rps * cpu_us / 1e6),
+            server_rss: Some(rss),
+            server_threads: Some(8),
+        });
+    }
+    CaseFigures {
+        outcome_requests: requests,
+        duration_s: DURATION_S,
+        rps,
+        rps_stdev: rps * 0.008,
+        rps_max: rps * 1.01,
+        bytes_read: requests * 150,
+        errors: ErrorCounts {
+            timeout: errors_timeout,
+            ..ErrorCounts::default()
+        },
+        timeouts_per_million: errors_timeout as f64 * 1e6 / (requests + errors_timeout) as f64,
+        latency_summary: LatencySummary::of(&latency),
+        unc_p50: uncorrected.value_at_quantile(0.5),
+        unc_p99: uncorrected.value_at_quantile(0.99),
+        lateness_p99: None,
+        generator_cpu_s: 4.0,
+        generator_busy: 0.4,
+        saturated: false,
+        server_cpu_s: Some(cpu_us * requests as f64 / 1e6),
+        server_rss_peak: Some(rss),
+        server_rss_mean: Some(rss - 1024 * 1024),
+        server_threads_max: Some(8),
+        warnings: Vec::new(),
+        latency,
+        uncorrected,
+        lateness: None,
+        samples,
+    }
+}
+
+fn new_run(store: &mut Store, suite: &str, planned: usize, started: &str) -> i64 {
+    store
+        .create_run(&NewRun {
+            started_at: started.into(),
+            suite: suite.into(),
+            suite_toml: format!("name = \"{suite}\"\nrepetitions = 3\n"),
+            git_revision: Some("abc1234".into()),
+            host_json: r#"{"cpu_model":"Fixture CPU @ 3.00GHz","cpus":4,"online_cpus":4,"kernel":"6.1.0-fixture","governor":"performance","memory_bytes":8589934592,"os":"Debian GNU/Linux 12 (bookworm)"}"#.into(),
+            toolchains_json: r#"{"go-nethttp":{"toolchain":"go","version":"go1.22.1","framework":"net/http","framework_version":"stdlib"},"dart-shelf":{"toolchain":"dart","version":"3.3.0","framework":"shelf","framework_version":"1.4.1"}}"#.into(),
+            planned_cases: planned,
+        })
+        .unwrap()
+}
+
+/// Makes the run's clock-dependent columns fixed.
+fn pin_times(store: &Store, run: i64, finished: &str) {
+    store
+        .conn()
+        .execute(
+            "UPDATE runs SET finished_at = ?2, fairbench_version = '0.1.0-fixture', pid = NULL WHERE id = ?1",
+            rusqlite::params![run, finished],
+        )
+        .unwrap();
+    store
+        .conn()
+        .execute(
+            "UPDATE cases SET started_at = '2025-01-02T03:04:05Z', finished_at = '2025-01-02T03:04:20Z' WHERE run_id = ?1",
+            [run],
+        )
+        .unwrap();
+}
+
+/// The standard fixture: 3 server variants × 2 scenarios × 1 and 2 cores ×
+/// 3 repetitions (closed loop), one failed repetition, and a rate sweep of
+/// two variants. Returns the run id.
+pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
+    let mut plan = Vec::new();
+    let mut seq = 0;
+    for v in &VARIANTS {
+        for (scenario, _, _) in SCENARIOS {
+            for cores in CORES {
+                for rep in 1..=REPS {
+                    plan.push(PlannedCase {
+                        seq,
+                        server: v.server.into(),
+                        language: v.language.into(),
+                        framework: v.framework.into(),
+                        mode: v.mode.into(),
+                        response: v.response.into(),
+                        variant_params_json: "{}".into(),
+                        scenario: scenario.into(),
+                        cores: cores as usize,
+                        cores_requested: if cores == 2 { "all".into() } else { "1".into() },
+                        load_label: CLOSED.into(),
+                        load_json: closed_json(),
+                        sweep: None,
+                        repetition: rep as usize,
+                    });
+                    seq += 1;
+                }
+            }
+        }
+    }
+    let sweep_rates = [1_000.0, 2_000.0, 4_000.0];
+    for (vi, key) in [(0usize, "sweep-go"), (2usize, "sweep-dart")] {
+        let v = &VARIANTS[vi];
+        for rate in sweep_rates {
+            plan.push(PlannedCase {
+                seq,
+                server: v.server.into(),
+                language: v.language.into(),
+                framework: v.framework.into(),
+                mode: v.mode.into(),
+                response: v.response.into(),
+                variant_params_json: "{}".into(),
+                scenario: "static".into(),
+                cores: 1,
+                cores_requested: "1".into(),
+                load_label: format!("rate {rate}/s c=50 t=1"),
+                load_json: rate_json(rate),
+                sweep: Some(key.into()),
+                repetition: 1,
+            });
+            seq += 1;
+        }
+    }
+    let started = match flavour {
+        Flavour::Baseline => "2025-01-02T03:04:05Z",
+        Flavour::Changed => "2025-01-09T03:04:05Z",
+    };
+    let run = new_run(store, "fixture", plan.len(), started);
+    store.insert_planned(run, &plan).unwrap();
+    let cases = store.cases(run).unwrap();
+    for c in &cases {
+        let vi = VARIANTS
+            .iter()
+            .position(|v| v.server == c.server && v.mode == c.mode && v.response == c.response)
+            .unwrap();
+        let v = &VARIANTS[vi];
+        let (_, scen_factor, body) = SCENARIOS
+            .iter()
+            .find(|s| s.0 == c.scenario)
+            .copied()
+            .unwrap();
+        store.mark_running(c.id, ("1", "0", false)).unwrap();
+        let pj = parity_json(v, &c.scenario, body);
+        store
+            .record_parity(
+                c.id,
+                true,
+                &pj,
+                Some(v.header_bytes as u64),
+                Some(body as u64),
+            )
+            .unwrap();
+        if let Some(key) = &c.sweep {
+            let rate = serde_json::from_str::<serde_json::Value>(&c.load_json).unwrap()["rate"]
+                .as_f64()
+                .unwrap_or(0.0);
+            // Latency grows with the rate; dart's p99 crosses 10 ms at 4000/s.
+            let base = if key == "sweep-go" {
+                200.0 * (rate / 1_000.0).powf(1.5)
+            } else {
+                300.0 * (rate / 1_000.0).powf(2.5)
+            };
+            let f = figures(rate * 0.999, base, v.cpu_us, v.rss, false, 0);
+            store.record_done(c.id, &f).unwrap();
+            continue;
+        }
+        if v.mode == "jit" && c.scenario == "dynamic" && c.cores == 2 && c.repetition == 3 {
+            store
+                .record_failed(
+                    c.id,
+                    "server exited during the measurement (status 255)",
+                    Some("Unhandled exception:\nSocketException: <boom> \"quoted\"\n#0 main (file:///srv/main.dart:12)"),
+                )
+                .unwrap();
+            continue;
+        }
+        let mut rps =
+            v.base_rps * scen_factor * if c.cores == 2 { 1.8 } else { 1.0 } * noise(c.repetition);
+        if let Flavour::Changed = flavour {
+            if v.server == "go-nethttp" {
+                rps *= 1.10;
+            }
+            if v.mode == "jit" && c.scenario == "static" && c.cores == 1 {
+                rps *= 0.80;
+            }
+            // Within noise: repetitions in another order.
+            if v.mode == "exe" {
+                rps = v.base_rps
+                    * scen_factor
+                    * if c.cores == 2 { 1.8 } else { 1.0 }
+                    * noise(4 - c.repetition);
+            }
+        }
+        let lat = 50.0 * 1e6 / rps;
+        let timeouts = if v.mode == "jit" { 3 } else { 0 };
+        let mut f = figures(rps, lat, v.cpu_us, v.rss, v.mode == "jit", timeouts);
+        if v.mode == "jit" {
+            f.warnings = vec!["warm-up shorter than the JIT needed".into()];
+        }
+        store.record_done(c.id, &f).unwrap();
+    }
+    for (vi, key, knee) in [
+        (0usize, "sweep-go", Some(4_000.0)),
+        (2usize, "sweep-dart", Some(2_000.0)),
+    ] {
+        let v = &VARIANTS[vi];
+        store
+            .record_sweep(
+                run,
+                &SweepRow {
+                    sweep: key.into(),
+                    server: v.server.into(),
+                    mode: v.mode.into(),
+                    response: v.response.into(),
+                    scenario: "static".into(),
+                    cores: 1,
+                    slo_quantile: 0.99,
+                    slo_us: 10_000,
+                    knee_rps: knee,
+                    state: "done".into(),
+                    reason: None,
+                },
+            )
+            .unwrap();
+    }
+    store.set_run_state(run, "done", None).unwrap();
+    pin_times(store, run, "2025-01-02T04:00:00Z");
+    run
+}
+
+/// A database at `path` with the baseline run (id 1) and the changed run (id 2).
+pub fn standard_db(path: &Path) -> (i64, i64) {
+    let mut store = Store::open(path).unwrap();
+    let a = standard_run(&mut store, Flavour::Baseline);
+    let b = standard_run(&mut store, Flavour::Changed);
+    (a, b)
+}
+
+/// A run whose every string a server or the database could supply is
+/// hostile: markup, quotes, a bell, CR LF. Returns the run id.
+pub fn hostile_run(store: &mut Store) -> i64 {
+    let server = format!("evil{HOSTILE}");
+    let mut plan = Vec::new();
+    for (seq, rep) in [(0usize, 1usize), (1, 2)] {
+        plan.push(PlannedCase {
+            seq,
+            server: server.clone(),
+            language: format!("lang{HOSTILE}"),
+            framework: format!("fw{HOSTILE}"),
+            mode: format!("mode{HOSTILE}"),
+            response: "default".into(),
+            variant_params_json: "{}".into(),
+            scenario: format!("static{HOSTILE}"),
+            cores: 1,
+            cores_requested: "1".into(),
+            load_label: format!("closed c=50 {HOSTILE}"),
+            load_json: closed_json(),
+            sweep: None,
+            repetition: rep,
+        });
+    }
+    let run = store
+        .create_run(&NewRun {
+            started_at: "2025-01-02T03:04:05Z".into(),
+            suite: format!("suite{HOSTILE}"),
+            suite_toml: format!("name = \"{HOSTILE}\"\n</pre><script>alert(2)</script>"),
+            git_revision: Some(format!("rev{HOSTILE}")),
+            host_json:
+                serde_json::json!({ "cpu_model": format!("cpu{HOSTILE}"), "kernel": HOSTILE })
+                    .to_string(),
+            toolchains_json:
+                serde_json::json!({ server.clone(): { "toolchain": HOSTILE, "version": HOSTILE } })
+                    .to_string(),
+            planned_cases: 2,
+        })
+        .unwrap();
+    store.insert_planned(run, &plan).unwrap();
+    let cases = store.cases(run).unwrap();
+    let parity = serde_json::json!({
+        "grade": "fail",
+        "rules": [{ "rule": format!("header{HOSTILE}"), "grade": "fail", "detail": format!("got header X-Evil: {HOSTILE}") }],
+        "row": { "framing": HOSTILE, "date": "fresh", "ipv4": true, "ipv6": false, "header_names": [format!("X-Evil{HOSTILE}")] },
+        "raw": { "response": format!("HTTP/1.1 200 OK\r\nX-Evil: {HOSTILE}\r\n\r\n</pre><script>alert(4)</script>") }
+    })
+    .to_string();
+    store
+        .record_parity(cases[0].id, false, &parity, Some(180), Some(40))
+        .unwrap();
+    let mut f = figures(1_000.0, 500.0, 10.0, 1 << 20, false, 1);
+    f.warnings = vec![format!("warning{HOSTILE}")];
+    store.record_done(cases[0].id, &f).unwrap();
+    store
+        .record_failed(
+            cases[1].id,
+            &format!("reason{HOSTILE}"),
+            Some(&format!(
+                "log line 1\n{HOSTILE}\n</pre><img src=x onerror=alert(3)>"
+            )),
+        )
+        .unwrap();
+    store.set_run_state(run, "done", None).unwrap();
+    pin_times(store, run, "2025-01-02T04:00:00Z");
+    run
+}

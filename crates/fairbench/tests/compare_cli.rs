@@ -1,0 +1,300 @@
+//! `fairbench compare` on the fixture database: run 2 makes go-nethttp 10 %
+//! faster, dart-shelf jit/default static 1 core 20 % slower, and leaves the
+//! rest within noise (src/report/fixture.rs). Golden outputs in text,
+//! Markdown and JSON; verdicts; the CI gate; determinism; errors.
+
+#[allow(dead_code, unused_imports)]
+#[path = "../src/store/mod.rs"]
+mod store;
+
+#[path = "../src/report/fixture.rs"]
+mod fixture;
+
+mod report_support;
+
+use report_support::*;
+use serde_json::Value;
+
+fn fixture_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fixture::standard_db(&dir.path().join("results.db"));
+    dir
+}
+
+fn json(dir: &std::path::Path, a: &str, b: &str) -> Value {
+    serde_json::from_str(&ok(
+        dir,
+        &["compare", a, b, "--db", "results.db", "--format", "json"],
+    ))
+    .unwrap()
+}
+
+#[test]
+fn outputs_match_golden() {
+    let dir = fixture_dir();
+    assert_golden(
+        "compare.txt",
+        &ok(dir.path(), &["compare", "1", "2", "--db", "results.db"]),
+    );
+    assert_golden(
+        "compare.md",
+        &ok(
+            dir.path(),
+            &["compare", "1", "2", "--db", "results.db", "--format", "md"],
+        ),
+    );
+    assert_golden(
+        "compare.json",
+        &ok(
+            dir.path(),
+            &[
+                "compare",
+                "1",
+                "2",
+                "--db",
+                "results.db",
+                "--format",
+                "json",
+            ],
+        ),
+    );
+}
+
+#[test]
+fn verdicts_follow_the_changes() {
+    let dir = fixture_dir();
+    let v = json(dir.path(), "1", "2");
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 18);
+    for c in cases {
+        let k = &c["key"];
+        let expected = if k["load"].as_str().unwrap().starts_with("rate") {
+            "no-significant-difference" // one repetition per step: no verdict possible
+        } else if k["server"] == "go-nethttp" {
+            "faster"
+        } else if k["mode"] == "jit" && k["scenario"] == "static" && k["cores"] == 1 {
+            "slower"
+        } else {
+            "no-significant-difference"
+        };
+        assert_eq!(c["verdict"], expected, "{k}");
+        if expected != "no-significant-difference" {
+            assert_eq!(c["rps"]["significant"], true);
+        }
+    }
+    let slower = cases.iter().find(|c| c["verdict"] == "slower").unwrap();
+    assert!((slower["rps"]["change_pct"].as_f64().unwrap() + 20.0).abs() < 1e-9);
+    assert_eq!(slower["p99_us"]["direction"], "worse");
+    let rate = cases
+        .iter()
+        .find(|c| c["key"]["load"].as_str().unwrap().starts_with("rate"))
+        .unwrap();
+    assert_eq!(
+        rate["primary"], "p99",
+        "constant-rate cases are judged by latency"
+    );
+    assert!(rate["note"].as_str().unwrap().contains("at least 2"));
+}
+
+#[test]
+fn a_run_against_itself_shows_no_difference() {
+    let dir = fixture_dir();
+    let v = json(dir.path(), "1", "1");
+    assert!(v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["verdict"] == "no-significant-difference"));
+}
+
+#[test]
+fn verdicts_are_deterministic() {
+    let dir = fixture_dir();
+    let a = ok(
+        dir.path(),
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            "results.db",
+            "--format",
+            "json",
+        ],
+    );
+    let b = ok(
+        dir.path(),
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            "results.db",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(a, b);
+}
+
+#[test]
+fn fail_on_regression_gates_ci() {
+    let dir = fixture_dir();
+    // 20 % slower: over 10 %, under 25 %.
+    let o = fairbench(
+        dir.path(),
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            "results.db",
+            "--fail-on-regression",
+            "10",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("REGRESSION"));
+    assert!(
+        stderr(&o).contains("1 case(s) regressed by more than 10 %"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fairbench(
+        dir.path(),
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            "results.db",
+            "--fail-on-regression",
+            "25",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Faster is never a regression.
+    let o = fairbench(
+        dir.path(),
+        &[
+            "compare",
+            "2",
+            "1",
+            "--db",
+            "results.db",
+            "--fail-on-regression",
+            "5",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "B→A: go is slower now");
+    let v: Value = serde_json::from_str(&ok(
+        dir.path(),
+        &[
+            "compare",
+            "2",
+            "1",
+            "--db",
+            "results.db",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["verdict"] == "faster")
+            .count(),
+        1
+    );
+    let o = fairbench(
+        dir.path(),
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            "results.db",
+            "--fail-on-regression",
+            "-5",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn runs_from_two_databases() {
+    let dir = fixture_dir();
+    let other = dir.path().join("other.db");
+    {
+        let mut s = store::Store::open(&other).unwrap();
+        fixture::standard_run(&mut s, fixture::Flavour::Changed);
+    }
+    let v: Value = serde_json::from_str(&ok(
+        dir.path(),
+        &[
+            "compare",
+            "1",
+            "latest",
+            "--db",
+            "results.db",
+            "--db-b",
+            "other.db",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(v["b"]["db"], "other.db");
+    assert_eq!(
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["verdict"] == "slower")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn unmatched_cases_are_listed() {
+    let dir = fixture_dir();
+    let db = dir.path().join("results.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "DELETE FROM cases WHERE run_id = 2 AND server = 'go-nethttp' AND scenario = 'dynamic'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let v = json(dir.path(), "1", "2");
+    assert_eq!(v["only_in_a"].as_array().unwrap().len(), 2);
+    assert!(v["only_in_b"].as_array().unwrap().is_empty());
+    let text = ok(dir.path(), &["compare", "1", "2", "--db", "results.db"]);
+    assert!(
+        text.contains("only in A: go-nethttp default/normalized — dynamic · 1 core"),
+        "{text}"
+    );
+}
+
+#[test]
+fn missing_run_is_a_clear_error() {
+    let dir = fixture_dir();
+    let o = fairbench(dir.path(), &["compare", "1", "7", "--db", "results.db"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no run 7 in results.db"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fairbench(dir.path(), &["compare", "1", "2", "--db", "missing.db"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no results database at missing.db"),
+        "{}",
+        stderr(&o)
+    );
+}
