@@ -278,11 +278,14 @@ impl Worker {
         }
         loop {
             let now = clock::now();
+            // Every whole interval that has passed is sent on its own, even
+            // when this thread was descheduled across several of them; the
+            // last one (ending at the run's end) is sent after the loop.
+            while now >= self.iv_end && self.iv_end < self.plan.end {
+                self.flush_interval();
+            }
             if now >= self.plan.end || self.stop.load(Ordering::Relaxed) {
                 break;
-            }
-            while now >= self.iv_end {
-                self.flush_interval();
             }
             if now >= self.next_scan {
                 self.scan(now);
@@ -309,8 +312,12 @@ impl Worker {
                     }
                     continue;
                 }
-                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                self.on_event(token.0, readable, ev.is_writable());
+                // Data and the peer's FIN can arrive in one edge; then a
+                // short read does not mean "nothing more", and reading must
+                // go on until it sees the end of the stream.
+                let closed = ev.is_read_closed() || ev.is_error();
+                let readable = ev.is_readable() || closed;
+                self.on_event(token.0, readable, closed, ev.is_writable());
             }
             self.events = events;
         }
@@ -409,7 +416,7 @@ impl Worker {
         self.reconnect(i, now);
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, closed: bool, writable: bool) {
         let Some(c) = self.conns.get_mut(i) else {
             return;
         };
@@ -439,7 +446,7 @@ impl Worker {
             self.flush_writes(i);
         }
         if readable && self.conns[i].state == State::Open {
-            self.read(i);
+            self.read(i, closed);
         }
     }
 
@@ -524,7 +531,10 @@ impl Worker {
         }
     }
 
-    fn read(&mut self, i: usize) {
+    /// Reads until the socket is drained. A short read means drained
+    /// (edge-triggered: new data raises a new edge), unless the peer has
+    /// closed, whose end-of-stream would otherwise never be seen.
+    fn read(&mut self, i: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.buf);
         while let Some(s) = self.conns[i].stream.as_mut() {
             match s.read(&mut buf[..]) {
@@ -538,7 +548,7 @@ impl Worker {
                     if !self.process(i, &buf[..n], now) {
                         break;
                     }
-                    if n < buf.len() {
+                    if n < buf.len() && !closed {
                         break;
                     }
                 }

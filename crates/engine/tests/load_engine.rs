@@ -304,3 +304,22 @@ fn stop_flag_ends_the_run_early_with_results() {
     assert!(o.requests > 0);
     assert!(o.measured_s < 2.0);
 }
+
+#[test]
+fn series_has_one_interval_per_second_even_when_threads_stall() {
+    // Keep worker threads busy enough that some wake late; the series must
+    // still hold every second exactly once, in order.
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.connections = 8;
+    cfg.threads = 4;
+    cfg.duration = Duration::from_secs(3);
+    let o = go(&cfg);
+    let seconds: Vec<i64> = o.series.iter().map(|s| s.second).collect();
+    assert_eq!(seconds, vec![0, 1, 2], "{seconds:?}");
+    assert!(
+        o.series.iter().all(|s| (s.duration_s - 1.0).abs() < 0.05),
+        "{:?}",
+        o.series
+    );
+}

@@ -21,13 +21,19 @@ threads = 1
 fn assert_inert(what: &str, s: &str) {
     let lower = s.to_ascii_lowercase();
     assert!(!lower.contains("<script"), "{what}: a raw <script> tag");
-    assert!(!s.contains('\x1b') && !s.contains('\x07'), "{what}: raw control characters");
+    assert!(
+        !s.contains('\x1b') && !s.contains('\x07'),
+        "{what}: raw control characters"
+    );
 }
 
 /// In CommonMark, `\\<` is a literal `<` and anything inside a fenced code
 /// block is text: outside fences every `<` must be escaped.
 fn assert_markdown_inert(md: &str) {
-    assert!(!md.contains('\x1b') && !md.contains('\x07'), "Markdown: raw control characters");
+    assert!(
+        !md.contains('\x1b') && !md.contains('\x07'),
+        "Markdown: raw control characters"
+    );
     let mut fence: Option<String> = None;
     let mut saw_escaped = false;
     for line in md.lines() {
@@ -47,12 +53,18 @@ fn assert_markdown_inert(md: &str) {
         let b = line.as_bytes();
         for (i, &c) in b.iter().enumerate() {
             if c == b'<' {
-                assert!(i > 0 && b[i - 1] == b'\\', "Markdown: unescaped '<' in {line:?}");
+                assert!(
+                    i > 0 && b[i - 1] == b'\\',
+                    "Markdown: unescaped '<' in {line:?}"
+                );
                 saw_escaped = true;
             }
         }
     }
-    assert!(saw_escaped, "the hostile header shows up escaped in a table");
+    assert!(
+        saw_escaped,
+        "the hostile header shows up escaped in a table"
+    );
 }
 
 #[test]
@@ -66,16 +78,27 @@ fn hostile_server_strings_stay_text_through_check_run_and_report() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("X-Evil"), "{table}");
-    assert!(!table.contains('\x1b') && !table.contains('\x07'), "raw control bytes on the terminal");
+    assert!(
+        !table.contains('\x1b') && !table.contains('\x07'),
+        "raw control bytes on the terminal"
+    );
     let out = root.run(&["check", "--scenarios", "static", "--json", "--raw"]);
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("check --json stays valid JSON");
-    assert!(j.to_string().contains("<script>alert('fairbench')</script>"), "the header survives as data");
+    let j: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("check --json stays valid JSON");
+    assert!(
+        j.to_string()
+            .contains("<script>alert('fairbench')</script>"),
+        "the header survives as data"
+    );
 
     // run: measured anyway with --allow-unfair, flagged unfair.
     let out = root.run(&["run", "--suite", "evil", "--allow-unfair", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     root.assert_no_servers_left();
-    assert_eq!(root.sql::<i64>("SELECT count(*) FROM cases WHERE state = 'done' AND fair = 0"), 2);
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM cases WHERE state = 'done' AND fair = 0"),
+        2
+    );
     let parity: String = root.sql("SELECT parity_json FROM cases WHERE response = 'normalized'");
     assert!(parity.contains("X-Evil"), "{parity}");
 
@@ -85,7 +108,10 @@ fn hostile_server_strings_stay_text_through_check_run_and_report() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert_inert("HTML", &html);
-    assert!(html.contains("&lt;script&gt;") || html.contains("&lt;script"), "the markup is shown as text");
+    assert!(
+        html.contains("&lt;script&gt;") || html.contains("&lt;script"),
+        "the markup is shown as text"
+    );
     assert!(html.contains("X-Evil"));
 
     let out = root.run(&["report", "--format", "md"]);
@@ -96,7 +122,10 @@ fn hostile_server_strings_stay_text_through_check_run_and_report() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let mut rdr = csv::Reader::from_reader(&out.stdout[..]);
     let headers = rdr.headers().expect("CSV header").clone();
-    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.expect("every CSV row parses")).collect();
+    let rows: Vec<csv::StringRecord> = rdr
+        .records()
+        .map(|r| r.expect("every CSV row parses"))
+        .collect();
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r.len() == headers.len()));
 

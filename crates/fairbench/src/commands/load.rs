@@ -151,6 +151,15 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         eprintln!("{n}");
     }
     eprintln!("{}", layout.summary());
+    if cfg.target.addr.ip().is_loopback() && layout.kind == "ssh" {
+        let here = host::local_info().boot_id;
+        if let Some(c) = layout.clients.iter().find(|c| c.info.boot_id != here) {
+            return Err(usage(format!(
+                "the URL names loopback, which on {} is that machine itself: give the server's address as the load generators see it",
+                c.host.label()
+            )));
+        }
+    }
     let n = layout.clients.len();
     let mut jobs = Vec::with_capacity(n);
     for (i, c) in layout.clients.iter().enumerate() {
@@ -196,7 +205,13 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             eprintln!("interrupted before the load started");
             return Ok(130);
         }
-        Err(e) => anyhow::bail!("{e}"),
+        Err(e) => {
+            let mut m = e.to_string();
+            if layout.kind == "netns" && m.contains("cannot connect") {
+                m.push_str(" (with --topology netns the load reaches this machine over a veth link, not loopback: the server must listen on the any address, 0.0.0.0 or [::])");
+            }
+            anyhow::bail!("{m}")
+        }
     };
     if args.json {
         println!(

@@ -110,10 +110,7 @@ impl Host {
     /// first if needed.
     pub fn fairbench_exe(&self) -> anyhow::Result<String> {
         match self {
-            Host::Local | Host::Netns(_) => Ok(std::env::current_exe()
-                .context("cannot find fairbench's own binary")?
-                .display()
-                .to_string()),
+            Host::Local | Host::Netns(_) => Ok(own_exe()),
             Host::Ssh(s) => s.fairbench_exe(),
         }
     }
@@ -186,6 +183,24 @@ impl Host {
             Host::Ssh(s) => s.read_file(path),
         }
     }
+}
+
+/// A path that runs this very fairbench binary: its path, or, when that
+/// file has been replaced since it started (a rebuild), /proc/PID/exe,
+/// which still refers to the running binary. Agents must be the same build
+/// as the fairbench that talks to them.
+pub fn own_exe() -> String {
+    use std::os::unix::fs::MetadataExt;
+    let proc_exe = format!("/proc/{}/exe", std::process::id());
+    let running = std::fs::metadata("/proc/self/exe").ok();
+    if let Ok(path) = std::env::current_exe() {
+        if let (Ok(m), Some(r)) = (std::fs::metadata(&path), &running) {
+            if m.ino() == r.ino() && m.dev() == r.dev() {
+                return path.display().to_string();
+            }
+        }
+    }
+    proc_exe
 }
 
 /// The loopback addresses of `port`, for code running "at" a host.

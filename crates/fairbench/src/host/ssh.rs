@@ -374,8 +374,9 @@ impl SshSession {
         if let Some(p) = &*exe {
             return Ok(p.clone());
         }
-        let local = std::env::current_exe().context("cannot find fairbench's own binary")?;
-        let meta = std::fs::metadata(&local)?;
+        // The running binary, even if its file was replaced since.
+        let local = PathBuf::from("/proc/self/exe");
+        let meta = std::fs::metadata(&local).context("cannot read fairbench's own binary")?;
         let mtime = meta
             .modified()
             .ok()

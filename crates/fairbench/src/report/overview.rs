@@ -205,7 +205,12 @@ pub fn notes_table(r: &Report) -> Table {
         &[("variant", false), ("context", false), ("note", false)],
     );
     for g in &r.groups {
-        for n in g.flags().into_iter().chain(g.warnings.iter().cloned()) {
+        // A flag that a stored warning already states in full is not repeated.
+        let flags = g
+            .flags()
+            .into_iter()
+            .filter(|f| !g.warnings.iter().any(|w| w.starts_with(f.as_str())));
+        for n in flags.chain(g.warnings.iter().cloned()) {
             t.push(vec![
                 Cell::text(g.label.clone()),
                 Cell::text(g.key.context()),

@@ -217,7 +217,7 @@ impl<'a> Runner<'a> {
                 let mut figs = figures;
                 if placement.shared {
                     figs.warnings.push(format!(
-                        "server and load generator share CPUs {}: this machine has too few CPUs to separate them",
+                        "server and load shared CPUs {}: this machine has too few CPUs to separate them",
                         cpu_list(&placement.server)
                     ));
                 }
