@@ -4,7 +4,7 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use runner_support::{text, Root};
+use runner_support::{serial, text, Root};
 
 const TINY: &str = r#"
 name = "tiny"
@@ -23,6 +23,7 @@ threads = 1
 
 #[test]
 fn tiny_suite_stores_every_number() {
+    let _serial = serial();
     let root = Root::new(&[("fast-a", &[]), ("fast-b", &[])]);
     root.suite("tiny", TINY);
     let out = root.run(&["run", "--suite", "tiny", "--quiet"]);
@@ -98,6 +99,7 @@ fn tiny_suite_stores_every_number() {
 
 #[test]
 fn server_killed_mid_case_fails_that_case_and_the_run_goes_on() {
+    let _serial = serial();
     let root = Root::new(&[("victim", &[])]);
     root.suite(
         "crash",
@@ -166,6 +168,7 @@ threads = 1
 
 #[test]
 fn ctrl_c_interrupts_and_resume_finishes() {
+    let _serial = serial();
     let root = Root::new(&[("a", &[]), ("b", &[])]);
     root.suite(
         "long",
@@ -243,6 +246,7 @@ threads = 1
 
 #[test]
 fn a_second_run_on_the_same_database_is_refused() {
+    let _serial = serial();
     let root = Root::new(&[("a", &[])]);
     root.suite(
         "one",
@@ -280,6 +284,7 @@ connections = 1
 
 #[test]
 fn sweep_finds_the_knee_of_a_server_with_known_capacity() {
+    let _serial = serial();
     // One request at a time, 10 ms each: at most ~100 requests/s. Below that
     // latency stays near 10 ms; above it the queue grows without bound.
     let root = Root::new(&[("slow", &["--delay-ms", "10"])]);
@@ -308,7 +313,12 @@ step_duration = "3s"
     let out = root.run(&["run", "--suite", "sweep", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     root.assert_no_servers_left();
-    let knee: f64 = root.sql("SELECT knee_rps FROM sweeps");
+    let steps = root.rows(
+        "SELECT load_label, state, rps, lat_p50, lat_p99, err_connect + err_read + err_write + err_timeout + err_status + err_parse, reason
+           FROM cases ORDER BY seq",
+    );
+    let knee: Option<f64> = root.sql("SELECT knee_rps FROM sweeps");
+    let knee = knee.unwrap_or_else(|| panic!("no knee found; steps: {steps:#?}\n{}", text(&out)));
     // Capacity is 100/s less Python's per-request overhead; coarse steps 25,
     // 50, 100, 200 bracket it and three bisections narrow it to ±12.5/s.
     assert!(

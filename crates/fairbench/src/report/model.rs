@@ -471,19 +471,19 @@ pub struct WarmupPoint {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepInfo {
-    pub sweep: String,
-    pub server: String,
-    pub mode: String,
-    pub response: String,
-    pub scenario: String,
-    pub cores: i64,
-    pub slo_quantile: f64,
-    pub slo_us: i64,
-    pub knee_rps: Option<f64>,
-    pub state: String,
-    pub reason: Option<String>,
+    /// The stored sweep, as the database holds it.
+    #[serde(flatten)]
+    pub row: SweepRow,
     pub palette_index: usize,
     pub steps: Vec<SweepStep>,
+}
+
+/// A sweep is read like its row, plus what the report adds.
+impl std::ops::Deref for SweepInfo {
+    type Target = SweepRow;
+    fn deref(&self) -> &SweepRow {
+        &self.row
+    }
 }
 
 impl SweepInfo {
@@ -800,17 +800,7 @@ fn sweep_info(s: SweepRow, groups: &[Group], names: &[String]) -> SweepInfo {
     steps.sort_by(|a, b| a.offered_rps.total_cmp(&b.offered_rps));
     SweepInfo {
         palette_index: palette::index(names, &s.server),
-        sweep: s.sweep,
-        server: s.server,
-        mode: s.mode,
-        response: s.response,
-        scenario: s.scenario,
-        cores: s.cores,
-        slo_quantile: s.slo_quantile,
-        slo_us: s.slo_us,
-        knee_rps: s.knee_rps,
-        state: s.state,
-        reason: s.reason,
+        row: s,
         steps,
     }
 }

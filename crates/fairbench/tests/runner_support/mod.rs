@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// The runner's end-to-end tests pin every server to the same CPU (the
+/// highest one), so run in parallel they would measure each other. Each test
+/// holds this for its whole body.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub struct Root {
     pub dir: tempfile::TempDir,
     pub token: String,
