@@ -82,9 +82,11 @@ fn constant_rate_charges_a_stall_to_the_server() {
     let s = o.schedule.as_ref().unwrap();
     eprintln!("stall: corrected {corrected:?}\nservice {service:?}\nschedule {s:?}");
     assert!(s.waited_for_connection > 100, "{s:?}");
-    // The generator itself kept time even though the server did not.
+    // The generator itself kept time even though the server did not: its
+    // own lateness is orders of magnitude below the stall it reported (the
+    // bound is generous because a VM's idle vCPUs can wake late).
     let late = o.lateness_summary().unwrap();
-    assert!(late.p50 < 1_000, "lateness p50 {} µs", late.p50);
+    assert!(late.p50 < 5_000, "lateness p50 {} µs", late.p50);
 }
 
 #[test]

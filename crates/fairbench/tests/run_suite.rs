@@ -286,7 +286,12 @@ connections = 1
 fn sweep_finds_the_knee_of_a_server_with_known_capacity() {
     let _serial = serial();
     // One request at a time, 10 ms each: at most ~100 requests/s. Below that
-    // latency stays near 10 ms; above it the queue grows without bound.
+    // the median latency stays near 10 ms; above it the queue grows without
+    // bound and the median reaches hundreds of ms within a step. The median
+    // (not p99) is the objective here because at these low rates both vCPUs
+    // of a VM idle between requests, and one slow wake-up of a halted vCPU
+    // (tens to hundreds of ms on a busy host) would decide a p99 of ~75
+    // samples: the test is about the search, not the hypervisor.
     let root = Root::new(&[("slow", &["--delay-ms", "10"])]);
     root.suite(
         "sweep",
@@ -305,8 +310,8 @@ start_rate = 25
 max_rate = 1000
 step_factor = 2
 bisect_steps = 3
-slo_quantile = 0.99
-slo = "40ms"
+slo_quantile = 0.5
+slo = "100ms"
 step_duration = "3s"
 "#,
     );
