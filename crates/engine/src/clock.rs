@@ -49,3 +49,56 @@ pub fn process_cpu() -> Nanos {
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64
 }
+
+/// Cumulative (steal, total) CPU ticks of the whole machine from /proc/stat.
+/// Steal is time the hypervisor ran something else while a vCPU of this VM
+/// wanted to run: on a shared cloud host it slows server and generator alike
+/// and no measurement taken during it is steady. None where unreadable.
+pub fn machine_steal_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice]
+    if v.len() < 8 {
+        return None;
+    }
+    Some((v[7], v[..8].iter().sum()))
+}
+
+/// The share of CPU time stolen between two readings of
+/// [`machine_steal_ticks`].
+pub fn steal_fraction(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((s0, t0), (s1, t1)) = (before?, after?);
+    let total = t1.checked_sub(t0)?;
+    (total > 0).then(|| s1.saturating_sub(s0) as f64 / total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steal_share_between_two_readings() {
+        assert_eq!(
+            steal_fraction(Some((10, 1000)), Some((60, 1200))),
+            Some(0.25)
+        );
+        assert_eq!(steal_fraction(Some((10, 1000)), Some((10, 1000))), None);
+        assert_eq!(steal_fraction(None, Some((1, 2))), None);
+        // A counter that went backwards (not expected) is not a negative share.
+        assert_eq!(
+            steal_fraction(Some((50, 1000)), Some((40, 1100))),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn reads_proc_stat_here() {
+        let (steal, total) = machine_steal_ticks().expect("/proc/stat on Linux");
+        assert!(total > 0 && steal <= total);
+    }
+}

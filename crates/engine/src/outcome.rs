@@ -67,7 +67,14 @@ pub struct Generator {
     pub busy_fraction: f64,
     /// Busy above 90 %: the generator, not the server, may be the bottleneck.
     pub saturated: bool,
+    /// Share of the machine's CPU time the hypervisor stole during the run
+    /// (/proc/stat), when readable. Above [`STEAL_WARN`] the numbers are not
+    /// steady: the machine itself was being slowed from outside.
+    pub steal_fraction: Option<f64>,
 }
+
+/// Hypervisor steal above this share of CPU time makes a result suspect.
+pub const STEAL_WARN: f64 = 0.05;
 
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -176,6 +183,12 @@ impl Outcome {
                     ));
                 }
             }
+        }
+        if let Some(st) = self.generator.steal_fraction.filter(|&f| f > STEAL_WARN) {
+            w.push(format!(
+                "the hypervisor stole {:.0}% of this machine's CPU time during the run (/proc/stat steal): server and generator were slowed from outside, so these figures are not steady; measure again when the host is quieter",
+                st * 100.0
+            ));
         }
         if self.interrupted {
             w.push("interrupted: figures cover only the part of the run that completed".into());

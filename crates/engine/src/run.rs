@@ -107,6 +107,7 @@ pub fn run(
     });
 
     let cpu0 = clock::process_cpu();
+    let steal0 = clock::machine_steal_ticks();
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(threads);
     for t in 0..threads {
@@ -149,8 +150,9 @@ pub fn run(
         emit(&plan, second, m, stopped, &mut series, observer);
     }
     let cpu_s = (clock::process_cpu() - cpu0) as f64 / NANOS_PER_SEC as f64;
+    let steal = clock::steal_fraction(steal0, clock::machine_steal_ticks());
     let interrupted = stop.load(Ordering::Relaxed) && stopped < end;
-    Ok(assemble(
+    let mut outcome = assemble(
         cfg,
         &plan,
         threads,
@@ -159,7 +161,9 @@ pub fn run(
         stopped,
         cpu_s,
         interrupted,
-    ))
+    );
+    outcome.generator.steal_fraction = steal;
+    Ok(outcome)
 }
 
 /// The monotonic-clock instant of a wall-clock time (now, if it is past).
@@ -335,6 +339,7 @@ fn assemble(
             cpu_s,
             busy_fraction,
             saturated: busy_fraction > 0.9,
+            steal_fraction: None,
         },
         schedule,
         interrupted,

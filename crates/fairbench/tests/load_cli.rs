@@ -159,6 +159,7 @@ fn json_has_the_documented_keys() {
         "generator_cpu_s",
         "saturated",
         "series",
+        "host_steal_fraction",
     ] {
         assert!(j.get(key).is_some(), "missing {key}");
     }

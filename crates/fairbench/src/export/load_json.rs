@@ -29,6 +29,8 @@ pub struct LoadJson<'a> {
     pub generator_cpu_s: f64,
     pub generator_cpu_us_per_request: Option<f64>,
     pub generator_busy_fraction: f64,
+    /// Share of the machine's CPU time stolen by the hypervisor during the run.
+    pub host_steal_fraction: Option<f64>,
     pub saturated: bool,
     pub interrupted: bool,
     pub warnings: Vec<String>,
@@ -63,6 +65,7 @@ impl<'a> LoadJson<'a> {
             generator_cpu_us_per_request: (o.requests > 0)
                 .then(|| o.generator.cpu_s * 1e6 / o.requests as f64),
             generator_busy_fraction: o.generator.busy_fraction,
+            host_steal_fraction: o.generator.steal_fraction,
             saturated: o.generator.saturated,
             interrupted: o.interrupted,
             warnings: o.warnings(),

@@ -129,6 +129,11 @@ pub fn merge_outcomes(parts: &[&Outcome], series: Vec<SecondSample>) -> Outcome 
                 0.0
             },
             saturated,
+            // The worst machine decides whether the merged result is steady.
+            steal_fraction: parts
+                .iter()
+                .filter_map(|o| o.generator.steal_fraction)
+                .reduce(f64::max),
         },
         schedule,
         interrupted,
@@ -266,6 +271,7 @@ mod tests {
                 cpu_s: 1.5,
                 busy_fraction: busy,
                 saturated: busy > 0.9,
+                steal_fraction: None,
             },
             schedule: rate.map(|r| Schedule {
                 rate: r,

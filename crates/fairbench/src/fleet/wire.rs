@@ -194,6 +194,9 @@ pub struct WirePart {
     pub generator_cpu_s: f64,
     pub busy_fraction: f64,
     pub saturated: bool,
+    /// Hypervisor steal on that generator's machine during its run.
+    #[serde(default)]
+    pub steal_fraction: Option<f64>,
     pub schedule: Option<WireSchedule>,
     pub interrupted: bool,
     /// How late after the planned start the agent was told to start (0
@@ -233,6 +236,7 @@ impl WirePart {
             generator_cpu_s: o.generator.cpu_s,
             busy_fraction: o.generator.busy_fraction,
             saturated: o.generator.saturated,
+            steal_fraction: o.generator.steal_fraction,
             schedule: o.schedule.as_ref().map(|s| WireSchedule {
                 rate: s.rate,
                 sent: s.sent,
@@ -276,6 +280,7 @@ impl WirePart {
                 cpu_s: self.generator_cpu_s,
                 busy_fraction: self.busy_fraction,
                 saturated: self.saturated,
+                steal_fraction: self.steal_fraction,
             },
             schedule: self.schedule.as_ref().map(|s| Schedule {
                 rate: s.rate,

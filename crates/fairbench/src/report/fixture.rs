@@ -210,6 +210,7 @@ fn figures(
         server_rss_peak: Some(rss),
         server_rss_mean: Some(rss - 1024 * 1024),
         server_threads_max: Some(8),
+        steal_fraction: None,
         warnings: Vec::new(),
         latency,
         uncorrected,

@@ -501,6 +501,7 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         server_rss_peak: Some(w.rss_peak),
         server_rss_mean: w.rss_mean(),
         server_threads_max: Some(w.threads_max),
+        steal_fraction: o.generator.steal_fraction,
         warnings: o.warnings(),
         latency: o.latency.clone(),
         uncorrected: o.uncorrected.clone(),

@@ -259,6 +259,8 @@ pub struct CaseFigures {
     pub server_rss_peak: Option<u64>,
     pub server_rss_mean: Option<u64>,
     pub server_threads_max: Option<u64>,
+    /// Share of the machine's CPU time the hypervisor stole during the load.
+    pub steal_fraction: Option<f64>,
     pub warnings: Vec<String>,
     pub latency: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
@@ -285,7 +287,8 @@ pub(crate) fn update_figures(
             lat_p99 = ?23, lat_p999 = ?24, lat_p9999 = ?25, unc_p50 = ?26, unc_p99 = ?27,
             lateness_p99 = ?28, generator_cpu_s = ?29, generator_busy = ?30, saturated = ?31,
             server_cpu_s = ?32, server_cpu_us_per_request = ?33, server_rss_peak = ?34,
-            server_rss_mean = ?35, server_threads_max = ?36, warnings_json = ?37
+            server_rss_mean = ?35, server_threads_max = ?36, warnings_json = ?37,
+            steal_fraction = ?38
          WHERE id = ?1",
         params![
             case,
@@ -324,7 +327,8 @@ pub(crate) fn update_figures(
             f.server_rss_peak.map(|v| v as i64),
             f.server_rss_mean.map(|v| v as i64),
             f.server_threads_max.map(|v| v as i64),
-            serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into())
+            serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into()),
+            f.steal_fraction
         ],
     )?;
     Ok(())
