@@ -340,3 +340,35 @@ step_duration = "3s"
         text(&out)
     );
 }
+
+#[test]
+fn server_that_stops_answering_fails_the_case_and_the_run_goes_on() {
+    let _serial = serial();
+    // The hang comes after the check's few requests, during the load.
+    let root = Root::new(&[("hangs", &["--hang-after", "20"]), ("fine", &[])]);
+    root.suite(
+        "hang",
+        r#"
+name = "hang"
+responses = ["normalized"]
+scenarios = ["static"]
+duration = "3s"
+timeout = "1s"
+repetitions = 1
+[[load]]
+model = "closed"
+connections = 2
+threads = 1
+"#,
+    );
+    let out = root.run(&["run", "--suite", "hang", "--quiet"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    root.assert_no_servers_left();
+    let rows = root.rows("SELECT server, state, reason FROM cases ORDER BY server");
+    assert_eq!(rows[0][0], "fine");
+    assert_eq!(rows[0][1], "done", "{rows:?}");
+    assert_eq!(rows[1][0], "hangs");
+    assert_eq!(rows[1][1], "failed", "{rows:?}");
+    assert!(rows[1][2].contains("stopped answering"), "{rows:?}");
+    assert_eq!(root.sql::<String>("SELECT state FROM runs"), "done");
+}

@@ -23,6 +23,8 @@ use crate::suite::LoadProfile;
 use crate::topology::Layout;
 
 const LOG_TAIL: usize = 20;
+/// Liveness probes after the load before a server counts as hung.
+const PROBE_TRIES: usize = 3;
 
 /// How a case (or a sweep's server session) ended, when not with figures.
 #[derive(Debug)]
@@ -435,21 +437,35 @@ pub fn measure(
         ));
     }
     // A server that stopped answering mid-case still counts its earlier
-    // responses; ask it directly whether it still answers.
+    // responses; ask it directly whether it still answers. A few tries a
+    // moment apart: right after the load a server may still be draining
+    // closed connections, and on a shared host the whole VM can stall for
+    // seconds. A server that has really hung fails every try.
     let timeout = load.timeout().max(Duration::from_secs(2));
     let (method, path) = probe_request(load);
-    let answered = running
-        .process
-        .host()
-        .with_loopback(running.port, |p| {
-            let addr = host::loopback(p)[0];
-            let req = fetch::request_bytes(&method, &path, addr);
-            fetch::raw(addr, &req, timeout)
-                .map(drop)
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|e| format!("{e:#}"))
-        .and_then(|r| r);
+    let probe = || {
+        running
+            .process
+            .host()
+            .with_loopback(running.port, |p| {
+                let addr = host::loopback(p)[0];
+                let req = fetch::request_bytes(&method, &path, addr);
+                fetch::raw(addr, &req, timeout)
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|r| r)
+    };
+    let mut answered = probe();
+    for _ in 1..PROBE_TRIES {
+        if answered.is_ok() || crate::interrupt::interrupted() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        answered = probe();
+    }
+    let answered = answered.map_err(|e| format!("{e} ({PROBE_TRIES} tries)"));
     if let Err(e) = answered {
         return Err(CaseEnd::failed(
             format!("server stopped answering during the case: {e}"),
