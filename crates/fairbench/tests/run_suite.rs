@@ -254,7 +254,7 @@ fn a_second_run_on_the_same_database_is_refused() {
 name = "one"
 responses = ["normalized"]
 scenarios = ["static"]
-duration = "3s"
+duration = "60s"
 repetitions = 1
 [[load]]
 model = "closed"
@@ -264,21 +264,43 @@ connections = 1
     let first = root
         .fairbench()
         .args(["run", "--suite", "one", "--quiet"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Certain overlap, however slow the machine: wait until the first run
+    // is measuring (it holds the lock for its whole 60 s case).
     let t = Instant::now();
-    while !root.path().join("results.db.lock").exists() && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
+    loop {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the first run never started its case"
+        );
+        let running = root.db().exists()
+            && rusqlite::Connection::open(root.db())
+                .and_then(|c| {
+                    c.query_row(
+                        "SELECT count(*) FROM cases WHERE state = 'running'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                })
+                .unwrap_or(0)
+                > 0;
+        if running {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_millis(300));
     let second = root.run(&["run", "--suite", "one", "--quiet"]);
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
     let first = first.wait_with_output().unwrap();
-    assert_eq!(first.status.code(), Some(0));
     assert_eq!(second.status.code(), Some(1), "{}", text(&second));
     assert!(String::from_utf8_lossy(&second.stderr).contains("in use by another fairbench run"));
+    assert_eq!(first.status.code(), Some(130), "{}", text(&first));
+    // The refused run wrote nothing; the first is intact and resumable.
     assert_eq!(root.sql::<i64>("SELECT count(*) FROM runs"), 1);
+    assert_eq!(root.sql::<String>("SELECT state FROM runs"), "interrupted");
     root.assert_no_servers_left();
 }
 
