@@ -423,15 +423,9 @@ fn print_plan(suite: &Suite, plan: &suite::Plan) {
     for (i, item) in plan.items.iter().enumerate() {
         match item {
             PlanItem::Case(c) => println!(
-                "{:>4}  {} {}/{} {} {}c {} #{}  ({} warm-up + {})",
+                "{:>4}  {}  ({} warm-up + {})",
                 i + 1,
-                c.server.name,
-                c.mode,
-                c.response,
-                c.scenario.name,
-                c.cores,
-                c.load.label(),
-                c.repetition,
+                c.label(),
                 humantime::format_duration(c.warmup),
                 humantime::format_duration(c.duration)
             ),

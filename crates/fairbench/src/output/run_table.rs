@@ -28,19 +28,6 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
     out
 }
 
-pub fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -64,25 +51,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
     for g in groups(cases) {
         let done: Vec<&&CaseRow> = g.iter().filter(|c| c.state == "done").collect();
         let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| {
-            median(done.iter().filter_map(|c| f(c)).collect())
+            let v: Vec<f64> = done.iter().filter_map(|c| f(c)).collect();
+            (!v.is_empty()).then(|| crate::report::stats::median(&v))
         };
         let c0 = g[0];
-        let errors: i64 = done
-            .iter()
-            .map(|c| {
-                [
-                    c.err_connect,
-                    c.err_read,
-                    c.err_write,
-                    c.err_timeout,
-                    c.err_status,
-                    c.err_parse,
-                ]
-                .iter()
-                .map(|e| e.unwrap_or(0))
-                .sum::<i64>()
-            })
-            .sum();
+        let errors: i64 = done.iter().filter_map(|c| c.errors_total()).sum();
         let dash = || "-".to_string();
         rows.push(vec![
             c0.server.clone(),

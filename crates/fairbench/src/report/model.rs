@@ -751,20 +751,7 @@ fn group(
         lat_max: lat(|c| c.lat_max),
         requests: lat(|c| c.requests),
         timeouts_per_million: summary_of(&done, |c| c.timeouts_per_million),
-        errors: summary_of(&done, |c| {
-            let parts = [
-                c.err_connect,
-                c.err_read,
-                c.err_write,
-                c.err_timeout,
-                c.err_status,
-                c.err_parse,
-            ];
-            parts
-                .iter()
-                .any(Option::is_some)
-                .then(|| parts.iter().map(|v| v.unwrap_or(0)).sum::<i64>() as f64)
-        }),
+        errors: summary_of(&done, |c| c.errors_total().map(|e| e as f64)),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         rss_peak: lat(|c| c.server_rss_peak),
         spectrum,

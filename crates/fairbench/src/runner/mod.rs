@@ -124,16 +124,7 @@ impl<'a> Runner<'a> {
     /// Returns true when the run was interrupted during this case.
     fn case(&mut self, id: i64, c: &CaseSpec) -> anyhow::Result<bool> {
         self.n += 1;
-        let label = format!(
-            "{} {}/{} {} {}c {} #{}",
-            c.server.name,
-            c.mode,
-            c.response,
-            c.scenario.name,
-            c.cores,
-            c.load.label(),
-            c.repetition
-        );
+        let label = c.label();
         self.progress.case_started(self.n, self.total, &label);
         let placement = sites(&self.opts.layout, &self.opts.cpus, c.cores);
         let progress = &self.progress;

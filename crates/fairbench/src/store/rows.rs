@@ -158,6 +158,22 @@ pub struct CaseRow {
 }
 
 impl CaseRow {
+    /// Errors of every class together; None until the case has figures.
+    pub fn errors_total(&self) -> Option<i64> {
+        let parts = [
+            self.err_connect,
+            self.err_read,
+            self.err_write,
+            self.err_timeout,
+            self.err_status,
+            self.err_parse,
+        ];
+        parts
+            .iter()
+            .any(Option::is_some)
+            .then(|| parts.iter().map(|v| v.unwrap_or(0)).sum())
+    }
+
     pub(crate) const SELECT: &'static str = "SELECT id, run_id, seq, server, language, framework,
         mode, response, variant_params_json, scenario, cores, cores_requested, server_cpus,
         generator_cpus, cpus_shared, load_label, load_json, sweep, repetition, state, reason,

@@ -28,6 +28,22 @@ pub struct CaseSpec {
     pub timeout: Duration,
 }
 
+impl CaseSpec {
+    /// How the case is named in plans and progress lines.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {}/{} {} {}c {} #{}",
+            self.server.name,
+            self.mode,
+            self.response,
+            self.scenario.name,
+            self.cores,
+            self.load.label(),
+            self.repetition
+        )
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SweepItem {
     pub server: Server,
