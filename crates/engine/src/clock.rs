@@ -11,14 +11,19 @@ pub type Nanos = u64;
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 #[inline]
-pub fn now() -> Nanos {
+fn read(clock: libc::clockid_t) -> Nanos {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `ts` is a valid out-pointer; these clocks always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64
+}
+
+#[inline]
+pub fn now() -> Nanos {
+    read(libc::CLOCK_MONOTONIC)
 }
 
 pub fn to_timespec(t: Nanos) -> libc::timespec {
@@ -30,24 +35,12 @@ pub fn to_timespec(t: Nanos) -> libc::timespec {
 
 /// CPU time (user + system) consumed so far by the calling thread.
 pub fn thread_cpu() -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; the per-thread CPU clock exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64
+    read(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU time (user + system) consumed so far by the whole process.
 pub fn process_cpu() -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64
+    read(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
 /// Cumulative (steal, total) CPU ticks of the whole machine from /proc/stat.
