@@ -8,7 +8,7 @@ use crate::response::DEFAULT_MAX_HEAD;
 use crate::target::Target;
 
 /// How requests are offered.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum LoadModel {
     /// wrk semantics: each connection sends its next request when the previous
     /// answer arrives. Measures the most a server does with this concurrency.
@@ -35,6 +35,10 @@ pub struct LoadConfig {
     pub max_head: usize,
     /// Pin the worker threads to these CPUs (all of them, not one each).
     pub cpus: Option<Vec<usize>>,
+    /// This generator's place among several that share one load: generator
+    /// `index` of `count` offsets its constant-rate schedule by `index/R`
+    /// (R the total rate) so that the merged schedule is evenly spaced.
+    pub share: GeneratorShare,
     /// Begin the run's schedule (warm-up, measurement and the one-second
     /// intervals) at this wall-clock time rather than now. Several generators
     /// given the same time start together and their intervals line up, so
@@ -57,6 +61,7 @@ impl LoadConfig {
             status_error_min: 400,
             max_head: DEFAULT_MAX_HEAD,
             cpus: None,
+            share: GeneratorShare::default(),
             start_at: None,
         }
     }
@@ -73,8 +78,25 @@ impl LoadConfig {
         if self.duration.is_zero() {
             return Err(ConfigError::new("duration", "must be longer than 0"));
         }
+        for (field, d) in [("duration", self.duration), ("warmup", self.warmup)] {
+            if d > MAX_RUN {
+                return Err(ConfigError::new(field, "must be at most 30 days"));
+            }
+        }
         if self.timeout.is_zero() {
             return Err(ConfigError::new("timeout", "must be longer than 0"));
+        }
+        if self.timeout > MAX_TIMEOUT {
+            return Err(ConfigError::new("timeout", "must be at most 1 hour"));
+        }
+        if self.share.count == 0 || self.share.index >= self.share.count {
+            return Err(ConfigError::new(
+                "share",
+                format!(
+                    "generator {} of {} does not exist",
+                    self.share.index, self.share.count
+                ),
+            ));
         }
         if self.pipeline == 0 || self.pipeline > 1024 {
             return Err(ConfigError::new("pipeline", "must be between 1 and 1024"));
@@ -84,6 +106,12 @@ impl LoadConfig {
                 return Err(ConfigError::new(
                     "rate",
                     format!("must be a positive number of requests per second, got {rps}"),
+                ));
+            }
+            if rps < MIN_RATE {
+                return Err(ConfigError::new(
+                    "rate",
+                    format!("must be at least {MIN_RATE} requests per second (one per 1000 s), got {rps}"),
                 ));
             }
             if rps > 100_000_000.0 {
@@ -117,6 +145,26 @@ impl LoadConfig {
         self.threads.min(self.connections).max(1)
     }
 }
+
+/// A generator's place among the generators of one load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GeneratorShare {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Default for GeneratorShare {
+    fn default() -> Self {
+        GeneratorShare { index: 0, count: 1 }
+    }
+}
+
+/// Longest measurement or warm-up: beyond it a typo is likelier than intent,
+/// and nanosecond arithmetic stays far from overflow.
+const MAX_RUN: Duration = Duration::from_secs(30 * 86_400);
+const MAX_TIMEOUT: Duration = Duration::from_secs(3_600);
+/// Slowest constant rate: one request per 1000 s.
+pub const MIN_RATE: f64 = 0.001;
 
 /// The furthest in the future a planned start may be.
 const MAX_START_DELAY: Duration = Duration::from_secs(600);

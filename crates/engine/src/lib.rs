@@ -13,6 +13,10 @@
 
 pub mod clock;
 mod config;
+pub mod hex;
+pub mod histogram;
+pub mod ledger;
+pub mod merge;
 mod outcome;
 pub mod pacer;
 mod request;
@@ -23,9 +27,9 @@ mod target;
 mod timer;
 mod worker;
 
-pub use config::{default_threads, ConfigError, LoadConfig, LoadModel};
-pub use outcome::{Generator, Outcome, Phase, Schedule, SecondSample};
+pub use config::{default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, MIN_RATE};
+pub use outcome::{Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets};
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
-pub use stats::{ErrorCounts, LatencySummary, Throughput};
+pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};
 pub use target::Target;

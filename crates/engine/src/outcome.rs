@@ -1,21 +1,34 @@
 //! What a run measured.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::LoadModel;
 use crate::stats::{ErrorCounts, LatencySummary, Throughput};
 
 /// Whether a one-second interval belonged to the warm-up or the measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Warmup,
     Measure,
+    /// After the window: nothing new planned, outstanding requests awaited.
+    Drain,
+}
+
+impl Phase {
+    /// The name stored and printed: "warmup", "measure", "drain".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Measure => "measure",
+            Phase::Drain => "drain",
+        }
+    }
 }
 
 /// One interval of the per-second time series.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SecondSample {
     /// Interval index from the start of the measurement; warm-up intervals are
     /// negative.
@@ -43,29 +56,86 @@ impl SecondSample {
 }
 
 /// How well a constant-rate schedule was kept.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Schedule {
     pub rate: f64,
-    /// Requests due during the measurement window that were sent.
+    /// Requests due during the measurement window that went out.
     pub sent: u64,
-    /// Requests due before the end that never went out (all connections were
-    /// busy until the end).
-    pub unsent: u64,
-    /// Requests that had to wait because every connection was busy; their
+    /// Requests due during the window that never went out: no connection had
+    /// room for them before their timeout (or the end of an interrupted run).
+    /// They are in the ledger as timeout, connect or unanswered.
+    pub never_sent: u64,
+    /// Requests for which no connection was free at their due time; their
     /// latency includes the wait, as it should, but the offered rate was
     /// limited by the connection count.
     pub waited_for_connection: u64,
-    /// The generator's own lateness p99 exceeded 1 ms, or requests went unsent.
+    /// The generator's own lateness p99 exceeded 1 ms, or requests never went
+    /// out.
     pub behind: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Connection events, apart from the requests' ledger.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Sockets {
+    /// Connections established.
+    pub opened: u64,
+    /// Connection attempts refused, failed or timed out.
+    pub connect_failed: u64,
+    /// Connections the server closed (after a `Connection: close` answer or
+    /// at any other time).
+    pub closed_by_server: u64,
+    /// Responses that arrived with no request awaiting them (a 408 sent
+    /// before closing an idle connection, say): counted, not an error.
+    pub unsolicited_responses: u64,
+}
+
+impl Sockets {
+    pub fn add(&mut self, o: &Sockets) {
+        self.opened += o.opened;
+        self.connect_failed += o.connect_failed;
+        self.closed_by_server += o.closed_by_server;
+        self.unsolicited_responses += o.unsolicited_responses;
+    }
+}
+
+/// planned = answered + each class of not answered, for the measured window.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Ledger {
+    pub planned: u64,
+    pub answered: u64,
+    pub connect: u64,
+    pub write: u64,
+    pub read: u64,
+    pub parse: u64,
+    pub timeout: u64,
+    pub unanswered: u64,
+}
+
+impl Ledger {
+    pub fn not_answered(&self) -> u64 {
+        self.connect + self.write + self.read + self.parse + self.timeout + self.unanswered
+    }
+
+    /// Holds by construction; a test and the JSON consumer can check it.
+    pub fn balances(&self) -> bool {
+        self.planned == self.answered + self.not_answered()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Generator {
-    /// User + system CPU seconds of the whole generator process during the run.
+    /// User + system CPU seconds of the load threads during the measured
+    /// window (warm-up and drain excluded).
     pub cpu_s: f64,
-    /// Mean fraction of wall time the worker threads spent on the CPU.
+    /// The busiest load thread's share of the window that it was not waiting
+    /// for events: on a CPU, or ready to run and waiting for one (a thread
+    /// that shares its CPU is busy while it waits its turn).
     pub busy_fraction: f64,
-    /// Busy above 90 %: the generator, not the server, may be the bottleneck.
+    /// Each load thread's busy share, in thread order.
+    #[serde(default)]
+    pub thread_busy: Vec<f64>,
+    /// The busiest thread above 90 %: the generator, not the server, may be
+    /// the bottleneck.
     pub saturated: bool,
     /// Share of the machine's CPU time the hypervisor stole during the run
     /// (/proc/stat), when readable. Above [`STEAL_WARN`] the numbers are not
@@ -76,28 +146,48 @@ pub struct Generator {
 /// Hypervisor steal above this share of CPU time makes a result suspect.
 pub const STEAL_WARN: f64 = 0.05;
 
-#[derive(Debug, Clone)]
+/// It travels whole (load agents send it as JSON, histograms encoded; see
+/// [`crate::histogram`]), so a generator elsewhere reports exactly what one
+/// here would.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub model: LoadModel,
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,
+    /// The timeout every request had, from its planned time.
+    pub timeout_s: f64,
     pub warmup_s: f64,
     /// Length of the measurement actually run (shorter when interrupted).
     pub measured_s: f64,
+    /// Requests of the measured window: planned on the schedule (constant
+    /// rate) or sent (closed loop). Each ended answered or in one class of
+    /// `errors` (see [`Outcome::ledger`]).
+    pub planned: u64,
+    /// Requests of the window that were answered (any status).
     pub requests: u64,
     pub bytes_read: u64,
     pub errors: ErrorCounts,
-    /// Latency from the planned send time (constant rate) or the actual send
-    /// (closed loop, where the two are the same).
+    /// The honest latency distribution: every request of the window, answered
+    /// ones from the planned send time (constant rate) or the actual send
+    /// (closed loop), unanswered ones as the time they waited but at least
+    /// the timeout.
+    #[serde(with = "crate::histogram::as_hex")]
     pub latency: Histogram<u64>,
-    /// Latency from the actual send: the server's service time as wrk sees it.
+    /// Answered requests only: the server's latency when it does answer.
+    #[serde(with = "crate::histogram::as_hex")]
+    pub answered_latency: Histogram<u64>,
+    /// Latency of answered requests from their actual send: the server's
+    /// service time as wrk sees it.
+    #[serde(with = "crate::histogram::as_hex")]
     pub uncorrected: Histogram<u64>,
     /// Actual send − planned send (constant rate only).
+    #[serde(with = "crate::histogram::option_as_hex")]
     pub lateness: Option<Histogram<u64>>,
     pub series: Vec<SecondSample>,
     pub generator: Generator,
     pub schedule: Option<Schedule>,
+    pub sockets: Sockets,
     pub interrupted: bool,
 }
 
@@ -112,6 +202,29 @@ impl Outcome {
 
     pub fn latency_summary(&self) -> LatencySummary {
         LatencySummary::of(&self.latency)
+    }
+
+    pub fn answered_summary(&self) -> LatencySummary {
+        LatencySummary::of(&self.answered_latency)
+    }
+
+    pub fn ledger(&self) -> Ledger {
+        let e = &self.errors;
+        Ledger {
+            planned: self.planned,
+            answered: self.requests,
+            connect: e.connect,
+            write: e.write,
+            read: e.read,
+            parse: e.parse,
+            timeout: e.timeout,
+            unanswered: e.unanswered,
+        }
+    }
+
+    /// Generator CPU per answered request of the window.
+    pub fn cpu_us_per_request(&self) -> Option<f64> {
+        (self.requests > 0).then(|| self.generator.cpu_s * 1e6 / self.requests as f64)
     }
 
     pub fn uncorrected_summary(&self) -> LatencySummary {
@@ -134,14 +247,13 @@ impl Outcome {
         Throughput::of(&rates)
     }
 
-    /// Timeouts per million requests attempted (completed + timed out), the
-    /// figure the studies report.
+    /// Timeouts per million requests of the window, the figure the studies
+    /// report.
     pub fn timeouts_per_million(&self) -> f64 {
-        let attempted = self.requests + self.errors.timeout;
-        if attempted == 0 {
+        if self.planned == 0 {
             0.0
         } else {
-            self.errors.timeout as f64 * 1e6 / attempted as f64
+            self.errors.timeout as f64 * 1e6 / self.planned as f64
         }
     }
 }
@@ -151,9 +263,19 @@ impl Outcome {
     /// machines alike. Empty when the measurement is clean.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        let l = self.ledger();
+        if l.not_answered() > 0 {
+            w.push(format!(
+                "{} of {} requests got no answer ({}): they are in the latency figures as at least the {} timeout",
+                l.not_answered(),
+                l.planned,
+                self.not_answered_breakdown(),
+                humanize(self.timeout_s)
+            ));
+        }
         if self.generator.saturated {
             w.push(format!(
-                "load generator saturated: throughput is a lower bound (worker threads {:.0}% busy)",
+                "load generator saturated: throughput is a lower bound (busiest load thread {:.0}% busy)",
                 self.generator.busy_fraction * 100.0
             ));
         }
@@ -168,21 +290,27 @@ impl Outcome {
                     "generator could not keep the schedule: send lateness p99 is {p99} µs (> 1000 µs); latency figures include the generator's own delay"
                 ));
             }
-            if s.unsent > 0 {
+            if s.never_sent > 0 {
                 w.push(format!(
-                    "{} requests were due but never sent: every connection was busy until the end; raise --connections to offer the full rate",
-                    s.unsent
+                    "{} requests were due but never sent: every connection stayed busy until their timeout; raise --connections to offer the full rate",
+                    s.never_sent
                 ));
             }
             if s.waited_for_connection > 0 {
                 let share = s.waited_for_connection as f64 / s.sent.max(1) as f64 * 100.0;
                 if share >= 1.0 {
                     w.push(format!(
-                        "{:.1}% of requests waited for a free connection: their latency includes the wait (as it should), but the offered rate was capped by --connections",
+                        "{:.1}% of requests found no free connection when due: their latency includes the wait (as it should), but the offered rate was capped by --connections",
                         share
                     ));
                 }
             }
+        }
+        if self.sockets.unsolicited_responses > 0 {
+            w.push(format!(
+                "the server sent {} responses nobody asked for (counted apart, not as errors)",
+                self.sockets.unsolicited_responses
+            ));
         }
         if let Some(st) = self.generator.steal_fraction.filter(|&f| f > STEAL_WARN) {
             w.push(format!(
@@ -195,7 +323,35 @@ impl Outcome {
         }
         if self.measured_s <= 0.0 {
             w.push("nothing was measured: the run ended during warm-up".into());
+        } else if self.planned > 0 && self.requests == 0 {
+            w.push("no request was answered".into());
         }
         w
+    }
+
+    /// "timeout 12, read 3" for the classes that are not zero.
+    pub fn not_answered_breakdown(&self) -> String {
+        let l = self.ledger();
+        let parts: Vec<String> = [
+            ("connect", l.connect),
+            ("write", l.write),
+            ("read", l.read),
+            ("parse", l.parse),
+            ("timeout", l.timeout),
+            ("unanswered at the end", l.unanswered),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+        parts.join(", ")
+    }
+}
+
+fn humanize(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s} s")
+    } else {
+        format!("{} ms", (s * 1000.0).round())
     }
 }

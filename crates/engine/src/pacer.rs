@@ -50,7 +50,9 @@ impl ConstantPacer {
 impl Pacer for ConstantPacer {
     fn due(&self, i: u64) -> Nanos {
         let slot = (self.worker + i * self.workers) as f64;
-        self.start + (slot * NANOS_PER_SEC as f64 / self.rate) as Nanos
+        // `as` saturates: a slot beyond u64 nanoseconds is simply never due.
+        self.start
+            .saturating_add((slot * NANOS_PER_SEC as f64 / self.rate) as Nanos)
     }
 
     fn due_before(&self, t: Nanos) -> u64 {

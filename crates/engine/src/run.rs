@@ -1,7 +1,6 @@
 //! Runs a load: spawns the workers, gathers their per-second reports into
 //! one time series, and merges their histograms at the end.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -10,9 +9,9 @@ use hdrhistogram::Histogram;
 
 use crate::clock::{self, Nanos, NANOS_PER_SEC};
 use crate::config::{LoadConfig, LoadModel};
-use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample};
-use crate::stats::{new_histogram, ErrorCounts};
-use crate::worker::{Plan, Report, Worker, WorkerResult};
+use crate::merge::LiveMerge;
+use crate::outcome::{Outcome, Phase, SecondSample};
+use crate::worker::{Plan, Report, Worker};
 use crate::ConfigError;
 
 /// Receives the time series as it is measured (progress display, interval
@@ -56,8 +55,10 @@ impl From<ConfigError> for RunError {
 /// the first request is due, so that connection set-up is not charged as latency.
 const RATE_LEAD: Nanos = 100_000_000;
 
-/// Runs the load described by `cfg` until its duration has passed or `stop`
-/// is set. Whatever was measured until then is returned either way.
+/// Runs the load described by `cfg` until its duration has passed (then
+/// drains what is outstanding) or `stop` is set. Whatever was measured until
+/// then is returned either way; a load thread that cannot run (it cannot be
+/// pinned, or it died) voids the run.
 pub fn run(
     cfg: &LoadConfig,
     stop: Arc<AtomicBool>,
@@ -89,6 +90,14 @@ pub fn run(
     };
     let measure_start = start + cfg.warmup.as_nanos() as Nanos;
     let end = measure_start + cfg.duration.as_nanos() as Nanos;
+    // Generator g of n starts its slots g/R later (R the total rate n·r), so
+    // that the n schedules interleave into one evenly spaced stream.
+    let offset = match rate {
+        Some(r) => {
+            (cfg.share.index as f64 * NANOS_PER_SEC as f64 / (r * cfg.share.count as f64)) as Nanos
+        }
+        None => 0,
+    };
     let plan = Arc::new(Plan {
         addr: cfg.target.addr,
         wire,
@@ -102,67 +111,85 @@ pub fn run(
         measure_start,
         end,
         rate,
+        schedule_start: start + offset,
         threads,
         cpus: cfg.cpus.clone(),
     });
 
-    let cpu0 = clock::process_cpu();
     let steal0 = clock::machine_steal_ticks();
+    let halt = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(threads);
+    let mut failure: Option<String> = None;
     for t in 0..threads {
         let conns = cfg.connections / threads + usize::from(t < cfg.connections % threads);
-        let worker = Worker::new(t, conns, plan.clone(), stop.clone(), tx.clone())
-            .map_err(|e| RunError::System(format!("cannot set up load thread: {e}")))?;
-        let h = std::thread::Builder::new()
-            .name(format!("fairbench-load-{t}"))
-            .spawn(move || worker.run())
-            .map_err(|e| RunError::System(format!("cannot start load thread: {e}")))?;
-        handles.push(h);
+        let spawned = Worker::new(
+            t,
+            conns,
+            plan.clone(),
+            stop.clone(),
+            halt.clone(),
+            tx.clone(),
+        )
+        .map_err(|e| format!("cannot set up a load thread: {e}"))
+        .and_then(|worker| {
+            std::thread::Builder::new()
+                .name(format!("fairbench-load-{t}"))
+                .spawn(move || worker.run())
+                .map_err(|e| format!("cannot start a load thread: {e}"))
+        });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(m) => {
+                failure = Some(m);
+                halt.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
     }
     drop(tx);
 
-    let mut pending: BTreeMap<i64, Merging> = BTreeMap::new();
+    let mut merger = LiveMerge::new(handles.len());
     let mut series = Vec::new();
-    let mut results: Vec<WorkerResult> = Vec::with_capacity(threads);
+    let mut emit = |out: Vec<(SecondSample, Histogram<u64>)>, series: &mut Vec<SecondSample>| {
+        for (s, h) in out {
+            if s.phase == Phase::Drain && s.requests == 0 && s.errors == 0 && s.bytes == 0 {
+                // Nothing was outstanding at the end: no drain worth a row.
+                continue;
+            }
+            observer.on_interval(&s, &h);
+            series.push(s);
+        }
+    };
+    let mut parts: Vec<Outcome> = Vec::with_capacity(threads);
     for report in rx {
         match report {
-            Report::Interval(iv) => {
-                let m = pending.entry(iv.second).or_insert_with(Merging::new);
-                m.add(iv);
-                // Emit, in order, every interval all workers have reported.
-                while let Some(entry) = pending.first_entry() {
-                    if entry.get().reports < threads {
-                        break;
-                    }
-                    let (second, m) = entry.remove_entry();
-                    emit(&plan, second, m, clock::now(), &mut series, observer);
-                }
+            Report::Interval(i, s, h) => emit(merger.add(i, s, h), &mut series),
+            Report::Done(i, part) => {
+                parts.push(*part);
+                emit(merger.finish(i), &mut series);
             }
-            Report::Done(r) => results.push(*r),
+            Report::Failed(m) => {
+                failure.get_or_insert(m);
+            }
         }
     }
+    let mut panicked = false;
     for h in handles {
-        let _ = h.join();
+        panicked |= h.join().is_err();
     }
-    let stopped = clock::now().min(end);
-    for (second, m) in std::mem::take(&mut pending) {
-        emit(&plan, second, m, stopped, &mut series, observer);
+    if let Some(m) = failure {
+        return Err(RunError::System(m));
     }
-    let cpu_s = (clock::process_cpu() - cpu0) as f64 / NANOS_PER_SEC as f64;
-    let steal = clock::steal_fraction(steal0, clock::machine_steal_ticks());
-    let interrupted = stop.load(Ordering::Relaxed) && stopped < end;
-    let mut outcome = assemble(
-        cfg,
-        &plan,
-        threads,
-        results,
-        series,
-        stopped,
-        cpu_s,
-        interrupted,
-    );
-    outcome.generator.steal_fraction = steal;
+    if panicked || parts.len() < threads {
+        return Err(RunError::System("a load thread died".into()));
+    }
+    emit(merger.drain(), &mut series);
+    let refs: Vec<&Outcome> = parts.iter().collect();
+    let mut outcome = Outcome::merge(&refs, series);
+    outcome.connections = cfg.connections;
+    outcome.interrupted = stop.load(Ordering::Relaxed);
+    outcome.generator.steal_fraction = clock::steal_fraction(steal0, clock::machine_steal_ticks());
     Ok(outcome)
 }
 
@@ -194,156 +221,6 @@ fn preflight(cfg: &LoadConfig) -> Result<(), RunError> {
     std::net::TcpStream::connect_timeout(&cfg.target.addr, wait)
         .map(drop)
         .map_err(|e| RunError::Connect(format!("cannot connect to {}: {e}", cfg.target.addr)))
-}
-
-struct Merging {
-    reports: usize,
-    requests: u64,
-    errors: u64,
-    bytes: u64,
-    hist: Histogram<u64>,
-}
-
-impl Merging {
-    fn new() -> Self {
-        Merging {
-            reports: 0,
-            requests: 0,
-            errors: 0,
-            bytes: 0,
-            hist: new_histogram(),
-        }
-    }
-
-    fn add(&mut self, iv: crate::worker::Interval) {
-        self.reports += 1;
-        self.requests += iv.requests;
-        self.errors += iv.errors;
-        self.bytes += iv.bytes;
-        let _ = self.hist.add(&iv.hist);
-    }
-}
-
-fn emit(
-    plan: &Plan,
-    second: i64,
-    m: Merging,
-    stopped: Nanos,
-    series: &mut Vec<SecondSample>,
-    observer: &mut dyn Observer,
-) {
-    let edge = |s: i64| {
-        let t = plan.measure_start as i128 + s as i128 * NANOS_PER_SEC as i128;
-        (t.max(plan.start as i128) as u64).min(plan.end)
-    };
-    let from = edge(second);
-    let to = edge(second + 1).min(stopped.max(from));
-    let sample = SecondSample {
-        second,
-        phase: if second < 0 {
-            Phase::Warmup
-        } else {
-            Phase::Measure
-        },
-        start_s: (from - plan.start) as f64 / NANOS_PER_SEC as f64,
-        duration_s: (to - from) as f64 / NANOS_PER_SEC as f64,
-        requests: m.requests,
-        errors: m.errors,
-        bytes: m.bytes,
-        p50_us: if m.hist.is_empty() {
-            0
-        } else {
-            m.hist.value_at_quantile(0.5)
-        },
-        p99_us: if m.hist.is_empty() {
-            0
-        } else {
-            m.hist.value_at_quantile(0.99)
-        },
-    };
-    observer.on_interval(&sample, &m.hist);
-    series.push(sample);
-}
-
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    cfg: &LoadConfig,
-    plan: &Plan,
-    threads: usize,
-    results: Vec<WorkerResult>,
-    series: Vec<SecondSample>,
-    stopped: Nanos,
-    cpu_s: f64,
-    interrupted: bool,
-) -> Outcome {
-    let mut latency = new_histogram();
-    let mut uncorrected = new_histogram();
-    let mut lateness = new_histogram();
-    let mut errors = ErrorCounts::default();
-    let (mut requests, mut bytes, mut sent, mut unsent, mut waited) = (0, 0, 0, 0, 0);
-    let mut busy = 0.0;
-    for r in &results {
-        let _ = latency.add(&r.latency);
-        let _ = uncorrected.add(&r.uncorrected);
-        let _ = lateness.add(&r.lateness);
-        errors.add(&r.errors);
-        requests += r.requests;
-        bytes += r.bytes;
-        sent += r.sent;
-        unsent += r.unsent;
-        waited += r.waited;
-        busy += if r.wall_ns > 0 {
-            r.cpu_ns as f64 / r.wall_ns as f64
-        } else {
-            0.0
-        };
-    }
-    let busy_fraction = if results.is_empty() {
-        0.0
-    } else {
-        busy / results.len() as f64
-    };
-    let (uncorrected, lateness, schedule) = match plan.rate {
-        None => (latency.clone(), None, None),
-        Some(rate) => {
-            let p99 = if lateness.is_empty() {
-                0
-            } else {
-                lateness.value_at_quantile(0.99)
-            };
-            let schedule = Schedule {
-                rate,
-                sent,
-                unsent,
-                waited_for_connection: waited,
-                behind: p99 > 1_000 || unsent > 0,
-            };
-            (uncorrected, Some(lateness), Some(schedule))
-        }
-    };
-    Outcome {
-        model: cfg.model,
-        connections: cfg.connections,
-        threads,
-        pipeline: cfg.pipeline,
-        warmup_s: cfg.warmup.as_secs_f64(),
-        measured_s: stopped.saturating_sub(plan.measure_start) as f64 / NANOS_PER_SEC as f64,
-        requests,
-        bytes_read: bytes,
-        errors,
-        latency,
-        uncorrected,
-        lateness,
-        series,
-        generator: Generator {
-            cpu_s,
-            busy_fraction,
-            saturated: busy_fraction > 0.9,
-            steal_fraction: None,
-        },
-        schedule,
-        interrupted,
-    }
 }
 
 #[cfg(test)]

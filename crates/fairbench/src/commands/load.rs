@@ -106,7 +106,20 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
             load_summary::render(&args.url, &outcome, args.latency)
         );
     }
-    Ok(if outcome.interrupted { 130 } else { 0 })
+    Ok(exit_code(&outcome))
+}
+
+/// 130 when interrupted; 1 when nothing was answered: a load that measured
+/// no answer is a failed run, whatever else it printed.
+fn exit_code(o: &fairbench_engine::Outcome) -> i32 {
+    if o.interrupted {
+        130
+    } else if o.requests == 0 {
+        eprintln!("fairbench: no request was answered");
+        1
+    } else {
+        0
+    }
 }
 
 /// Runs `f` with the progress display, plus the HDR interval log if asked.
@@ -186,6 +199,10 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         .min(spec.connections)
         .max(1);
         spec.rate = args.rate.map(|r| r / n as f64);
+        // Generator i of n offsets its schedule by i/R: together they are
+        // one evenly spaced stream, not n requests at the same instant.
+        spec.share_index = i;
+        spec.share_count = n;
         spec.cpus = match c.host {
             host::Host::Ssh(_) => None,
             _ => args.cpus.clone(),
@@ -226,7 +243,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         print!("{}", clients_text(&f));
     }
     layout.teardown();
-    Ok(if f.merged.interrupted { 130 } else { 0 })
+    Ok(exit_code(&f.merged))
 }
 
 /// Each generator's own figures under the merged summary.
@@ -300,8 +317,11 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     let target = Target::parse(&args.url).map_err(|e| usage(e.to_string()))?;
     let mut cfg = LoadConfig::new(target);
     cfg.connections = args.connections;
-    if let Some(t) = args.threads {
-        cfg.threads = t;
+    // One load thread per CPU it is given, unless told otherwise.
+    match (args.threads, &args.cpus) {
+        (Some(t), _) => cfg.threads = t,
+        (None, Some(cpus)) => cfg.threads = cpus.len(),
+        (None, None) => {}
     }
     cfg.duration = args.duration;
     cfg.warmup = args.warmup;

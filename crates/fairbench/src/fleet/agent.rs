@@ -18,11 +18,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use fairbench_engine::histogram::Encoded;
 use fairbench_engine::{Observer, SecondSample};
 use fairbench_zoo::process::{self, ServerProcess, ServerSpec};
 use hdrhistogram::Histogram;
 
-use super::wire::{AgentMsg, LoadSpec, WirePart, WireSample};
+use super::wire::{AgentMsg, LoadSpec};
 
 #[derive(clap::Args, Debug)]
 pub struct AgentArgs {
@@ -89,7 +90,10 @@ struct Streamer<'a>(&'a Out);
 
 impl Observer for Streamer<'_> {
     fn on_interval(&mut self, s: &SecondSample, h: &Histogram<u64>) {
-        self.0.send(&AgentMsg::Interval(WireSample::of(s, h)));
+        self.0.send(&AgentMsg::Interval {
+            sample: s.clone(),
+            hist: Encoded::of(h),
+        });
     }
 }
 
@@ -155,7 +159,10 @@ fn load(job: &str) -> anyhow::Result<i32> {
     let result = fairbench_engine::run(&cfg, stop, &mut Streamer(&out));
     match result {
         Ok(o) => {
-            out.send(&AgentMsg::Done(Box::new(WirePart::of(&o, late_start_ms))));
+            out.send(&AgentMsg::Done {
+                outcome: Box::new(o),
+                late_start_ms,
+            });
             Ok(0)
         }
         Err(e) => fail(e.to_string()),

@@ -1,6 +1,7 @@
 //! Several load generators as one: agents on their hosts (namespaces, ssh
 //! hosts, or processes here), started together through a barrier and a
-//! shared planned start, their results merged exactly (see merge.rs) into
+//! shared planned start, their results merged exactly (the engine's
+//! `merge`, the same that merges its threads) into
 //! one [`Outcome`] that is reported and stored like any other, with each
 //! generator's own part kept.
 //!
@@ -10,7 +11,6 @@
 //! measurement and one-second intervals from that time.
 
 pub mod agent;
-pub mod merge;
 pub mod wire;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -19,12 +19,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use fairbench_engine::histogram::Encoded;
+use fairbench_engine::merge::LiveMerge;
 use fairbench_engine::{Observer, Outcome, SecondSample};
 use hdrhistogram::Histogram;
 
 use crate::host::Host;
-use merge::LiveMerge;
-use wire::{AgentMsg, LoadSpec, WirePart};
+use wire::{AgentMsg, LoadSpec};
 
 /// How far ahead of "all ready" the shared start is planned: enough for the
 /// start message to reach every agent and for its threads to be up.
@@ -50,8 +51,9 @@ pub struct Part {
     pub host: String,
     pub spec: LoadSpec,
     pub outcome: Outcome,
-    /// The histogram of each interval of `outcome.series`, in order.
-    pub intervals: Vec<Histogram<u64>>,
+    /// The histogram of each interval of `outcome.series`, in order, kept
+    /// encoded (a few hundred bytes each rather than ~100 KiB decoded).
+    pub intervals: Vec<Encoded>,
     pub warnings: Vec<String>,
 }
 
@@ -97,10 +99,10 @@ struct Agent {
     stderr: Arc<Mutex<Vec<String>>>,
     ready: bool,
     clock_offset_ms: f64,
-    done: Option<WirePart>,
+    done: Option<(Outcome, f64)>,
     error: Option<String>,
     closed: bool,
-    series: Vec<(SecondSample, Histogram<u64>)>,
+    intervals: Vec<Encoded>,
 }
 
 impl Agent {
@@ -228,7 +230,7 @@ pub fn run(
             done: None,
             error: None,
             closed: false,
-            series: Vec::new(),
+            intervals: Vec::new(),
         });
     }
     drop(tx);
@@ -323,14 +325,21 @@ pub fn run(
             break;
         }
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Event::Msg(i, AgentMsg::Interval(w), _)) => match w.decode() {
-                Ok((s, h)) => {
-                    agents[i].series.push((s.clone(), h.clone()));
-                    emit(merger.add(i, s, h), &mut series);
+            Ok(Event::Msg(i, AgentMsg::Interval { sample, hist }, _)) => match hist.decode() {
+                Ok(h) => {
+                    agents[i].intervals.push(hist);
+                    emit(merger.add(i, sample, h), &mut series);
                 }
-                Err(e) => agents[i].error = Some(format!("{e:#}")),
+                Err(e) => agents[i].error = Some(e),
             },
-            Ok(Event::Msg(i, AgentMsg::Done(p), _)) => agents[i].done = Some(*p),
+            Ok(Event::Msg(
+                i,
+                AgentMsg::Done {
+                    outcome,
+                    late_start_ms,
+                },
+                _,
+            )) => agents[i].done = Some((*outcome, late_start_ms)),
             Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => agents[i].error = Some(message),
             Ok(Event::Msg(..)) => {}
             Ok(Event::Garbled(i, line)) => {
@@ -363,20 +372,15 @@ pub fn run(
     let mut parts = Vec::with_capacity(agents.len());
     let mut warnings = Vec::new();
     for a in agents.iter_mut() {
-        let Some(done) = a.done.take() else {
+        let Some((outcome, late_start_ms)) = a.done.take() else {
             std::thread::sleep(Duration::from_millis(100));
             return Err(FleetError::Agent(a.why()));
         };
-        let (samples, hists): (Vec<SecondSample>, Vec<Histogram<u64>>) =
-            std::mem::take(&mut a.series).into_iter().unzip();
-        let outcome = done
-            .outcome(samples)
-            .map_err(|e| FleetError::Agent(format!("load generator on {}: {e:#}", a.label)))?;
         let mut w = Vec::new();
-        if done.late_start_ms > 1.0 {
+        if late_start_ms > 1.0 {
             w.push(format!(
                 "load generator on {} got the start signal {:.0} ms after the planned start: its intervals are shifted by that much",
-                a.label, done.late_start_ms
+                a.label, late_start_ms
             ));
         }
         if a.clock_offset_ms.abs() > CLOCK_WARN_MS {
@@ -387,7 +391,7 @@ pub fn run(
         }
         if outcome.generator.saturated {
             w.push(format!(
-                "load generator on {} saturated (worker threads {:.0}% busy): throughput is a lower bound",
+                "load generator on {} saturated (busiest load thread {:.0}% busy): throughput is a lower bound",
                 a.label,
                 outcome.generator.busy_fraction * 100.0
             ));
@@ -397,12 +401,12 @@ pub fn run(
             host: a.label.clone(),
             spec: a.spec.clone(),
             outcome,
-            intervals: hists,
+            intervals: std::mem::take(&mut a.intervals),
             warnings: w,
         });
     }
     let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();
-    let merged = merge::merge_outcomes(&outcomes, series);
+    let merged = Outcome::merge(&outcomes, series);
     Ok(FleetOutcome {
         merged,
         parts,

@@ -29,13 +29,30 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
         }
     );
     let _ = writeln!(s);
+    let l = o.ledger();
     let _ = writeln!(
         s,
-        "  {:<14}{} in {}  =  {} req/s",
+        "  {:<14}{} answered in {}  =  {} req/s",
         "Requests",
         count(o.requests),
         seconds(o.measured_s),
         rate(o.rps())
+    );
+    let unanswered = if l.not_answered() == 0 {
+        "none unanswered".to_string()
+    } else {
+        format!(
+            "{} unanswered: {}",
+            count(l.not_answered()),
+            o.not_answered_breakdown()
+        )
+    };
+    let _ = writeln!(
+        s,
+        "  {:<14}{} planned = {} answered + {unanswered}",
+        "Ledger",
+        count(l.planned),
+        count(l.answered),
     );
     let t = o.throughput();
     let _ = writeln!(
@@ -56,6 +73,14 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     let corrected = o.schedule.is_some();
     let label = if corrected { "Latency*" } else { "Latency" };
     latency_lines(&mut s, label, &o.latency_summary());
+    if l.not_answered() > 0 {
+        latency_lines(&mut s, "Answered only", &o.answered_summary());
+        let _ = writeln!(
+            s,
+            "  {:<14}latency counts every request; an unanswered one as at least the timeout",
+            ""
+        );
+    }
     if corrected {
         latency_lines(&mut s, "Service time", &o.uncorrected_summary());
         if let Some(l) = o.lateness_summary() {
@@ -73,16 +98,31 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     } else {
         let _ = writeln!(
             s,
-            "  {:<14}connect {}  read {}  write {}  timeout {}  status {}  parse {}",
+            "  {:<14}connect {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}",
             "Errors",
             count(e.connect),
             count(e.read),
             count(e.write),
             count(e.timeout),
             count(e.status),
-            count(e.parse)
+            count(e.parse),
+            count(e.unanswered)
         );
     }
+    let k = &o.sockets;
+    let _ = writeln!(
+        s,
+        "  {:<14}{} opened, {} failed to open, {} closed by the server{}",
+        "Connections",
+        count(k.opened),
+        count(k.connect_failed),
+        count(k.closed_by_server),
+        if k.unsolicited_responses > 0 {
+            format!(", {} unsolicited responses", count(k.unsolicited_responses))
+        } else {
+            String::new()
+        }
+    );
     let _ = writeln!(
         s,
         "  {:<14}{:.0} per million requests",
@@ -92,24 +132,20 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
             s,
-            "  {:<14}{} sent, {} never sent, {} waited for a free connection",
+            "  {:<14}{} sent, {} never sent, {} found no free connection when due",
             "Schedule",
             count(sch.sent),
-            count(sch.unsent),
+            count(sch.never_sent),
             count(sch.waited_for_connection)
         );
     }
-    let per_req = if o.requests > 0 {
-        format!(
-            ", {:.2} µs CPU per request",
-            o.generator.cpu_s * 1e6 / o.requests as f64
-        )
-    } else {
-        String::new()
-    };
+    let per_req = o
+        .cpu_us_per_request()
+        .map(|us| format!(", {us:.2} µs CPU per request"))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "  {:<14}{:.2} s CPU, threads {:.0}% busy{per_req}",
+        "  {:<14}{:.2} s CPU in the window, busiest thread {:.0}% busy{per_req}",
         "Generator",
         o.generator.cpu_s,
         o.generator.busy_fraction * 100.0

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use fairbench_engine::{stats::new_histogram, ErrorCounts, LatencySummary};
+use fairbench_engine::{histogram::new_histogram, ErrorCounts, LatencySummary};
 use hdrhistogram::Histogram;
 
 use crate::store::{

@@ -266,6 +266,10 @@ pub fn load_config(
             LoadModel::ConstantRate { rps } => Some(rps / n as f64),
             LoadModel::ClosedLoop => None,
         };
+        // Generator i of n offsets its schedule by i/R: together they are
+        // one evenly spaced stream, not n requests at the same instant.
+        spec.share_index = i;
+        spec.share_count = n;
         spec.cpus = sites.generators[i].clone();
         jobs.push(Job {
             host: c.host.clone(),
@@ -336,12 +340,7 @@ impl Observer for Watch<'_> {
         self.threads_max = self.threads_max.max(tree.threads);
         self.samples.push(SampleRow {
             second: s.second,
-            phase: if s.phase == Phase::Measure {
-                "measure"
-            } else {
-                "warmup"
-            }
-            .into(),
+            phase: s.phase.as_str().into(),
             start_s: s.start_s,
             duration_s: s.duration_s,
             requests: s.requests,

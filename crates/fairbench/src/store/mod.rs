@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn histogram_round_trip() {
-        let mut h = fairbench_engine::stats::new_histogram();
+        let mut h = fairbench_engine::histogram::new_histogram();
         for v in [1u64, 10, 100, 1000, 123_456] {
             h.record(v).unwrap();
         }

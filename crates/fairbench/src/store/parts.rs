@@ -1,8 +1,8 @@
 //! Per-generator parts of a case measured by several load generators
 //! (schema version 2): `case_parts` and `part_samples`.
 
-use fairbench_engine::{LoadModel, Outcome, Phase, SecondSample};
-use hdrhistogram::Histogram;
+use fairbench_engine::histogram::Encoded;
+use fairbench_engine::{LoadModel, Outcome};
 use rusqlite::{params, Transaction};
 
 use super::{encode_histogram, Store};
@@ -12,8 +12,8 @@ pub struct PartRow {
     pub host: String,
     pub url: String,
     pub outcome: Outcome,
-    /// The histogram of each interval of `outcome.series`.
-    pub intervals: Vec<Histogram<u64>>,
+    /// The histogram of each interval of `outcome.series`, encoded.
+    pub intervals: Vec<Encoded>,
     pub warnings: Vec<String>,
 }
 
@@ -74,7 +74,7 @@ pub(super) fn insert(tx: &Transaction<'_>, case: i64, parts: &[PartRow]) -> anyh
                 case,
                 i as i64,
                 s.second,
-                phase(s),
+                s.phase.as_str(),
                 s.start_s,
                 s.duration_s,
                 s.requests as i64,
@@ -82,18 +82,11 @@ pub(super) fn insert(tx: &Transaction<'_>, case: i64, parts: &[PartRow]) -> anyh
                 s.bytes as i64,
                 s.p50_us as i64,
                 s.p99_us as i64,
-                p.intervals.get(k).map(encode_histogram).transpose()?,
+                p.intervals.get(k).map(|e| &e.0),
             ])?;
         }
     }
     Ok(())
-}
-
-fn phase(s: &SecondSample) -> &'static str {
-    match s.phase {
-        Phase::Warmup => "warmup",
-        Phase::Measure => "measure",
-    }
 }
 
 impl Store {

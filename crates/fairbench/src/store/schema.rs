@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -16,6 +16,70 @@ pub const VERSION: i64 = MIGRATIONS.len() as i64;
 // itself is slowed from outside, and a case measured then is not steady.
 const V3: &str = r#"
 ALTER TABLE cases ADD COLUMN steal_fraction REAL;
+"#;
+
+// The ledger (issue: every planned request accounted for): how many requests
+// the window planned, how many were still unanswered at the end, the drain
+// after the window as a phase of the series, and the histogram of answered
+// requests alone beside the honest one. SQLite cannot alter a CHECK, so the
+// tables whose CHECKs change are rebuilt.
+const V4: &str = r#"
+ALTER TABLE cases ADD COLUMN planned INTEGER;
+ALTER TABLE cases ADD COLUMN err_unanswered INTEGER;
+ALTER TABLE case_parts ADD COLUMN planned INTEGER;
+ALTER TABLE case_parts ADD COLUMN err_unanswered INTEGER;
+
+CREATE TABLE histograms_v4 (
+    case_id  INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    kind     TEXT NOT NULL CHECK (kind IN ('latency', 'answered', 'uncorrected', 'lateness')),
+    encoding TEXT NOT NULL DEFAULT 'hdr-v2-deflate',
+    data     BLOB NOT NULL,
+    PRIMARY KEY (case_id, kind)
+);
+INSERT INTO histograms_v4 SELECT case_id, kind, encoding, data FROM histograms;
+DROP TABLE histograms;
+ALTER TABLE histograms_v4 RENAME TO histograms;
+
+CREATE TABLE samples_v4 (
+    case_id      INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    second       INTEGER NOT NULL,
+    phase        TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'drain')),
+    start_s      REAL NOT NULL,
+    duration_s   REAL NOT NULL,
+    requests     INTEGER NOT NULL,
+    errors       INTEGER NOT NULL,
+    bytes        INTEGER NOT NULL,
+    p50_us       INTEGER NOT NULL,
+    p99_us       INTEGER NOT NULL,
+    interval_hist BLOB,
+    server_cpu   REAL,
+    server_rss   INTEGER,
+    server_threads INTEGER,
+    PRIMARY KEY (case_id, second)
+);
+INSERT INTO samples_v4 SELECT * FROM samples;
+DROP TABLE samples;
+ALTER TABLE samples_v4 RENAME TO samples;
+
+CREATE TABLE part_samples_v4 (
+    case_id       INTEGER NOT NULL,
+    part          INTEGER NOT NULL,
+    second        INTEGER NOT NULL,
+    phase         TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'drain')),
+    start_s       REAL NOT NULL,
+    duration_s    REAL NOT NULL,
+    requests      INTEGER NOT NULL,
+    errors        INTEGER NOT NULL,
+    bytes         INTEGER NOT NULL,
+    p50_us        INTEGER NOT NULL,
+    p99_us        INTEGER NOT NULL,
+    interval_hist BLOB,
+    PRIMARY KEY (case_id, part, second),
+    FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
+);
+INSERT INTO part_samples_v4 SELECT * FROM part_samples;
+DROP TABLE part_samples;
+ALTER TABLE part_samples_v4 RENAME TO part_samples;
 "#;
 
 const V1: &str = r#"

@@ -1,0 +1,307 @@
+//! The ledger: every request of the measured window ends in exactly one
+//! outcome, and every outcome is in the figures.
+//!
+//! A request belongs to the measured window when its *planned* time falls in
+//! `[measure_start, end)`: the time it was due (constant rate) or first sent
+//! (closed loop). Whatever happens to it later, even during the drain after
+//! the window, is charged to the window. For the window:
+//!
+//! ```text
+//!     planned = answered + connect + write + read + parse + timeout + unanswered
+//! ```
+//!
+//! exactly, in every mode and at every pipelining depth: a request is counted
+//! in `planned` once, when it comes into being, and in exactly one term on
+//! the right when it ends. Requests that must be sent again (the server closed
+//! the connection with them queued behind an answered one, or they were
+//! queued behind a request that timed out) keep their planned time and are
+//! not counted twice.
+//!
+//! Latency, the honest distribution, holds one value per outcome:
+//!
+//! ```text
+//!     answered:      t_answer − min(planned, sent)
+//!     not answered:  max(t_gave_up − planned, timeout)
+//! ```
+//!
+//! A request that got no answer counts as no better than the timeout: a client
+//! with that timeout did not get an answer within it, however early the
+//! connection failed. Timeouts are counted from the planned time, so every
+//! answered request is below the timeout (to the scan interval) and every
+//! unanswered one at or above it: adding the unanswered requests can only
+//! raise a percentile, never lower it. The answered requests alone are kept as
+//! a second histogram for those who want the server's latency when it does
+//! answer; the uncorrected service time (from the actual send) is of answered
+//! requests only.
+
+use hdrhistogram::Histogram;
+
+use crate::clock::Nanos;
+use crate::histogram::{new_histogram, record_ns};
+use crate::stats::{ErrorCounts, Failure};
+
+/// One request, in flight or waiting to be (re)sent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Req {
+    /// When it was due (constant rate) or first sent (closed loop).
+    pub planned: Nanos,
+    /// When it last went out on the wire; 0 before that.
+    pub sent: Nanos,
+}
+
+/// One interval's share of the per-second series.
+pub(crate) struct IntervalTally {
+    pub requests: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub hist: Histogram<u64>,
+}
+
+impl IntervalTally {
+    pub fn new() -> Self {
+        IntervalTally {
+            requests: 0,
+            errors: 0,
+            bytes: 0,
+            hist: new_histogram(),
+        }
+    }
+}
+
+/// A worker's ledger and histograms. Outcomes go to the per-second series by
+/// when they happened, and to the totals by the window they were planned in.
+pub(crate) struct Tally {
+    measure_start: Nanos,
+    end: Nanos,
+    timeout: Nanos,
+    rate_mode: bool,
+    status_error_min: u16,
+    pub iv: IntervalTally,
+    pub planned: u64,
+    pub answered: u64,
+    pub bytes: u64,
+    pub errors: ErrorCounts,
+    pub latency: Histogram<u64>,
+    pub answered_latency: Histogram<u64>,
+    pub uncorrected: Histogram<u64>,
+    pub lateness: Histogram<u64>,
+    /// Requests of the window that went out on the wire at least once.
+    pub sent: u64,
+    /// Requests of the window for which no connection was free when due.
+    pub waited: u64,
+}
+
+impl Tally {
+    pub fn new(
+        measure_start: Nanos,
+        end: Nanos,
+        timeout: Nanos,
+        rate_mode: bool,
+        status_error_min: u16,
+    ) -> Self {
+        Tally {
+            measure_start,
+            end,
+            timeout,
+            rate_mode,
+            status_error_min,
+            iv: IntervalTally::new(),
+            planned: 0,
+            answered: 0,
+            bytes: 0,
+            errors: ErrorCounts::default(),
+            latency: new_histogram(),
+            answered_latency: new_histogram(),
+            uncorrected: new_histogram(),
+            lateness: new_histogram(),
+            sent: 0,
+            waited: 0,
+        }
+    }
+
+    #[inline]
+    pub fn in_window(&self, planned: Nanos) -> bool {
+        planned >= self.measure_start && planned < self.end
+    }
+
+    /// A request comes into being (planned, or sent for the first time).
+    #[inline]
+    pub fn plan(&mut self, planned: Nanos) {
+        if self.in_window(planned) {
+            self.planned += 1;
+        }
+    }
+
+    /// A request goes out for the first time. `free_since` is when a
+    /// connection first had room for it; lateness is the generator's own
+    /// delay after both the due time and that moment.
+    #[inline]
+    pub fn first_send(&mut self, now: Nanos, planned: Nanos, free_since: Nanos) {
+        if !self.in_window(planned) {
+            return;
+        }
+        self.sent += 1;
+        if self.rate_mode {
+            record_ns(
+                &mut self.lateness,
+                now.saturating_sub(planned.max(free_since)),
+            );
+            if free_since > planned {
+                self.waited += 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn answered(&mut self, now: Nanos, r: Req, status: u16) {
+        let from = if r.sent > 0 {
+            r.planned.min(r.sent)
+        } else {
+            r.planned
+        };
+        let latency = now.saturating_sub(from);
+        let bad = status >= self.status_error_min;
+        self.iv.requests += 1;
+        self.iv.errors += u64::from(bad);
+        record_ns(&mut self.iv.hist, latency);
+        if self.in_window(r.planned) {
+            self.answered += 1;
+            self.errors.status += u64::from(bad);
+            record_ns(&mut self.latency, latency);
+            record_ns(&mut self.answered_latency, latency);
+            if self.rate_mode {
+                record_ns(&mut self.uncorrected, now.saturating_sub(r.sent));
+            }
+        }
+    }
+
+    /// A request ends without an answer.
+    #[inline]
+    pub fn failed(&mut self, now: Nanos, planned: Nanos, why: Failure) {
+        let charged = now.saturating_sub(planned).max(self.timeout);
+        self.iv.errors += 1;
+        record_ns(&mut self.iv.hist, charged);
+        if self.in_window(planned) {
+            *self.errors.slot(why) += 1;
+            record_ns(&mut self.latency, charged);
+        }
+    }
+
+    #[inline]
+    pub fn bytes(&mut self, now: Nanos, n: usize) {
+        self.iv.bytes += n as u64;
+        if now >= self.measure_start {
+            self.bytes += n as u64;
+        }
+    }
+
+    pub fn take_interval(&mut self) -> IntervalTally {
+        std::mem::replace(&mut self.iv, IntervalTally::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn tally() -> Tally {
+        Tally::new(1000 * MS, 2000 * MS, 100 * MS, true, 400)
+    }
+
+    #[test]
+    fn only_the_window_is_counted() {
+        let mut t = tally();
+        for p in [999 * MS, 1000 * MS, 1999 * MS, 2000 * MS] {
+            t.plan(p);
+            t.answered(
+                p + MS,
+                Req {
+                    planned: p,
+                    sent: p,
+                },
+                200,
+            );
+        }
+        assert_eq!((t.planned, t.answered), (2, 2));
+        // The series sees all four: it is by when things happened.
+        assert_eq!(t.iv.requests, 4);
+    }
+
+    #[test]
+    fn a_failure_counts_as_at_least_the_timeout() {
+        let mut t = tally();
+        t.plan(1500 * MS);
+        t.failed(1501 * MS, 1500 * MS, Failure::Read);
+        t.plan(1500 * MS);
+        t.failed(1800 * MS, 1500 * MS, Failure::Timeout);
+        assert_eq!(t.errors.read, 1);
+        assert_eq!(t.errors.timeout, 1);
+        assert_eq!(t.planned, t.answered + t.errors.not_answered());
+        // 1 ms after planning, yet charged as the 100 ms timeout; the other
+        // waited 300 ms and is charged that.
+        assert!(
+            t.latency.equivalent(t.latency.min(), 100_000),
+            "{}",
+            t.latency.min()
+        );
+        assert!(t.latency.max() >= 299_000);
+        assert!(t.answered_latency.is_empty());
+    }
+
+    #[test]
+    fn unanswered_requests_can_only_raise_percentiles() {
+        let mut t = tally();
+        for i in 0..98u64 {
+            let p = 1000 * MS + i * MS;
+            t.plan(p);
+            t.answered(
+                p + (i + 1) * 10_000,
+                Req {
+                    planned: p,
+                    sent: p,
+                },
+                200,
+            );
+        }
+        for _ in 0..2 {
+            t.plan(1500 * MS);
+            t.failed(1500 * MS + 5 * MS, 1500 * MS, Failure::Read);
+        }
+        let honest = t.latency.value_at_quantile(0.99);
+        let answered = t.answered_latency.value_at_quantile(0.99);
+        assert!(honest >= 100_000, "p99 {honest} µs with 2 % unanswered");
+        assert!(answered < 1_000);
+    }
+
+    #[test]
+    fn early_sends_count_from_the_send() {
+        let mut t = tally();
+        let r = Req {
+            planned: 1500 * MS,
+            sent: 1490 * MS,
+        };
+        t.plan(r.planned);
+        t.answered(1501 * MS, r, 200);
+        assert!(t.latency.max() >= 10_900, "{}", t.latency.max());
+    }
+
+    #[test]
+    fn status_errors_are_answered() {
+        let mut t = tally();
+        t.plan(1500 * MS);
+        t.answered(
+            1501 * MS,
+            Req {
+                planned: 1500 * MS,
+                sent: 1500 * MS,
+            },
+            503,
+        );
+        assert_eq!(
+            (t.answered, t.errors.status, t.errors.not_answered()),
+            (1, 1, 0)
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! Exact merging of parts of one load into one result: the load threads of
+//! a generator, and the generators of a load, the same way.
+//!
+//! Histograms are added bucket for bucket (see [`crate::histogram`]), so the
+//! merged percentiles are those of all the requests together, never an
+//! average of percentiles. Counts, the ledger, CPU and connections are sums;
+//! the busiest thread decides saturation; the worst host's steal decides
+//! whether the result is steady.
+//!
+//! Intervals line up because every part shares one planned start: interval
+//! `k` of each covers the same second. A merged interval spans from the
+//! earliest part's start to the latest part's end of that interval.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::histogram::new_histogram;
+use crate::outcome::{Generator, Outcome, SecondSample, Sockets};
+use crate::stats::ErrorCounts;
+use crate::{LoadModel, Schedule};
+
+/// Interval `second` of several parts as one.
+pub fn merge_interval(
+    second: i64,
+    items: &[(&SecondSample, &Histogram<u64>)],
+) -> (SecondSample, Histogram<u64>) {
+    let mut hist = new_histogram();
+    let mut s = SecondSample {
+        second,
+        phase: items
+            .first()
+            .map_or(crate::Phase::Measure, |(x, _)| x.phase),
+        start_s: f64::INFINITY,
+        duration_s: 0.0,
+        requests: 0,
+        errors: 0,
+        bytes: 0,
+        p50_us: 0,
+        p99_us: 0,
+    };
+    let mut end_s: f64 = 0.0;
+    for (x, h) in items {
+        s.start_s = s.start_s.min(x.start_s);
+        end_s = end_s.max(x.start_s + x.duration_s);
+        s.requests += x.requests;
+        s.errors += x.errors;
+        s.bytes += x.bytes;
+        let _ = hist.add(*h);
+    }
+    if !s.start_s.is_finite() {
+        s.start_s = 0.0;
+    }
+    s.duration_s = (end_s - s.start_s).max(0.0);
+    if !hist.is_empty() {
+        s.p50_us = hist.value_at_quantile(0.5);
+        s.p99_us = hist.value_at_quantile(0.99);
+    }
+    (s, hist)
+}
+
+impl Outcome {
+    /// The parts as one, with the merged series (merged interval by interval
+    /// as it arrived, see [`LiveMerge`]).
+    pub fn merge(parts: &[&Outcome], series: Vec<SecondSample>) -> Outcome {
+        let mut latency = new_histogram();
+        let mut answered_latency = new_histogram();
+        let mut uncorrected = new_histogram();
+        let mut lateness: Option<Histogram<u64>> = None;
+        let mut errors = ErrorCounts::default();
+        let mut sockets = Sockets::default();
+        let (mut planned, mut requests, mut bytes) = (0, 0, 0);
+        let (mut connections, mut threads) = (0, 0);
+        let mut cpu_s = 0.0;
+        let mut thread_busy = Vec::new();
+        let (mut warmup_s, mut measured_s, mut timeout_s) = (0.0f64, 0.0f64, 0.0f64);
+        let mut rate: Option<f64> = None;
+        let mut schedule: Option<Schedule> = None;
+        let mut interrupted = false;
+        for o in parts {
+            let _ = latency.add(&o.latency);
+            let _ = answered_latency.add(&o.answered_latency);
+            let _ = uncorrected.add(&o.uncorrected);
+            if let Some(l) = &o.lateness {
+                let _ = lateness.get_or_insert_with(new_histogram).add(l);
+            }
+            errors.add(&o.errors);
+            sockets.add(&o.sockets);
+            planned += o.planned;
+            requests += o.requests;
+            bytes += o.bytes_read;
+            connections += o.connections;
+            threads += o.threads;
+            cpu_s += o.generator.cpu_s;
+            thread_busy.extend_from_slice(&o.generator.thread_busy);
+            interrupted |= o.interrupted;
+            warmup_s = warmup_s.max(o.warmup_s);
+            measured_s = measured_s.max(o.measured_s);
+            timeout_s = timeout_s.max(o.timeout_s);
+            if let LoadModel::ConstantRate { rps } = o.model {
+                *rate.get_or_insert(0.0) += rps;
+            }
+            if let Some(s) = &o.schedule {
+                let m = schedule.get_or_insert(Schedule {
+                    rate: 0.0,
+                    sent: 0,
+                    never_sent: 0,
+                    waited_for_connection: 0,
+                    behind: false,
+                });
+                m.rate += s.rate;
+                m.sent += s.sent;
+                m.never_sent += s.never_sent;
+                m.waited_for_connection += s.waited_for_connection;
+                m.behind |= s.behind;
+            }
+        }
+        let busy_fraction = thread_busy.iter().cloned().fold(0.0, f64::max);
+        Outcome {
+            model: match rate {
+                Some(rps) => LoadModel::ConstantRate { rps },
+                None => LoadModel::ClosedLoop,
+            },
+            connections,
+            threads,
+            pipeline: parts.first().map_or(1, |o| o.pipeline),
+            timeout_s,
+            warmup_s,
+            measured_s,
+            planned,
+            requests,
+            bytes_read: bytes,
+            errors,
+            latency,
+            answered_latency,
+            uncorrected,
+            lateness,
+            series,
+            generator: Generator {
+                cpu_s,
+                busy_fraction,
+                thread_busy,
+                saturated: parts.iter().any(|o| o.generator.saturated),
+                // The worst machine decides whether the merged result is
+                // steady.
+                steal_fraction: parts
+                    .iter()
+                    .filter_map(|o| o.generator.steal_fraction)
+                    .reduce(f64::max),
+            },
+            schedule,
+            sockets,
+            interrupted,
+        }
+    }
+}
+
+/// One part's interval, once it has arrived.
+type Slot = Option<(SecondSample, Histogram<u64>)>;
+
+/// Merges intervals as they arrive from several parts, handing out each
+/// interval once every part still running has reported it. What it holds is
+/// bounded by how far the parts drift apart (a second or two), not by the
+/// length of the run.
+pub struct LiveMerge {
+    finished: Vec<bool>,
+    pending: BTreeMap<i64, Vec<Slot>>,
+}
+
+impl LiveMerge {
+    pub fn new(parts: usize) -> LiveMerge {
+        LiveMerge {
+            finished: vec![false; parts],
+            pending: BTreeMap::new(),
+        }
+    }
+
+    /// Part `i`'s interval; the merged intervals now complete, in order.
+    pub fn add(
+        &mut self,
+        i: usize,
+        s: SecondSample,
+        h: Histogram<u64>,
+    ) -> Vec<(SecondSample, Histogram<u64>)> {
+        let n = self.finished.len();
+        let slot = self
+            .pending
+            .entry(s.second)
+            .or_insert_with(|| vec![None; n]);
+        slot[i] = Some((s, h));
+        self.ready()
+    }
+
+    /// Part `i` will report nothing more.
+    pub fn finish(&mut self, i: usize) -> Vec<(SecondSample, Histogram<u64>)> {
+        self.finished[i] = true;
+        self.ready()
+    }
+
+    /// Everything still pending, whoever is missing.
+    pub fn drain(&mut self) -> Vec<(SecondSample, Histogram<u64>)> {
+        std::mem::take(&mut self.pending)
+            .into_iter()
+            .map(|(second, v)| merged(second, &v))
+            .collect()
+    }
+
+    fn ready(&mut self) -> Vec<(SecondSample, Histogram<u64>)> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.pending.first_entry() {
+            let complete = entry
+                .get()
+                .iter()
+                .zip(&self.finished)
+                .all(|(got, done)| got.is_some() || *done);
+            if !complete {
+                break;
+            }
+            let (second, v) = entry.remove_entry();
+            out.push(merged(second, &v));
+        }
+        out
+    }
+}
+
+fn merged(second: i64, v: &[Slot]) -> (SecondSample, Histogram<u64>) {
+    let items: Vec<(&SecondSample, &Histogram<u64>)> =
+        v.iter().flatten().map(|(s, h)| (s, h)).collect();
+    merge_interval(second, &items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Phase;
+
+    fn sample(second: i64, requests: u64) -> SecondSample {
+        SecondSample {
+            second,
+            phase: if second < 0 {
+                Phase::Warmup
+            } else {
+                Phase::Measure
+            },
+            start_s: second as f64 + 1.0,
+            duration_s: 1.0,
+            requests,
+            errors: 1,
+            bytes: requests * 100,
+            p50_us: 0,
+            p99_us: 0,
+        }
+    }
+
+    fn hist(values: &[u64]) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn merged_percentiles_are_those_of_all_requests() {
+        // One part fast, one slow: the merged p50 is of the union, not the
+        // mean of the two medians.
+        let a = hist(&[100; 90]);
+        let b = hist(&[10_000; 10]);
+        let (s, h) = merge_interval(0, &[(&sample(0, 90), &a), (&sample(0, 10), &b)]);
+        assert_eq!(s.requests, 100);
+        assert_eq!(s.errors, 2);
+        assert_eq!(h.len(), 100);
+        assert_eq!(s.p50_us, 100);
+        assert!(h.equivalent(s.p99_us, 10_000));
+    }
+
+    #[test]
+    fn a_merged_interval_spans_its_parts() {
+        let h = hist(&[1]);
+        let mut a = sample(3, 1);
+        let mut b = sample(3, 1);
+        a.start_s = 10.0;
+        a.duration_s = 0.2;
+        b.start_s = 10.0;
+        b.duration_s = 0.5;
+        let (s, _) = merge_interval(3, &[(&a, &h), (&b, &h)]);
+        assert_eq!((s.start_s, s.duration_s), (10.0, 0.5));
+    }
+
+    #[test]
+    fn live_merge_waits_for_every_running_part() {
+        let h = hist(&[5]);
+        let mut m = LiveMerge::new(2);
+        assert!(m.add(0, sample(0, 1), h.clone()).is_empty());
+        assert!(m.add(0, sample(1, 1), h.clone()).is_empty());
+        let out = m.add(1, sample(0, 2), h.clone());
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0.requests, 3);
+        // Part 1 ends: second 1 has all it will get.
+        let out = m.finish(1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0.second, 1);
+        assert!(m.drain().is_empty());
+    }
+}

@@ -1,0 +1,220 @@
+//! One connection of a worker: its socket, the requests it carries, and the
+//! incomplete response head it holds between reads.
+
+use std::collections::VecDeque;
+
+use mio::net::TcpStream;
+
+use crate::clock::Nanos;
+use crate::ledger::Req;
+use crate::response::{ResponseParser, Step};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum State {
+    Connecting { since: Nanos },
+    Open,
+    Backoff { until: Nanos },
+}
+
+pub(crate) struct Conn {
+    pub stream: Option<TcpStream>,
+    pub state: State,
+    pub parser: ResponseParser,
+    /// Bytes of a response head (or chunk line) that arrived incomplete.
+    /// Only those: body bytes are counted, never kept.
+    pub pending: Vec<u8>,
+    /// Requests written or being written, oldest first.
+    pub inflight: VecDeque<Req>,
+    pub to_write: usize,
+    pub write_pos: usize,
+    /// When the connection last went from full (or closed) to having room
+    /// for another request.
+    pub free_since: Nanos,
+    /// The `free_since` under which it stands in the worker's queue of
+    /// connections with room.
+    pub listed_at: Option<Nanos>,
+    pub failures: u32,
+}
+
+impl super::free::Slot for Conn {
+    fn has_room(&self, depth: usize) -> bool {
+        Conn::has_room(self, depth)
+    }
+    fn free_since(&self) -> Nanos {
+        self.free_since
+    }
+    fn listed_at(&mut self) -> &mut Option<Nanos> {
+        &mut self.listed_at
+    }
+}
+
+/// What the bytes that arrived held.
+pub(crate) enum Parsed {
+    /// So many responses ended; `close` when the last one asked to close.
+    Responses,
+    Close,
+    Fault,
+}
+
+/// A pending head is grown by at most this much (or its own size) per parse,
+/// so that a head split across two reads does not copy the whole second read.
+const PIECE: usize = 512;
+/// A pending buffer that grew beyond this is given back once empty.
+const KEEP_CAPACITY: usize = 4096;
+
+impl Conn {
+    pub fn new(no_body: bool, max_head: usize, pipeline: usize) -> Conn {
+        Conn {
+            stream: None,
+            state: State::Backoff { until: 0 },
+            parser: ResponseParser::new(no_body, max_head),
+            pending: Vec::new(),
+            inflight: VecDeque::with_capacity(pipeline),
+            to_write: 0,
+            write_pos: 0,
+            free_since: 0,
+            listed_at: None,
+            failures: 0,
+        }
+    }
+
+    /// Forgets everything of the old socket; the requests it carried must
+    /// have been accounted for (or moved) by the caller.
+    pub fn reset(&mut self, no_body: bool, max_head: usize) {
+        self.parser = ResponseParser::new(no_body, max_head);
+        self.pending = Vec::new();
+        self.inflight.clear();
+        self.to_write = 0;
+        self.write_pos = 0;
+    }
+
+    pub fn has_room(&self, pipeline: usize) -> bool {
+        self.state == State::Open && self.inflight.len() < pipeline
+    }
+
+    /// Parses `data`, calling `done(status)` for every response that ends.
+    /// Stops at the first response that asks to close.
+    pub fn parse(&mut self, data: &[u8], mut done: impl FnMut(&mut Self, u16)) -> Parsed {
+        let mut off = 0;
+        loop {
+            if !self.pending.is_empty() {
+                // Finish the head held from an earlier read, feeding the new
+                // bytes in growing pieces; once the parser has taken all that
+                // was held, go on from the read buffer itself.
+                let piece = (data.len() - off).min(self.pending.len().max(PIECE));
+                if piece == 0 {
+                    return Parsed::Responses;
+                }
+                self.pending.extend_from_slice(&data[off..off + piece]);
+                off += piece;
+                match self.parser.feed(&self.pending) {
+                    Ok(Step::NeedMore { consumed }) => {
+                        self.pending.drain(..consumed);
+                    }
+                    Ok(Step::Done {
+                        consumed,
+                        status,
+                        close,
+                    }) => {
+                        self.pending.drain(..consumed);
+                        done(self, status);
+                        if close {
+                            return Parsed::Close;
+                        }
+                    }
+                    Err(_) => return Parsed::Fault,
+                }
+                if self.pending.is_empty() && self.pending.capacity() > KEEP_CAPACITY {
+                    self.pending = Vec::new();
+                }
+                continue;
+            }
+            match self.parser.feed(&data[off..]) {
+                Ok(Step::NeedMore { consumed }) => {
+                    off += consumed;
+                    self.pending.extend_from_slice(&data[off..]);
+                    return Parsed::Responses;
+                }
+                Ok(Step::Done {
+                    consumed,
+                    status,
+                    close,
+                }) => {
+                    off += consumed;
+                    done(self, status);
+                    if close {
+                        return Parsed::Close;
+                    }
+                    if off == data.len() {
+                        return Parsed::Responses;
+                    }
+                }
+                Err(_) => return Parsed::Fault,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::response::DEFAULT_MAX_HEAD;
+
+    fn response(body: usize) -> Vec<u8> {
+        let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {body}\r\n\r\n").into_bytes();
+        r.resize(r.len() + body, b'x');
+        r
+    }
+
+    #[test]
+    fn a_head_split_across_reads_keeps_only_the_head() {
+        let one = response(16 * 1024);
+        let stream: Vec<u8> = one.iter().chain(one.iter()).copied().collect();
+        // Split inside the second response's head.
+        let cut = one.len() + 10;
+        let mut c = Conn::new(false, DEFAULT_MAX_HEAD, 1);
+        let mut n = 0;
+        assert!(matches!(
+            c.parse(&stream[..cut], |_, _| n += 1),
+            Parsed::Responses
+        ));
+        assert_eq!((n, c.pending.len()), (1, 10));
+        // The rest arrives with a third response behind it: only a piece is
+        // copied to finish the head, never the whole read.
+        let rest: Vec<u8> = stream[cut..].iter().chain(one.iter()).copied().collect();
+        assert!(matches!(c.parse(&rest, |_, _| n += 1), Parsed::Responses));
+        assert_eq!(n, 3);
+        assert!(c.pending.is_empty());
+        assert!(
+            c.pending.capacity() <= KEEP_CAPACITY,
+            "{}",
+            c.pending.capacity()
+        );
+    }
+
+    #[test]
+    fn every_split_of_two_responses_parses_the_same() {
+        let one = response(300);
+        let stream: Vec<u8> = one.iter().chain(one.iter()).copied().collect();
+        for cut in 1..stream.len() {
+            let mut c = Conn::new(false, DEFAULT_MAX_HEAD, 1);
+            let mut n = 0;
+            c.parse(&stream[..cut], |_, _| n += 1);
+            c.parse(&stream[cut..], |_, _| n += 1);
+            assert_eq!(n, 2, "cut {cut}");
+            assert!(c.pending.is_empty(), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn an_oversized_head_in_pieces_is_a_fault() {
+        let mut c = Conn::new(false, 1024, 1);
+        let mut head = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        head.resize(4000, b'a');
+        assert!(matches!(
+            c.parse(&head[..100], |_, _| {}),
+            Parsed::Responses
+        ));
+        assert!(matches!(c.parse(&head[100..], |_, _| {}), Parsed::Fault));
+    }
+}

@@ -1,0 +1,142 @@
+//! Which connection a due request takes: the one that has had room for the
+//! longest.
+//!
+//! A request "waited for a connection" only when no connection had room at
+//! its due time, and send lateness is measured from the later of the due time
+//! and the moment a connection had room. Both are exact only if the chosen
+//! connection is the one free longest: taking the most recently freed one
+//! (a stack) would report a wait, and hide generator lateness, whenever a
+//! request fell due while an answer was being processed.
+
+use std::collections::VecDeque;
+
+use crate::clock::Nanos;
+
+/// Connections with room, oldest `free_since` first. Each entry carries the
+/// `free_since` under which it was queued; an entry whose stamp no longer
+/// matches (the connection filled up, failed, or became free again later)
+/// is stale and dropped when it reaches the front.
+#[derive(Default)]
+pub(crate) struct FreeQueue {
+    q: VecDeque<(usize, Nanos)>,
+}
+
+/// What the queue needs to know of a connection.
+pub(crate) trait Slot {
+    fn has_room(&self, depth: usize) -> bool;
+    fn free_since(&self) -> Nanos;
+    fn listed_at(&mut self) -> &mut Option<Nanos>;
+}
+
+impl FreeQueue {
+    pub fn with_capacity(n: usize) -> Self {
+        FreeQueue {
+            q: VecDeque::with_capacity(n),
+        }
+    }
+
+    /// Queues connection `i` once per time it became free; `depth` is how
+    /// many requests a connection may carry.
+    pub fn list(&mut self, i: usize, c: &mut impl Slot, depth: usize) {
+        let since = c.free_since();
+        if c.has_room(depth) && *c.listed_at() != Some(since) {
+            *c.listed_at() = Some(since);
+            self.q.push_back((i, since));
+        }
+    }
+
+    /// The connection free longest, left queued (a pipelining connection
+    /// may take more than one request).
+    pub fn first<S: Slot>(&mut self, conns: &mut [S], depth: usize) -> Option<usize> {
+        while let Some(&(i, stamp)) = self.q.front() {
+            let c = &mut conns[i];
+            if c.has_room(depth) && *c.listed_at() == Some(stamp) {
+                return Some(i);
+            }
+            self.q.pop_front();
+            if *c.listed_at() == Some(stamp) {
+                *c.listed_at() = None;
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct C {
+        room: bool,
+        since: Nanos,
+        listed: Option<Nanos>,
+    }
+
+    impl Slot for C {
+        fn has_room(&self, _: usize) -> bool {
+            self.room
+        }
+        fn free_since(&self) -> Nanos {
+            self.since
+        }
+        fn listed_at(&mut self) -> &mut Option<Nanos> {
+            &mut self.listed
+        }
+    }
+
+    fn conns(n: usize) -> Vec<C> {
+        (0..n)
+            .map(|_| C {
+                room: false,
+                since: 0,
+                listed: None,
+            })
+            .collect()
+    }
+
+    fn free(q: &mut FreeQueue, cs: &mut [C], i: usize, at: Nanos) {
+        cs[i].room = true;
+        cs[i].since = at;
+        q.list(i, &mut cs[i], 1);
+    }
+
+    #[test]
+    fn the_connection_free_longest_goes_first() {
+        let mut cs = conns(3);
+        let mut q = FreeQueue::with_capacity(3);
+        free(&mut q, &mut cs, 0, 10);
+        free(&mut q, &mut cs, 1, 20);
+        free(&mut q, &mut cs, 2, 30);
+        assert_eq!(q.first(&mut cs, 1), Some(0));
+        cs[0].room = false;
+        assert_eq!(q.first(&mut cs, 1), Some(1));
+    }
+
+    #[test]
+    fn a_connection_freed_again_goes_to_the_back() {
+        let mut cs = conns(2);
+        let mut q = FreeQueue::with_capacity(2);
+        free(&mut q, &mut cs, 0, 10);
+        free(&mut q, &mut cs, 1, 20);
+        // 0 takes a request and is answered at 30, still queued in front
+        // under its old stamp: that entry is stale, 1 has been free longer.
+        cs[0].room = false;
+        free(&mut q, &mut cs, 0, 30);
+        assert_eq!(q.first(&mut cs, 1), Some(1));
+        cs[1].room = false;
+        assert_eq!(q.first(&mut cs, 1), Some(0));
+        assert_eq!(cs[0].free_since(), 30);
+    }
+
+    #[test]
+    fn listing_twice_under_one_stamp_queues_once() {
+        let mut cs = conns(1);
+        let mut q = FreeQueue::with_capacity(1);
+        free(&mut q, &mut cs, 0, 10);
+        q.list(0, &mut cs[0], 1);
+        assert_eq!(q.q.len(), 1);
+        cs[0].room = false;
+        assert_eq!(q.first(&mut cs, 1), None);
+        assert!(q.q.is_empty());
+    }
+}

@@ -1,0 +1,972 @@
+//! One load thread: its own event loop over its share of the connections.
+//!
+//! The hot path per request is one `read` and one `write` plus a share of an
+//! `epoll_wait`. Sockets are registered once, edge-triggered, for both
+//! directions, so the loop never calls `epoll_ctl` per request (wrk adds and
+//! removes a write event for every request). A short read means the socket is
+//! drained, which spares the extra `read` that would only return EAGAIN.
+//!
+//! A run has three parts. During the measured window requests are planned
+//! (due on the schedule, or sent as answers free the connections). Then the
+//! drain: nothing new is planned, but what was due is still sent and every
+//! outstanding request is awaited until it is answered or its timeout passes.
+//! Last, whatever is still outstanding is closed in the ledger. Every request
+//! ends in exactly one outcome (see [`crate::ledger`]).
+
+mod conn;
+mod free;
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+use hdrhistogram::Histogram;
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::clock::{self, Nanos, NANOS_PER_SEC};
+use crate::ledger::{Req, Tally};
+use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, Sockets};
+use crate::pacer::{ConstantPacer, Pacer};
+use crate::response::Step;
+use crate::stats::Failure;
+use crate::timer::TimerFd;
+use crate::LoadModel;
+use conn::{Conn, Parsed, State};
+use free::FreeQueue;
+
+const READ_BUF: usize = 64 * 1024;
+const TIMER: Token = Token(usize::MAX);
+const BACKOFF_MIN: Nanos = 10_000_000;
+const BACKOFF_MAX: Nanos = 500_000_000;
+/// A load thread busier than this may be holding the load back.
+const SATURATED: f64 = 0.9;
+
+/// Everything the workers share, fixed before they start.
+pub(crate) struct Plan {
+    pub addr: SocketAddr,
+    /// `pipeline` back-to-back copies of the serialised request, so that k
+    /// requests are one contiguous slice.
+    pub wire: Vec<u8>,
+    pub req_len: usize,
+    pub no_body: bool,
+    pub max_head: usize,
+    pub pipeline: usize,
+    pub timeout: Nanos,
+    pub status_error_min: u16,
+    pub start: Nanos,
+    pub measure_start: Nanos,
+    pub end: Nanos,
+    /// Requests per second of this generator; `None`: closed loop.
+    pub rate: Option<f64>,
+    /// Where this generator's schedule starts: `start` plus its offset among
+    /// several generators.
+    pub schedule_start: Nanos,
+    pub threads: usize,
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl Plan {
+    /// The drain waits at most this long after the window: every request
+    /// planned in the window has reached its timeout by then, and one more
+    /// scan interval lets the scan see it.
+    fn drain_deadline(&self) -> Nanos {
+        self.end + self.timeout + scan_every(self.timeout)
+    }
+}
+
+fn scan_every(timeout: Nanos) -> Nanos {
+    (timeout / 20).clamp(1_000_000, 50_000_000)
+}
+
+pub(crate) enum Report {
+    /// Worker `.0`'s share of one interval of the time series.
+    Interval(usize, SecondSample, Histogram<u64>),
+    /// Worker `.0`'s whole result, as a part of the run's.
+    Done(usize, Box<Outcome>),
+    /// The worker could not run (pinning, set-up) or died; the run is void.
+    Failed(String),
+}
+
+/// Thread CPU and scheduler figures at one instant.
+#[derive(Clone, Copy)]
+struct Usage {
+    at: Nanos,
+    cpu: Nanos,
+    run: Nanos,
+    wait: Nanos,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        let (run, wait) = clock::thread_sched();
+        Usage {
+            at: clock::now(),
+            cpu: clock::thread_cpu(),
+            run,
+            wait,
+        }
+    }
+}
+
+pub(crate) struct Worker {
+    index: usize,
+    plan: Arc<Plan>,
+    stop: Arc<AtomicBool>,
+    halt: Arc<AtomicBool>,
+    tx: Sender<Report>,
+    poll: Poll,
+    events: Events,
+    conns: Vec<Conn>,
+    buf: Box<[u8]>,
+    tally: Tally,
+    pacer: Option<ConstantPacer>,
+    timer: Option<TimerFd>,
+    /// Next schedule slot not yet taken (constant rate).
+    next_i: u64,
+    /// Connections with room for a request, longest free first (constant
+    /// rate).
+    free: FreeQueue,
+    /// Requests that must go out again (their connection closed or timed out
+    /// with them queued), oldest first.
+    retry: VecDeque<Req>,
+    sockets: Sockets,
+    /// Connect failures since a connection last opened.
+    failing_connects: u64,
+    draining: bool,
+    iv_second: i64,
+    iv_from: Nanos,
+    iv_end: Nanos,
+    next_scan: Nanos,
+    scan_every: Nanos,
+    window_from: Option<Usage>,
+    window_to: Option<Usage>,
+    never_sent: u64,
+}
+
+impl Worker {
+    pub fn new(
+        index: usize,
+        connections: usize,
+        plan: Arc<Plan>,
+        stop: Arc<AtomicBool>,
+        halt: Arc<AtomicBool>,
+        tx: Sender<Report>,
+    ) -> io::Result<Worker> {
+        let poll = Poll::new()?;
+        let (pacer, timer) = match plan.rate {
+            Some(rate) => {
+                let timer = TimerFd::new()?;
+                poll.registry()
+                    .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
+                (
+                    Some(ConstantPacer::new(
+                        plan.schedule_start,
+                        index,
+                        plan.threads,
+                        rate,
+                    )),
+                    Some(timer),
+                )
+            }
+            None => (None, None),
+        };
+        let conns = (0..connections)
+            .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline))
+            .collect();
+        // The first interval starts at the run start and ends at the next
+        // whole second counted from the measurement start.
+        let warm = plan.measure_start - plan.start;
+        let iv_second = -(warm.div_ceil(NANOS_PER_SEC) as i64);
+        let iv_end = interval_end(&plan, iv_second);
+        let tally = Tally::new(
+            plan.measure_start,
+            plan.end,
+            plan.timeout,
+            plan.rate.is_some(),
+            plan.status_error_min,
+        );
+        Ok(Worker {
+            index,
+            stop,
+            halt,
+            tx,
+            poll,
+            events: Events::with_capacity(1024),
+            conns,
+            buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            tally,
+            pacer,
+            timer,
+            next_i: 0,
+            free: FreeQueue::with_capacity(connections),
+            retry: VecDeque::new(),
+            sockets: Sockets::default(),
+            failing_connects: 0,
+            draining: false,
+            iv_second,
+            iv_from: plan.start,
+            iv_end,
+            next_scan: 0,
+            scan_every: scan_every(plan.timeout),
+            window_from: None,
+            window_to: None,
+            never_sent: 0,
+            plan,
+        })
+    }
+
+    /// Runs the worker; a panic inside becomes a report rather than a
+    /// silently missing share of the load.
+    pub fn run(self) {
+        let tx = self.tx.clone();
+        let halt = self.halt.clone();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_inner()));
+        if let Err(e) = result {
+            let msg = e
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| e.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            halt.store(true, Ordering::Relaxed);
+            let _ = tx.send(Report::Failed(format!("a load thread panicked: {msg}")));
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed)
+    }
+
+    fn run_inner(mut self) {
+        if let Some(cpus) = &self.plan.cpus {
+            if let Err(e) = pin_current_thread(cpus) {
+                self.halt.store(true, Ordering::Relaxed);
+                let _ = self.tx.send(Report::Failed(format!(
+                    "cannot pin a load thread to CPUs {cpus:?}: {e}"
+                )));
+                return;
+            }
+        }
+        if self.pacer.is_some() {
+            // The default 50 µs slack would make every timer wake-up late.
+            // SAFETY: prctl with integer arguments only.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
+        }
+        let now = clock::now();
+        for i in 0..self.conns.len() {
+            self.connect(i, now);
+        }
+        let mut interrupted = false;
+        loop {
+            let now = clock::now();
+            if self.window_from.is_none() && now >= self.plan.measure_start {
+                self.window_from = Some(Usage::now());
+            }
+            // Every whole interval that has passed is sent on its own, even
+            // when this thread was descheduled across several of them.
+            while now >= self.iv_end && self.iv_end < self.plan.end {
+                self.flush_interval(self.iv_end);
+            }
+            if self.stopped() {
+                interrupted = true;
+                break;
+            }
+            if !self.draining && now >= self.plan.end {
+                self.window_to = Some(Usage::now());
+                self.flush_interval(self.plan.end);
+                self.draining = true;
+            }
+            if self.draining && (self.outstanding() == 0 || now >= self.plan.drain_deadline()) {
+                break;
+            }
+            if now >= self.next_scan {
+                self.scan(now);
+                self.next_scan = now + self.scan_every;
+            }
+            if self.pacer.is_some() {
+                self.dispatch();
+            }
+            let mut wake = self.next_scan;
+            if self.draining {
+                wake = wake.min(self.plan.drain_deadline());
+            } else {
+                wake = wake.min(self.iv_end).min(self.plan.end);
+            }
+            let timeout = std::time::Duration::from_nanos(wake.saturating_sub(clock::now()));
+            let mut events = std::mem::replace(&mut self.events, Events::with_capacity(0));
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.events = events;
+                    let _ = self.tx.send(Report::Failed(format!("epoll failed: {e}")));
+                    self.halt.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+            for ev in events.iter() {
+                let token = ev.token();
+                if token == TIMER {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.clear();
+                    }
+                    continue;
+                }
+                // Data and the peer's FIN can arrive in one edge; then a
+                // short read does not mean "nothing more", and reading must
+                // go on until it sees the end of the stream.
+                let closed = ev.is_read_closed() || ev.is_error();
+                let readable = ev.is_readable() || closed;
+                self.on_event(token.0, readable, closed, ev.is_writable());
+            }
+            self.events = events;
+        }
+        let now = clock::now();
+        if self.window_to.is_none() {
+            self.window_to = Some(Usage::now());
+        }
+        self.close_books(now, interrupted);
+        // The interval in progress is sent even if partial: it holds real
+        // data. After the window, it is the drain's.
+        self.flush_interval(now);
+        let (tx, index) = (self.tx.clone(), self.index);
+        let _ = tx.send(Report::Done(index, Box::new(self.result(now, interrupted))));
+    }
+
+    /// This thread's part of the run's outcome.
+    fn result(self, now: Nanos, interrupted: bool) -> Outcome {
+        let (from, to) = match (self.window_from, self.window_to) {
+            (Some(a), Some(b)) if b.at > a.at => (a, b),
+            _ => {
+                let u = Usage::now();
+                (u, u)
+            }
+        };
+        let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64
+            / to.at.saturating_sub(from.at).max(1) as f64;
+        let busy = busy.min(1.0);
+        let window_end = self.window_to.map_or(now, |u| u.at).min(self.plan.end);
+        let plan = &self.plan;
+        let t = self.tally;
+        let lateness_p99 = if t.lateness.is_empty() {
+            0
+        } else {
+            t.lateness.value_at_quantile(0.99)
+        };
+        let thread_rate = plan.rate.map(|r| r / plan.threads as f64);
+        let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
+        Outcome {
+            model: match thread_rate {
+                Some(rps) => LoadModel::ConstantRate { rps },
+                None => LoadModel::ClosedLoop,
+            },
+            connections: self.conns.len(),
+            threads: 1,
+            pipeline: plan.pipeline,
+            timeout_s: secs(plan.timeout),
+            warmup_s: secs(plan.measure_start - plan.start),
+            measured_s: secs(window_end.saturating_sub(plan.measure_start)),
+            planned: t.planned,
+            requests: t.answered,
+            bytes_read: t.bytes,
+            errors: t.errors,
+            latency: t.latency,
+            answered_latency: t.answered_latency.clone(),
+            uncorrected: if thread_rate.is_some() {
+                t.uncorrected
+            } else {
+                // In closed loop the send is the plan: service time is the
+                // answered requests' latency.
+                t.answered_latency
+            },
+            lateness: thread_rate.map(|_| t.lateness),
+            series: Vec::new(),
+            generator: Generator {
+                cpu_s: secs(to.cpu.saturating_sub(from.cpu)),
+                busy_fraction: busy,
+                thread_busy: vec![busy],
+                saturated: busy > SATURATED,
+                steal_fraction: None,
+            },
+            schedule: thread_rate.map(|rate| Schedule {
+                rate,
+                sent: t.sent,
+                never_sent: self.never_sent,
+                waited_for_connection: t.waited,
+                behind: lateness_p99 > 1_000 || self.never_sent > 0,
+            }),
+            sockets: self.sockets,
+            interrupted,
+        }
+    }
+
+    /// Requests planned and not yet ended.
+    fn outstanding(&self) -> u64 {
+        let flying: usize = self.conns.iter().map(|c| c.inflight.len()).sum();
+        flying as u64 + self.retry.len() as u64 + self.untaken(self.plan.end)
+    }
+
+    /// Schedule slots due before `t` (and within the window) not yet taken.
+    fn untaken(&self, t: Nanos) -> u64 {
+        match &self.pacer {
+            Some(p) => p
+                .due_before(t.min(self.plan.end))
+                .saturating_sub(self.next_i),
+            None => 0,
+        }
+    }
+
+    /// Ends every outstanding request: a timeout if its time is up, else
+    /// unanswered. Interrupted runs end their schedule at `now`.
+    fn close_books(&mut self, now: Nanos, interrupted: bool) {
+        let timeout = self.plan.timeout;
+        let why = |planned: Nanos| {
+            if now.saturating_sub(planned) >= timeout {
+                Failure::Timeout
+            } else {
+                Failure::Unanswered
+            }
+        };
+        for i in 0..self.conns.len() {
+            while let Some(r) = self.conns[i].inflight.pop_front() {
+                self.tally.failed(now, r.planned, why(r.planned));
+            }
+        }
+        while let Some(r) = self.retry.pop_front() {
+            self.tally.failed(now, r.planned, why(r.planned));
+        }
+        let until = if interrupted { now } else { self.plan.end };
+        let left = self.untaken(until);
+        for _ in 0..left {
+            let due = self.take_slot();
+            self.never_sent_in_window(due);
+            self.tally.failed(now, due, why(due));
+        }
+    }
+
+    fn take_slot(&mut self) -> Nanos {
+        let due = self.pacer.as_ref().map_or(0, |p| p.due(self.next_i));
+        self.next_i += 1;
+        self.tally.plan(due);
+        due
+    }
+
+    fn never_sent_in_window(&mut self, planned: Nanos) {
+        if self.tally.in_window(planned) {
+            self.never_sent += 1;
+        }
+    }
+
+    fn flush_interval(&mut self, to: Nanos) {
+        let iv = self.tally.take_interval();
+        let phase = if self.iv_second < 0 {
+            Phase::Warmup
+        } else if self.draining {
+            Phase::Drain
+        } else {
+            Phase::Measure
+        };
+        let start = self.plan.start;
+        let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
+        let sample = SecondSample {
+            second: self.iv_second,
+            phase,
+            start_s: secs(self.iv_from - start),
+            duration_s: secs(to.max(self.iv_from) - self.iv_from),
+            requests: iv.requests,
+            errors: iv.errors,
+            bytes: iv.bytes,
+            // Drawn from the merged histogram.
+            p50_us: 0,
+            p99_us: 0,
+        };
+        let _ = self.tx.send(Report::Interval(self.index, sample, iv.hist));
+        self.iv_second += 1;
+        self.iv_from = to.max(self.iv_from);
+        self.iv_end = interval_end(&self.plan, self.iv_second);
+    }
+
+    fn connect(&mut self, i: usize, now: Nanos) {
+        match TcpStream::connect(self.plan.addr) {
+            Ok(mut s) => {
+                let interest = Interest::READABLE | Interest::WRITABLE;
+                if self
+                    .poll
+                    .registry()
+                    .register(&mut s, Token(i), interest)
+                    .is_err()
+                {
+                    self.connect_failed(i, now);
+                    return;
+                }
+                let c = &mut self.conns[i];
+                c.stream = Some(s);
+                c.state = State::Connecting { since: now };
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    fn connect_failed(&mut self, i: usize, now: Nanos) {
+        self.sockets.connect_failed += 1;
+        self.failing_connects += 1;
+        if self.pacer.is_none() && now < self.plan.end && !self.stopped() {
+            // In closed loop the connection was opened to carry the next
+            // `pipeline` requests: they end here.
+            for _ in 0..self.plan.pipeline {
+                self.tally.plan(now);
+                self.tally.failed(now, now, Failure::Connect);
+            }
+        }
+        let c = &mut self.conns[i];
+        if let Some(mut s) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        // Back off so a refusing server does not turn the generator into a
+        // busy loop of failed connects.
+        let backoff = (BACKOFF_MIN << c.failures.min(6)).min(BACKOFF_MAX);
+        c.failures += 1;
+        c.state = State::Backoff {
+            until: now + backoff,
+        };
+    }
+
+    /// Drops the connection and opens a fresh one. The requests it carried
+    /// must have been ended or moved to the retry queue by the caller.
+    fn reconnect(&mut self, i: usize, now: Nanos) {
+        let c = &mut self.conns[i];
+        if let Some(mut s) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        c.reset(self.plan.no_body, self.plan.max_head);
+        self.connect(i, now);
+    }
+
+    /// The connection failed: every request it carried ends with `why`.
+    fn fail(&mut self, i: usize, why: Failure) {
+        let now = clock::now();
+        while let Some(r) = self.conns[i].inflight.pop_front() {
+            self.tally.failed(now, r.planned, why);
+        }
+        self.reconnect(i, now);
+    }
+
+    /// The connection ends without fault (the server asked to close, or a
+    /// request timed out): requests queued behind go out again on another
+    /// connection, keeping their planned time.
+    fn requeue_and_reconnect(&mut self, i: usize, now: Nanos) {
+        let stranded = std::mem::take(&mut self.conns[i].inflight);
+        // Older than anything already waiting? Keep the queue in planned order.
+        for r in stranded.into_iter().rev() {
+            self.retry.push_front(r);
+        }
+        sort_if_needed(&mut self.retry);
+        self.reconnect(i, now);
+        if self.pacer.is_some() {
+            self.dispatch();
+        }
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, closed: bool, writable: bool) {
+        let Some(c) = self.conns.get_mut(i) else {
+            return;
+        };
+        match c.state {
+            State::Backoff { .. } => return,
+            State::Connecting { .. } => {
+                let Some(s) = c.stream.as_ref() else { return };
+                let failed = match s.take_error() {
+                    Ok(Some(_)) | Err(_) => true,
+                    Ok(None) => match s.peer_addr() {
+                        Ok(_) => false,
+                        // Spurious wake-up (or a stale event of the socket
+                        // this one replaced): still connecting.
+                        Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
+                        Err(_) => true,
+                    },
+                };
+                if failed {
+                    self.connect_failed(i, clock::now());
+                    return;
+                }
+                self.on_open(i);
+            }
+            State::Open => {}
+        }
+        if writable && self.conns[i].to_write > 0 {
+            self.flush_writes(i);
+        }
+        if readable && self.conns[i].state == State::Open {
+            self.read(i, closed);
+        }
+    }
+
+    fn on_open(&mut self, i: usize) {
+        let now = clock::now();
+        self.sockets.opened += 1;
+        self.failing_connects = 0;
+        let c = &mut self.conns[i];
+        c.state = State::Open;
+        c.failures = 0;
+        c.free_since = now;
+        if let Some(s) = c.stream.as_ref() {
+            let _ = s.set_nodelay(true);
+        }
+        if self.pacer.is_some() {
+            self.free.list(i, &mut self.conns[i], self.plan.pipeline);
+            self.dispatch();
+        } else {
+            self.refill(i, now);
+        }
+    }
+
+    /// Closed loop: fills connection `i` up to the pipeline depth, first with
+    /// requests waiting to go out again, then (within the window) new ones.
+    fn refill(&mut self, i: usize, now: Nanos) {
+        let depth = self.plan.pipeline;
+        let mut batch = 0;
+        while self.conns[i].inflight.len() + batch < depth {
+            let Some(r) = self.retry.pop_front() else {
+                break;
+            };
+            self.conns[i].inflight.push_back(Req {
+                planned: r.planned,
+                sent: now,
+            });
+            batch += 1;
+        }
+        if now < self.plan.end && !self.stopped() {
+            while self.conns[i].inflight.len() + batch < depth {
+                self.tally.plan(now);
+                self.tally.first_send(now, now, now);
+                self.conns[i].inflight.push_back(Req {
+                    planned: now,
+                    sent: now,
+                });
+                batch += 1;
+            }
+        }
+        self.queue_writes(i, batch);
+    }
+
+    /// Constant rate: sends every request that is due (those waiting to go
+    /// out again first) on the connections that have been free longest, and
+    /// arms the timer for the next one.
+    fn dispatch(&mut self) {
+        loop {
+            let now = clock::now();
+            let retry = self.retry.front().map(|r| r.planned);
+            let slot = self
+                .pacer
+                .as_ref()
+                .map(|p| p.due(self.next_i))
+                .filter(|&d| d < self.plan.end);
+            let (planned, from_retry) = match (retry, slot) {
+                (Some(r), Some(s)) if s < r => (s, false),
+                (Some(r), _) => (r, true),
+                (None, Some(s)) => (s, false),
+                (None, None) => return,
+            };
+            if planned > now {
+                if let Some(t) = self.timer.as_mut() {
+                    t.arm(planned);
+                }
+                return;
+            }
+            // No free connection: the next answer or opened connection
+            // resumes us.
+            let Some(i) = self.free.first(&mut self.conns, self.plan.pipeline) else {
+                return;
+            };
+            let free_since = self.conns[i].free_since;
+            let req = if from_retry {
+                let r = self.retry.pop_front().expect("peeked");
+                Req {
+                    planned: r.planned,
+                    sent: now,
+                }
+            } else {
+                let due = self.take_slot();
+                self.tally.first_send(now, due, free_since);
+                Req {
+                    planned: due,
+                    sent: now,
+                }
+            };
+            self.conns[i].inflight.push_back(req);
+            self.queue_writes(i, 1);
+        }
+    }
+
+    /// Writes the `k` requests just added to connection `i`'s queue.
+    fn queue_writes(&mut self, i: usize, k: usize) {
+        if k == 0 {
+            return;
+        }
+        self.conns[i].to_write += k * self.plan.req_len;
+        self.flush_writes(i);
+    }
+
+    fn flush_writes(&mut self, i: usize) {
+        let wire = &self.plan.wire;
+        let req_len = self.plan.req_len;
+        let c = &mut self.conns[i];
+        let Some(s) = c.stream.as_mut() else { return };
+        let mut failed = false;
+        while c.to_write > 0 {
+            let n = c.to_write.min(wire.len() - c.write_pos);
+            match s.write(&wire[c.write_pos..c.write_pos + n]) {
+                Ok(0) => {
+                    failed = true;
+                    break;
+                }
+                Ok(w) => {
+                    c.to_write -= w;
+                    c.write_pos = (c.write_pos + w) % req_len;
+                    if w < n {
+                        // Socket buffer full: the writable edge resumes us.
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if failed {
+            self.write_failed(i);
+        }
+    }
+
+    /// A write failed. A server that answers with `Connection: close` and
+    /// closes while requests are still queued unread makes the kernel reset
+    /// the connection, so the answer that said "close" may still be waiting
+    /// to be read: read what arrived first, so that requests queued behind
+    /// the close are sent again rather than failed. Only what is then still
+    /// unanswered failed with the write.
+    fn write_failed(&mut self, i: usize) {
+        // The read buffer may be lent out: this runs inside another
+        // connection's read. A rare path: a buffer of its own.
+        let mut buf = vec![0u8; READ_BUF];
+        while let Some(s) = self.conns[i].stream.as_mut() {
+            match s.read(&mut buf) {
+                Ok(n) if n > 0 => {
+                    let now = clock::now();
+                    self.tally.bytes(now, n);
+                    if !self.process(i, &buf[..n], now) {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
+        self.fail(i, Failure::Write);
+    }
+
+    /// Reads until the socket is drained. A short read means drained
+    /// (edge-triggered: new data raises a new edge), unless the peer has
+    /// closed, whose end-of-stream would otherwise never be seen.
+    fn read(&mut self, i: usize, closed: bool) {
+        let mut buf = std::mem::take(&mut self.buf);
+        while let Some(s) = self.conns[i].stream.as_mut() {
+            match s.read(&mut buf[..]) {
+                Ok(0) => {
+                    self.on_eof(i);
+                    break;
+                }
+                Ok(n) => {
+                    let now = clock::now();
+                    self.tally.bytes(now, n);
+                    if !self.process(i, &buf[..n], now) {
+                        break;
+                    }
+                    if n < buf.len() && !closed {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(i, Failure::Read);
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Parses what arrived; returns false when the connection was replaced.
+    fn process(&mut self, i: usize, data: &[u8], now: Nanos) -> bool {
+        let pipeline = self.plan.pipeline;
+        let was_full = self.conns[i].inflight.len() >= pipeline;
+        let Worker {
+            conns,
+            tally,
+            sockets,
+            ..
+        } = self;
+        let mut completed = 0;
+        let parsed = conns[i].parse(data, |c, status| match c.inflight.pop_front() {
+            Some(r) => {
+                tally.answered(now, r, status);
+                completed += 1;
+            }
+            // An answer nobody asked for (a 408 before an idle close, say):
+            // a fact about the server, not a request's outcome.
+            None => sockets.unsolicited_responses += 1,
+        });
+        match parsed {
+            Parsed::Fault => {
+                self.fail(i, Failure::Parse);
+                return false;
+            }
+            Parsed::Close => {
+                self.sockets.closed_by_server += 1;
+                self.requeue_and_reconnect(i, now);
+                return false;
+            }
+            Parsed::Responses => {}
+        }
+        if completed > 0 {
+            if self.pacer.is_some() {
+                if was_full {
+                    self.conns[i].free_since = now;
+                }
+                self.free.list(i, &mut self.conns[i], self.plan.pipeline);
+                self.dispatch();
+            } else {
+                self.refill(i, now);
+            }
+        }
+        true
+    }
+
+    fn on_eof(&mut self, i: usize) {
+        let now = clock::now();
+        self.sockets.closed_by_server += 1;
+        let c = &mut self.conns[i];
+        match c.parser.on_eof(c.pending.len()) {
+            Ok(Some(Step::Done { status, .. })) => {
+                // A body that ran until the close: that was its end.
+                match c.inflight.pop_front() {
+                    Some(r) => self.tally.answered(now, r, status),
+                    None => self.sockets.unsolicited_responses += 1,
+                }
+                self.requeue_and_reconnect(i, now);
+            }
+            Ok(_) => {
+                // Closed between responses: every request still awaited
+                // failed with it.
+                self.fail(i, Failure::Read);
+            }
+            Err(_) => self.fail(i, Failure::Parse),
+        }
+    }
+
+    /// Timeouts, slow connects, reconnect back-offs, and requests that waited
+    /// for a connection until their time was up. Scanning every few
+    /// milliseconds is far cheaper than a timer per request.
+    fn scan(&mut self, now: Nanos) {
+        let timeout = self.plan.timeout;
+        let mut open = 0;
+        // In the drain, a connection is only worth reopening for requests
+        // still to be sent.
+        let wanted = !self.draining || !self.retry.is_empty() || self.untaken(self.plan.end) > 0;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.state {
+                State::Open => {
+                    open += 1;
+                    if let Some(r) = c.inflight.front() {
+                        if now.saturating_sub(r.planned) >= timeout {
+                            let r = self.conns[i].inflight.pop_front().expect("peeked");
+                            self.tally.failed(now, r.planned, Failure::Timeout);
+                            self.requeue_and_reconnect(i, now);
+                        }
+                    }
+                }
+                State::Connecting { since } => {
+                    if now.saturating_sub(since) >= timeout {
+                        self.connect_failed(i, now);
+                    }
+                }
+                State::Backoff { until } => {
+                    if now >= until && wanted {
+                        self.connect(i, now);
+                    }
+                }
+            }
+        }
+        // Waiting requests whose time is up: no connection could be opened
+        // for them, or every connection stayed busy.
+        let why = if open == 0 && self.failing_connects > 0 {
+            Failure::Connect
+        } else {
+            Failure::Timeout
+        };
+        while let Some(r) = self.retry.front().copied() {
+            if now.saturating_sub(r.planned) < timeout {
+                break;
+            }
+            self.retry.pop_front();
+            self.tally.failed(now, r.planned, why);
+        }
+        if let Some(p) = self.pacer.as_ref() {
+            let expired = now.saturating_sub(timeout).saturating_add(1);
+            let n = p
+                .due_before(expired.min(self.plan.end))
+                .saturating_sub(self.next_i);
+            for _ in 0..n {
+                let due = self.take_slot();
+                self.never_sent_in_window(due);
+                self.tally.failed(now, due, why);
+            }
+        }
+    }
+}
+
+/// Keeps the retry queue in planned order after requests were put back at
+/// its front (rarely out of order: only when two connections strand requests
+/// of interleaved plans).
+fn sort_if_needed(q: &mut VecDeque<Req>) {
+    let sorted = q
+        .iter()
+        .zip(q.iter().skip(1))
+        .all(|(a, b)| a.planned <= b.planned);
+    if !sorted {
+        q.make_contiguous().sort_by_key(|r| r.planned);
+    }
+}
+
+fn interval_end(plan: &Plan, second: i64) -> Nanos {
+    let edge = plan.measure_start as i128 + (second as i128 + 1) * NANOS_PER_SEC as i128;
+    (edge.max(0) as u64).min(plan.end)
+}
+
+fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
+    if let Some(&bad) = cpus.iter().find(|&&c| c >= libc::CPU_SETSIZE as usize) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {bad} is beyond what this system can address"),
+        ));
+    }
+    // SAFETY: cpu_set_t is plain data; CPU_SET bounds are checked above.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
