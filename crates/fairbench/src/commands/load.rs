@@ -56,8 +56,9 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
+    // Spelled in full so that clap takes one list, not one CPU per value.
     #[arg(long, value_parser = parse_cpu_list)]
-    pub cpus: Option<Vec<usize>>,
+    pub cpus: Option<::std::vec::Vec<usize>>,
     /// Print the full latency percentile table.
     #[arg(long)]
     pub latency: bool,
@@ -381,7 +382,8 @@ pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
                 "{s:?} is not a duration (expected e.g. 10s, 500ms)"
             ));
         }
-        return Ok(Duration::from_secs_f64(secs));
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("{s:?} is longer than any run could be"));
     }
     humantime::parse_duration(s)
         .map_err(|_| format!("{s:?} is not a duration (expected e.g. 10s, 500ms, 2m)"))
