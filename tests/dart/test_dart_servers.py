@@ -276,6 +276,9 @@ def test_manifest_fields(server):
         "name": "dart",
         "probe": ["dart", "--version"],
         "version_regex": r"Dart SDK version: (\d+\.\d+\.\d+)",
+        # The SDK's official route, named for `fairbench servers`, never run.
+        "install": "sudo apt-get install dart  (from Google's Dart apt repository, "
+                   "added as dart.dev/get-dart describes)",
     }
     assert re.search(m["toolchain"]["version_regex"],
                      'Dart SDK version: 3.9.2 (stable) on "linux_x64"').group(1) == "3.9.2"
