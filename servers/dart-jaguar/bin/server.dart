@@ -78,9 +78,9 @@ void setLengthAndDate(HttpResponse resp, int length) {
 }
 
 class PlainResponse extends StringResponse {
-  PlainResponse(String body)
+  PlainResponse(String text)
       : super(
-          body: body,
+          body: text,
           headers: {HttpHeaders.contentTypeHeader: plainTextUtf8},
         );
 
