@@ -334,10 +334,7 @@ class Reader:
                     if ident is None:  # an index: not a framework member
                         cur, key, cur_type = None, None, None
                         continue
-                    applied = cur
-                    if cur is not None and cur[0] == "instance" and cur[1] is None:
-                        applied = None
-                    ref, result = self.member(applied, text(src, ident), k, record)
+                    ref, result = self.member(cur, text(src, ident), k, record)
                     key = ref[1] if ref else None
                     cur_type = result
                     cur = ("instance", result) if result else None
@@ -359,7 +356,7 @@ class Reader:
                                 key if key[:1].isupper() else None)
                     cur = ("instance", cur_type) if cur_type else None
                     key = None
-                elif k.type in ("!",):
+                elif k.type == "!":
                     continue
                 else:
                     cur, key, cur_type = None, None, None
