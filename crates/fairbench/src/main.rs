@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod containment;
 mod export;
 mod fleet;
 mod host;

@@ -241,6 +241,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(&layout.server);
     let work = args
         .work_dir
         .clone()
@@ -535,6 +536,12 @@ fn check_case(
         }
     }
     proc.stop();
+    if let Some(why) = proc.leftover() {
+        eprintln!(
+            "warning: the control group of {} was not removed: {why}",
+            id.server
+        );
+    }
     report.log_path = Some(log_path);
     report
 }

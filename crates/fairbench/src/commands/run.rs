@@ -165,6 +165,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(&layout.server);
     if layout.kind != "local" || layout.clients.len() > 1 {
         eprintln!("{}", layout.summary());
     }

@@ -55,6 +55,8 @@ pub struct Part {
     /// encoded (a few hundred bytes each rather than ~100 KiB decoded).
     pub intervals: Vec<Encoded>,
     pub warnings: Vec<String>,
+    /// How its load threads were held to their CPUs, when pinned.
+    pub containment: Option<String>,
 }
 
 pub struct FleetOutcome {
@@ -99,7 +101,7 @@ struct Agent {
     stderr: Arc<Mutex<Vec<String>>>,
     ready: bool,
     clock_offset_ms: f64,
-    done: Option<(Outcome, f64)>,
+    done: Option<(Outcome, f64, Option<String>)>,
     error: Option<String>,
     closed: bool,
     intervals: Vec<Encoded>,
@@ -337,9 +339,10 @@ pub fn run(
                 AgentMsg::Done {
                     outcome,
                     late_start_ms,
+                    containment,
                 },
                 _,
-            )) => agents[i].done = Some((*outcome, late_start_ms)),
+            )) => agents[i].done = Some((*outcome, late_start_ms, containment)),
             Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => agents[i].error = Some(message),
             Ok(Event::Msg(..)) => {}
             Ok(Event::Garbled(i, line)) => {
@@ -372,7 +375,7 @@ pub fn run(
     let mut parts = Vec::with_capacity(agents.len());
     let mut warnings = Vec::new();
     for a in agents.iter_mut() {
-        let Some((outcome, late_start_ms)) = a.done.take() else {
+        let Some((outcome, late_start_ms, containment)) = a.done.take() else {
             std::thread::sleep(Duration::from_millis(100));
             return Err(FleetError::Agent(a.why()));
         };
@@ -403,6 +406,7 @@ pub fn run(
             outcome,
             intervals: std::mem::take(&mut a.intervals),
             warnings: w,
+            containment,
         });
     }
     let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();

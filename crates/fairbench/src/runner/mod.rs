@@ -162,6 +162,7 @@ impl<'a> Runner<'a> {
         let (hb, bb) = running.bytes();
         self.store
             .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+        running.record_containment(self.store, id)?;
         if !running.fair() && c.response == ResponseKind::Normalized && !self.opts.allow_unfair {
             let reason = running.unfair_reason();
             running.process.stop();
@@ -206,6 +207,7 @@ impl<'a> Runner<'a> {
         match result {
             Ok(Measured { figures, parts }) => {
                 let mut figs = figures;
+                figs.warnings.extend(running.leftover_warning());
                 if placement.shared {
                     figs.warnings.push(format!(
                         "server and load shared CPUs {}: this machine has too few CPUs to separate them",
@@ -364,6 +366,7 @@ impl<'a> Runner<'a> {
             )?;
             self.store
                 .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+            running.record_containment(self.store, id)?;
             self.store.mark_running(
                 id,
                 (

@@ -196,6 +196,21 @@ impl Store {
         Ok(())
     }
 
+    /// How the case's server is held: `cgroup-v1`, `cgroup-v2` or
+    /// `process-group`, and the cpuset its group has.
+    pub fn record_containment(
+        &self,
+        case: i64,
+        method: &str,
+        cpuset: Option<&str>,
+    ) -> anyhow::Result<()> {
+        self.conn.execute(
+            "UPDATE cases SET containment = ?2, server_cpuset = ?3 WHERE id = ?1",
+            params![case, method, cpuset],
+        )?;
+        Ok(())
+    }
+
     /// Stores the check's verdict for a case before it is measured.
     pub fn record_parity(
         &self,

@@ -31,6 +31,12 @@ pub fn repo() -> PathBuf {
 impl Root {
     /// `servers`: (name, extra pyserver args).
     pub fn new(servers: &[(&str, &[&str])]) -> Root {
+        Root::with_script(&repo().join("tests/fixtures/pyserver.py"), servers)
+    }
+
+    /// Servers run by the Python `script` (which takes `--token` and
+    /// `--lifetime`): (name, extra args).
+    pub fn with_script(script: &Path, servers: &[(&str, &[&str])]) -> Root {
         let dir = tempfile::tempdir().unwrap();
         let token = format!(
             "fbtest-{}-{}",
@@ -54,7 +60,7 @@ impl Root {
             )
             .unwrap();
         }
-        let py = repo().join("tests/fixtures/pyserver.py");
+        let py = script;
         for (name, extra) in servers {
             let d = root.join("servers").join(name);
             std::fs::create_dir_all(&d).unwrap();
