@@ -546,3 +546,46 @@ fn without_permission_servers_run_as_process_groups_and_say_so() {
     assert!(num(&c[4]) > 0.0, "the /proc figures remain: {c:?}");
     assert_eq!(c[5], "affinity", "{c:?}");
 }
+
+/// A fairbench killed outright runs no cleanup: the daemonized server
+/// lives on in its group. The next fairbench removes the group and what
+/// runs in it before it starts anything, and says so.
+#[test]
+fn groups_of_a_killed_fairbench_are_removed_by_the_next() {
+    if !contained() {
+        return;
+    }
+    let _serial = serial();
+    let root = Root::with_script(&script(), &[("daemon", &["--daemonize"])]);
+    root.suite("long", &SUITE.replace("\"2s\"", "\"60s\""));
+    let killed = finish(
+        fairbench(&root, &["run", "--suite", "long", "--quiet"]),
+        root.path(),
+        Duration::from_secs(60),
+        |pid| {
+            let t = Instant::now();
+            while root.live_servers().is_empty() && t.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_secs(2));
+            // SAFETY: signalling the child we started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        },
+    );
+    assert_eq!(killed.code, None, "killed by a signal");
+    let left = groups_of(killed.pid);
+    assert!(!left.is_empty(), "the crash leaves its groups");
+    assert!(
+        !root.live_servers().is_empty(),
+        "the daemon outlives a SIGKILLed fairbench"
+    );
+    let next = check(&root, "daemon", &[]);
+    let name = left[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        next.stderr.contains("removed control groups") && next.stderr.contains(&name),
+        "{}",
+        next.text()
+    );
+    assert_nothing_left(&root, killed.pid);
+    assert!(groups_of(next.pid).is_empty());
+}

@@ -113,14 +113,14 @@ fn load(job: &str) -> anyhow::Result<i32> {
         Ok(c) => c,
         Err(e) => return fail(e.to_string()),
     };
-    // Its threads in a control group with its CPUs as the cpuset, where
-    // it is pinned and a group can be made.
-    let generator = crate::containment::GeneratorGroup::new(cfg.cpus.as_deref());
+    // Pinned and not placed in a group by whoever started it (fairbench
+    // does that for agents on its own machine): its threads in a control
+    // group with its CPUs as the cpuset, where one can be made.
+    let placed = std::env::var_os(crate::fleet::IN_GROUP_VAR).is_some();
+    let cpus = cfg.cpus.as_deref().filter(|_| !placed);
+    let generator = crate::containment::GeneratorGroup::new(cpus);
     cfg.thread_start = generator.hook();
-    let containment = cfg
-        .cpus
-        .is_some()
-        .then(|| generator.method().as_str().to_string());
+    let containment = cpus.map(|_| generator.method().as_str().to_string());
     let wait = cfg.timeout.min(Duration::from_secs(5));
     if let Err(e) = std::net::TcpStream::connect_timeout(&cfg.target.addr, wait) {
         return fail(format!("cannot connect to {}: {e}", cfg.target.addr));
@@ -195,6 +195,9 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
             .ok_or_else(|| anyhow::anyhow!("--env {kv:?}: expected NAME=VALUE"))?;
         env.push((k.to_string(), v.to_string()));
     }
+    // A supervisor killed with its ssh connection may have left a group
+    // on this host: the next one removes it.
+    let _ = fairbench_zoo::containment::clean_leftovers();
     let mut spec = ServerSpec::new(a.argv.clone(), a.cwd.clone(), a.log.clone());
     spec.env = env;
     spec.cpus = a.cpus.clone();

@@ -16,8 +16,12 @@ use super::{name, registry, Method};
 /// What a group holds, which decides its controllers and how it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
-    /// A server's whole process tree: every controller; ended by killing.
+    /// A server's whole process tree: every controller; ended by killing,
+    /// and killed at once on Ctrl-C ([`super::kill_servers`]).
     Server,
+    /// A load generator's process (an agent): every controller; ended by
+    /// killing, but left to finish and report on a first Ctrl-C.
+    Generator,
     /// Threads of fairbench itself (the load generator): cpuset and CPU
     /// accounting only; ended by moving any thread left back out, never
     /// by killing.
@@ -316,7 +320,7 @@ impl Joiner {
 
 fn wanted_v1(purpose: Purpose, h: &Hierarchy) -> bool {
     match purpose {
-        Purpose::Server => true,
+        Purpose::Server | Purpose::Generator => true,
         // Freezing, killing or charging memory to fairbench's own threads
         // is never wanted: only where they run and what CPU they use.
         Purpose::Threads => h.has("cpuset") || h.has("cpuacct") || h.has("cpu"),
@@ -439,7 +443,7 @@ fn ids(path: &Path, file: &str) -> Vec<u32> {
 
 pub(super) fn members(inner: &Inner) -> Vec<u32> {
     let file = match inner.purpose {
-        Purpose::Server => "cgroup.procs",
+        Purpose::Server | Purpose::Generator => "cgroup.procs",
         Purpose::Threads => "tasks",
     };
     let mut all: Vec<u32> = inner
@@ -558,7 +562,7 @@ pub(super) fn remove(inner: &Inner) -> Result<(), String> {
         return Ok(());
     }
     match inner.purpose {
-        Purpose::Server => {
+        Purpose::Server | Purpose::Generator => {
             kill_all(inner);
         }
         Purpose::Threads => evict(inner),

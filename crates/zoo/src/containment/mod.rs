@@ -29,6 +29,15 @@ pub use mounts::{Hierarchies, Version};
 pub use name::PREFIX;
 pub use registry::{kill_servers, remove_all};
 
+/// Removes the groups of dead fairbench processes on this machine (see
+/// [`prepare`], which does this too); returns (removed, problems).
+pub fn clean_leftovers() -> (Vec<String>, Vec<String>) {
+    match hierarchies() {
+        Ok(h) => sweep::clean(h),
+        Err(_) => (Vec::new(), Vec::new()),
+    }
+}
+
 /// How a server (or the load generator) is held to its CPUs and measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Method {
