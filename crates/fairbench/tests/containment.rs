@@ -19,16 +19,17 @@ fn script() -> PathBuf {
     repo().join("tests/fixtures/contained_server.py")
 }
 
-/// Whether this machine lets the test make control groups: root and a
-/// cgroup file system. Otherwise the test is skipped with a message.
-fn contained() -> bool {
+/// When this machine lets the test make control groups (root and a cgroup
+/// file system): the lock that keeps these tests from measuring each other.
+/// Otherwise the test is skipped with a message.
+fn contained() -> Option<std::sync::MutexGuard<'static, ()>> {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let ok = root && !cgroup_mounts().is_empty();
-    if !ok {
+    if !root || cgroup_mounts().is_empty() {
         eprintln!("skipped: control groups need root and a mounted cgroup file system");
+        return None;
     }
-    ok
+    Some(serial())
 }
 
 fn cgroup_mounts() -> Vec<PathBuf> {
@@ -203,10 +204,7 @@ fn num(v: &str) -> f64 {
 
 #[test]
 fn check_stops_a_server_that_daemonizes_into_a_new_session() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     let root = Root::with_script(&script(), &[("daemon", &["--daemonize"])]);
     let d = check(&root, "daemon", &[]);
     // Its leader exited at once; the server lived on in its child.
@@ -217,10 +215,7 @@ fn check_stops_a_server_that_daemonizes_into_a_new_session() {
 
 #[test]
 fn check_kills_a_server_that_ignores_sigterm() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     let root = Root::with_script(
         &script(),
         &[("stubborn", &["--ignore-term", "--workers", "2"])],
@@ -234,14 +229,11 @@ fn check_kills_a_server_that_ignores_sigterm() {
 
 #[test]
 fn check_in_a_network_namespace_contains_the_server_too() {
-    if !contained() {
-        return;
-    }
+    let Some(_serial) = contained() else { return };
     if Command::new("ip").arg("-V").output().is_err() {
         eprintln!("skipped: no `ip` command");
         return;
     }
-    let _serial = serial();
     let root = Root::with_script(&script(), &[("daemon", &["--daemonize"])]);
     let d = check(&root, "daemon", &["--topology", "netns"]);
     assert_nothing_left(&root, d.pid);
@@ -249,10 +241,7 @@ fn check_in_a_network_namespace_contains_the_server_too() {
 
 #[test]
 fn run_counts_the_cpu_of_a_daemonized_server_and_leaves_nothing() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     let root = Root::with_script(&script(), &[("daemon", &["--daemonize", "--burn-ms", "2"])]);
     let d = run_suite(&root);
     assert_nothing_left(&root, d.pid);
@@ -284,10 +273,7 @@ fn run_counts_the_cpu_of_a_daemonized_server_and_leaves_nothing() {
 
 #[test]
 fn run_counts_forked_workers_in_the_case_cpu() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     let root = Root::with_script(
         &script(),
         &[("forks", &["--workers", "2", "--burn-ms", "2"])],
@@ -313,14 +299,11 @@ fn run_counts_forked_workers_in_the_case_cpu() {
 
 #[test]
 fn a_server_that_widens_its_affinity_stays_on_its_cpuset() {
-    if !contained() {
-        return;
-    }
+    let Some(_serial) = contained() else { return };
     if std::thread::available_parallelism().unwrap().get() < 2 {
         eprintln!("skipped: one CPU leaves nothing to widen to");
         return;
     }
-    let _serial = serial();
     let root = Root::with_script(
         &script(),
         &[("wide", &["--widen-affinity", "--burn-ms", "1"])],
@@ -385,19 +368,13 @@ fn interrupted_run_leaves_nothing(presses: usize) {
 
 #[test]
 fn ctrl_c_leaves_nothing_of_a_daemonized_server() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     interrupted_run_leaves_nothing(1);
 }
 
 #[test]
 fn a_second_ctrl_c_leaves_nothing_either() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     interrupted_run_leaves_nothing(2);
 }
 
@@ -405,10 +382,7 @@ fn a_second_ctrl_c_leaves_nothing_either() {
 /// the containment and the group's counters on request.
 #[test]
 fn the_remote_supervisor_contains_and_reports() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("[::]:0")
         .unwrap()
@@ -552,10 +526,7 @@ fn without_permission_servers_run_as_process_groups_and_say_so() {
 /// runs in it before it starts anything, and says so.
 #[test]
 fn groups_of_a_killed_fairbench_are_removed_by_the_next() {
-    if !contained() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = contained() else { return };
     let root = Root::with_script(&script(), &[("daemon", &["--daemonize"])]);
     root.suite("long", &SUITE.replace("\"2s\"", "\"60s\""));
     let killed = finish(
