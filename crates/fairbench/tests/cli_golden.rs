@@ -5,16 +5,11 @@
 //! compare_cli.rs they pin everything fairbench prints from a stored run.
 //! Regenerate after an intended change with UPDATE_GOLDEN=1.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
+mod support;
 
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
-
-use report_support::*;
+use fairbench::report::fixture;
+use fairbench::store;
+use support::*;
 
 /// The standard runs 1 and 2, and the hostile run 3.
 fn fixture_dir() -> tempfile::TempDir {
@@ -62,7 +57,10 @@ fn html_report_matches_golden() {
     for run in ["1", "3"] {
         assert_golden(
             &format!("report-{run}.html"),
-            &ok(dir.path(), &["report", run, "--db", "results.db", "-o", "-"]),
+            &ok(
+                dir.path(),
+                &["report", run, "--db", "results.db", "-o", "-"],
+            ),
         );
     }
 }
@@ -72,7 +70,18 @@ fn hdr_logs_match_golden() {
     let dir = fixture_dir();
     ok(
         dir.path(),
-        &["report", "1", "--db", "results.db", "--format", "json", "-o", "r.json", "--hdr", "hlog"],
+        &[
+            "report",
+            "1",
+            "--db",
+            "results.db",
+            "--format",
+            "json",
+            "-o",
+            "r.json",
+            "--hdr",
+            "hlog",
+        ],
     );
     let mut names: Vec<String> = std::fs::read_dir(dir.path().join("hlog"))
         .unwrap()
