@@ -9,8 +9,6 @@ use fairbench_engine::ThreadStart;
 pub use fairbench_zoo::containment::Method;
 use fairbench_zoo::containment::{self, Group, Purpose};
 
-use crate::host::Host;
-
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Prints, once per fairbench process, what the process-group fallback
@@ -22,10 +20,10 @@ pub fn warn_fallback(why: &str) {
 }
 
 /// Before the first server: removes the control groups that fairbench
-/// processes now gone left behind, and, for a server on this machine, says
-/// at once when servers cannot be put in groups here. (An ssh host says so
-/// with its first server.)
-pub fn prepare(server: &Host) {
+/// processes now gone left behind, and, when servers run on this machine
+/// (`servers_here`), says at once if they cannot be put in groups here. (An
+/// ssh host says so with its first server.)
+pub fn prepare(servers_here: bool) {
     let p = containment::prepare();
     if !p.removed.is_empty() {
         eprintln!(
@@ -36,7 +34,7 @@ pub fn prepare(server: &Host) {
     for problem in &p.problems {
         eprintln!("warning: a leftover control group would not go: {problem}");
     }
-    if let (Some(why), Host::Local | Host::Netns(_)) = (&p.fallback, server) {
+    if let (Some(why), true) = (&p.fallback, servers_here) {
         warn_fallback(why);
     }
 }
@@ -102,7 +100,12 @@ mod tests {
             eprintln!("skipped: no control groups here");
             return;
         }
-        let cpu = *crate::host::allowed_cpus().first().unwrap();
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let cpu: usize = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .and_then(|v| v.trim().split([',', '-']).next()?.parse().ok())
+            .unwrap();
         let g = GeneratorGroup::new(Some(&[cpu]));
         if g.method() == Method::Affinity {
             // cgroup v2 keeps a process's threads together.

@@ -6,14 +6,15 @@
 //! fairbench process is left. Without permission to make groups, fairbench
 //! falls back to process groups and says so.
 
-mod runner_support;
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use runner_support::{repo, serial, Root};
+use support::root::Root;
+use support::{have, is_root, repo, require, serial};
 
 fn script() -> PathBuf {
     repo().join("tests/fixtures/contained_server.py")
@@ -21,15 +22,13 @@ fn script() -> PathBuf {
 
 /// When this machine lets the test make control groups (root and a cgroup
 /// file system): the lock that keeps these tests from measuring each other.
-/// Otherwise the test is skipped with a message.
+/// Otherwise the test is skipped (failed in CI) with a message.
 fn contained() -> Option<std::sync::MutexGuard<'static, ()>> {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root || cgroup_mounts().is_empty() {
-        eprintln!("skipped: control groups need root and a mounted cgroup file system");
-        return None;
-    }
-    Some(serial())
+    require(
+        is_root() && !cgroup_mounts().is_empty(),
+        "control groups need root and a mounted cgroup file system",
+    )
+    .then(serial)
 }
 
 fn cgroup_mounts() -> Vec<PathBuf> {
@@ -230,8 +229,10 @@ fn check_kills_a_server_that_ignores_sigterm() {
 #[test]
 fn check_in_a_network_namespace_contains_the_server_too() {
     let Some(_serial) = contained() else { return };
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("skipped: no `ip` command");
+    if !require(
+        have("ip", "-V"),
+        "network namespaces need the `ip` command (iproute2)",
+    ) {
         return;
     }
     let root = Root::with_script(&script(), &[("daemon", &["--daemonize"])]);
@@ -456,9 +457,10 @@ fn the_remote_supervisor_contains_and_reports() {
 /// says what is not guaranteed.
 #[test]
 fn without_permission_servers_run_as_process_groups_and_say_so() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--help").output().is_err() {
-        eprintln!("skipped: needs root and setpriv to run fairbench as nobody");
+    if !require(
+        is_root() && have("setpriv", "--help"),
+        "the fallback test runs fairbench as nobody: it needs root and setpriv",
+    ) {
         return;
     }
     let _serial = serial();
