@@ -2,11 +2,13 @@
 //! loopback port with keys made for it: the server on one "host", the load
 //! split over two others, the parts merged exactly, everything cleaned up.
 
-mod topology_support;
+mod support;
 
 use std::process::Stdio;
 
-use topology_support::*;
+use support::net::*;
+use support::root::Root;
+use support::*;
 
 #[test]
 fn a_server_host_and_two_client_hosts_merge_exactly() {
@@ -24,8 +26,8 @@ fn a_server_host_and_two_client_hosts_merge_exactly() {
         sshd.log()
     );
 
-    let root = Root::new("py");
-    root.suite("remote", 8, "3s");
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("remote", 8, "3s");
     let out = root
         .fairbench()
         .args(["run", "--suite", "remote", "--quiet"])
@@ -75,6 +77,16 @@ fn a_server_host_and_two_client_hosts_merge_exactly() {
     // its log came home.
     assert!(root.sql::<f64>("SELECT server_cpu_s FROM cases") > 0.0);
     assert!(root.sql::<i64>("SELECT server_rss_peak FROM cases") > 1_000_000);
+    // The remote supervisor held it in a control group there (the test's
+    // sshd logs in as root) and reported the group's counters.
+    let held: String = root.sql("SELECT containment FROM cases");
+    assert!(held == "cgroup-v1" || held == "cgroup-v2", "{held}");
+    assert_eq!(
+        root.sql::<String>("SELECT server_cpuset FROM cases"),
+        root.sql::<String>("SELECT server_cpus FROM cases")
+    );
+    assert!(root.sql::<f64>("SELECT server_group_cpu_s FROM cases") > 0.0);
+    assert!(root.sql::<i64>("SELECT server_group_memory_peak FROM cases") > 1_000_000);
     let topo: String = root.sql("SELECT topology_json FROM runs");
     let topo: serde_json::Value = serde_json::from_str(&topo).unwrap();
     assert_eq!(topo["topology"], "ssh");
@@ -129,8 +141,8 @@ fn an_unreachable_ssh_host_is_one_clear_error() {
         "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n",
     )
     .unwrap();
-    let root = Root::new("py");
-    root.suite("x", 2, "1s");
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("x", 2, "1s");
     let out = root.run(&[
         "run",
         "--suite",
@@ -160,7 +172,7 @@ fn check_runs_the_server_on_an_ssh_host() {
     let Some(sshd) = Sshd::start() else {
         return;
     };
-    let root = Root::new("py");
+    let root = Root::new(&[("py", &[])]);
     let out = root.run(&[
         "check",
         "--scenarios",

@@ -77,6 +77,7 @@ pub(crate) struct Plan {
     pub schedule_start: Nanos,
     pub threads: usize,
     pub cpus: Option<Vec<usize>>,
+    pub thread_start: Option<crate::config::ThreadStart>,
 }
 
 impl Plan {
@@ -238,6 +239,15 @@ impl Worker {
     }
 
     fn run_inner(mut self) {
+        if let Some(hook) = &self.plan.thread_start {
+            if let Err(e) = (hook.0)() {
+                self.halt.store(true, Ordering::Relaxed);
+                let _ = self
+                    .tx
+                    .send(Report::Failed(format!("cannot place a load thread: {e}")));
+                return;
+            }
+        }
         if let Some(cpus) = &self.plan.cpus {
             if let Err(e) = pin_current_thread(cpus) {
                 self.halt.store(true, Ordering::Relaxed);

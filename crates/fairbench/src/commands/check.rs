@@ -9,17 +9,17 @@ use std::time::Duration;
 use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
 use fairbench_zoo::compare::{apply_reference, REFERENCE_SERVER};
 use fairbench_zoo::contract::{Grade, Rule};
-use fairbench_zoo::launch::{self, LaunchParams};
-use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::parity::{CaseId, CaseReport, InspectOptions};
 use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;
 
-use crate::cli::usage;
-use crate::commands::servers::{load_zoo, resolve_root};
+use crate::args::{load_zoo, positive_duration, resolve_root, CpuList};
 use crate::host::Host;
 use crate::output::check_report;
+use crate::start::{start, StartError, StartSpec};
 use crate::topology::{CheckPlaceArgs, Layout};
+use crate::usage::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
@@ -42,22 +42,23 @@ pub struct CheckArgs {
     pub mode: Option<String>,
     /// Pin each server to these CPUs, e.g. `0` or `0-1,3`.
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<CpuList>,
     /// CORES given to the server (default: the number of --cpus, else 1).
     #[arg(long, value_name = "N")]
     pub cores: Option<usize>,
-    /// Seconds to wait for a started server to accept connections.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    pub ready_timeout: f64,
-    /// Seconds to wait for each response.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    pub fetch_timeout: f64,
-    /// Seconds between SIGTERM and SIGKILL when stopping a server.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    pub stop_grace: f64,
-    /// Seconds each build step may take.
-    #[arg(long, value_name = "SECS", default_value_t = 1800.0)]
-    pub build_timeout: f64,
+    /// How long a started server has to accept connections (e.g. 30s; a bare
+    /// number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "30", value_parser = positive_duration)]
+    pub ready_timeout: Duration,
+    /// How long to wait for each response.
+    #[arg(long, value_name = "DURATION", default_value = "5", value_parser = positive_duration)]
+    pub fetch_timeout: Duration,
+    /// How long between SIGTERM and SIGKILL when stopping a server.
+    #[arg(long, value_name = "DURATION", default_value = "5", value_parser = positive_duration)]
+    pub stop_grace: Duration,
+    /// How long each build step may take.
+    #[arg(long, value_name = "DURATION", default_value = "1800", value_parser = positive_duration)]
+    pub build_timeout: Duration,
     /// Rebuild even when the build cache is current.
     #[arg(long)]
     pub rebuild: bool,
@@ -79,6 +80,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub place: CheckPlaceArgs,
 }
+
+/// Lines of a server's log a failed check shows.
+const CHECK_LOG_TAIL: usize = 15;
 
 /// A server, mode or whole selection not checked, with why.
 #[derive(Debug, Serialize)]
@@ -109,44 +113,6 @@ struct Plan<'z> {
     mode: Option<String>,
     cpus: Option<Vec<usize>>,
     cores: usize,
-}
-
-fn secs(name: &str, v: f64) -> anyhow::Result<Duration> {
-    if v.is_finite() && v > 0.0 && v < 1e7 {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(usage(format!(
-            "--{name}: expected a positive number of seconds, got {v}"
-        )))
-    }
-}
-
-/// `0-3,5` → [0, 1, 2, 3, 5].
-fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
-    let bad = || {
-        usage(format!(
-            "--cpus {s}: expected CPU numbers and ranges such as 0-1,3"
-        ))
-    };
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let a: usize = a.parse().map_err(|_| bad())?;
-        let b: usize = b.parse().map_err(|_| bad())?;
-        if a > b || b >= 1024 {
-            return Err(bad());
-        }
-        out.extend(a..=b);
-    }
-    out.sort_unstable();
-    out.dedup();
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
 }
 
 fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
@@ -210,7 +176,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
         }
     }
 
-    let cpus = args.cpus.as_deref().map(parse_cpus).transpose()?;
+    let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
         (Some(0), _) => return Err(usage("--cores: expected at least 1")),
         (Some(n), _) => n,
@@ -229,10 +195,8 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let ready_timeout = secs("ready-timeout", args.ready_timeout)?;
-    let fetch_timeout = secs("fetch-timeout", args.fetch_timeout)?;
-    let stop_grace = secs("stop-grace", args.stop_grace)?;
-    let build_timeout = secs("build-timeout", args.build_timeout)?;
+    let (ready_timeout, fetch_timeout) = (args.ready_timeout, args.fetch_timeout);
+    let (stop_grace, build_timeout) = (args.stop_grace, args.build_timeout);
     let root = resolve_root(args.root.as_deref())?;
     let zoo = load_zoo(&root)?;
     let plan = plan(&zoo, &args)?;
@@ -241,6 +205,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     let work = args
         .work_dir
         .clone()
@@ -464,62 +429,46 @@ fn check_case(
         "{}-{}-{}-{}.log",
         id.server, id.mode, id.response, id.scenario
     ));
-    let port = match host.free_port() {
-        Ok(p) => p,
-        Err(e) => {
-            return CaseReport::failed(id, deviations, Rule::Start, format!("no free port: {e:#}"));
-        }
-    };
-    // On an ssh host, the server's folder and build are copied there first.
-    let (server, out_dir) = match host.stage_server(server, out_dir) {
-        Ok(s) => s,
-        Err(e) => return CaseReport::failed(id, deviations, Rule::Start, format!("{e:#}")),
-    };
-    let params = LaunchParams {
-        port,
-        scenario: sc.name.clone(),
+    let spec = StartSpec {
+        server,
+        mode: &id.mode,
+        response: id.response,
+        scenario: sc,
         cores: plan.cores,
         cpus: plan.cpus.clone(),
         out_dir,
         log_path: log_path.clone(),
+        ready_timeout,
         stop_grace,
-        extra_env: Vec::new(),
+        inspect: inspect_opts.clone(),
     };
-    let spec = match launch::spec(&server, &id.mode, id.response, &params) {
+    let started = match start(host, &spec) {
         Ok(s) => s,
-        Err(e) => return CaseReport::failed(id, deviations, Rule::Start, e.to_string()),
-    };
-    let proc = match host.start_server(&spec, port, ready_timeout) {
-        Ok(p) => p,
         Err(e) => {
-            let mut c = CaseReport::failed(id, deviations, Rule::Start, e);
-            c.log_path = Some(log_path);
+            let mut c = CaseReport::failed(id, deviations, e.rule(), e.to_string());
+            let tail = e.log_tail();
+            c.log_tail = tail[tail.len().saturating_sub(CHECK_LOG_TAIL)..].to_vec();
+            if let StartError::NotReady { .. } = e {
+                eprintln!(
+                    "{} {} {}: {e}; last lines of {}:",
+                    id.server,
+                    format_args!("{}/{}", id.mode, id.response),
+                    id.scenario,
+                    log_path.display()
+                );
+                for l in &c.log_tail {
+                    eprintln!("  | {l}");
+                }
+            }
+            // A log exists once a process was started.
+            if matches!(e, StartError::Start(_) | StartError::NotReady { .. }) {
+                c.log_path = Some(log_path);
+            }
             return c;
         }
     };
-    // Checked where the server is: its loopback, seen from its namespace
-    // or through an ssh tunnel.
-    let inspect = |p: u16| parity::inspect(p, sc, id, deviations, inspect_opts);
-    let mut report = match proc.wait_ready(port, ready_timeout) {
-        Ok(_) => host
-            .with_loopback(port, inspect)
-            .unwrap_or_else(|e| CaseReport::failed(id, deviations, Rule::Fetch, format!("{e:#}"))),
-        Err(e) => {
-            let mut c = CaseReport::failed(id, deviations, Rule::Ready, e.to_string());
-            c.log_tail = proc.log_tail(15);
-            eprintln!(
-                "{} {} {}: {e}; last lines of {}:",
-                id.server,
-                format_args!("{}/{}", id.mode, id.response),
-                id.scenario,
-                log_path.display()
-            );
-            for l in &c.log_tail {
-                eprintln!("  | {l}");
-            }
-            c
-        }
-    };
+    let mut report = started.parity;
+    let proc = started.process;
     // A server that died while answering is a failure of its own.
     if let Some(how) = proc.exit_description() {
         if report.row.is_some() {
@@ -535,6 +484,12 @@ fn check_case(
         }
     }
     proc.stop();
+    if let Some(why) = proc.leftover() {
+        eprintln!(
+            "warning: the control group of {} was not removed: {why}",
+            id.server
+        );
+    }
     report.log_path = Some(log_path);
     report
 }

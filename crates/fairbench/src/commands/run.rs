@@ -3,15 +3,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use fairbench_zoo::{find_root, Zoo};
+use fairbench_zoo::Zoo;
 
-use crate::cli::usage;
-use crate::output::{run_table, units};
+use crate::args::{load_zoo, resolve_root};
+use crate::output::run_table;
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
 use crate::suite::{self, PlanItem, Suite};
 use crate::topology::{ClientArgs, Layout, ServerArgs};
+use crate::units;
+use crate::usage::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -61,16 +62,8 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let root = match &args.root {
-        Some(r) => r.clone(),
-        None => {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            find_root(&cwd).ok_or_else(|| {
-                usage("cannot find a fairbench root (a directory with servers/ and scenarios/) here or above; use --root DIR")
-            })?
-        }
-    };
-    let zoo = Zoo::load(&root).with_context(|| format!("cannot read {}", root.display()))?;
+    let root = resolve_root(args.root.as_deref())?;
+    let zoo = load_zoo(&root)?;
     match args.resume {
         Some(id) => resume(&args, &zoo, id),
         None => fresh(&args, &zoo),
@@ -111,18 +104,10 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         if let PlanItem::Case(c) = item {
             planned.push(runner::planned_case(
                 seq,
-                &c.server,
-                &c.mode,
-                c.response,
-                &c.scenario.name,
-                c.cores,
-                &c.cores_requested.label(),
-                &c.load,
+                &c.subject,
                 None,
                 c.repetition,
-                c.warmup,
                 c.duration,
-                c.timeout,
             ));
         }
     }
@@ -165,6 +150,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     if layout.kind != "local" || layout.clients.len() > 1 {
         eprintln!("{}", layout.summary());
     }
@@ -199,13 +185,14 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     for item in plan.items {
         match &item {
             PlanItem::Case(c) => {
+                let s = &c.subject;
                 let k = key(
-                    &c.server.name,
-                    &c.mode,
-                    c.response.as_str(),
-                    &c.scenario.name,
-                    c.cores as i64,
-                    &c.load.label(),
+                    &s.server.name,
+                    &s.mode,
+                    s.response.as_str(),
+                    &s.scenario.name,
+                    s.cores as i64,
+                    &s.load.label(),
                     c.repetition as i64,
                 );
                 by_key.insert(k, item);
@@ -348,7 +335,7 @@ fn execute(
 /// The HTML report, when the report module is built in; a failure here must
 /// not hide the run's own outcome.
 fn write_report(db: &Path, run: i64, path: &Path) {
-    if let Err(e) = crate::commands::report::write_html(db, run, path) {
+    if let Err(e) = crate::report::write_html(db, run, path) {
         eprintln!(
             "fairbench: could not write the report {}: {e:#}",
             path.display()
@@ -406,7 +393,7 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         doc.insert("cores".into(), toml::Value::Array(v));
     }
     if let Some(d) = &a.duration {
-        crate::commands::load::parse_duration(d).map_err(|m| usage(format!("--duration: {m}")))?;
+        crate::args::positive_duration(d).map_err(|m| usage(format!("--duration: {m}")))?;
         doc.insert("duration".into(), toml::Value::String(d.clone()));
     }
     if let Some(r) = a.repetitions {
@@ -426,18 +413,13 @@ fn print_plan(suite: &Suite, plan: &suite::Plan) {
                 "{:>4}  {}  ({} warm-up + {})",
                 i + 1,
                 c.label(),
-                humantime::format_duration(c.warmup),
+                humantime::format_duration(c.subject.warmup),
                 humantime::format_duration(c.duration)
             ),
             PlanItem::Sweep(s) => println!(
-                "{:>4}  {} {}/{} {} {}c {}  (rate sweep {}..{} req/s)",
+                "{:>4}  {}  (rate sweep {}..{} req/s)",
                 i + 1,
-                s.server.name,
-                s.mode,
-                s.response,
-                s.scenario.name,
-                s.cores,
-                s.load.label(),
+                s.subject.label(),
                 s.spec.start_rate,
                 s.spec.max_rate
             ),

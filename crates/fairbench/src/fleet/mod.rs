@@ -14,6 +14,7 @@ pub mod agent;
 pub mod wire;
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -23,6 +24,8 @@ use fairbench_engine::histogram::Encoded;
 use fairbench_engine::merge::LiveMerge;
 use fairbench_engine::{Observer, Outcome, SecondSample};
 use hdrhistogram::Histogram;
+
+use fairbench_zoo::containment::{self, Group, Purpose};
 
 use crate::host::Host;
 use wire::{AgentMsg, LoadSpec};
@@ -37,6 +40,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Clocks further apart than this get a warning: the parts' intervals are
 /// then shifted against each other by about that much.
 const CLOCK_WARN_MS: f64 = 50.0;
+
+/// Set on an agent that fairbench has put in a control group itself.
+pub const IN_GROUP_VAR: &str = "FAIRBENCH_IN_GROUP";
 
 /// One generator's share of the load and where it runs.
 #[derive(Clone)]
@@ -55,6 +61,8 @@ pub struct Part {
     /// encoded (a few hundred bytes each rather than ~100 KiB decoded).
     pub intervals: Vec<Encoded>,
     pub warnings: Vec<String>,
+    /// How its load threads were held to their CPUs, when pinned.
+    pub containment: Option<String>,
 }
 
 pub struct FleetOutcome {
@@ -93,13 +101,15 @@ enum Event {
 
 struct Agent {
     label: String,
+    /// Its control group, when fairbench made one for it.
+    group: Option<Group>,
     spec: LoadSpec,
     child: Child,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<Vec<String>>>,
     ready: bool,
     clock_offset_ms: f64,
-    done: Option<(Outcome, f64)>,
+    done: Option<(Outcome, f64, Option<String>)>,
     error: Option<String>,
     closed: bool,
     intervals: Vec<Encoded>,
@@ -172,9 +182,30 @@ pub fn run(
             "--job".into(),
             json,
         ];
-        let mut child = job
-            .host
-            .command(&argv)
+        // An agent on this machine (here or in a namespace, where it
+        // cannot see the cgroup file system itself) goes into a group with
+        // its CPUs as the cpuset from its first instruction on.
+        let group = match (&job.host, &job.spec.cpus) {
+            (Host::Local | Host::Netns(_), Some(cpus)) => {
+                containment::create(Purpose::Generator, Some(cpus)).ok()
+            }
+            _ => None,
+        };
+        let mut cmd = job.host.command(&argv);
+        if let Some(g) = &group {
+            let joiner = g.joiner().map_err(|e| {
+                FleetError::Agent(format!(
+                    "load generator on {label}: cannot open control group {}: {e}",
+                    g.name()
+                ))
+            })?;
+            cmd.env(IN_GROUP_VAR, g.name());
+            // SAFETY: join_self only writes to descriptors opened before the fork.
+            unsafe {
+                cmd.pre_exec(move || joiner.join_self());
+            }
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -221,6 +252,7 @@ pub fn run(
         let stdin = child.stdin.take();
         agents.push(Agent {
             label,
+            group,
             spec: job.spec,
             child,
             stdin,
@@ -337,9 +369,10 @@ pub fn run(
                 AgentMsg::Done {
                     outcome,
                     late_start_ms,
+                    containment,
                 },
                 _,
-            )) => agents[i].done = Some((*outcome, late_start_ms)),
+            )) => agents[i].done = Some((*outcome, late_start_ms, containment)),
             Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => agents[i].error = Some(message),
             Ok(Event::Msg(..)) => {}
             Ok(Event::Garbled(i, line)) => {
@@ -372,7 +405,7 @@ pub fn run(
     let mut parts = Vec::with_capacity(agents.len());
     let mut warnings = Vec::new();
     for a in agents.iter_mut() {
-        let Some((outcome, late_start_ms)) = a.done.take() else {
+        let Some((outcome, late_start_ms, reported)) = a.done.take() else {
             std::thread::sleep(Duration::from_millis(100));
             return Err(FleetError::Agent(a.why()));
         };
@@ -403,6 +436,10 @@ pub fn run(
             outcome,
             intervals: std::mem::take(&mut a.intervals),
             warnings: w,
+            containment: match &a.group {
+                Some(g) => Some(g.method().as_str().to_string()),
+                None => reported,
+            },
         });
     }
     let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::output::units;
 use crate::store::{CaseRow, RunRow};
+use crate::units;
 
 /// Cases that differ only in repetition, in plan order.
 pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
@@ -105,7 +105,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
                 c.cores,
                 c.repetition,
                 c.state,
-                crate::output::units::one_line(c.reason.as_deref().unwrap_or(""))
+                crate::units::one_line(c.reason.as_deref().unwrap_or(""))
             ));
         }
     }

@@ -17,6 +17,9 @@ pub mod palette;
 pub mod stats;
 pub mod svg;
 pub mod table;
+mod write;
 
-#[cfg(test)]
-pub(crate) mod fixture;
+pub use write::{write_atomic, write_html};
+
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;

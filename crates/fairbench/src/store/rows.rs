@@ -277,6 +277,15 @@ pub struct CaseFigures {
     pub server_threads_max: Option<u64>,
     /// Share of the machine's CPU time the hypervisor stole during the load.
     pub steal_fraction: Option<f64>,
+    /// The server's control group's CPU seconds over the measurement
+    /// (every process it ever had); `None` without a group.
+    pub server_group_cpu_s: Option<f64>,
+    /// The group's memory high-water mark since the server started.
+    pub server_group_memory_peak: Option<u64>,
+    /// How the load generator's threads were held to their CPUs, where
+    /// they were pinned (`cgroup-v1`, `affinity`).
+    pub generator_containment: Option<String>,
+    pub generator_cpuset: Option<String>,
     pub warnings: Vec<String>,
     pub latency: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
@@ -290,10 +299,11 @@ pub(crate) fn update_figures(
     f: &CaseFigures,
 ) -> rusqlite::Result<()> {
     let l = &f.latency_summary;
-    let cpu_per_req = match (f.server_cpu_s, f.outcome_requests) {
+    let per_req = |cpu: Option<f64>| match (cpu, f.outcome_requests) {
         (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
         _ => None,
     };
+    let cpu_per_req = per_req(f.server_cpu_s);
     tx.execute(
         "UPDATE cases SET state = 'done', reason = NULL, finished_at = ?2, requests = ?3,
             duration_s = ?4, rps = ?5, rps_stdev = ?6, rps_max = ?7, bytes_read = ?8,
@@ -304,7 +314,8 @@ pub(crate) fn update_figures(
             lateness_p99 = ?28, generator_cpu_s = ?29, generator_busy = ?30, saturated = ?31,
             server_cpu_s = ?32, server_cpu_us_per_request = ?33, server_rss_peak = ?34,
             server_rss_mean = ?35, server_threads_max = ?36, warnings_json = ?37,
-            steal_fraction = ?38
+            steal_fraction = ?38, server_group_cpu_s = ?39, server_group_cpu_us_per_request = ?40,
+            server_group_memory_peak = ?41, generator_containment = ?42, generator_cpuset = ?43
          WHERE id = ?1",
         params![
             case,
@@ -344,7 +355,12 @@ pub(crate) fn update_figures(
             f.server_rss_mean.map(|v| v as i64),
             f.server_threads_max.map(|v| v as i64),
             serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into()),
-            f.steal_fraction
+            f.steal_fraction,
+            f.server_group_cpu_s,
+            per_req(f.server_group_cpu_s),
+            f.server_group_memory_peak.map(|v| v as i64),
+            f.generator_containment,
+            f.generator_cpuset
         ],
     )?;
     Ok(())
