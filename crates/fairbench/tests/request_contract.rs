@@ -4,10 +4,11 @@
 //! "The request"). A server that records every distinct set of header names it
 //! is sent proves it for both senders at once.
 
-mod runner_support;
+mod support;
 
 use fairbench_zoo::scenario::REQUEST_HEADERS;
-use runner_support::{serial, text, Root};
+use support::root::Root;
+use support::{repo, serial, text};
 
 const ONE_CASE: &str = r#"
 name = "one"
@@ -66,7 +67,7 @@ fn check_and_load_send_exactly_the_contracts_request_headers() {
 
 #[test]
 fn the_docs_state_the_request() {
-    let doc = std::fs::read_to_string(runner_support::repo().join("docs/scenarios.md")).unwrap();
+    let doc = std::fs::read_to_string(repo().join("docs/scenarios.md")).unwrap();
     let section = doc
         .split("## The request")
         .nth(1)
