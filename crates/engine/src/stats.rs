@@ -75,6 +75,10 @@ impl Throughput {
 pub struct ErrorCounts {
     /// No connection could be opened to carry the request.
     pub connect: u64,
+    /// A connection was opened but its TLS handshake failed (or did not end
+    /// within the timeout), so the request was never sent.
+    #[serde(default)]
+    pub tls: u64,
     /// The connection failed while the response was awaited (reset, or closed
     /// by the server with the request still unanswered).
     pub read: u64,
@@ -96,6 +100,7 @@ pub struct ErrorCounts {
 impl ErrorCounts {
     pub fn add(&mut self, o: &ErrorCounts) {
         self.connect += o.connect;
+        self.tls += o.tls;
         self.read += o.read;
         self.write += o.write;
         self.timeout += o.timeout;
@@ -112,12 +117,19 @@ impl ErrorCounts {
 
     /// Requests that got no answer, whatever the reason.
     pub fn not_answered(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.unanswered
+        self.connect
+            + self.tls
+            + self.read
+            + self.write
+            + self.timeout
+            + self.parse
+            + self.unanswered
     }
 
     pub(crate) fn slot(&mut self, f: Failure) -> &mut u64 {
         match f {
             Failure::Connect => &mut self.connect,
+            Failure::Tls => &mut self.tls,
             Failure::Write => &mut self.write,
             Failure::Read => &mut self.read,
             Failure::Parse => &mut self.parse,
@@ -131,6 +143,7 @@ impl ErrorCounts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     Connect,
+    Tls,
     Write,
     Read,
     Parse,
