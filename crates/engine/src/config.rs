@@ -137,6 +137,9 @@ impl LoadConfig {
                 return Err(ConfigError::new("cacert", "applies to https:// URLs only"));
             }
         }
+        if let Some(pem) = &self.tls.ca_pem {
+            crate::tls::ca_roots(pem)?;
+        }
         if let LoadModel::ConstantRate { rps } = self.model {
             if !(rps.is_finite() && rps > 0.0) {
                 return Err(ConfigError::new(

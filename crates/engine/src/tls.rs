@@ -84,35 +84,38 @@ impl TlsClient {
 }
 
 fn roots(opts: &TlsOptions) -> Result<RootCertStore, ConfigError> {
-    let mut store = RootCertStore::empty();
     match &opts.ca_pem {
-        Some(pem) => {
-            let mut n = 0;
-            for cert in CertificateDer::pem_slice_iter(pem) {
-                let cert = cert.map_err(|e| {
-                    ConfigError::new("cacert", format!("is not a PEM certificate file: {e}"))
-                })?;
-                store.add(cert).map_err(|e| {
-                    ConfigError::new(
-                        "cacert",
-                        format!("holds a certificate that cannot be used: {e}"),
-                    )
-                })?;
-                n += 1;
-            }
-            if n == 0 {
-                return Err(ConfigError::new(
-                    "cacert",
-                    "holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
-                ));
-            }
-        }
+        Some(pem) => ca_roots(pem),
         None => {
             // Roots that cannot be parsed are skipped; with none at all every
             // handshake fails with "unknown issuer", which says what to do.
+            let mut store = RootCertStore::empty();
             let found = rustls_native_certs::load_native_certs();
             store.add_parsable_certificates(found.certs);
+            Ok(store)
         }
+    }
+}
+
+/// The certificates of a `--cacert` file: at least one, every one usable.
+pub(crate) fn ca_roots(pem: &[u8]) -> Result<RootCertStore, ConfigError> {
+    let mut store = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| {
+            ConfigError::new("cacert", format!("is not a PEM certificate file: {e}"))
+        })?;
+        store.add(cert).map_err(|e| {
+            ConfigError::new(
+                "cacert",
+                format!("holds a certificate that cannot be used: {e}"),
+            )
+        })?;
+    }
+    if store.is_empty() {
+        return Err(ConfigError::new(
+            "cacert",
+            "holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+        ));
     }
     Ok(store)
 }
