@@ -40,8 +40,12 @@ def raise_nofile():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
 
 
-def start_nginx(port, server_cpu, workdir):
-    conf = open(os.path.join(HERE, "nginx.conf")).read().replace("__PORT__", str(port))
+def start_nginx(port, server_cpu, workdir, conf_name="nginx.conf", subs=None):
+    """nginx from HERE/conf_name with __PORT__ (and `subs`) filled in, pinned
+    to server_cpu; returns once `port` accepts connections."""
+    conf = open(os.path.join(HERE, conf_name)).read().replace("__PORT__", str(port))
+    for k, v in (subs or {}).items():
+        conf = conf.replace(k, v)
     path = os.path.join(workdir, "nginx.conf")
     open(path, "w").write(conf)
     proc = subprocess.Popen(
