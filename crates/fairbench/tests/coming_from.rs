@@ -75,7 +75,7 @@ fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 fn grouped(n: &str) -> String {
     let mut out = String::new();
     for (i, ch) in n.chars().enumerate() {
-        if i > 0 && (n.len() - i) % 3 == 0 {
+        if i > 0 && (n.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

@@ -273,7 +273,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &f.merged, &view(&args))
+            load_summary::render(&args.url, &f.merged, &view(args))
         );
         print!("{}", clients_text(&f));
     }
