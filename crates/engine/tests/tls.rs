@@ -241,3 +241,39 @@ fn tls_at_constant_rate_keeps_the_ledger() {
     assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
     assert_eq!(o.status_codes.get(&200), Some(&o.requests));
 }
+
+#[test]
+fn pipelining_and_server_closes_over_tls_lose_nothing() {
+    let pki = tls::pki(&["127.0.0.1"], false);
+    // Every 10th answer on a connection says close: the client reconnects,
+    // resumes its session, and sends what was queued behind the close again.
+    let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, n| {
+        if n % 10 == 9 {
+            Reply {
+                delay: Duration::ZERO,
+                bytes: b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 13\r\n\r\nHello World!\n".to_vec(),
+                close: true,
+            }
+        } else {
+            Reply::ok()
+        }
+    });
+    let mut cfg = config(&srv.url("/"), &pki.ca_pem);
+    cfg.pipeline = 4;
+    cfg.requests = Some(2000);
+    cfg.duration = Duration::from_secs(30);
+    let o = go(&cfg).expect("run");
+    assert!(o.ledger().balances(), "{:?}", o.ledger());
+    assert_eq!((o.planned, o.requests), (2000, 2000), "{:?}", o.ledger());
+    assert!(o.sockets.closed_by_server >= 150, "{:?}", o.sockets);
+    assert_eq!(
+        o.sockets.tls_handshakes, o.sockets.opened,
+        "{:?}",
+        o.sockets
+    );
+    assert!(
+        o.sockets.tls_resumed * 10 >= o.sockets.tls_handshakes * 8,
+        "most reconnections resume: {:?}",
+        o.sockets
+    );
+}
