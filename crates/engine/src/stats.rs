@@ -45,6 +45,9 @@ pub struct Throughput {
     pub mean: f64,
     pub stdev: f64,
     pub max: f64,
+    /// How many intervals these are of (0: the run was too short for one).
+    #[serde(default)]
+    pub intervals: usize,
 }
 
 impl Throughput {
@@ -63,6 +66,7 @@ impl Throughput {
             mean,
             stdev: var.sqrt(),
             max: rates.iter().cloned().fold(0.0, f64::max),
+            intervals: rates.len(),
         }
     }
 }
@@ -175,6 +179,8 @@ mod tests {
         let t = Throughput::of(&[10.0, 20.0, 30.0]);
         assert_eq!(t.mean, 20.0);
         assert_eq!(t.max, 30.0);
+        assert_eq!(t.intervals, 3);
+        assert_eq!(Throughput::of(&[]).intervals, 0);
         assert!((t.stdev - 10.0).abs() < 1e-9);
     }
 }

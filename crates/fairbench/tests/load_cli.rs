@@ -380,6 +380,8 @@ fn n_without_keepalive_is_ab() {
     assert!(out.contains("a new connection per request"), "{out}");
     assert!(out.contains("includes opening its connection"), "{out}");
     assert!(out.contains("30 closed by fairbench"), "{out}");
+    // 30 requests take far less than a second: no rate spread to show.
+    assert!(out.contains("no 1 s interval to spread over"), "{out}");
 }
 
 #[test]

@@ -70,14 +70,23 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         count(l.answered),
     );
     let t = o.throughput();
-    let _ = writeln!(
-        s,
-        "  {:<14}mean {}  stdev {}  max {}  (req/s over 1 s intervals)",
-        "Throughput",
-        rate(t.mean),
-        rate(t.stdev),
-        rate(t.max)
-    );
+    if t.intervals > 0 {
+        let _ = writeln!(
+            s,
+            "  {:<14}mean {}  stdev {}  max {}  (req/s over 1 s intervals)",
+            "Throughput",
+            rate(t.mean),
+            rate(t.stdev),
+            rate(t.max)
+        );
+    } else {
+        // A run shorter than half a second has no interval to spread over.
+        let _ = writeln!(
+            s,
+            "  {:<14}no 1 s interval to spread over (the run was shorter)",
+            "Throughput"
+        );
+    }
     let _ = writeln!(
         s,
         "  {:<14}{} read ({}/s)",
