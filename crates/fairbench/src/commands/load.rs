@@ -26,7 +26,7 @@ use fairbench_zoo::parity::RawExchange;
 pub struct LoadArgs {
     /// The URL to load, e.g. http://127.0.0.1:8080/, http://[::1]:8080/ or https://127.0.0.1:8443/
     pub url: String,
-    /// Connections kept open, spread evenly over the threads.
+    /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests at once).
     #[arg(short = 'c', long, default_value_t = 50)]
     pub connections: usize,
     /// Load threads, each with its own event loop [default: the CPUs this process may use]
