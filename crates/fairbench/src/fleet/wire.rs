@@ -186,9 +186,10 @@ mod tests {
     #[test]
     fn tls_settings_travel_with_the_job() {
         let mut cfg = LoadConfig::new(Target::parse("https://127.0.0.1:8443/").unwrap());
+        let ca = rcgen::generate_simple_self_signed(vec!["ca.test".to_string()]).unwrap();
         cfg.tls = TlsOptions {
-            insecure: true,
-            ca_pem: Some(b"-----BEGIN CERTIFICATE-----\n".to_vec()),
+            insecure: false,
+            ca_pem: Some(ca.cert.pem().into_bytes()),
         };
         let spec = LoadSpec::of(&cfg);
         let back: LoadSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
