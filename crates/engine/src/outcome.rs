@@ -218,7 +218,7 @@ pub struct Outcome {
     #[serde(with = "crate::histogram::option_as_hex")]
     pub lateness: Option<Histogram<u64>>,
     /// Answers of the window per status code.
-    #[serde(default)]
+    #[serde(default, with = "crate::status::codes_as_strings")]
     pub status_codes: BTreeMap<u16, u64>,
     /// The statuses that counted as success, as given (`200-399` unless
     /// told otherwise); any other is a status error.

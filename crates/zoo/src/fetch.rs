@@ -165,26 +165,23 @@ pub fn raw(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<RawRes
             source,
             partial: Vec::new(),
         })?;
-    exchange(&mut s, request, start + timeout, |s, t| {
+    exchange(&mut s, request, start, timeout, |s, t| {
         s.set_read_timeout(Some(t))
-    })
-    .map(|mut r| {
-        r.elapsed = start.elapsed();
-        r
     })
 }
 
 /// Sends `request` over an open connection (plain, or TLS that the caller
-/// set up) and reads one response before `deadline`. `read_timeout` sets
-/// how long the next read may block; writes must already be bounded.
+/// set up) and reads one response, all within `timeout` of `start` (when
+/// the caller began, connecting included). `read_timeout` sets how long the
+/// next read may block; writes must already be bounded.
 pub fn exchange<S: Read + Write>(
     s: &mut S,
     request: &[u8],
-    deadline: Instant,
+    start: Instant,
+    timeout: Duration,
     read_timeout: impl Fn(&mut S, Duration) -> std::io::Result<()>,
 ) -> Result<RawResponse, FetchError> {
-    let start = Instant::now();
-    let timeout = deadline.saturating_duration_since(start);
+    let deadline = start + timeout;
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let io = |source, buf: &Vec<u8>| FetchError::Io {
         source,

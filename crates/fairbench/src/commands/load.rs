@@ -440,8 +440,8 @@ fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let t = &cfg.target;
     let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
         .map_err(|m| anyhow::anyhow!("{m}"))?;
-    let deadline = std::time::Instant::now() + cfg.timeout;
-    let result = fetch::exchange(&mut conn, &request, deadline, |c, d| {
+    let start = std::time::Instant::now();
+    let result = fetch::exchange(&mut conn, &request, start, cfg.timeout, |c, d| {
         c.set_read_timeout(Some(d))
     });
     let over = match conn.alpn() {

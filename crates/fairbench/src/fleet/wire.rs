@@ -197,6 +197,26 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_outcome_travels_in_a_done_message() {
+        let mut o = Outcome::merge(&[], Vec::new());
+        o.status_codes.insert(200, 5);
+        o.status_codes.insert(503, 1);
+        let line = serde_json::to_string(&AgentMsg::Done {
+            outcome: Box::new(o),
+            late_start_ms: 0.0,
+        })
+        .unwrap();
+        assert!(
+            line.contains(r#""status_codes":{"200":5,"503":1}"#),
+            "{line}"
+        );
+        let AgentMsg::Done { outcome, .. } = serde_json::from_str(&line).unwrap() else {
+            panic!("{line}")
+        };
+        assert_eq!(outcome.status_codes.get(&503), Some(&1));
+    }
+
+    #[test]
     fn results_travel_exactly() {
         use fairbench_engine::histogram::new_histogram;
         let mut h = new_histogram();
