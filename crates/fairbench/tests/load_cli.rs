@@ -165,7 +165,7 @@ fn text_summary_and_latency_table() {
         "p99",
         "Errors",
         "none",
-        "99.99%",
+        "99.9%",
         "Generator",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
