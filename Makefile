@@ -1,7 +1,7 @@
 # The two commands of the README. Both work on a fresh machine of this
 # project's kind: they install what they need first.
 
-.PHONY: quick test lint bench
+.PHONY: quick test lint bench bench-tls
 
 # The main job: build fairbench, list the servers and their toolchains, run
 # the quick suite over every server whose toolchain is present, write the
@@ -23,3 +23,7 @@ lint:
 # fairbench against wrk on nginx (see bench/loadgen.sh).
 bench:
 	bash bench/loadgen.sh
+
+# fairbench's CPU per request over https:// against http:// on nginx (see bench/tls.sh).
+bench-tls:
+	bash bench/tls.sh

@@ -40,9 +40,14 @@ def raise_nofile():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
 
 
-def start_nginx(port, server_cpu, workdir):
-    conf = open(os.path.join(HERE, "nginx.conf")).read().replace("__PORT__", str(port))
+def start_nginx(port, server_cpu, workdir, conf_name="nginx.conf", subs=None):
+    """nginx from HERE/conf_name with __PORT__, __WORK__ (and `subs`) filled
+    in, pinned to server_cpu; returns once `port` accepts connections. The
+    work folder gets files/16k.txt for the RSS measurement."""
+    conf = open(os.path.join(HERE, conf_name)).read().replace("__PORT__", str(port))
     conf = conf.replace("__WORK__", workdir)
+    for k, v in (subs or {}).items():
+        conf = conf.replace(k, v)
     os.makedirs(os.path.join(workdir, "files"), exist_ok=True)
     with open(os.path.join(workdir, "files", "16k.txt"), "w") as f:
         f.write("x" * 16383 + "\n")

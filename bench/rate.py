@@ -68,7 +68,7 @@ def fairbench(a, gen_cpu, url, rate):
 
 
 def oha(a, gen_cpu, url, rate):
-    argv = [a.oha, "--no-tui", "--json", "-z", f"{a.duration}s", "-c", str(a.connections),
+    argv = [a.oha, "--no-tui", "--output-format", "json", "-z", f"{a.duration}s", "-c", str(a.connections),
             "-q", str(rate), "--latency-correction", url]
     out, cpu, _ = run(["taskset", "-c", gen_cpu] + argv)
     j = json.loads(out)

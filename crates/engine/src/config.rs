@@ -6,7 +6,9 @@ use std::time::{Duration, SystemTime};
 
 use crate::request::RequestSpec;
 use crate::response::DEFAULT_MAX_HEAD;
+use crate::status::StatusSet;
 use crate::target::Target;
+use crate::tls::TlsOptions;
 
 /// How requests are offered.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -25,14 +27,25 @@ pub struct LoadConfig {
     pub request: RequestSpec,
     pub connections: usize,
     pub threads: usize,
+    /// How long the window lasts at most (with `requests`, an upper bound).
     pub duration: Duration,
+    /// End the window after this many requests of it: sent (closed loop) or
+    /// due (constant rate). Split over the load threads, each planning its
+    /// share; the warm-up's requests are not counted.
+    pub requests: Option<u64>,
+    /// Off: one request per connection, opened for it and closed by the
+    /// client after the answer (ab without -k); latency includes the
+    /// connect and any TLS handshake.
+    pub keepalive: bool,
     pub warmup: Duration,
     pub timeout: Duration,
     pub model: LoadModel,
     /// Requests in flight per connection (HTTP/1.1 pipelining depth).
     pub pipeline: usize,
-    /// Responses with a status at or above this count as status errors.
-    pub status_error_min: u16,
+    /// Answers with any other status count as status errors.
+    pub expect_status: StatusSet,
+    /// For `https://` targets.
+    pub tls: TlsOptions,
     pub max_head: usize,
     /// Pin the worker threads to these CPUs (all of them, not one each).
     pub cpus: Option<Vec<usize>>,
@@ -69,11 +82,14 @@ impl LoadConfig {
             connections: 50,
             threads: default_threads(),
             duration: Duration::from_secs(10),
+            requests: None,
+            keepalive: true,
             warmup: Duration::ZERO,
             timeout: Duration::from_secs(2),
             model: LoadModel::ClosedLoop,
             pipeline: 1,
-            status_error_min: 400,
+            expect_status: StatusSet::default(),
+            tls: TlsOptions::default(),
             max_head: DEFAULT_MAX_HEAD,
             cpus: None,
             share: GeneratorShare::default(),
@@ -117,6 +133,29 @@ impl LoadConfig {
         if self.pipeline == 0 || self.pipeline > 1024 {
             return Err(ConfigError::new("pipeline", "must be between 1 and 1024"));
         }
+        if self.requests == Some(0) {
+            return Err(ConfigError::new("requests", "must be at least 1"));
+        }
+        if !self.keepalive && self.pipeline > 1 {
+            return Err(ConfigError::new(
+                "pipeline",
+                "cannot be combined with --no-keepalive (a connection carries one request)",
+            ));
+        }
+        if !self.target.tls {
+            if self.tls.insecure {
+                return Err(ConfigError::new(
+                    "insecure",
+                    "applies to https:// URLs only",
+                ));
+            }
+            if self.tls.ca_pem.is_some() {
+                return Err(ConfigError::new("cacert", "applies to https:// URLs only"));
+            }
+        }
+        if let Some(pem) = &self.tls.ca_pem {
+            crate::tls::ca_roots(pem)?;
+        }
         if let LoadModel::ConstantRate { rps } = self.model {
             if !(rps.is_finite() && rps > 0.0) {
                 return Err(ConfigError::new(
@@ -156,9 +195,13 @@ impl LoadConfig {
         Ok(())
     }
 
-    /// Threads beyond the connection count would have nothing to do.
+    /// Threads beyond the connection count (or the request count) would
+    /// have nothing to do.
     pub fn effective_threads(&self) -> usize {
-        self.threads.min(self.connections).max(1)
+        let by_requests = self
+            .requests
+            .map_or(usize::MAX, |n| n.min(usize::MAX as u64) as usize);
+        self.threads.min(self.connections).min(by_requests).max(1)
     }
 }
 

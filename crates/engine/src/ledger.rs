@@ -7,7 +7,7 @@
 //! the window, is charged to the window. For the window:
 //!
 //! ```text
-//!     planned = answered + connect + write + read + parse + timeout + unanswered
+//!     planned = answered + connect + tls + write + read + parse + timeout + unanswered
 //! ```
 //!
 //! exactly, in every mode and at every pipelining depth: a request is counted
@@ -39,6 +39,7 @@ use hdrhistogram::Histogram;
 use crate::clock::Nanos;
 use crate::histogram::{new_histogram, record_ns};
 use crate::stats::{ErrorCounts, Failure};
+use crate::status::{StatusCounts, StatusSet};
 
 /// One request, in flight or waiting to be (re)sent.
 #[derive(Debug, Clone, Copy)]
@@ -75,12 +76,14 @@ pub(crate) struct Tally {
     end: Nanos,
     timeout: Nanos,
     rate_mode: bool,
-    status_error_min: u16,
+    expect: StatusSet,
     pub iv: IntervalTally,
     pub planned: u64,
     pub answered: u64,
     pub bytes: u64,
     pub errors: ErrorCounts,
+    /// Answers of the window per status code.
+    pub codes: StatusCounts,
     pub latency: Histogram<u64>,
     pub answered_latency: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
@@ -97,19 +100,20 @@ impl Tally {
         end: Nanos,
         timeout: Nanos,
         rate_mode: bool,
-        status_error_min: u16,
+        expect: StatusSet,
     ) -> Self {
         Tally {
             measure_start,
             end,
             timeout,
             rate_mode,
-            status_error_min,
+            expect,
             iv: IntervalTally::new(),
             planned: 0,
             answered: 0,
             bytes: 0,
             errors: ErrorCounts::default(),
+            codes: StatusCounts::new(),
             latency: new_histogram(),
             answered_latency: new_histogram(),
             uncorrected: new_histogram(),
@@ -122,6 +126,12 @@ impl Tally {
     #[inline]
     pub fn in_window(&self, planned: Nanos) -> bool {
         planned >= self.measure_start && planned < self.end
+    }
+
+    /// The window ends early, at `end` (a request budget was used up): what
+    /// is planned from then on is not the window's.
+    pub fn close_window(&mut self, end: Nanos) {
+        self.end = self.end.min(end);
     }
 
     /// A request comes into being (planned, or sent for the first time).
@@ -160,13 +170,14 @@ impl Tally {
             r.planned
         };
         let latency = now.saturating_sub(from);
-        let bad = status >= self.status_error_min;
+        let bad = !self.expect.contains(status);
         self.iv.requests += 1;
         self.iv.errors += u64::from(bad);
         record_ns(&mut self.iv.hist, latency);
         if self.in_window(r.planned) {
             self.answered += 1;
             self.errors.status += u64::from(bad);
+            self.codes.record(status);
             record_ns(&mut self.latency, latency);
             record_ns(&mut self.answered_latency, latency);
             if self.rate_mode {
@@ -207,7 +218,7 @@ mod tests {
     const MS: Nanos = 1_000_000;
 
     fn tally() -> Tally {
-        Tally::new(1000 * MS, 2000 * MS, 100 * MS, true, 400)
+        Tally::new(1000 * MS, 2000 * MS, 100 * MS, true, StatusSet::default())
     }
 
     #[test]
@@ -303,5 +314,42 @@ mod tests {
             (t.answered, t.errors.status, t.errors.not_answered()),
             (1, 1, 0)
         );
+        assert_eq!(t.codes.to_map().get(&503), Some(&1));
+    }
+
+    #[test]
+    fn the_expected_statuses_decide_what_is_an_error() {
+        let mut t = Tally::new(
+            1000 * MS,
+            2000 * MS,
+            100 * MS,
+            false,
+            StatusSet::parse("200,404").unwrap(),
+        );
+        for status in [200, 404, 204, 500] {
+            t.plan(1500 * MS);
+            t.answered(
+                1501 * MS,
+                Req {
+                    planned: 1500 * MS,
+                    sent: 1500 * MS,
+                },
+                status,
+            );
+        }
+        assert_eq!((t.answered, t.errors.status), (4, 2));
+    }
+
+    #[test]
+    fn closing_the_window_early_excludes_what_comes_after() {
+        let mut t = tally();
+        t.plan(1200 * MS);
+        t.close_window(1200 * MS + 1);
+        t.plan(1300 * MS);
+        assert_eq!(t.planned, 1);
+        // A later close cannot reopen it.
+        t.close_window(1900 * MS);
+        t.plan(1300 * MS);
+        assert_eq!(t.planned, 1);
     }
 }

@@ -1,7 +1,8 @@
 //! fairbench's load engine.
 //!
-//! HTTP/1.1 keep-alive load over N connections spread on T threads, each
-//! thread its own epoll loop, requests serialised once. Two load models:
+//! HTTP/1.1 load over N connections (plain or TLS, kept alive or one per
+//! request) spread on T threads, each thread its own epoll loop, requests
+//! serialised once. Two load models:
 //! closed loop (wrk) and constant rate measured from the planned send time
 //! (wrk2, without coordinated omission and with sub-millisecond scheduling).
 //! Latency goes into per-thread HDR histograms merged at the end, so memory
@@ -13,6 +14,7 @@
 
 pub mod clock;
 mod config;
+pub mod dial;
 pub mod hex;
 pub mod histogram;
 pub mod ledger;
@@ -24,8 +26,10 @@ mod request;
 pub mod response;
 mod run;
 pub mod stats;
+mod status;
 mod target;
 mod timer;
+mod tls;
 mod worker;
 
 pub use config::{
@@ -35,4 +39,6 @@ pub use outcome::{Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Soc
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};
+pub use status::StatusSet;
 pub use target::Target;
+pub use tls::TlsOptions;

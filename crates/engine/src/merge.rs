@@ -67,6 +67,9 @@ impl Outcome {
         let mut answered_latency = new_histogram();
         let mut uncorrected = new_histogram();
         let mut lateness: Option<Histogram<u64>> = None;
+        let mut connect_time = new_histogram();
+        let mut handshake_time: Option<Histogram<u64>> = None;
+        let mut status_codes = std::collections::BTreeMap::new();
         let mut errors = ErrorCounts::default();
         let mut sockets = Sockets::default();
         let (mut planned, mut requests, mut bytes) = (0, 0, 0);
@@ -83,6 +86,13 @@ impl Outcome {
             let _ = uncorrected.add(&o.uncorrected);
             if let Some(l) = &o.lateness {
                 let _ = lateness.get_or_insert_with(new_histogram).add(l);
+            }
+            let _ = connect_time.add(&o.connect_time);
+            if let Some(h) = &o.handshake_time {
+                let _ = handshake_time.get_or_insert_with(new_histogram).add(h);
+            }
+            for (code, n) in &o.status_codes {
+                *status_codes.entry(*code).or_insert(0) += n;
             }
             errors.add(&o.errors);
             sockets.add(&o.sockets);
@@ -135,6 +145,14 @@ impl Outcome {
             answered_latency,
             uncorrected,
             lateness,
+            status_codes,
+            expect_status: parts
+                .first()
+                .map_or_else(String::new, |o| o.expect_status.clone()),
+            connect_time,
+            handshake_time,
+            keepalive: parts.iter().all(|o| o.keepalive),
+            tls_error: parts.iter().find_map(|o| o.tls_error.clone()),
             series,
             generator: Generator {
                 cpu_s,

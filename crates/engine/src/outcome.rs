@@ -1,10 +1,13 @@
 //! What a run measured.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::config::LoadModel;
 use crate::stats::{ErrorCounts, LatencySummary, Throughput};
+use crate::status::StatusSet;
 
 /// Whether a one-second interval belonged to the warm-up or the measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +90,17 @@ pub struct Sockets {
     /// Responses that arrived with no request awaiting them (a 408 sent
     /// before closing an idle connection, say): counted, not an error.
     pub unsolicited_responses: u64,
+    /// Connections fairbench closed after their answer (`--no-keepalive`).
+    #[serde(default)]
+    pub closed_by_client: u64,
+    /// TLS handshakes completed, and how many of them resumed a session.
+    #[serde(default)]
+    pub tls_handshakes: u64,
+    #[serde(default)]
+    pub tls_resumed: u64,
+    /// TLS handshakes that failed or did not end within the timeout.
+    #[serde(default)]
+    pub tls_failed: u64,
 }
 
 impl Sockets {
@@ -95,6 +109,10 @@ impl Sockets {
         self.connect_failed += o.connect_failed;
         self.closed_by_server += o.closed_by_server;
         self.unsolicited_responses += o.unsolicited_responses;
+        self.closed_by_client += o.closed_by_client;
+        self.tls_handshakes += o.tls_handshakes;
+        self.tls_resumed += o.tls_resumed;
+        self.tls_failed += o.tls_failed;
     }
 }
 
@@ -104,6 +122,7 @@ pub struct Ledger {
     pub planned: u64,
     pub answered: u64,
     pub connect: u64,
+    pub tls: u64,
     pub write: u64,
     pub read: u64,
     pub parse: u64,
@@ -113,7 +132,13 @@ pub struct Ledger {
 
 impl Ledger {
     pub fn not_answered(&self) -> u64 {
-        self.connect + self.write + self.read + self.parse + self.timeout + self.unanswered
+        self.connect
+            + self.tls
+            + self.write
+            + self.read
+            + self.parse
+            + self.timeout
+            + self.unanswered
     }
 
     /// Holds by construction; a test and the JSON consumer can check it.
@@ -141,6 +166,14 @@ pub struct Generator {
     /// (/proc/stat), when readable. Above [`STEAL_WARN`] the numbers are not
     /// steady: the machine itself was being slowed from outside.
     pub steal_fraction: Option<f64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_expected() -> String {
+    StatusSet::default().as_str().to_string()
 }
 
 /// Hypervisor steal above this share of CPU time makes a result suspect.
@@ -184,6 +217,33 @@ pub struct Outcome {
     /// Actual send − planned send (constant rate only).
     #[serde(with = "crate::histogram::option_as_hex")]
     pub lateness: Option<Histogram<u64>>,
+    /// Answers of the window per status code.
+    #[serde(default, with = "crate::status::codes_as_strings")]
+    pub status_codes: BTreeMap<u16, u64>,
+    /// The statuses that counted as success, as given (`200-399` unless
+    /// told otherwise); any other is a status error.
+    #[serde(default = "default_expected")]
+    pub expect_status: String,
+    /// Time to open each connection the run opened (TCP), warm-up and
+    /// drain included.
+    #[serde(
+        with = "crate::histogram::as_hex",
+        default = "crate::histogram::new_histogram"
+    )]
+    pub connect_time: Histogram<u64>,
+    /// Time of each TLS handshake that completed, after the TCP connect
+    /// (https:// only). Never part of a request's latency, except with
+    /// `keepalive` off, where every request opens its own connection.
+    #[serde(with = "crate::histogram::option_as_hex", default)]
+    pub handshake_time: Option<Histogram<u64>>,
+    /// Why the first TLS handshake that failed during the run failed.
+    #[serde(default)]
+    pub tls_error: Option<String>,
+    /// Off: every request went over a connection of its own, opened for it
+    /// and closed by fairbench after the answer; its latency includes the
+    /// connect (and TLS handshake), as with ab.
+    #[serde(default = "yes")]
+    pub keepalive: bool,
     pub series: Vec<SecondSample>,
     pub generator: Generator,
     pub schedule: Option<Schedule>,
@@ -214,6 +274,7 @@ impl Outcome {
             planned: self.planned,
             answered: self.requests,
             connect: e.connect,
+            tls: e.tls,
             write: e.write,
             read: e.read,
             parse: e.parse,
@@ -233,6 +294,21 @@ impl Outcome {
 
     pub fn lateness_summary(&self) -> Option<LatencySummary> {
         self.lateness.as_ref().map(LatencySummary::of)
+    }
+
+    /// Whether `status` counted as a success in this run.
+    pub fn expected_status(&self, status: u16) -> bool {
+        StatusSet::parse(&self.expect_status)
+            .unwrap_or_default()
+            .contains(status)
+    }
+
+    pub fn connect_summary(&self) -> LatencySummary {
+        LatencySummary::of(&self.connect_time)
+    }
+
+    pub fn handshake_summary(&self) -> Option<LatencySummary> {
+        self.handshake_time.as_ref().map(LatencySummary::of)
     }
 
     /// Over the measurement's intervals; an interval shorter than half a
@@ -271,6 +347,30 @@ impl Outcome {
                 l.planned,
                 self.not_answered_breakdown(),
                 humanize(self.timeout_s)
+            ));
+        }
+        if self.sockets.tls_failed > 0 {
+            w.push(format!(
+                "{} TLS handshakes failed{}",
+                self.sockets.tls_failed,
+                self.tls_error
+                    .as_ref()
+                    .map(|e| format!(" (the first: {e})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if self.errors.status > 0 {
+            let unexpected: Vec<String> = self
+                .status_codes
+                .iter()
+                .filter(|(c, _)| !self.expected_status(**c))
+                .map(|(c, n)| format!("{c} ×{n}"))
+                .collect();
+            w.push(format!(
+                "{} of {} answers had a status not expected ({}): counted as status errors",
+                self.errors.status,
+                self.requests,
+                unexpected.join(", ")
             ));
         }
         if self.generator.saturated {
@@ -334,6 +434,7 @@ impl Outcome {
         let l = self.ledger();
         let parts: Vec<String> = [
             ("connect", l.connect),
+            ("tls handshake", l.tls),
             ("write", l.write),
             ("read", l.read),
             ("parse", l.parse),

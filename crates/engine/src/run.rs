@@ -9,8 +9,10 @@ use hdrhistogram::Histogram;
 
 use crate::clock::{self, Nanos, NANOS_PER_SEC};
 use crate::config::{LoadConfig, LoadModel};
+use crate::dial::dial_with;
 use crate::merge::LiveMerge;
 use crate::outcome::{Outcome, Phase, SecondSample};
+use crate::tls::TlsClient;
 use crate::worker::{Plan, Report, Worker};
 use crate::ConfigError;
 
@@ -28,7 +30,8 @@ impl Observer for Quiet {}
 #[derive(Debug)]
 pub enum RunError {
     Config(ConfigError),
-    /// The target could not be reached before the run started.
+    /// The target could not be reached (or its TLS handshake failed) before
+    /// the run started.
     Connect(String),
     /// The operating system refused a resource (threads, epoll, timers).
     System(String),
@@ -66,7 +69,12 @@ pub fn run(
 ) -> Result<Outcome, RunError> {
     cfg.validate()?;
     let wire_one = cfg.request.serialize(&cfg.target)?;
-    preflight(cfg)?;
+    let tls = if cfg.target.tls {
+        Some(TlsClient::new(&cfg.target, &cfg.tls)?)
+    } else {
+        None
+    };
+    preflight(cfg, tls.as_ref())?;
 
     let threads = cfg.effective_threads();
     let mut wire = Vec::with_capacity(wire_one.len() * cfg.pipeline);
@@ -106,7 +114,9 @@ pub fn run(
         max_head: cfg.max_head,
         pipeline: cfg.pipeline,
         timeout: cfg.timeout.as_nanos() as Nanos,
-        status_error_min: cfg.status_error_min,
+        expect_status: cfg.expect_status.clone(),
+        tls,
+        keepalive: cfg.keepalive,
         start,
         measure_start,
         end,
@@ -124,9 +134,15 @@ pub fn run(
     let mut failure: Option<String> = None;
     for t in 0..threads {
         let conns = cfg.connections / threads + usize::from(t < cfg.connections % threads);
+        // Thread t of T takes every T-th request of the budget (at constant
+        // rate, every T-th slot from slot t): together exactly N.
+        let budget = cfg
+            .requests
+            .map(|n| n / threads as u64 + u64::from((t as u64) < n % threads as u64));
         let spawned = Worker::new(
             t,
             conns,
+            budget,
             plan.clone(),
             stop.clone(),
             halt.clone(),
@@ -215,13 +231,16 @@ fn wait_until(t: Nanos, stop: &AtomicBool) {
     }
 }
 
-/// A clear error before any thread starts: "connection refused" is the most
-/// common mistake and deserves one line, not a run full of connect errors.
-fn preflight(cfg: &LoadConfig) -> Result<(), RunError> {
+/// A clear error before any thread starts: "connection refused" and a
+/// certificate that is not trusted are the most common mistakes and deserve
+/// one line, not a run full of connect or handshake errors. Its TLS session
+/// is not kept: the run's first handshakes are as full as they would be.
+fn preflight(cfg: &LoadConfig, tls: Option<&TlsClient>) -> Result<(), RunError> {
     let wait = cfg.timeout.min(Duration::from_secs(5));
-    std::net::TcpStream::connect_timeout(&cfg.target.addr, wait)
+    let own = tls.map(TlsClient::isolated);
+    dial_with(&cfg.target, own.as_ref(), wait)
         .map(drop)
-        .map_err(|e| RunError::Connect(format!("cannot connect to {}: {e}", cfg.target.addr)))
+        .map_err(RunError::Connect)
 }
 
 #[cfg(test)]

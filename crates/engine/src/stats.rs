@@ -45,6 +45,9 @@ pub struct Throughput {
     pub mean: f64,
     pub stdev: f64,
     pub max: f64,
+    /// How many intervals these are of (0: the run was too short for one).
+    #[serde(default)]
+    pub intervals: usize,
 }
 
 impl Throughput {
@@ -63,6 +66,7 @@ impl Throughput {
             mean,
             stdev: var.sqrt(),
             max: rates.iter().cloned().fold(0.0, f64::max),
+            intervals: rates.len(),
         }
     }
 }
@@ -75,6 +79,10 @@ impl Throughput {
 pub struct ErrorCounts {
     /// No connection could be opened to carry the request.
     pub connect: u64,
+    /// A connection was opened but its TLS handshake failed (or did not end
+    /// within the timeout), so the request was never sent.
+    #[serde(default)]
+    pub tls: u64,
     /// The connection failed while the response was awaited (reset, or closed
     /// by the server with the request still unanswered).
     pub read: u64,
@@ -96,6 +104,7 @@ pub struct ErrorCounts {
 impl ErrorCounts {
     pub fn add(&mut self, o: &ErrorCounts) {
         self.connect += o.connect;
+        self.tls += o.tls;
         self.read += o.read;
         self.write += o.write;
         self.timeout += o.timeout;
@@ -112,12 +121,19 @@ impl ErrorCounts {
 
     /// Requests that got no answer, whatever the reason.
     pub fn not_answered(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.unanswered
+        self.connect
+            + self.tls
+            + self.read
+            + self.write
+            + self.timeout
+            + self.parse
+            + self.unanswered
     }
 
     pub(crate) fn slot(&mut self, f: Failure) -> &mut u64 {
         match f {
             Failure::Connect => &mut self.connect,
+            Failure::Tls => &mut self.tls,
             Failure::Write => &mut self.write,
             Failure::Read => &mut self.read,
             Failure::Parse => &mut self.parse,
@@ -131,6 +147,7 @@ impl ErrorCounts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     Connect,
+    Tls,
     Write,
     Read,
     Parse,
@@ -162,6 +179,8 @@ mod tests {
         let t = Throughput::of(&[10.0, 20.0, 30.0]);
         assert_eq!(t.mean, 20.0);
         assert_eq!(t.max, 30.0);
+        assert_eq!(t.intervals, 3);
+        assert_eq!(Throughput::of(&[]).intervals, 0);
         assert!((t.stdev - 10.0).abs() < 1e-9);
     }
 }

@@ -4,10 +4,16 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use crate::ConfigError;
 
-/// A parsed `http://` URL with its resolved socket address.
+/// A parsed `http://` or `https://` URL with its resolved socket address.
 #[derive(Debug, Clone)]
 pub struct Target {
     pub url: String,
+    /// `https://`: the connection speaks TLS.
+    pub tls: bool,
+    /// The host as named in the URL, without brackets: the TLS server name
+    /// (sent as SNI when it is a DNS name) and what the certificate must
+    /// match.
+    pub host: String,
     /// Value of the Host header: the authority as written, port included
     /// only when it is not the scheme default (RFC 9112 §3.2).
     pub host_header: String,
@@ -24,23 +30,22 @@ impl Target {
                 format!("cannot parse {raw:?}: {e} (expected e.g. http://127.0.0.1:8080/)"),
             )
         })?;
-        match url.scheme() {
-            "http" => {}
-            "https" => return Err(ConfigError::new(
-                "URL",
-                "https:// is not supported yet (fairbench speaks plain HTTP/1.1 only); use http://",
-            )),
+        let tls = match url.scheme() {
+            "http" => false,
+            "https" => true,
             other => {
                 return Err(ConfigError::new(
                     "URL",
-                    format!("unsupported scheme {other:?}: expected http://"),
+                    format!("unsupported scheme {other:?}: expected http:// or https://"),
                 ))
             }
-        }
+        };
         let host = url
             .host()
             .ok_or_else(|| ConfigError::new("URL", format!("{raw:?} has no host")))?;
-        let port = url.port_or_known_default().unwrap_or(80);
+        let port = url
+            .port_or_known_default()
+            .unwrap_or(if tls { 443 } else { 80 });
         let host_str = match &host {
             url::Host::Ipv6(a) => format!("[{a}]"),
             other => other.to_string(),
@@ -63,8 +68,14 @@ impl Target {
             path.push('?');
             path.push_str(q);
         }
+        let host = match &host {
+            url::Host::Ipv6(a) => a.to_string(),
+            other => other.to_string(),
+        };
         Ok(Target {
             url: raw.to_string(),
+            tls,
+            host,
             host_header,
             path,
             addr,
@@ -99,9 +110,31 @@ mod tests {
     }
 
     #[test]
-    fn https_is_rejected_clearly() {
-        let e = Target::parse("https://127.0.0.1/").unwrap_err();
-        assert!(e.to_string().contains("https:// is not supported"), "{e}");
+    fn https_defaults_to_443_and_names_its_host() {
+        let t = Target::parse("https://127.0.0.1/x").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.addr.port(), 443);
+        assert_eq!(
+            (t.host.as_str(), t.host_header.as_str()),
+            ("127.0.0.1", "127.0.0.1")
+        );
+        let t = Target::parse("https://[::1]:8443/").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.host_header.as_str()),
+            ("::1", "[::1]:8443")
+        );
+        let t = Target::parse("https://localhost:8443/").unwrap();
+        assert_eq!(t.host, "localhost");
+        assert!(!Target::parse("http://127.0.0.1/").unwrap().tls);
+    }
+
+    #[test]
+    fn other_schemes_are_rejected_clearly() {
+        let e = Target::parse("ftp://127.0.0.1/").unwrap_err();
+        assert!(
+            e.to_string().contains("expected http:// or https://"),
+            "{e}"
+        );
     }
 
     #[test]

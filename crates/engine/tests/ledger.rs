@@ -374,3 +374,192 @@ fn a_refusing_server_in_closed_loop_is_all_connect_errors() {
     assert!(o.errors.connect > 0, "{:?}", o.ledger());
     assert!(o.warnings().iter().any(|w| w == "no request was answered"));
 }
+
+#[test]
+fn a_request_budget_ends_the_window_after_exactly_n() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    for (threads, pipeline) in [(1, 1), (2, 1), (2, 4)] {
+        let mut cfg = config(&srv.url("/"));
+        cfg.connections = 3;
+        cfg.threads = threads;
+        cfg.pipeline = pipeline;
+        cfg.requests = Some(1001);
+        cfg.duration = Duration::from_secs(60);
+        let t = Instant::now();
+        let o = go(&cfg);
+        assert_balanced(&o);
+        let what = format!("t={threads} p={pipeline}: {:?}", o.ledger());
+        assert_eq!((o.planned, o.requests), (1001, 1001), "{what}");
+        assert!(t.elapsed() < Duration::from_secs(20), "{what}");
+        // The window is the time the requests took, not the 60 s bound.
+        assert!(
+            o.measured_s > 0.0 && o.measured_s < 20.0,
+            "{}",
+            o.measured_s
+        );
+        assert!(o.rps() > 50.0, "{what}");
+    }
+}
+
+#[test]
+fn a_request_budget_counts_the_window_not_the_warmup() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.warmup = Duration::from_millis(300);
+    cfg.requests = Some(200);
+    cfg.duration = Duration::from_secs(60);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!((o.planned, o.requests), (200, 200), "{:?}", o.ledger());
+    assert!(
+        o.series
+            .iter()
+            .any(|s| s.phase == fairbench_engine::Phase::Warmup && s.requests > 0),
+        "the warm-up ran: {:?}",
+        o.series
+    );
+}
+
+#[test]
+fn at_constant_rate_a_request_budget_is_n_planned() {
+    let _timing = timing();
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.threads = 2;
+    cfg.model = LoadModel::ConstantRate { rps: 1000.0 };
+    cfg.requests = Some(501);
+    cfg.duration = Duration::from_secs(60);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.planned, 501, "{:?}", o.ledger());
+    assert_eq!(o.schedule.as_ref().unwrap().sent, 501);
+    // 501 slots at 1000/s: half a second, not the minute.
+    assert!((0.45..0.6).contains(&o.measured_s), "{}", o.measured_s);
+}
+
+#[test]
+fn without_keepalive_every_request_has_its_own_connection() {
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    for model in [
+        LoadModel::ClosedLoop,
+        LoadModel::ConstantRate { rps: 300.0 },
+    ] {
+        let mut cfg = config(&srv.url("/"));
+        cfg.keepalive = false;
+        cfg.model = model;
+        cfg.requests = Some(200);
+        cfg.duration = Duration::from_secs(30);
+        let before = srv.accepted.load(Ordering::Relaxed);
+        let o = go(&cfg);
+        assert_balanced(&o);
+        let what = format!("{model:?}: {:?} {:?}", o.ledger(), o.sockets);
+        assert_eq!((o.planned, o.requests), (200, 200), "{what}");
+        assert!(!o.keepalive);
+        assert_eq!(o.sockets.opened, 200, "{what}");
+        assert_eq!(o.sockets.closed_by_client, 200, "{what}");
+        assert_eq!(o.sockets.closed_by_server, 0, "{what}");
+        // The check before the run is one more.
+        let accepted = srv.accepted.load(Ordering::Relaxed) - before;
+        assert_eq!(accepted, 201, "{what}");
+        assert_eq!(o.connect_time.len(), 200);
+    }
+}
+
+#[test]
+fn without_keepalive_a_server_that_closes_first_is_no_error() {
+    // Answers with Connection: close and closes, as HTTP/1.0 servers do
+    // for ab.
+    let srv = closing_server(1);
+    let mut cfg = config(&srv.url("/"));
+    cfg.keepalive = false;
+    cfg.requests = Some(100);
+    cfg.duration = Duration::from_secs(30);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!((o.planned, o.requests), (100, 100), "{:?}", o.ledger());
+    assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
+}
+
+#[test]
+fn without_keepalive_a_refusing_server_fails_each_request_on_connect() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", l.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let _ = l.accept();
+    });
+    let mut cfg = config(&url);
+    cfg.keepalive = false;
+    cfg.requests = Some(30);
+    cfg.duration = Duration::from_secs(30);
+    cfg.timeout = Duration::from_millis(300);
+    let o = go(&cfg);
+    handle.join().unwrap();
+    assert_balanced(&o);
+    assert_eq!(o.planned, 30);
+    assert_eq!(o.errors.connect, 30, "{:?}", o.ledger());
+}
+
+#[test]
+fn pipelining_keeps_the_full_depth_in_flight() {
+    let _timing = timing();
+    // One connection, each answer 20 ms after the previous: a request waits
+    // behind the ones pipelined before it, so its latency is the depth times
+    // 20 ms.
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::from_millis(20),
+        ..Reply::ok()
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.connections = 1;
+    cfg.pipeline = 4;
+    cfg.duration = Duration::from_millis(1500);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    let p50 = o.latency_summary().p50;
+    assert!(
+        (75_000..120_000).contains(&p50),
+        "p50 {p50} µs: 4 in flight at 20 ms each should wait ~80 ms"
+    );
+}
+
+#[test]
+fn answers_are_counted_per_status_and_the_expected_ones_decide_errors() {
+    let n = Arc::new(AtomicU64::new(0));
+    let srv = TestServer::start("127.0.0.1:0", move |_, _| {
+        let status = match n.fetch_add(1, Ordering::Relaxed) % 4 {
+            0 | 1 => "200 OK",
+            2 => "404 Not Found",
+            _ => "503 Service Unavailable",
+        };
+        Reply {
+            delay: Duration::ZERO,
+            bytes: format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n").into_bytes(),
+            close: false,
+        }
+    });
+    for (expect, bad) in [(None, [404u16, 503].as_slice()), (Some("200,404"), &[503])] {
+        let mut cfg = config(&srv.url("/"));
+        cfg.connections = 1;
+        cfg.requests = Some(400);
+        cfg.duration = Duration::from_secs(30);
+        if let Some(e) = expect {
+            cfg.expect_status = fairbench_engine::StatusSet::parse(e).unwrap();
+        }
+        let o = go(&cfg);
+        assert_balanced(&o);
+        let codes = &o.status_codes;
+        assert_eq!(codes.values().sum::<u64>(), 400, "{codes:?}");
+        assert_eq!(codes.len(), 3, "{codes:?}");
+        assert!(
+            codes[&200] >= 190 && codes[&404] >= 90 && codes[&503] >= 90,
+            "{codes:?}"
+        );
+        let errors: u64 = bad.iter().map(|c| codes[c]).sum();
+        assert_eq!(o.errors.status, errors, "{expect:?}: {codes:?}");
+        assert!(
+            o.warnings().iter().any(|w| w.contains("503 ×")),
+            "{:?}",
+            o.warnings()
+        );
+    }
+}

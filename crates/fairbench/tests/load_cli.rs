@@ -2,26 +2,48 @@
 
 mod support;
 
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use support::net::Hello;
-use support::{base64_decode, command};
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = command().args(args).output().expect("run fairbench");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::load::{closed_port, pki, run, Server, HELLO};
+use support::{base64_decode, command as fairbench};
 
 #[test]
 fn usage_errors_name_the_flag_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (&["load", "not a url"], "URL"),
-        (&["load", "https://127.0.0.1/"], "https:// is not supported"),
+        (
+            &["load", "ftp://127.0.0.1/"],
+            "expected http:// or https://",
+        ),
+        (&["load", "-n", "0", "http://127.0.0.1:1/"], "--requests"),
+        (
+            &["load", "--expect-status", "2000", "http://127.0.0.1:1/"],
+            "--expect-status",
+        ),
+        (
+            &["load", "--percentiles", "50,101", "http://127.0.0.1:1/"],
+            "--percentiles",
+        ),
+        (
+            &[
+                "load",
+                "--cacert",
+                "/nonexistent/ca.pem",
+                "https://127.0.0.1:1/",
+            ],
+            "--cacert: cannot read /nonexistent/ca.pem",
+        ),
+        (&["load", "--insecure", "http://127.0.0.1:1/"], "--insecure"),
+        (
+            &[
+                "load",
+                "--no-keepalive",
+                "--pipeline",
+                "2",
+                "http://127.0.0.1:1/",
+            ],
+            "--pipeline",
+        ),
         (&["load", "-c", "0", "http://127.0.0.1:1/"], "--connections"),
         (&["load", "-R", "-5", "http://127.0.0.1:1/"], "--rate"),
         (&["load", "-d", "0", "http://127.0.0.1:1/"], "--duration"),
@@ -60,7 +82,7 @@ fn usage_errors_name_the_flag_and_exit_2() {
 
 #[test]
 fn cpus_pins_the_load_threads_and_sets_their_number() {
-    let srv = Hello::start();
+    let srv = Server::plain(HELLO);
     let (code, out, err) = run(&["load", "--cpus", "0", "-d", "1s", "--json", &srv.url()]);
     assert_eq!(code, 0, "{err}");
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -71,11 +93,7 @@ fn cpus_pins_the_load_threads_and_sets_their_number() {
 
 #[test]
 fn refused_connection_exits_1_with_one_line() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let (code, out, err) = run(&["load", "-d", "1s", &format!("http://127.0.0.1:{port}/")]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
@@ -87,7 +105,7 @@ fn refused_connection_exits_1_with_one_line() {
 
 #[test]
 fn json_has_the_documented_keys() {
-    let srv = Hello::start();
+    let srv = Server::plain(HELLO);
     let (code, out, err) = run(&[
         "load",
         "--json",
@@ -146,7 +164,7 @@ fn json_has_the_documented_keys() {
 
 #[test]
 fn text_summary_and_latency_table() {
-    let srv = Hello::start();
+    let srv = Server::plain(HELLO);
     let (code, out, err) = run(&[
         "load",
         "--latency",
@@ -166,7 +184,7 @@ fn text_summary_and_latency_table() {
         "p99",
         "Errors",
         "none",
-        "99.99%",
+        "99.9%",
         "Generator",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
@@ -179,7 +197,7 @@ fn text_summary_and_latency_table() {
 fn hdr_log_is_readable_by_the_interval_log_reader() {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
-    let srv = Hello::start();
+    let srv = Server::plain(HELLO);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.hlog");
     let (code, _, err) = run(&[
@@ -221,8 +239,8 @@ fn hdr_log_is_readable_by_the_interval_log_reader() {
 
 #[test]
 fn ctrl_c_prints_what_was_measured() {
-    let srv = Hello::start();
-    let child = command()
+    let srv = Server::plain(HELLO);
+    let child = fairbench()
         .args([
             "load",
             "--json",
@@ -247,4 +265,306 @@ fn ctrl_c_prints_what_was_measured() {
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON still printed");
     assert_eq!(j["interrupted"], true);
     assert!(j["requests"].as_u64().unwrap() > 0);
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn write_ca(dir: &tempfile::TempDir, pem: &str) -> String {
+    let p = dir.path().join("ca.pem");
+    std::fs::write(&p, pem).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn https_with_cacert_times_handshakes_apart() {
+    let pki = pki(&["127.0.0.1"], false);
+    let srv = Server::tls(HELLO, &pki);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write_ca(&dir, &pki.ca_pem);
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "--cacert",
+        &ca,
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j = json(&out);
+    assert_eq!(j["ledger"]["planned"], 200);
+    assert_eq!(j["ledger"]["answered"], 200);
+    assert_eq!(j["ledger"]["tls"], 0);
+    assert_eq!(j["status_codes"]["200"], 200);
+    assert_eq!(j["connections_stats"]["tls_handshakes"], 2);
+    assert!(j["tls_handshake_us"]["p50"].as_u64().unwrap() > 0);
+    assert!(j["connect_time_us"]["max"].as_u64().unwrap() > 0);
+    assert_eq!(j["keepalive"], true);
+    // And as text.
+    let (code, out, err) = run(&["load", "--cacert", &ca, "-n", "50", "-c", "1", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "TLS handshake",
+        "1 handshakes (0 resumed a session), 0 failed",
+        "Connect",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn untrusted_certificates_exit_1_with_one_line_and_insecure_goes_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    for (names, expired, needle) in [
+        (&["127.0.0.1"][..], true, "expired"),
+        (&["example.test"][..], false, "not valid for name"),
+    ] {
+        let pki = pki(names, expired);
+        let srv = Server::tls(HELLO, &pki);
+        let ca = write_ca(&dir, &pki.ca_pem);
+        let (code, out, err) = run(&["load", "--cacert", &ca, "-d", "1s", &srv.url()]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(err.contains(needle) && err.contains("--insecure"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let (code, out, err) = run(&["load", "--insecure", "-n", "20", "-c", "1", &srv.url()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("20 planned = 20 answered"), "{out}");
+    }
+    // Not signed by anything this machine trusts.
+    let pki = pki(&["127.0.0.1"], false);
+    let srv = Server::tls(HELLO, &pki);
+    let (code, _, err) = run(&["load", "-d", "1s", &srv.url()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("UnknownIssuer"), "{err}");
+}
+
+#[test]
+fn a_cacert_file_without_certificates_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write_ca(&dir, "hello\n");
+    let (code, _, err) = run(&["load", "--cacert", &ca, "https://127.0.0.1:1/"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--cacert: holds no PEM certificate"), "{err}");
+    let (code, _, err) = run(&[
+        "load",
+        "--cacert",
+        &ca,
+        "--insecure",
+        "https://127.0.0.1:1/",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn n_without_keepalive_is_ab() {
+    let srv = Server::plain(HELLO);
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "--no-keepalive",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j = json(&out);
+    assert_eq!(j["ledger"]["planned"], 100);
+    assert_eq!(j["requests"], 100);
+    assert_eq!(j["keepalive"], false);
+    assert_eq!(j["connections_stats"]["opened"], 100);
+    assert_eq!(j["connections_stats"]["closed_by_client"], 100);
+    // 100 connections for the load and one for the check before it.
+    assert_eq!(srv.accepted.load(std::sync::atomic::Ordering::Relaxed), 101);
+    let (code, out, err) = run(&["load", "-n", "30", "-c", "1", "--no-keepalive", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("a new connection per request"), "{out}");
+    assert!(out.contains("includes opening its connection"), "{out}");
+    assert!(out.contains("30 closed by fairbench"), "{out}");
+    // 30 requests take far less than a second: no rate spread to show.
+    assert!(out.contains("no 1 s interval to spread over"), "{out}");
+}
+
+#[test]
+fn n_with_a_duration_stops_at_whichever_comes_first() {
+    let srv = Server::plain(HELLO);
+    // The duration ends it: a trickle of 20/s cannot reach a million.
+    let t = Instant::now();
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "-n",
+        "1000000",
+        "-d",
+        "1s",
+        "-R",
+        "20",
+        "-c",
+        "1",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let planned = json(&out)["ledger"]["planned"].as_u64().unwrap();
+    assert!((18..=22).contains(&planned), "{planned}");
+    // The count ends it: 50 at 100/s is half a second of the 30.
+    let t = Instant::now();
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "-n",
+        "50",
+        "-d",
+        "30s",
+        "-R",
+        "100",
+        "-c",
+        "2",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert_eq!(json(&out)["ledger"]["planned"], 50);
+}
+
+const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+
+#[test]
+fn status_codes_are_counted_and_expect_status_decides_errors() {
+    let srv = Server::plain(NOT_FOUND);
+    let (code, out, err) = run(&["load", "--json", "-n", "50", "-c", "1", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    let j = json(&out);
+    assert_eq!(j["status_codes"]["404"], 50);
+    assert_eq!(j["errors"]["status"], 50);
+    assert_eq!(j["expect_status"], "200-399");
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "--expect-status",
+        "200,404",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j = json(&out);
+    assert_eq!(j["errors"]["status"], 0);
+    assert_eq!(j["expect_status"], "200,404");
+    let (_, out, _) = run(&["load", "-n", "20", "-c", "1", &srv.url()]);
+    assert!(out.contains("404 ×20 (not expected)"), "{out}");
+    assert!(out.contains("status 20"), "{out}");
+}
+
+#[test]
+fn latency_prints_the_whole_spectrum_and_percentiles_choose_the_headline() {
+    let srv = Server::plain(HELLO);
+    let (code, out, err) = run(&[
+        "load",
+        "--latency",
+        "--percentiles",
+        "50,75,99.99",
+        "-n",
+        "20000",
+        "-c",
+        "2",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("percentile"))
+        .collect();
+    // 20,000 values tell 4.25 nines: quarter steps from 0 to 4.25 plus max.
+    for p in [
+        "0%", "43.7659%", "90%", "99%", "99.9%", "99.99%", "99.9944%", "max",
+    ] {
+        assert!(
+            rows.iter()
+                .any(|r| r.trim_start().starts_with(&format!("{p} "))),
+            "no {p} row in\n{out}"
+        );
+    }
+    assert!(
+        !rows.iter().any(|r| r.trim_start().starts_with("99.999%")),
+        "{out}"
+    );
+    assert!(rows[0].contains("1/(1-p)"), "{}", rows[0]);
+    let headline = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("p50 "))
+        .unwrap_or_else(|| panic!("no headline in\n{out}"));
+    assert!(
+        headline.contains("p75") && headline.contains("p99.99"),
+        "{headline}"
+    );
+    assert!(!headline.contains("p90"), "{headline}");
+    let (code, out, _) = run(&[
+        "load",
+        "--json",
+        "--percentiles",
+        "50,99.9",
+        "-n",
+        "100",
+        "-c",
+        "1",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0);
+    let p = &json(&out)["latency_percentiles_us"];
+    assert!(p["50"].is_u64() && p["99.9"].is_u64(), "{p}");
+}
+
+#[test]
+fn dump_prints_one_exchange() {
+    let srv = Server::plain(HELLO);
+    let (code, out, err) = run(&["load", "--dump", "-H", "X-Test: 1", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "=== http://127.0.0.1:",
+        "plain)",
+        "> GET / HTTP/1.1",
+        "> X-Test: 1",
+        "< HTTP/1.1 200 OK",
+        "< Hello World!\\n",
+        "(52 bytes received)",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    assert_eq!(srv.requests.lock().unwrap().len(), 1, "one request only");
+    // Over TLS, with what ALPN chose.
+    let pki = pki(&["127.0.0.1"], false);
+    let tls = Server::tls(HELLO, &pki);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write_ca(&dir, &pki.ca_pem);
+    let (code, out, err) = run(&["load", "--dump", "--cacert", &ca, &tls.url()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("TLS, ALPN http/1.1)") && out.contains("< HTTP/1.1 200 OK"),
+        "{out}"
+    );
+    // An answer with a status not expected, and no server at all: exit 1.
+    let nf = Server::plain(NOT_FOUND);
+    let (code, out, err) = run(&["load", "--dump", &nf.url()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("< HTTP/1.1 404 Not Found") && err.contains("404"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "load",
+        "--dump",
+        &format!("http://127.0.0.1:{}/", closed_port()),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot connect"), "{err}");
 }

@@ -413,3 +413,46 @@ threads = 1
     assert!(rows[1][2].contains("stopped answering"), "{rows:?}");
     assert_eq!(root.sql::<String>("SELECT state FROM runs"), "done");
 }
+
+#[test]
+fn the_ab2012_suite_sends_n_requests_each_on_its_own_connection() {
+    let _serial = serial();
+    // The shipped suite, once, with test servers under the names it asks
+    // for (dart-shelf is absent: skipped like a missing toolchain).
+    let shipped = std::fs::read_to_string(support::repo().join("suites/ab2012.toml"))
+        .expect("suites/ab2012.toml");
+    let suite = shipped
+        .replace("repetitions = 3", "repetitions = 1")
+        .replace(
+            "responses = [\"default\", \"normalized\"]",
+            "responses = [\"normalized\"]",
+        );
+    assert_ne!(suite, shipped.replace("repetitions = 3", "repetitions = 1"));
+    let root = Root::new(&[("dart-io", &[]), ("node-express", &[])]);
+    root.suite("ab2012", &suite);
+    let t = Instant::now();
+    let out = root.run(&["run", "--suite", "ab2012", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    assert!(t.elapsed() < Duration::from_secs(150), "{:?}", t.elapsed());
+    let rows = root.rows(
+        "SELECT server, scenario, load_label, requests, err_connect + err_read + err_write
+            + err_timeout + err_status + err_parse FROM cases WHERE state = 'done' ORDER BY server",
+    );
+    let want = |server: &str| {
+        vec![
+            server.to_string(),
+            "file".to_string(),
+            "closed c=2 t=1 n=10000 no-keepalive".to_string(),
+            "10000".to_string(),
+            "0".to_string(),
+        ]
+    };
+    assert_eq!(rows, vec![want("dart-io"), want("node-express")]);
+    let load: String = root.sql("SELECT load_json FROM cases LIMIT 1");
+    let load: serde_json::Value = serde_json::from_str(&load).unwrap();
+    assert_eq!(
+        (load["requests"].as_u64(), load["keepalive"].as_bool()),
+        (Some(10000), Some(false))
+    );
+}

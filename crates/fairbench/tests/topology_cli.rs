@@ -107,6 +107,8 @@ fn local_generators_start_together_and_merge_exactly() {
             .sum();
         assert_eq!(s["requests"].as_u64().unwrap(), parts, "second {k}");
     }
+    // The window's answers are in its seconds, and in the drain for the
+    // requests still outstanding as it closed.
     let per_second: u64 = series
         .iter()
         .filter(|s| s["phase"] != "warmup")

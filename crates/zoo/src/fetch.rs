@@ -1,5 +1,6 @@
-//! One request over a plain socket, and the response exactly as it arrived:
-//! the parity check counts bytes, so nothing may normalise them first.
+//! One request over a plain socket (or any connection the caller opened),
+//! and the response exactly as it arrived: the parity check counts bytes, so
+//! nothing may normalise them first.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -157,25 +158,46 @@ pub fn request_bytes(method: &str, path: &str, addr: SocketAddr) -> Vec<u8> {
 /// Sends `request` to `addr` and reads one response, all within `timeout`.
 pub fn raw(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<RawResponse, FetchError> {
     let start = Instant::now();
-    let deadline = start + timeout;
     let mut s = TcpStream::connect_timeout(&addr, timeout)
         .map_err(|source| FetchError::Connect { addr, source })?;
     let _ = s.set_nodelay(true);
+    s.set_write_timeout(Some(timeout))
+        .map_err(|source| FetchError::Io {
+            source,
+            partial: Vec::new(),
+        })?;
+    exchange(&mut s, request, start, timeout, |s, t| {
+        s.set_read_timeout(Some(t))
+    })
+}
+
+/// Sends `request` over an open connection (plain, or TLS that the caller
+/// set up) and reads one response, all within `timeout` of `start` (when
+/// the caller began, connecting included). `read_timeout` sets how long the
+/// next read may block; writes must already be bounded.
+pub fn exchange<S: Read + Write>(
+    s: &mut S,
+    request: &[u8],
+    start: Instant,
+    timeout: Duration,
+    read_timeout: impl Fn(&mut S, Duration) -> std::io::Result<()>,
+) -> Result<RawResponse, FetchError> {
+    let deadline = start + timeout;
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let io = |source, buf: &Vec<u8>| FetchError::Io {
         source,
         partial: buf.clone(),
     };
-    s.set_write_timeout(Some(timeout))
+    s.write_all(request)
+        .and_then(|_| s.flush())
         .map_err(|e| io(e, &buf))?;
-    s.write_all(request).map_err(|e| io(e, &buf))?;
 
     let head_only = request.starts_with(b"HEAD ");
     let mut chunk = [0u8; 16 * 1024];
     loop {
         if let Some(done) = complete(&buf, head_only)? {
             let mut r = done;
-            r.excess = linger(&mut s, r.bytes.len(), &buf);
+            r.excess = linger(s, r.bytes.len(), &buf, &read_timeout);
             r.elapsed = start.elapsed();
             return Ok(r);
         }
@@ -186,7 +208,7 @@ pub fn raw(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<RawRes
                 partial: buf,
             });
         }
-        s.set_read_timeout(Some(left)).map_err(|e| io(e, &buf))?;
+        read_timeout(s, left).map_err(|e| io(e, &buf))?;
         match s.read(&mut chunk) {
             Ok(0) => {
                 return match close_delimited(&buf, head_only)? {
@@ -232,9 +254,14 @@ pub fn parse(bytes: &[u8]) -> Result<RawResponse, FetchError> {
 }
 
 /// Bytes beyond the message: already buffered plus what arrives shortly.
-fn linger(s: &mut TcpStream, msg_len: usize, buf: &[u8]) -> usize {
+fn linger<S: Read>(
+    s: &mut S,
+    msg_len: usize,
+    buf: &[u8],
+    read_timeout: &impl Fn(&mut S, Duration) -> std::io::Result<()>,
+) -> usize {
     let mut extra = buf.len() - msg_len;
-    let _ = s.set_read_timeout(Some(LINGER));
+    let _ = read_timeout(s, LINGER);
     let mut chunk = [0u8; 4096];
     while extra < MAX_RESPONSE {
         match s.read(&mut chunk) {

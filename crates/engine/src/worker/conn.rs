@@ -3,21 +3,32 @@
 
 use std::collections::VecDeque;
 
-use mio::net::TcpStream;
-
 use crate::clock::Nanos;
 use crate::ledger::Req;
 use crate::response::{ResponseParser, Step};
 
+use super::tls::Transport;
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum State {
-    Connecting { since: Nanos },
+    Connecting {
+        since: Nanos,
+    },
+    /// TCP is open; the TLS handshake is under way.
+    Handshaking {
+        since: Nanos,
+    },
     Open,
-    Backoff { until: Nanos },
+    Backoff {
+        until: Nanos,
+    },
+    /// No socket, and none wanted until a request needs one (one connection
+    /// per request: `keepalive` off).
+    Idle,
 }
 
 pub(crate) struct Conn {
-    pub stream: Option<TcpStream>,
+    pub stream: Option<Transport>,
     pub state: State,
     pub parser: ResponseParser,
     /// Bytes of a response head (or chunk line) that arrived incomplete.
@@ -88,8 +99,10 @@ impl Conn {
         self.write_pos = 0;
     }
 
+    /// An idle slot has room too: a request given to it opens its
+    /// connection.
     pub fn has_room(&self, pipeline: usize) -> bool {
-        self.state == State::Open && self.inflight.len() < pipeline
+        matches!(self.state, State::Open | State::Idle) && self.inflight.len() < pipeline
     }
 
     /// Parses `data`, calling `done(status)` for every response that ends.

@@ -12,12 +12,19 @@
 //! outstanding request is awaited until it is answered or its timeout passes.
 //! Last, whatever is still outstanding is closed in the ledger. Every request
 //! ends in exactly one outcome (see [`crate::ledger`]).
+//!
+//! The window ends at its planned end, or earlier when the thread's share of
+//! a request budget (`-n`) is used up. Connections are kept alive, or (with
+//! `keepalive` off) each request opens one and closes it after its answer:
+//! the connection's slot is `Idle` between requests. Over TLS a connection
+//! counts as open once its handshake is done (see [`tls`]).
 
 mod conn;
 mod free;
+mod tls;
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,15 +35,19 @@ use hdrhistogram::Histogram;
 use mio::net::TcpStream;
 
 use crate::clock::{self, Nanos, NANOS_PER_SEC};
+use crate::histogram::{new_histogram, record_ns};
 use crate::ledger::{Req, Tally};
 use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, Sockets};
 use crate::pacer::{ConstantPacer, Pacer};
 use crate::poller::{Poller, Ready};
 use crate::response::Step;
 use crate::stats::Failure;
+use crate::status::StatusSet;
+use crate::tls::TlsClient;
 use crate::LoadModel;
 use conn::{Conn, Parsed, State};
 use free::FreeQueue;
+use tls::{Handshake, Transport};
 
 const READ_BUF: usize = 64 * 1024;
 const BACKOFF_MIN: Nanos = 10_000_000;
@@ -66,7 +77,11 @@ pub(crate) struct Plan {
     pub max_head: usize,
     pub pipeline: usize,
     pub timeout: Nanos,
-    pub status_error_min: u16,
+    pub expect_status: StatusSet,
+    /// `https://`: every connection speaks TLS.
+    pub tls: Option<TlsClient>,
+    /// Off: one connection per request, closed by us after the answer.
+    pub keepalive: bool,
     pub start: Nanos,
     pub measure_start: Nanos,
     pub end: Nanos,
@@ -78,15 +93,6 @@ pub(crate) struct Plan {
     pub threads: usize,
     pub cpus: Option<Vec<usize>>,
     pub thread_start: Option<crate::config::ThreadStart>,
-}
-
-impl Plan {
-    /// The drain waits at most this long after the window: every request
-    /// planned in the window has reached its timeout by then, and one more
-    /// scan interval lets the scan see it.
-    fn drain_deadline(&self) -> Nanos {
-        self.end + self.timeout + scan_every(self.timeout)
-    }
 }
 
 fn scan_every(timeout: Nanos) -> Nanos {
@@ -157,12 +163,26 @@ pub(crate) struct Worker {
     window_from: Option<Usage>,
     window_to: Option<Usage>,
     never_sent: u64,
+    /// This thread's window end: the plan's, or earlier once its request
+    /// budget is used up.
+    end: Nanos,
+    /// Requests of the window this thread may still plan (`-n`).
+    budget: Option<u64>,
+    /// Why the latest attempt to open a connection failed: the class of
+    /// requests that then time out waiting for one.
+    open_failure: Failure,
+    connect_time: Histogram<u64>,
+    handshake_time: Histogram<u64>,
+    /// The first TLS handshake failure's reason, for the warning.
+    tls_error: Option<String>,
 }
 
 impl Worker {
+    /// `budget`: this thread's share of a request count, if the run has one.
     pub fn new(
         index: usize,
         connections: usize,
+        budget: Option<u64>,
         plan: Arc<Plan>,
         stop: Arc<AtomicBool>,
         halt: Arc<AtomicBool>,
@@ -175,17 +195,26 @@ impl Worker {
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline))
             .collect();
+        // A constant-rate budget is known up front: the window ends at the
+        // first slot beyond it.
+        let end = match (&pacer, budget) {
+            (Some(p), Some(n)) => {
+                let first = p.due_before(plan.measure_start);
+                p.due(first + n).min(plan.end)
+            }
+            _ => plan.end,
+        };
         // The first interval starts at the run start and ends at the next
         // whole second counted from the measurement start.
         let warm = plan.measure_start - plan.start;
         let iv_second = -(warm.div_ceil(NANOS_PER_SEC) as i64);
-        let iv_end = interval_end(&plan, iv_second);
+        let iv_end = interval_end(&plan, iv_second, end);
         let tally = Tally::new(
             plan.measure_start,
-            plan.end,
+            end,
             plan.timeout,
             plan.rate.is_some(),
-            plan.status_error_min,
+            plan.expect_status.clone(),
         );
         Ok(Worker {
             index,
@@ -213,6 +242,12 @@ impl Worker {
             window_from: None,
             window_to: None,
             never_sent: 0,
+            end,
+            budget,
+            open_failure: Failure::Connect,
+            connect_time: new_histogram(),
+            handshake_time: new_histogram(),
+            tls_error: None,
             plan,
         })
     }
@@ -264,7 +299,11 @@ impl Worker {
         }
         let now = clock::now();
         for i in 0..self.conns.len() {
-            self.connect(i, now);
+            if self.plan.keepalive {
+                self.connect(i, now);
+            } else {
+                self.idle(i, now);
+            }
         }
         let mut interrupted = false;
         loop {
@@ -274,19 +313,19 @@ impl Worker {
             }
             // Every whole interval that has passed is sent on its own, even
             // when this thread was descheduled across several of them.
-            while now >= self.iv_end && self.iv_end < self.plan.end {
+            while now >= self.iv_end && self.iv_end < self.end {
                 self.flush_interval(self.iv_end);
             }
             if self.stopped() {
                 interrupted = true;
                 break;
             }
-            if !self.draining && now >= self.plan.end {
+            if !self.draining && now >= self.end {
                 self.window_to = Some(Usage::now());
-                self.flush_interval(self.plan.end);
+                self.flush_interval(self.end);
                 self.draining = true;
             }
-            if self.draining && (self.outstanding() == 0 || now >= self.plan.drain_deadline()) {
+            if self.draining && (self.outstanding() == 0 || now >= self.drain_deadline()) {
                 break;
             }
             if now >= self.next_scan {
@@ -298,9 +337,9 @@ impl Worker {
             }
             let mut wake = self.next_scan;
             if self.draining {
-                wake = wake.min(self.plan.drain_deadline());
+                wake = wake.min(self.drain_deadline());
             } else {
-                wake = wake.min(self.iv_end).min(self.plan.end);
+                wake = wake.min(self.iv_end).min(self.end);
             }
             if let Some(due) = self.next_due {
                 wake = wake.min(due);
@@ -346,7 +385,7 @@ impl Worker {
         let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64
             / to.at.saturating_sub(from.at).max(1) as f64;
         let busy = busy.min(1.0);
-        let window_end = self.window_to.map_or(now, |u| u.at).min(self.plan.end);
+        let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let t = self.tally;
         let lateness_p99 = if t.lateness.is_empty() {
@@ -381,6 +420,12 @@ impl Worker {
                 t.answered_latency
             },
             lateness: thread_rate.map(|_| t.lateness),
+            status_codes: t.codes.to_map(),
+            expect_status: plan.expect_status.as_str().to_string(),
+            connect_time: self.connect_time,
+            handshake_time: plan.tls.as_ref().map(|_| self.handshake_time),
+            tls_error: self.tls_error,
+            keepalive: plan.keepalive,
             series: Vec::new(),
             generator: Generator {
                 cpu_s: secs(to.cpu.saturating_sub(from.cpu)),
@@ -401,19 +446,46 @@ impl Worker {
         }
     }
 
+    /// The drain waits at most this long after the window: every request
+    /// planned in the window has reached its timeout by then, and one more
+    /// scan interval lets the scan see it.
+    fn drain_deadline(&self) -> Nanos {
+        self.end + self.plan.timeout + self.scan_every
+    }
+
     /// Requests planned and not yet ended.
     fn outstanding(&self) -> u64 {
         let flying: usize = self.conns.iter().map(|c| c.inflight.len()).sum();
-        flying as u64 + self.retry.len() as u64 + self.untaken(self.plan.end)
+        flying as u64 + self.retry.len() as u64 + self.untaken(self.end)
     }
 
     /// Schedule slots due before `t` (and within the window) not yet taken.
     fn untaken(&self, t: Nanos) -> u64 {
         match &self.pacer {
-            Some(p) => p
-                .due_before(t.min(self.plan.end))
-                .saturating_sub(self.next_i),
+            Some(p) => p.due_before(t.min(self.end)).saturating_sub(self.next_i),
             None => 0,
+        }
+    }
+
+    /// Closed loop: whether a new request may come into being now.
+    fn may_plan(&self, now: Nanos) -> bool {
+        now < self.end && self.budget != Some(0) && !self.stopped()
+    }
+
+    /// Closed loop: a new request comes into being now (see
+    /// [`Self::may_plan`]). The last one of the budget ends the window.
+    fn plan_new(&mut self, now: Nanos) {
+        self.tally.plan(now);
+        if !self.tally.in_window(now) {
+            return;
+        }
+        if let Some(left) = self.budget.as_mut() {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.end = now + 1;
+                self.tally.close_window(self.end);
+                self.iv_end = self.iv_end.min(self.end);
+            }
         }
     }
 
@@ -436,7 +508,7 @@ impl Worker {
         while let Some(r) = self.retry.pop_front() {
             self.tally.failed(now, r.planned, why(r.planned));
         }
-        let until = if interrupted { now } else { self.plan.end };
+        let until = if interrupted { now } else { self.end };
         let left = self.untaken(until);
         for _ in 0..left {
             let due = self.take_slot();
@@ -484,38 +556,64 @@ impl Worker {
         let _ = self.tx.send(Report::Interval(self.index, sample, iv.hist));
         self.iv_second += 1;
         self.iv_from = to.max(self.iv_from);
-        self.iv_end = interval_end(&self.plan, self.iv_second);
+        self.iv_end = interval_end(&self.plan, self.iv_second, self.end);
     }
 
     fn connect(&mut self, i: usize, now: Nanos) {
         match TcpStream::connect(self.plan.addr) {
             Ok(s) => {
                 if self.poller.add(s.as_raw_fd(), i).is_err() {
-                    self.connect_failed(i, now);
+                    self.open_failed(i, now, Failure::Connect);
                     return;
                 }
+                let transport = match &self.plan.tls {
+                    None => Transport::Plain(s),
+                    Some(client) => match client.session() {
+                        Ok(session) => Transport::tls(s, session),
+                        Err(_) => {
+                            self.poller.remove(s.as_raw_fd());
+                            self.open_failed(i, now, Failure::Tls);
+                            return;
+                        }
+                    },
+                };
                 let c = &mut self.conns[i];
-                c.stream = Some(s);
+                c.stream = Some(transport);
                 c.state = State::Connecting { since: now };
             }
-            Err(_) => self.connect_failed(i, now),
+            Err(_) => self.open_failed(i, now, Failure::Connect),
         }
     }
 
-    fn connect_failed(&mut self, i: usize, now: Nanos) {
-        self.sockets.connect_failed += 1;
+    /// Connection `i` could not be opened: refused or timed out (`Connect`),
+    /// or its TLS handshake failed (`Tls`).
+    fn open_failed(&mut self, i: usize, now: Nanos, why: Failure) {
+        match why {
+            Failure::Tls => self.sockets.tls_failed += 1,
+            _ => self.sockets.connect_failed += 1,
+        }
         self.failing_connects += 1;
-        if self.pacer.is_none() && now < self.plan.end && !self.stopped() {
+        self.open_failure = why;
+        // A connection of its own carried its request (keep-alive off).
+        while let Some(r) = self.conns[i].inflight.pop_front() {
+            self.tally.failed(now, r.planned, why);
+        }
+        if self.plan.keepalive && self.pacer.is_none() {
             // In closed loop the connection was opened to carry the next
             // `pipeline` requests: they end here.
             for _ in 0..self.plan.pipeline {
-                self.tally.plan(now);
-                self.tally.failed(now, now, Failure::Connect);
+                if !self.may_plan(now) {
+                    break;
+                }
+                self.plan_new(now);
+                self.tally.failed(now, now, why);
             }
         }
         let c = &mut self.conns[i];
+        c.to_write = 0;
+        c.write_pos = 0;
         if let Some(s) = c.stream.take() {
-            self.poller.remove(s.as_raw_fd());
+            self.poller.remove(s.tcp().as_raw_fd());
         }
         // Back off so a refusing server does not turn the generator into a
         // busy loop of failed connects.
@@ -526,15 +624,62 @@ impl Worker {
         };
     }
 
-    /// Drops the connection and opens a fresh one. The requests it carried
-    /// must have been ended or moved to the retry queue by the caller.
+    /// Drops the connection and opens a fresh one (keep-alive off: leaves
+    /// the slot idle for the next request). The requests it carried must
+    /// have been ended or moved to the retry queue by the caller.
     fn reconnect(&mut self, i: usize, now: Nanos) {
         let c = &mut self.conns[i];
         if let Some(s) = c.stream.take() {
-            self.poller.remove(s.as_raw_fd());
+            self.poller.remove(s.tcp().as_raw_fd());
         }
         c.reset(self.plan.no_body, self.plan.max_head);
+        if self.plan.keepalive {
+            self.connect(i, now);
+        } else {
+            self.idle(i, now);
+        }
+    }
+
+    /// Keep-alive off: slot `i` has no connection. In closed loop it opens
+    /// one at once for its next request; at constant rate it waits, free,
+    /// for a request that falls due.
+    fn idle(&mut self, i: usize, now: Nanos) {
+        self.conns[i].state = State::Idle;
+        if self.pacer.is_some() {
+            self.conns[i].free_since = now;
+            self.free.list(i, &mut self.conns[i], self.plan.pipeline);
+            self.dispatch();
+            return;
+        }
+        // The request is sent as soon as the connection opens: its latency
+        // counts from now, connect (and handshake) included, as ab counts.
+        let req = match self.retry.pop_front() {
+            Some(r) => Req {
+                planned: r.planned,
+                sent: now,
+            },
+            None if self.may_plan(now) => {
+                self.plan_new(now);
+                self.tally.first_send(now, now, now);
+                Req {
+                    planned: now,
+                    sent: now,
+                }
+            }
+            None => return,
+        };
+        self.conns[i].inflight.push_back(req);
+        self.conns[i].to_write = self.plan.req_len;
         self.connect(i, now);
+    }
+
+    /// Keep-alive off: the answer is in, the client closes.
+    fn hang_up(&mut self, i: usize, now: Nanos) {
+        if let Some(s) = self.conns[i].stream.as_mut() {
+            s.say_goodbye();
+        }
+        self.sockets.closed_by_client += 1;
+        self.requeue_and_reconnect(i, now);
     }
 
     /// The connection failed: every request it carried ends with `why`.
@@ -567,9 +712,10 @@ impl Worker {
             return;
         };
         match c.state {
-            State::Backoff { .. } => return,
-            State::Connecting { .. } => {
+            State::Backoff { .. } | State::Idle => return,
+            State::Connecting { since } => {
                 let Some(s) = c.stream.as_ref() else { return };
+                let s = s.tcp();
                 let failed = match s.take_error() {
                     Ok(Some(_)) | Err(_) => true,
                     Ok(None) => match s.peer_addr() {
@@ -580,19 +726,58 @@ impl Worker {
                         Err(_) => true,
                     },
                 };
+                let now = clock::now();
                 if failed {
-                    self.connect_failed(i, clock::now());
+                    self.open_failed(i, now, Failure::Connect);
                     return;
                 }
-                self.on_open(i);
+                record_ns(&mut self.connect_time, now.saturating_sub(since));
+                if self.plan.tls.is_some() {
+                    self.conns[i].state = State::Handshaking { since: now };
+                } else {
+                    self.on_open(i);
+                }
             }
-            State::Open => {}
+            State::Handshaking { .. } | State::Open => {}
         }
-        if writable && self.conns[i].to_write > 0 {
+        if let State::Handshaking { since } = self.conns[i].state {
+            if !self.shake_hands(i, since) {
+                return;
+            }
+        }
+        if self.conns[i].state != State::Open {
+            // Replaced while opening (a write failed at once).
+            return;
+        }
+        let c = &self.conns[i];
+        if writable && (c.to_write > 0 || c.stream.as_ref().is_some_and(Transport::pending_out)) {
             self.flush_writes(i);
         }
         if readable && self.conns[i].state == State::Open {
             self.read(i, closed);
+        }
+    }
+
+    /// Moves connection `i`'s TLS handshake on; true once it is open.
+    fn shake_hands(&mut self, i: usize, since: Nanos) -> bool {
+        let Some(s) = self.conns[i].stream.as_mut() else {
+            return false;
+        };
+        match s.handshake() {
+            Handshake::Pending => false,
+            Handshake::Done => {
+                let now = clock::now();
+                record_ns(&mut self.handshake_time, now.saturating_sub(since));
+                self.sockets.tls_handshakes += 1;
+                self.sockets.tls_resumed += u64::from(s.resumed());
+                self.on_open(i);
+                true
+            }
+            Handshake::Failed(why) => {
+                self.tls_error.get_or_insert(why);
+                self.open_failed(i, clock::now(), Failure::Tls);
+                false
+            }
         }
     }
 
@@ -605,7 +790,12 @@ impl Worker {
         c.failures = 0;
         c.free_since = now;
         if let Some(s) = c.stream.as_ref() {
-            let _ = s.set_nodelay(true);
+            let _ = s.tcp().set_nodelay(true);
+        }
+        if !self.plan.keepalive {
+            // It was opened for the request it carries.
+            self.flush_writes(i);
+            return;
         }
         if self.pacer.is_some() {
             self.free.list(i, &mut self.conns[i], self.plan.pipeline);
@@ -619,8 +809,9 @@ impl Worker {
     /// requests waiting to go out again, then (within the window) new ones.
     fn refill(&mut self, i: usize, now: Nanos) {
         let depth = self.plan.pipeline;
+        // `inflight` already holds what is added here: it alone is the depth.
         let mut batch = 0;
-        while self.conns[i].inflight.len() + batch < depth {
+        while self.conns[i].inflight.len() < depth {
             let Some(r) = self.retry.pop_front() else {
                 break;
             };
@@ -630,16 +821,14 @@ impl Worker {
             });
             batch += 1;
         }
-        if now < self.plan.end && !self.stopped() {
-            while self.conns[i].inflight.len() + batch < depth {
-                self.tally.plan(now);
-                self.tally.first_send(now, now, now);
-                self.conns[i].inflight.push_back(Req {
-                    planned: now,
-                    sent: now,
-                });
-                batch += 1;
-            }
+        while self.conns[i].inflight.len() < depth && self.may_plan(now) {
+            self.plan_new(now);
+            self.tally.first_send(now, now, now);
+            self.conns[i].inflight.push_back(Req {
+                planned: now,
+                sent: now,
+            });
+            batch += 1;
         }
         self.queue_writes(i, batch);
     }
@@ -658,7 +847,7 @@ impl Worker {
                 .pacer
                 .as_ref()
                 .map(|p| p.due(self.next_i))
-                .filter(|&d| d < self.plan.end);
+                .filter(|&d| d < self.end);
             let (planned, from_retry) = match (retry, slot) {
                 (Some(r), Some(s)) if s < r => (s, false),
                 (Some(r), _) => (r, true),
@@ -694,22 +883,38 @@ impl Worker {
         }
     }
 
-    /// Writes the `k` requests just added to connection `i`'s queue.
+    /// Writes the `k` requests just added to connection `i`'s queue (an
+    /// idle slot first opens its connection).
     fn queue_writes(&mut self, i: usize, k: usize) {
         if k == 0 {
             return;
         }
         self.conns[i].to_write += k * self.plan.req_len;
-        self.flush_writes(i);
+        if self.conns[i].state == State::Idle {
+            self.connect(i, clock::now());
+        } else {
+            self.flush_writes(i);
+        }
     }
 
     fn flush_writes(&mut self, i: usize) {
         let wire = &self.plan.wire;
         let req_len = self.plan.req_len;
         let c = &mut self.conns[i];
+        if c.state != State::Open {
+            // Written once it opens.
+            return;
+        }
         let Some(s) = c.stream.as_mut() else { return };
         let mut failed = false;
-        while c.to_write > 0 {
+        if s.pending_out() {
+            match s.flush_out() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => failed = true,
+            }
+        }
+        while c.to_write > 0 && !failed {
             let n = c.to_write.min(wire.len() - c.write_pos);
             match s.write(&wire[c.write_pos..c.write_pos + n]) {
                 Ok(0) => {
@@ -768,6 +973,10 @@ impl Worker {
     /// closed, whose end-of-stream would otherwise never be seen.
     fn read(&mut self, i: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.buf);
+        let drains = self.conns[i]
+            .stream
+            .as_ref()
+            .is_some_and(Transport::short_read_drains);
         while let Some(s) = self.conns[i].stream.as_mut() {
             match s.read(&mut buf[..]) {
                 Ok(0) => {
@@ -780,7 +989,7 @@ impl Worker {
                     if !self.process(i, &buf[..n], now) {
                         break;
                     }
-                    if n < buf.len() && !closed {
+                    if n < buf.len() && !closed && drains {
                         break;
                     }
                 }
@@ -819,6 +1028,13 @@ impl Worker {
             Parsed::Fault => {
                 self.fail(i, Failure::Parse);
                 return false;
+            }
+            _ if !self.plan.keepalive => {
+                if completed > 0 || matches!(parsed, Parsed::Close) {
+                    self.hang_up(i, now);
+                    return false;
+                }
+                return true;
             }
             Parsed::Close => {
                 self.sockets.closed_by_server += 1;
@@ -871,7 +1087,7 @@ impl Worker {
         let mut open = 0;
         // In the drain, a connection is only worth reopening for requests
         // still to be sent.
-        let wanted = !self.draining || !self.retry.is_empty() || self.untaken(self.plan.end) > 0;
+        let wanted = !self.draining || !self.retry.is_empty() || self.untaken(self.end) > 0;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.state {
@@ -887,20 +1103,31 @@ impl Worker {
                 }
                 State::Connecting { since } => {
                     if now.saturating_sub(since) >= timeout {
-                        self.connect_failed(i, now);
+                        self.open_failed(i, now, Failure::Connect);
+                    }
+                }
+                State::Handshaking { since } => {
+                    if now.saturating_sub(since) >= timeout {
+                        self.open_failed(i, now, Failure::Tls);
                     }
                 }
                 State::Backoff { until } => {
                     if now >= until && wanted {
-                        self.connect(i, now);
+                        if self.plan.keepalive {
+                            self.connect(i, now);
+                        } else {
+                            self.idle(i, now);
+                        }
                     }
                 }
+                // Ready to open a connection for the next request.
+                State::Idle => open += 1,
             }
         }
         // Waiting requests whose time is up: no connection could be opened
         // for them, or every connection stayed busy.
         let why = if open == 0 && self.failing_connects > 0 {
-            Failure::Connect
+            self.open_failure
         } else {
             Failure::Timeout
         };
@@ -914,7 +1141,7 @@ impl Worker {
         if let Some(p) = self.pacer.as_ref() {
             let expired = now.saturating_sub(timeout).saturating_add(1);
             let n = p
-                .due_before(expired.min(self.plan.end))
+                .due_before(expired.min(self.end))
                 .saturating_sub(self.next_i);
             for _ in 0..n {
                 let due = self.take_slot();
@@ -938,9 +1165,10 @@ fn sort_if_needed(q: &mut VecDeque<Req>) {
     }
 }
 
-fn interval_end(plan: &Plan, second: i64) -> Nanos {
+/// The end of interval `second`, at most the window's `end`.
+fn interval_end(plan: &Plan, second: i64, end: Nanos) -> Nanos {
     let edge = plan.measure_start as i128 + (second as i128 + 1) * NANOS_PER_SEC as i128;
-    (edge.max(0) as u64).min(plan.end)
+    (edge.max(0) as u64).min(end)
 }
 
 fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod tls;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,12 +44,51 @@ impl Reply {
 pub struct TestServer {
     pub addr: SocketAddr,
     pub started: Instant,
+    /// Connections accepted so far.
+    pub accepted: Arc<std::sync::atomic::AtomicU64>,
     stop: Arc<AtomicBool>,
+    scheme: &'static str,
+}
+
+/// How an accepted connection is served: as it is, or wrapped (TLS).
+pub type Wrap = dyn Fn(TcpStream, u64, &dyn Fn(&mut dyn Stream)) + Send + Sync;
+
+/// A connection the test server reads requests from and writes replies to.
+pub trait Stream: Read + Write {
+    fn close(&mut self);
+}
+
+impl Stream for TcpStream {
+    fn close(&mut self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
 }
 
 impl TestServer {
     /// `handler(started, request_number_on_connection)` decides each reply.
     pub fn start<F>(bind: &str, handler: F) -> TestServer
+    where
+        F: Fn(Instant, u64) -> Reply + Send + Sync + 'static,
+    {
+        Self::start_wrapped(
+            bind,
+            "http",
+            Arc::new(|conn, _, serve| {
+                let mut conn = conn;
+                serve(&mut conn)
+            }),
+            handler,
+        )
+    }
+
+    /// The same over a wrapper: `wrap(socket, connection_number, serve)`
+    /// sets the connection up (a TLS session, say) and calls `serve` on it.
+    pub fn start_wrapped<F>(
+        bind: &str,
+        scheme: &'static str,
+        wrap: Arc<Wrap>,
+        handler: F,
+    ) -> TestServer
     where
         F: Fn(Instant, u64) -> Reply + Send + Sync + 'static,
     {
@@ -57,16 +98,25 @@ impl TestServer {
         let stop = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
         let handler = Arc::new(handler);
+        let accepted = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let s = stop.clone();
+        let count = accepted.clone();
         std::thread::spawn(move || {
             // Bounded: the test drops the server within its own time limit,
             // and the accept loop gives up after 120 s regardless.
             while !s.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(120) {
                 match listener.accept() {
                     Ok((conn, _)) => {
+                        let n = count.fetch_add(1, Ordering::Relaxed);
                         let h = handler.clone();
                         let s2 = s.clone();
-                        std::thread::spawn(move || serve(conn, started, &*h, &s2));
+                        let wrap = wrap.clone();
+                        std::thread::spawn(move || {
+                            let _ = conn.set_nonblocking(false);
+                            conn.set_nodelay(true).ok();
+                            conn.set_read_timeout(Some(Duration::from_millis(200))).ok();
+                            wrap(conn, n, &|stream| serve(stream, started, &*h, &s2));
+                        });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
@@ -75,15 +125,24 @@ impl TestServer {
         TestServer {
             addr,
             started,
+            accepted,
             stop,
+            scheme,
         }
     }
 
     pub fn url(&self, path: &str) -> String {
+        let scheme = self.scheme;
         match self.addr {
-            SocketAddr::V4(a) => format!("http://{a}{path}"),
-            SocketAddr::V6(a) => format!("http://[{}]:{}{path}", a.ip(), a.port()),
+            SocketAddr::V4(a) => format!("{scheme}://{a}{path}"),
+            SocketAddr::V6(a) => format!("{scheme}://[{}]:{}{path}", a.ip(), a.port()),
         }
+    }
+
+    /// The URL naming the host by `name` (which must resolve to this
+    /// server's address).
+    pub fn url_named(&self, name: &str, path: &str) -> String {
+        format!("{}://{name}:{}{path}", self.scheme, self.addr.port())
     }
 }
 
@@ -94,13 +153,11 @@ impl Drop for TestServer {
 }
 
 fn serve<F: Fn(Instant, u64) -> Reply>(
-    mut conn: TcpStream,
+    conn: &mut dyn Stream,
     started: Instant,
     h: &F,
     stop: &AtomicBool,
 ) {
-    conn.set_nodelay(true).ok();
-    conn.set_read_timeout(Some(Duration::from_millis(200))).ok();
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     let mut n_req = 0u64;
@@ -117,7 +174,7 @@ fn serve<F: Fn(Instant, u64) -> Reply>(
                 return;
             }
             if reply.close {
-                let _ = conn.shutdown(std::net::Shutdown::Both);
+                conn.close();
                 return;
             }
         }

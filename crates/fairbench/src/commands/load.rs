@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use fairbench_engine::{LoadConfig, LoadModel, Observer, RequestSpec, RunError, Target};
+use fairbench_engine::{
+    LoadConfig, LoadModel, Observer, RequestSpec, RunError, StatusSet, Target, TlsOptions,
+};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{duration, positive_duration, CpuList};
@@ -12,25 +14,46 @@ use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
 use crate::fleet::{self, wire::LoadSpec, FleetOutcome, Job};
 use crate::host;
+use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
 use crate::usage::usage;
+use fairbench_zoo::fetch;
+use fairbench_zoo::parity::RawExchange;
 
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
-    /// The URL to load, e.g. http://127.0.0.1:8080/ or http://[::1]:8080/
+    /// The URL to load, e.g. http://127.0.0.1:8080/, http://[::1]:8080/ or https://127.0.0.1:8443/
     pub url: String,
-    /// Connections kept open, spread evenly over the threads.
+    /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests at once).
     #[arg(short = 'c', long, default_value_t = 50)]
     pub connections: usize,
     /// Load threads, each with its own event loop [default: the CPUs this process may use]
     #[arg(short = 't', long)]
     pub threads: Option<usize>,
-    /// How long to measure (e.g. 10s, 500ms, 2m).
-    #[arg(short = 'd', long, default_value = "10s", value_parser = positive_duration)]
-    pub duration: Duration,
+    /// How long to measure (e.g. 10s, 500ms, 2m) [default: 10s; with -n, as long as the N requests take]
+    #[arg(short = 'd', long, value_parser = positive_duration)]
+    pub duration: Option<Duration>,
+    /// Stop after N requests of the measurement (ab's and oha's -n): N sent in closed
+    /// loop, N due at constant rate. With -d too, whichever ends first.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// A new connection for every request, closed by fairbench after the answer (ab
+    /// without -k). Latency then includes the connect and any TLS handshake.
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// https:// only: accept any certificate (self-signed, expired, for another name).
+    #[arg(long)]
+    pub insecure: bool,
+    /// https:// only: trust the CA certificates in this PEM file instead of the system's.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// The statuses that count as success; any other is a status error. Codes, ranges
+    /// and classes, e.g. 200,204,300-399 or 2xx.
+    #[arg(long, value_name = "LIST", default_value = "200-399")]
+    pub expect_status: String,
     /// Run this long first without counting it (JIT warm-up, connection set-up).
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub warmup: Duration,
@@ -59,9 +82,16 @@ pub struct LoadArgs {
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
-    /// Print the full latency percentile table.
+    /// Print the full latency percentile spectrum (every quarter "nine", as the report
+    /// draws it, and the maximum).
     #[arg(long)]
     pub latency: bool,
+    /// The percentiles the summary leads with, e.g. 50,90,99,99.9.
+    #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9", value_parser = parse_percentiles)]
+    pub percentiles: Percentiles,
+    /// Send one request, print the request and the response bytes as exchanged, and exit.
+    #[arg(long)]
+    pub dump: bool,
     /// Print the result as JSON (schema: docs/load-json.md) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -74,6 +104,9 @@ pub struct LoadArgs {
 
 pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     let cfg = config(&args)?;
+    if args.dump {
+        return dump(&args, &cfg);
+    }
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
         return run_fleet(&args, &cfg);
@@ -84,7 +117,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
         ));
     }
     let stop = crate::interrupt::flag();
-    let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
+    let mut progress = progress_for(&cfg);
 
     let outcome = with_observers(&args, &mut progress, |obs| {
         fairbench_engine::run(&cfg, stop, obs)
@@ -99,12 +132,12 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome))?
+            serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
         );
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &outcome, args.latency)
+            load_summary::render(&args.url, &outcome, &view(&args))
         );
     }
     Ok(exit_code(&outcome))
@@ -188,6 +221,8 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             );
         }
         spec.connections = fleet::share(cfg.connections, n, i);
+        // Generator i of n plans every n-th request of the budget: together N.
+        spec.requests = cfg.requests.map(|r| fleet::share(r as usize, n, i) as u64);
         let default_threads = match (&args.cpus, &c.host) {
             (_, host::Host::Ssh(_)) => c.info.cpus.len() / c.machine_share.max(1),
             (Some(cpus), _) => cpus.len() / n,
@@ -214,7 +249,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         });
     }
     let stop = crate::interrupt::flag();
-    let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
+    let mut progress = progress_for(cfg);
     let result = with_observers(args, &mut progress, |obs| fleet::run(jobs, stop, obs))?;
     progress.finish();
     let f = match result {
@@ -239,7 +274,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &f.merged, args.latency)
+            load_summary::render(&args.url, &f.merged, &view(args))
         );
         print!("{}", clients_text(&f));
     }
@@ -286,13 +321,14 @@ fn fleet_json(
     layout: &Layout,
     f: &FleetOutcome,
 ) -> anyhow::Result<serde_json::Value> {
-    let mut v = serde_json::to_value(LoadJson::new(&args.url, &f.merged))?;
+    let pcts = &args.percentiles.0;
+    let mut v = serde_json::to_value(LoadJson::new(&args.url, &f.merged, pcts))?;
     let clients: Vec<serde_json::Value> = f
         .parts
         .iter()
         .map(|p| {
-            let mut c =
-                serde_json::to_value(LoadJson::new(&p.spec.url, &p.outcome)).unwrap_or_default();
+            let mut c = serde_json::to_value(LoadJson::new(&p.spec.url, &p.outcome, pcts))
+                .unwrap_or_default();
             if let Some(m) = c.as_object_mut() {
                 m.insert("host".into(), p.host.clone().into());
                 m.insert("warnings".into(), serde_json::json!(p.warnings));
@@ -324,7 +360,25 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         (None, Some(cpus)) => cfg.threads = cpus.len(),
         (None, None) => {}
     }
-    cfg.duration = args.duration;
+    cfg.duration = match (args.duration, args.requests) {
+        (Some(d), _) => d,
+        (None, None) => DEFAULT_DURATION,
+        // As long as the requests take: the bound is only a safety net.
+        (None, Some(_)) => REQUESTS_BOUND,
+    };
+    cfg.requests = args.requests;
+    cfg.keepalive = !args.no_keepalive;
+    cfg.expect_status = StatusSet::parse(&args.expect_status).map_err(|e| usage(flag_error(&e)))?;
+    cfg.tls = TlsOptions {
+        insecure: args.insecure,
+        ca_pem: match &args.cacert {
+            Some(p) => Some(
+                std::fs::read(p)
+                    .map_err(|e| usage(format!("--cacert: cannot read {}: {e}", p.display())))?,
+            ),
+            None => None,
+        },
+    };
     cfg.warmup = args.warmup;
     cfg.timeout = args.timeout;
     cfg.pipeline = args.pipeline;
@@ -349,11 +403,78 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         body,
     };
     cfg.validate().map_err(|e| usage(flag_error(&e)))?;
+    if args.cacert.is_some() && args.insecure {
+        return Err(usage(
+            "--cacert and --insecure: choose one (--insecure accepts any certificate)",
+        ));
+    }
     // Serialising also validates the method.
     cfg.request
         .serialize(&cfg.target)
         .map_err(|e| usage(flag_error(&e)))?;
     Ok(cfg)
+}
+
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// With `-n` and no `-d`: the longest run the engine takes (30 days).
+const REQUESTS_BOUND: Duration = Duration::from_secs(30 * 86_400);
+
+/// How the summary is shown.
+fn view(args: &LoadArgs) -> load_summary::View<'_> {
+    load_summary::View {
+        spectrum: args.latency,
+        percentiles: &args.percentiles.0,
+    }
+}
+
+/// A bar over the run's time, or over its requests when only `-n` ends it.
+fn progress_for(cfg: &LoadConfig) -> LoadProgress {
+    match (cfg.requests, cfg.duration) {
+        (Some(n), d) if d == REQUESTS_BOUND => LoadProgress::counting(n),
+        _ => LoadProgress::new(cfg.warmup + cfg.duration),
+    }
+}
+
+/// `--dump`: one request, its bytes and the answer's as exchanged.
+fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    let request = cfg.request.serialize(&cfg.target)?;
+    let t = &cfg.target;
+    let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
+        .map_err(|m| anyhow::anyhow!("{m}"))?;
+    let start = std::time::Instant::now();
+    let result = fetch::exchange(&mut conn, &request, start, cfg.timeout, |c, d| {
+        c.set_read_timeout(Some(d))
+    });
+    let over = match conn.alpn() {
+        Some(p) => format!("TLS, ALPN {p}"),
+        None if t.tls => "TLS, no ALPN".to_string(),
+        None => "plain".to_string(),
+    };
+    let (response, error) = match &result {
+        Ok(r) => (r.bytes.clone(), None),
+        Err(e) => (e.partial().to_vec(), Some(e.to_string())),
+    };
+    let x = RawExchange {
+        addr: t.addr.to_string(),
+        request,
+        response,
+        error,
+    };
+    print!(
+        "{}",
+        check_report::exchange_text(&format!("{} ({}, {over})", args.url, t.addr), &x)
+    );
+    match result {
+        Ok(r) if !cfg.expect_status.contains(r.status) => {
+            eprintln!(
+                "fairbench: status {} is not expected (--expect-status {})",
+                r.status, cfg.expect_status
+            );
+            Ok(1)
+        }
+        Ok(_) => Ok(0),
+        Err(_) => Ok(1),
+    }
 }
 
 /// Engine settings are named like the long flags; point the user at the flag.
@@ -362,5 +483,44 @@ fn flag_error(e: &fairbench_engine::ConfigError) -> String {
         e.to_string()
     } else {
         format!("--{}: {}", e.field, e.message)
+    }
+}
+
+/// The summary's headline percentiles, in the order given.
+#[derive(Debug, Clone)]
+pub struct Percentiles(pub Vec<f64>);
+
+/// "50,90,99,99.9": each above 0 and at most 100.
+pub fn parse_percentiles(s: &str) -> Result<Percentiles, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.trim_end_matches('%').parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => out.push(p),
+            _ => {
+                return Err(format!(
+                    "{part:?} is not a percentile above 0 and at most 100 (expected e.g. 50,90,99,99.9)"
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("must name at least one percentile, e.g. 50,90,99,99.9".into());
+    }
+    Ok(Percentiles(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_lists() {
+        assert_eq!(
+            parse_percentiles("50, 99.9,100%").unwrap().0,
+            vec![50.0, 99.9, 100.0]
+        );
+        for bad in ["", "0", "101", "x", "50,-1"] {
+            assert!(parse_percentiles(bad).is_err(), "{bad}");
+        }
     }
 }

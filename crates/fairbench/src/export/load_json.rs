@@ -5,6 +5,7 @@ use fairbench_engine::{
     Throughput,
 };
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Serialize)]
 pub struct LoadJson<'a> {
@@ -15,6 +16,8 @@ pub struct LoadJson<'a> {
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,
+    /// false: a new connection per request (`--no-keepalive`).
+    pub keepalive: bool,
     pub warmup_s: f64,
     pub duration_s: f64,
     pub timeout_s: f64,
@@ -28,13 +31,24 @@ pub struct LoadJson<'a> {
     /// Every request of the window: answered ones from their planned time,
     /// unanswered ones as at least the timeout.
     pub latency_us: LatencySummary,
+    /// The percentiles asked for (`--percentiles`) of `latency_us`'s
+    /// distribution, keyed as written ("50", "99.9").
+    pub latency_percentiles_us: BTreeMap<String, u64>,
     /// Answered requests only.
     pub answered_latency_us: LatencySummary,
     pub uncorrected_latency_us: LatencySummary,
     pub send_lateness_us: Option<LatencySummary>,
     pub schedule: Option<&'a Schedule>,
     pub errors: ErrorCounts,
+    /// Answers of the window per status code, e.g. {"200": 9812, "503": 12}.
+    pub status_codes: &'a BTreeMap<u16, u64>,
+    /// The statuses that counted as success; any other is `errors.status`.
+    pub expect_status: &'a str,
     pub connections_stats: Sockets,
+    /// Time to open each connection (TCP connect).
+    pub connect_time_us: LatencySummary,
+    /// Time of each TLS handshake after the connect; null for http://.
+    pub tls_handshake_us: Option<LatencySummary>,
     pub bytes_read: u64,
     pub timeouts_per_million: f64,
     pub generator_cpu_s: f64,
@@ -50,7 +64,7 @@ pub struct LoadJson<'a> {
 }
 
 impl<'a> LoadJson<'a> {
-    pub fn new(url: &'a str, o: &'a Outcome) -> LoadJson<'a> {
+    pub fn new(url: &'a str, o: &'a Outcome, percentiles: &[f64]) -> LoadJson<'a> {
         LoadJson {
             fairbench_version: env!("CARGO_PKG_VERSION"),
             url,
@@ -61,6 +75,7 @@ impl<'a> LoadJson<'a> {
             connections: o.connections,
             threads: o.threads,
             pipeline: o.pipeline,
+            keepalive: o.keepalive,
             warmup_s: o.warmup_s,
             duration_s: o.measured_s,
             timeout_s: o.timeout_s,
@@ -69,12 +84,27 @@ impl<'a> LoadJson<'a> {
             rps: o.rps(),
             throughput: o.throughput(),
             latency_us: o.latency_summary(),
+            latency_percentiles_us: percentiles
+                .iter()
+                .map(|&p| {
+                    let v = if o.latency.is_empty() {
+                        0
+                    } else {
+                        o.latency.value_at_quantile(p / 100.0)
+                    };
+                    (format!("{p}"), v)
+                })
+                .collect(),
             answered_latency_us: o.answered_summary(),
             uncorrected_latency_us: o.uncorrected_summary(),
             send_lateness_us: o.lateness_summary(),
             schedule: o.schedule.as_ref(),
             errors: o.errors,
+            status_codes: &o.status_codes,
+            expect_status: &o.expect_status,
             connections_stats: o.sockets,
+            connect_time_us: o.connect_summary(),
+            tls_handshake_us: o.handshake_summary(),
             bytes_read: o.bytes_read,
             timeouts_per_million: o.timeouts_per_million(),
             generator_cpu_s: o.generator.cpu_s,

@@ -9,7 +9,8 @@ use std::time::Duration;
 use fairbench_engine::hex::{hex, unhex};
 use fairbench_engine::histogram::Encoded;
 use fairbench_engine::{
-    ConfigError, GeneratorShare, LoadConfig, LoadModel, Outcome, RequestSpec, SecondSample, Target,
+    ConfigError, GeneratorShare, LoadConfig, LoadModel, Outcome, RequestSpec, SecondSample,
+    StatusSet, Target, TlsOptions,
 };
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +30,19 @@ pub struct LoadSpec {
     /// Requests per second of this share; `None`: closed loop.
     pub rate: Option<f64>,
     pub pipeline: usize,
-    pub status_error_min: u16,
+    /// The statuses that count as success, as `--expect-status` takes them.
+    pub expect_status: String,
+    /// This share of a request budget (`-n`); `None`: by duration only.
+    #[serde(default)]
+    pub requests: Option<u64>,
+    #[serde(default = "yes")]
+    pub keepalive: bool,
+    #[serde(default)]
+    pub insecure: bool,
+    /// `--cacert`'s contents (the file is where fairbench runs, not where
+    /// the agent does).
+    #[serde(default)]
+    pub ca_pem_hex: Option<String>,
     pub max_head: usize,
     pub cpus: Option<Vec<usize>>,
     /// This generator's place among the load's generators (its schedule is
@@ -55,7 +68,11 @@ impl LoadSpec {
                 LoadModel::ConstantRate { rps } => Some(rps),
             },
             pipeline: cfg.pipeline,
-            status_error_min: cfg.status_error_min,
+            expect_status: cfg.expect_status.as_str().to_string(),
+            requests: cfg.requests,
+            keepalive: cfg.keepalive,
+            insecure: cfg.tls.insecure,
+            ca_pem_hex: cfg.tls.ca_pem.as_deref().map(hex),
             max_head: cfg.max_head,
             cpus: cfg.cpus.clone(),
             share_index: cfg.share.index,
@@ -81,7 +98,17 @@ impl LoadSpec {
             Some(rps) => LoadModel::ConstantRate { rps },
         };
         cfg.pipeline = self.pipeline;
-        cfg.status_error_min = self.status_error_min;
+        cfg.expect_status = StatusSet::parse(&self.expect_status)?;
+        cfg.requests = self.requests;
+        cfg.keepalive = self.keepalive;
+        cfg.tls = TlsOptions {
+            insecure: self.insecure,
+            ca_pem: self
+                .ca_pem_hex
+                .as_deref()
+                .map(|h| unhex(h).ok_or_else(|| ConfigError::new("cacert", "bad hex")))
+                .transpose()?,
+        };
         cfg.max_head = self.max_head;
         cfg.cpus = self.cpus.clone();
         cfg.share = GeneratorShare {
@@ -91,6 +118,10 @@ impl LoadSpec {
         cfg.validate()?;
         Ok(cfg)
     }
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn secs(s: f64) -> Duration {
@@ -140,6 +171,9 @@ mod tests {
         cfg.request.body = b"a\x00b".to_vec();
         cfg.request.headers = vec![("X-A".into(), "1".into())];
         cfg.cpus = Some(vec![0]);
+        cfg.requests = Some(999);
+        cfg.keepalive = false;
+        cfg.expect_status = StatusSet::parse("200,404").unwrap();
         let spec = LoadSpec::of(&cfg);
         let json = serde_json::to_string(&spec).unwrap();
         let back: LoadSpec = serde_json::from_str(&json).unwrap();
@@ -148,6 +182,43 @@ mod tests {
         assert_eq!(cfg2.request.body, cfg.request.body);
         assert_eq!(cfg2.connections, 7);
         assert_eq!(cfg2.model, cfg.model);
+        assert_eq!(cfg2.requests, Some(999));
+        assert!(!cfg2.keepalive);
+        assert_eq!(cfg2.expect_status, cfg.expect_status);
+    }
+
+    #[test]
+    fn tls_settings_travel_with_the_job() {
+        let mut cfg = LoadConfig::new(Target::parse("https://127.0.0.1:8443/").unwrap());
+        let ca = rcgen::generate_simple_self_signed(vec!["ca.test".to_string()]).unwrap();
+        cfg.tls = TlsOptions {
+            insecure: false,
+            ca_pem: Some(ca.cert.pem().into_bytes()),
+        };
+        let spec = LoadSpec::of(&cfg);
+        let back: LoadSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(back.to_config().unwrap().tls, cfg.tls);
+    }
+
+    #[test]
+    fn a_whole_outcome_travels_in_a_done_message() {
+        let mut o = Outcome::merge(&[], Vec::new());
+        o.status_codes.insert(200, 5);
+        o.status_codes.insert(503, 1);
+        let line = serde_json::to_string(&AgentMsg::Done {
+            outcome: Box::new(o),
+            late_start_ms: 0.0,
+            containment: None,
+        })
+        .unwrap();
+        assert!(
+            line.contains(r#""status_codes":{"200":5,"503":1}"#),
+            "{line}"
+        );
+        let AgentMsg::Done { outcome, .. } = serde_json::from_str(&line).unwrap() else {
+            panic!("{line}")
+        };
+        assert_eq!(outcome.status_codes.get(&503), Some(&1));
     }
 
     #[test]

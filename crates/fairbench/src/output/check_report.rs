@@ -2,7 +2,7 @@
 //! checked, the raw exchanges on request, and the comparison table.
 
 use fairbench_zoo::contract::Grade;
-use fairbench_zoo::parity::CaseReport;
+use fairbench_zoo::parity::{CaseReport, RawExchange};
 use fairbench_zoo::text::escape_bytes;
 
 use crate::output::check_table::Table;
@@ -62,34 +62,40 @@ pub fn case_block(c: &CaseReport, all_rules: bool) -> String {
 
 /// The request and response as exchanged, escaped, curl -v style.
 pub fn raw_exchange(c: &CaseReport) -> String {
-    let mut out = String::new();
-    if let Some(x) = &c.raw {
-        out.push_str(&format!(
-            "=== {} {} {} ({})\n",
-            c.server, c.variant, c.scenario, x.addr
-        ));
-        push_prefixed(&mut out, "> ", &x.request);
-        let head_end = x
-            .response
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map(|i| i + 4)
-            .unwrap_or(x.response.len());
-        let (head, body) = x.response.split_at(head_end);
-        push_prefixed(&mut out, "< ", head);
-        let shown = &body[..body.len().min(RAW_BODY_SHOWN)];
-        push_prefixed(&mut out, "< ", shown);
-        if body.len() > shown.len() {
-            out.push_str(&format!(
-                "< … {} more body bytes not shown\n",
-                body.len() - shown.len()
-            ));
-        }
-        if let Some(e) = &x.error {
-            out.push_str(&format!("!! {e}\n"));
-        }
-        out.push_str(&format!("({} bytes received)\n\n", x.response.len()));
+    match &c.raw {
+        Some(x) => exchange_text(
+            &format!("{} {} {} ({})", c.server, c.variant, c.scenario, x.addr),
+            x,
+        ),
+        None => String::new(),
     }
+}
+
+/// One exchange under a `=== title` line: request lines prefixed `> `,
+/// response lines `< ` (bodies cut after a while), control bytes escaped.
+pub fn exchange_text(title: &str, x: &RawExchange) -> String {
+    let mut out = format!("=== {title}\n");
+    push_prefixed(&mut out, "> ", &x.request);
+    let head_end = x
+        .response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4)
+        .unwrap_or(x.response.len());
+    let (head, body) = x.response.split_at(head_end);
+    push_prefixed(&mut out, "< ", head);
+    let shown = &body[..body.len().min(RAW_BODY_SHOWN)];
+    push_prefixed(&mut out, "< ", shown);
+    if body.len() > shown.len() {
+        out.push_str(&format!(
+            "< … {} more body bytes not shown\n",
+            body.len() - shown.len()
+        ));
+    }
+    if let Some(e) = &x.error {
+        out.push_str(&format!("!! {e}\n"));
+    }
+    out.push_str(&format!("({} bytes received)\n\n", x.response.len()));
     out
 }
 

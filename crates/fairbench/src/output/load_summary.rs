@@ -3,10 +3,20 @@
 use std::fmt::Write;
 
 use fairbench_engine::{LatencySummary, LoadModel, Outcome};
+use hdrhistogram::Histogram;
 
+use crate::report::model::Spectrum;
 use crate::units::{bytes, count, micros, rate, seconds};
 
-pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
+/// What the summary shows beyond its fixed lines.
+pub struct View<'a> {
+    /// The whole percentile spectrum (`--latency`).
+    pub spectrum: bool,
+    /// The headline percentiles (`--percentiles`), e.g. 50, 90, 99, 99.9.
+    pub percentiles: &'a [f64],
+}
+
+pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     let mut s = String::new();
     let model = match o.model {
         LoadModel::ClosedLoop => "closed loop".to_string(),
@@ -19,13 +29,18 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     };
     let _ = writeln!(
         s,
-        "{url}: {model}, {} connections on {} threads{}{warm}",
+        "{url}: {model}, {} connections on {} threads{}{}{warm}",
         o.connections,
         o.threads,
         if o.pipeline > 1 {
             format!(", pipeline {}", o.pipeline)
         } else {
             String::new()
+        },
+        if o.keepalive {
+            ""
+        } else {
+            ", a new connection per request"
         }
     );
     let _ = writeln!(s);
@@ -55,14 +70,23 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
         count(l.answered),
     );
     let t = o.throughput();
-    let _ = writeln!(
-        s,
-        "  {:<14}mean {}  stdev {}  max {}  (req/s over 1 s intervals)",
-        "Throughput",
-        rate(t.mean),
-        rate(t.stdev),
-        rate(t.max)
-    );
+    if t.intervals > 0 {
+        let _ = writeln!(
+            s,
+            "  {:<14}mean {}  stdev {}  max {}  (req/s over 1 s intervals)",
+            "Throughput",
+            rate(t.mean),
+            rate(t.stdev),
+            rate(t.max)
+        );
+    } else {
+        // A run shorter than half a second has no interval to spread over.
+        let _ = writeln!(
+            s,
+            "  {:<14}no 1 s interval to spread over (the run was shorter)",
+            "Throughput"
+        );
+    }
     let _ = writeln!(
         s,
         "  {:<14}{} read ({}/s)",
@@ -70,11 +94,24 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
         bytes(o.bytes_read),
         bytes((o.bytes_read as f64 / o.measured_s.max(1e-9)) as u64)
     );
+    let pcts = view.percentiles;
     let corrected = o.schedule.is_some();
     let label = if corrected { "Latency*" } else { "Latency" };
-    latency_lines(&mut s, label, &o.latency_summary());
+    latency_lines(&mut s, label, &o.latency, pcts);
+    if !o.keepalive {
+        let _ = writeln!(
+            s,
+            "  {:<14}each request's latency includes opening its connection{}, as ab counts it",
+            "",
+            if o.handshake_time.is_some() {
+                " and its TLS handshake"
+            } else {
+                ""
+            }
+        );
+    }
     if l.not_answered() > 0 {
-        latency_lines(&mut s, "Answered only", &o.answered_summary());
+        latency_lines(&mut s, "Answered only", &o.answered_latency, pcts);
         let _ = writeln!(
             s,
             "  {:<14}latency counts every request; an unanswered one as at least the timeout",
@@ -82,9 +119,9 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
         );
     }
     if corrected {
-        latency_lines(&mut s, "Service time", &o.uncorrected_summary());
-        if let Some(l) = o.lateness_summary() {
-            latency_lines(&mut s, "Send lateness", &l);
+        latency_lines(&mut s, "Service time", &o.uncorrected, pcts);
+        if let Some(l) = &o.lateness {
+            latency_lines(&mut s, "Send lateness", l, pcts);
         }
         let _ = writeln!(
             s,
@@ -92,15 +129,21 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
             ""
         );
     }
+    short_lines(&mut s, "Connect", &o.connect_time);
+    if let Some(h) = &o.handshake_time {
+        short_lines(&mut s, "TLS handshake", h);
+    }
+    status_line(&mut s, o);
     let e = &o.errors;
     if e.total() == 0 {
         let _ = writeln!(s, "  {:<14}none", "Errors");
     } else {
         let _ = writeln!(
             s,
-            "  {:<14}connect {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}",
+            "  {:<14}connect {}  tls {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}",
             "Errors",
             count(e.connect),
+            count(e.tls),
             count(e.read),
             count(e.write),
             count(e.timeout),
@@ -112,17 +155,32 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     let k = &o.sockets;
     let _ = writeln!(
         s,
-        "  {:<14}{} opened, {} failed to open, {} closed by the server{}",
+        "  {:<14}{} opened, {} failed to open, {} closed by the server{}{}",
         "Connections",
         count(k.opened),
         count(k.connect_failed),
         count(k.closed_by_server),
+        if k.closed_by_client > 0 {
+            format!(", {} closed by fairbench", count(k.closed_by_client))
+        } else {
+            String::new()
+        },
         if k.unsolicited_responses > 0 {
             format!(", {} unsolicited responses", count(k.unsolicited_responses))
         } else {
             String::new()
         }
     );
+    if o.handshake_time.is_some() {
+        let _ = writeln!(
+            s,
+            "  {:<14}{} handshakes ({} resumed a session), {} failed",
+            "TLS",
+            count(k.tls_handshakes),
+            count(k.tls_resumed),
+            count(k.tls_failed)
+        );
+    }
     let _ = writeln!(
         s,
         "  {:<14}{:.0} per million requests",
@@ -150,9 +208,9 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
         o.generator.cpu_s,
         o.generator.busy_fraction * 100.0
     );
-    if full_latency {
+    if view.spectrum {
         let _ = writeln!(s);
-        percentile_table(&mut s, o);
+        spectrum_table(&mut s, o);
     }
     let warnings = o.warnings();
     if !warnings.is_empty() {
@@ -164,7 +222,8 @@ pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     s
 }
 
-fn latency_lines(s: &mut String, label: &str, l: &LatencySummary) {
+fn latency_lines(s: &mut String, label: &str, h: &Histogram<u64>, pcts: &[f64]) {
+    let l = LatencySummary::of(h);
     let _ = writeln!(
         s,
         "  {label:<14}mean {}  stdev {}  min {}  max {}",
@@ -173,47 +232,142 @@ fn latency_lines(s: &mut String, label: &str, l: &LatencySummary) {
         micros(l.min as f64),
         micros(l.max as f64)
     );
+    let cells: Vec<String> = pcts
+        .iter()
+        .map(|&p| {
+            let v = if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(p / 100.0)
+            };
+            format!("p{} {}", trim_pct(p), micros(v as f64))
+        })
+        .collect();
+    let _ = writeln!(s, "  {:<14}{}", "", cells.join("  "));
+}
+
+/// Connect and handshake times: one line, their count included.
+fn short_lines(s: &mut String, label: &str, h: &Histogram<u64>) {
+    if h.is_empty() {
+        let _ = writeln!(s, "  {label:<14}none completed");
+        return;
+    }
+    let l = LatencySummary::of(h);
     let _ = writeln!(
         s,
-        "  {:<14}p50 {}  p90 {}  p99 {}  p99.9 {}",
-        "",
+        "  {label:<14}{} times: mean {}  p50 {}  p99 {}  max {}",
+        count(h.len()),
+        micros(l.mean),
         micros(l.p50 as f64),
-        micros(l.p90 as f64),
         micros(l.p99 as f64),
-        micros(l.p999 as f64)
+        micros(l.max as f64)
     );
 }
 
-fn percentile_table(s: &mut String, o: &Outcome) {
-    let cols: Vec<(&str, LatencySummary)> = match (&o.schedule, o.lateness_summary()) {
-        (Some(_), Some(l)) => vec![
-            ("latency*", o.latency_summary()),
-            ("service", o.uncorrected_summary()),
-            ("lateness", l),
-        ],
-        _ => vec![("latency", o.latency_summary())],
-    };
+/// `200 ×9,812  503 ×12 (not expected)`, every code the window saw.
+fn status_line(s: &mut String, o: &Outcome) {
+    if o.status_codes.is_empty() {
+        return;
+    }
+    let cells: Vec<String> = o
+        .status_codes
+        .iter()
+        .map(|(code, n)| {
+            let flag = if o.expected_status(*code) {
+                ""
+            } else {
+                " (not expected)"
+            };
+            format!("{code} ×{}{flag}", count(*n))
+        })
+        .collect();
+    let _ = writeln!(s, "  {:<14}{}", "Status", cells.join("  "));
+}
+
+/// 99.9 → "99.9", 50 → "50", 99.99968 → "99.9997".
+fn trim_pct(p: f64) -> String {
+    let t = format!("{p:.4}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The whole spectrum, HdrHistogram style: the percentiles at every quarter
+/// "nine" (0, 43.8, 68.4, 82.2, 90, … 99.9999 %), as deep as the sample
+/// count can tell, then the maximum; one column per histogram.
+fn spectrum_table(s: &mut String, o: &Outcome) {
+    let mut cols: Vec<(&str, &Histogram<u64>)> = vec![(
+        if o.schedule.is_some() {
+            "latency*"
+        } else {
+            "latency"
+        },
+        &o.latency,
+    )];
+    if o.schedule.is_some() {
+        cols.push(("service", &o.uncorrected));
+        if let Some(l) = &o.lateness {
+            cols.push(("lateness", l));
+        }
+    }
+    let spectra: Vec<Option<Spectrum>> = cols.iter().map(|(_, h)| Spectrum::of(h)).collect();
     let _ = write!(s, "  {:<12}", "percentile");
     for (name, _) in &cols {
         let _ = write!(s, "{name:>12}");
     }
-    let _ = writeln!(s);
-    type Pick = fn(&LatencySummary) -> u64;
-    let rows: [(&str, Pick); 8] = [
-        ("min", |l| l.min),
-        ("50%", |l| l.p50),
-        ("75%", |l| l.p75),
-        ("90%", |l| l.p90),
-        ("99%", |l| l.p99),
-        ("99.9%", |l| l.p999),
-        ("99.99%", |l| l.p9999),
-        ("max", |l| l.max),
-    ];
-    for (name, pick) in rows {
-        let _ = write!(s, "  {name:<12}");
-        for (_, l) in &cols {
-            let _ = write!(s, "{:>12}", micros(pick(l) as f64));
+    let _ = writeln!(s, "{:>12}", "1/(1-p)");
+    let rows = spectra
+        .iter()
+        .flatten()
+        .map(|sp| sp.points.len())
+        .max()
+        .unwrap_or(0);
+    for i in 0..rows {
+        let mut pct = None;
+        let mut line = String::new();
+        for sp in &spectra {
+            match sp.as_ref().and_then(|sp| sp.points.get(i)) {
+                Some(p) => {
+                    pct = Some(p.percentile);
+                    let _ = write!(line, "{:>12}", micros(p.latency_us as f64));
+                }
+                None => {
+                    let _ = write!(line, "{:>12}", "");
+                }
+            }
         }
-        let _ = writeln!(s);
+        let Some(pct) = pct else { continue };
+        let inverse = 1.0 / (1.0 - pct / 100.0);
+        let _ = writeln!(
+            s,
+            "  {:<12}{line}{:>12}",
+            format!("{}%", trim_pct(pct)),
+            rate(inverse)
+        );
+    }
+    let _ = write!(s, "  {:<12}", "max");
+    for (_, h) in &cols {
+        let _ = write!(s, "{:>12}", micros(h.max() as f64));
+    }
+    let _ = writeln!(s);
+    let counts: Vec<String> = cols
+        .iter()
+        .map(|(name, h)| format!("{name} {}", count(h.len())))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  {:<12}{} (the spectrum stops where the count can no longer tell)",
+        "values",
+        counts.join(", ")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_labels_are_short() {
+        assert_eq!(trim_pct(50.0), "50");
+        assert_eq!(trim_pct(99.9), "99.9");
+        assert_eq!(trim_pct(99.99968377), "99.9997");
     }
 }

@@ -11,22 +11,40 @@ use crate::units;
 
 pub struct LoadProgress {
     bar: Option<ProgressBar>,
+    /// Counting answered requests of the measurement (`-n` without `-d`)
+    /// rather than time.
+    counting: bool,
 }
 
 impl LoadProgress {
     /// `total` is warm-up plus measurement. Hidden unless stderr is a terminal,
     /// so that logs and pipes get no control characters.
     pub fn new(total: Duration) -> LoadProgress {
-        if !std::io::stderr().is_terminal() {
-            return LoadProgress { bar: None };
+        LoadProgress {
+            bar: Self::bar(total.as_millis() as u64),
+            counting: false,
         }
-        let bar = ProgressBar::new(total.as_millis() as u64);
+    }
+
+    /// A bar over `requests` answers of the measurement.
+    pub fn counting(requests: u64) -> LoadProgress {
+        LoadProgress {
+            bar: Self::bar(requests),
+            counting: true,
+        }
+    }
+
+    fn bar(len: u64) -> Option<ProgressBar> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::new(len);
         bar.set_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar.enable_steady_tick(Duration::from_millis(200));
-        LoadProgress { bar: Some(bar) }
+        Some(bar)
     }
 
     pub fn finish(&self) {
@@ -39,7 +57,11 @@ impl LoadProgress {
 impl Observer for LoadProgress {
     fn on_interval(&mut self, s: &SecondSample, _hist: &Histogram<u64>) {
         if let Some(b) = &self.bar {
-            b.set_position(((s.start_s + s.duration_s) * 1000.0) as u64);
+            if !self.counting {
+                b.set_position(((s.start_s + s.duration_s) * 1000.0) as u64);
+            } else if s.second >= 0 {
+                b.inc(s.requests);
+            }
             let phase = if s.second < 0 { "warm-up " } else { "" };
             b.set_message(format!(
                 "{phase}{} req/s  p99 {}  errors {}",

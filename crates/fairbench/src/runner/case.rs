@@ -17,7 +17,7 @@ use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
 use crate::store::{encode_histogram, CaseFigures, PartRow, SampleRow};
-use crate::suite::LoadProfile;
+use crate::suite::{Ends, LoadProfile};
 use crate::topology::Layout;
 
 /// Liveness probes after the load before a server counts as hung.
@@ -104,21 +104,30 @@ pub fn load_config(
     t: Timing,
 ) -> Result<LoadPlan, String> {
     let url = |addr: &str| format!("http://{}:{port}{}", host::url_host(addr), scenario.path);
-    let (connections, threads, pipeline, model) = match load {
+    let (connections, threads, pipeline, model, ends) = match load {
         LoadProfile::Closed {
             connections,
             threads,
             pipeline,
-        } => (*connections, *threads, *pipeline, LoadModel::ClosedLoop),
+            ends,
+        } => (
+            *connections,
+            *threads,
+            *pipeline,
+            LoadModel::ClosedLoop,
+            *ends,
+        ),
         LoadProfile::Rate {
             rate,
             connections,
             threads,
+            ends,
         } => (
             *connections,
             *threads,
             1,
             LoadModel::ConstantRate { rps: *rate },
+            *ends,
         ),
         LoadProfile::Sweep(s) => (
             s.connections,
@@ -127,6 +136,7 @@ pub fn load_config(
             LoadModel::ConstantRate {
                 rps: rate_override.unwrap_or(s.start_rate),
             },
+            Ends::default(),
         ),
     };
     let base = |addr: &str| -> Result<LoadConfig, String> {
@@ -139,6 +149,8 @@ pub fn load_config(
         cfg.warmup = t.warmup;
         cfg.duration = t.duration;
         cfg.timeout = t.timeout;
+        cfg.requests = ends.requests;
+        cfg.keepalive = ends.keepalive;
         Ok(cfg)
     };
     if layout.in_process() {
@@ -162,6 +174,7 @@ pub fn load_config(
         let mut spec = LoadSpec::of(&template);
         spec.url = url(&c.server_addr);
         spec.connections = fleet::share(connections, n, i);
+        spec.requests = ends.requests.map(|r| fleet::share(r as usize, n, i) as u64);
         spec.threads = match threads {
             Some(t) => fleet::share(t.max(n), n, i),
             None => sites.default_threads[i],

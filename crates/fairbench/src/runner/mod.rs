@@ -320,6 +320,7 @@ impl<'a> Runner<'a> {
                 rate: rate.round(),
                 connections: s.spec.connections,
                 threads: s.spec.threads,
+                ends: crate::suite::Ends::default(),
             };
             let seq: i64 = self.store.conn().query_row(
                 "SELECT coalesce(max(seq), -1) + 1 FROM cases WHERE run_id = ?1",

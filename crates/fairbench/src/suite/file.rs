@@ -52,13 +52,56 @@ pub enum LoadProfile {
         connections: usize,
         threads: Option<usize>,
         pipeline: usize,
+        #[serde(flatten)]
+        ends: Ends,
     },
     Rate {
         rate: f64,
         connections: usize,
         threads: Option<usize>,
+        #[serde(flatten)]
+        ends: Ends,
     },
     Sweep(SweepSpec),
+}
+
+/// How a closed or rate profile's requests travel and when its window ends,
+/// beyond the suite's duration (which stays the upper bound).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ends {
+    /// End after this many requests (ab's -n).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// false: a new connection per request, closed by the client.
+    #[serde(skip_serializing_if = "is_true")]
+    pub keepalive: bool,
+}
+
+impl Default for Ends {
+    fn default() -> Self {
+        Ends {
+            requests: None,
+            keepalive: true,
+        }
+    }
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+impl Ends {
+    /// " n=10000 no-keepalive", or nothing.
+    fn label(&self) -> String {
+        let mut s = String::new();
+        if let Some(n) = self.requests {
+            s.push_str(&format!(" n={n}"));
+        }
+        if !self.keepalive {
+            s.push_str(" no-keepalive");
+        }
+        s
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -94,19 +137,25 @@ impl LoadProfile {
                 connections,
                 threads,
                 pipeline,
+                ends,
             } => {
                 let p = if *pipeline > 1 {
                     format!(" p={pipeline}")
                 } else {
                     String::new()
                 };
-                format!("closed c={connections}{}{p}", t(threads))
+                format!("closed c={connections}{}{p}{}", t(threads), ends.label())
             }
             LoadProfile::Rate {
                 rate,
                 connections,
                 threads,
-            } => format!("rate {rate}/s c={connections}{}", t(threads)),
+                ends,
+            } => format!(
+                "rate {rate}/s c={connections}{}{}",
+                t(threads),
+                ends.label()
+            ),
             LoadProfile::Sweep(s) => format!(
                 "sweep p{}<={} c={}{}",
                 s.slo_quantile * 100.0,
@@ -157,6 +206,10 @@ struct RawLoad {
     threads: Option<usize>,
     #[serde(default)]
     pipeline: Option<usize>,
+    #[serde(default)]
+    requests: Option<u64>,
+    #[serde(default)]
+    keepalive: Option<bool>,
     #[serde(default)]
     rate: Option<f64>,
     #[serde(default)]
@@ -312,16 +365,39 @@ impl Suite {
                     None => Err(bad(&f(name), format!("required for model = {:?}", l.model))),
                 }
             };
+            if l.requests == Some(0) {
+                return Err(bad(&f("requests"), "must be at least 1".into()));
+            }
+            let ends = Ends {
+                requests: l.requests,
+                keepalive: l.keepalive.unwrap_or(true),
+            };
+            if !ends.keepalive && l.pipeline.is_some_and(|p| p > 1) {
+                return Err(bad(
+                    &f("pipeline"),
+                    "cannot be combined with keepalive = false (a connection carries one request)"
+                        .into(),
+                ));
+            }
+            if l.model == "sweep" && ends != Ends::default() {
+                return Err(bad(
+                    &f("model"),
+                    "a sweep's steps are timed: requests and keepalive apply to closed and rate"
+                        .into(),
+                ));
+            }
             loads.push(match l.model.as_str() {
                 "closed" => LoadProfile::Closed {
                     connections: l.connections,
                     threads: l.threads,
                     pipeline: l.pipeline.unwrap_or(1).max(1),
+                    ends,
                 },
                 "rate" => LoadProfile::Rate {
                     rate: positive("rate", l.rate)?,
                     connections: l.connections,
                     threads: l.threads,
+                    ends,
                 },
                 "sweep" => {
                     let start_rate = positive("start_rate", l.start_rate)?;
@@ -432,6 +508,21 @@ max_rate = 1000
         assert_eq!(s.responses, vec!["default", "normalized"]);
         assert_eq!(s.timeout, Duration::from_secs(2));
         assert_eq!(s.loads[0].label(), "closed c=10");
+        let ab = Suite::parse(
+            &OK.replace(
+                "connections = 10",
+                "connections = 2\nrequests = 10000\nkeepalive = false",
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(ab.loads[0].label(), "closed c=2 n=10000 no-keepalive");
+        // Profiles without them keep their stored form.
+        let json = serde_json::to_string(&s.loads[0]).unwrap();
+        assert!(
+            !json.contains("requests") && !json.contains("keepalive"),
+            "{json}"
+        );
         match &s.loads[1] {
             LoadProfile::Sweep(w) => {
                 assert_eq!(w.slo, Duration::from_millis(10));
@@ -468,6 +559,21 @@ max_rate = 1000
             (
                 OK.replace("name = \"t\"", "name = \"t\"\ncolour = 1"),
                 "unknown field",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 10\nrequests = 0"),
+                "field load[0].requests",
+            ),
+            (
+                OK.replace(
+                    "connections = 10",
+                    "connections = 10\nkeepalive = false\npipeline = 2",
+                ),
+                "field load[0].pipeline",
+            ),
+            (
+                OK.replace("connections = 20", "connections = 20\nrequests = 100"),
+                "field load[1].model",
             ),
         ];
         for (text, needle) in cases {

@@ -3,5 +3,5 @@
 mod file;
 mod plan;
 
-pub use file::{LoadProfile, Suite};
+pub use file::{Ends, LoadProfile, Suite};
 pub use plan::{plan, CaseSpec, Plan, PlanItem, Subject, SweepItem};

@@ -2,7 +2,8 @@
 //! and reading what it printed, the repository's paths, finding processes
 //! a run left behind, and, in submodules, what a family of tests needs:
 //! throw-away fairbench roots with Python test servers ([`root`]), test
-//! HTTP servers and sshd ([`net`]), network namespaces ([`topology`]),
+//! HTTP servers and sshd ([`net`]), plain and TLS servers with a
+//! certificate made for the test ([`load`]), network namespaces ([`topology`]),
 //! bounded `check` runs ([`check`]), golden files ([`golden`]), HTML tables
 //! ([`html`]) and a headless browser ([`chrome`]). Fixture databases come
 //! from the library itself (`fairbench::report::fixture`), written by the
@@ -14,6 +15,7 @@ pub mod check;
 pub mod chrome;
 pub mod golden;
 pub mod html;
+pub mod load;
 pub mod net;
 pub mod root;
 pub mod topology;

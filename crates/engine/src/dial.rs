@@ -1,0 +1,140 @@
+//! One blocking connection to the target, plain or TLS, handshake done: the
+//! check before a run starts, and a single exchange to look at (`--dump`).
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use rustls::{ClientConnection, StreamOwned};
+
+use crate::target::Target;
+use crate::tls::{TlsClient, TlsOptions};
+
+/// An open connection, ready for a request.
+pub enum Dialed {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Dialed {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Dialed::Plain(s) => s,
+            Dialed::Tls(t) => &t.sock,
+        }
+    }
+
+    pub fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        self.tcp().set_read_timeout(d)
+    }
+
+    pub fn set_write_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        self.tcp().set_write_timeout(d)
+    }
+
+    /// The protocol the server chose by ALPN, if any.
+    pub fn alpn(&self) -> Option<String> {
+        match self {
+            Dialed::Plain(_) => None,
+            Dialed::Tls(t) => t
+                .conn
+                .alpn_protocol()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+        }
+    }
+}
+
+impl Read for Dialed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Dialed::Plain(s) => s.read(buf),
+            Dialed::Tls(t) => match t.read(buf) {
+                // Many servers close without a close_notify; for HTTP with
+                // its own framing that is an ordinary end of stream.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+                other => other,
+            },
+        }
+    }
+}
+
+impl Write for Dialed {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Dialed::Plain(s) => s.write(buf),
+            Dialed::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Dialed::Plain(s) => s.flush(),
+            Dialed::Tls(t) => t.flush(),
+        }
+    }
+}
+
+/// Connects to the target (and completes the TLS handshake for https://),
+/// each step within `timeout`. The error is one line for a person.
+pub fn dial(target: &Target, tls: &TlsOptions, timeout: Duration) -> Result<Dialed, String> {
+    let client = if target.tls {
+        Some(TlsClient::new(target, tls).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    dial_with(target, client.as_ref(), timeout)
+}
+
+pub(crate) fn dial_with(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    timeout: Duration,
+) -> Result<Dialed, String> {
+    let tcp = TcpStream::connect_timeout(&target.addr, timeout)
+        .map_err(|e| format!("cannot connect to {}: {e}", target.addr))?;
+    let _ = tcp.set_nodelay(true);
+    let Some(client) = tls else {
+        return Ok(Dialed::Plain(tcp));
+    };
+    let failed = |e: String| {
+        format!(
+            "TLS handshake with {} ({}) failed: {e}",
+            target.host, target.addr
+        )
+    };
+    let mut conn = client.session().map_err(|e| failed(e.to_string()))?;
+    let mut tcp = tcp;
+    let set = tcp
+        .set_read_timeout(Some(timeout))
+        .and_then(|_| tcp.set_write_timeout(Some(timeout)));
+    set.map_err(|e| failed(e.to_string()))?;
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(&mut tcp) {
+            return Err(failed(handshake_error(&e)));
+        }
+    }
+    Ok(Dialed::Tls(Box::new(StreamOwned::new(conn, tcp))))
+}
+
+/// The handshake's error in words, with what to do about a certificate that
+/// was refused.
+fn handshake_error(e: &io::Error) -> String {
+    let tls = e.get_ref().and_then(|x| x.downcast_ref::<rustls::Error>());
+    match tls {
+        Some(rustls::Error::InvalidCertificate(_)) => format!(
+            "{e} (--cacert FILE trusts the CA that signed it; --insecure accepts any certificate)"
+        ),
+        Some(_) => e.to_string(),
+        None if matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ) =>
+        {
+            "no answer within the timeout (is the server speaking TLS on this port?)".into()
+        }
+        None if e.kind() == io::ErrorKind::UnexpectedEof => {
+            "the server closed the connection (is it speaking TLS on this port?)".into()
+        }
+        None => e.to_string(),
+    }
+}

@@ -1,0 +1,204 @@
+//! What a load thread's connection carries its bytes over: the socket
+//! itself, or TLS over it.
+//!
+//! An enum rather than a trait object: on a plain connection a read or a
+//! write is one well-predicted branch and then the socket call, with nothing
+//! allocated; the TLS state lives behind a box that plain connections never
+//! have. TLS is driven by hand over the non-blocking socket: ciphertext is
+//! read until the socket would block (the loop is edge-triggered), and
+//! ciphertext the socket did not take is kept and written first next time.
+
+use std::io::{self, Read, Write};
+
+use mio::net::TcpStream;
+use rustls::{ClientConnection, HandshakeKind};
+
+pub(crate) enum Transport {
+    Plain(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+pub(crate) struct TlsStream {
+    tcp: TcpStream,
+    conn: ClientConnection,
+}
+
+/// Where a TLS handshake stands after the socket had something to say.
+pub(crate) enum Handshake {
+    Done,
+    /// Waiting for the server (or for room to write).
+    Pending,
+    Failed(String),
+}
+
+impl Transport {
+    pub fn tls(tcp: TcpStream, conn: ClientConnection) -> Transport {
+        Transport::Tls(Box::new(TlsStream { tcp, conn }))
+    }
+
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Transport::Plain(s) => s,
+            Transport::Tls(t) => &t.tcp,
+        }
+    }
+
+    /// Plaintext into `buf`; `Ok(0)` at the end of the stream.
+    #[inline]
+    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.read(buf),
+            Transport::Tls(t) => t.read(buf),
+        }
+    }
+
+    /// Plaintext from `data`, as much as is taken.
+    #[inline]
+    pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.write(data),
+            Transport::Tls(t) => t.write(data),
+        }
+    }
+
+    /// Bytes already accepted but not yet on the socket.
+    #[inline]
+    pub fn pending_out(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(t) => t.conn.wants_write(),
+        }
+    }
+
+    pub fn flush_out(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Plain(_) => Ok(()),
+            Transport::Tls(t) => t.flush_out(),
+        }
+    }
+
+    /// Whether a read shorter than the buffer means the socket is drained.
+    /// True of a socket; TLS reads hand out one record at a time, so a short
+    /// one says nothing about what is still queued.
+    #[inline]
+    pub fn short_read_drains(&self) -> bool {
+        matches!(self, Transport::Plain(_))
+    }
+
+    /// Moves the handshake on as far as the socket allows.
+    pub fn handshake(&mut self) -> Handshake {
+        match self {
+            Transport::Plain(_) => Handshake::Done,
+            Transport::Tls(t) => t.handshake(),
+        }
+    }
+
+    /// The handshake resumed an earlier session.
+    pub fn resumed(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(t) => t.conn.handshake_kind() == Some(HandshakeKind::Resumed),
+        }
+    }
+
+    /// The client ends the connection: TLS says so first (close_notify),
+    /// as far as the socket takes it without waiting.
+    pub fn say_goodbye(&mut self) {
+        if let Transport::Tls(t) = self {
+            if !t.conn.is_handshaking() {
+                t.conn.send_close_notify();
+                let _ = t.flush_out();
+            }
+        }
+    }
+}
+
+impl TlsStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // Closed without close_notify: many HTTP servers do, and the
+                // response framing tells whether anything was cut.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            match self.conn.read_tls(&mut self.tcp) {
+                Ok(0) => return Ok(0),
+                Ok(_) => {
+                    if let Err(e) = self.conn.process_new_packets() {
+                        // Tell the server why (the alert is queued).
+                        let _ = self.flush_out();
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                    }
+                    // A post-handshake message may want an answer.
+                    if self.conn.wants_write() {
+                        match self.flush_out() {
+                            Ok(()) => {}
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        // Ciphertext the socket did not take last time goes first; while it
+        // waits, nothing more is taken (the writable edge resumes us).
+        self.flush_out()?;
+        let n = self.conn.writer().write(data)?;
+        if n == 0 && !data.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        match self.flush_out() {
+            Ok(()) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(n),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn flush_out(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut self.tcp) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn handshake(&mut self) -> Handshake {
+        loop {
+            match self.flush_out() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Handshake::Failed(e.to_string()),
+            }
+            if !self.conn.is_handshaking() {
+                return Handshake::Done;
+            }
+            match self.conn.read_tls(&mut self.tcp) {
+                Ok(0) => {
+                    return Handshake::Failed(
+                        "the server closed the connection during the handshake".into(),
+                    )
+                }
+                Ok(_) => {
+                    if let Err(e) = self.conn.process_new_packets() {
+                        let _ = self.flush_out();
+                        return Handshake::Failed(e.to_string());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Handshake::Pending,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Handshake::Failed(e.to_string()),
+            }
+        }
+    }
+}
