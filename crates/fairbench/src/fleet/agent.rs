@@ -19,11 +19,11 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fairbench_engine::histogram::Encoded;
-use fairbench_engine::{Observer, SecondSample};
+use fairbench_engine::{LoadConfig, Observer, SecondSample};
 use fairbench_zoo::process::{self, ServerProcess, ServerSpec};
 use hdrhistogram::Histogram;
 
-use super::wire::{AgentMsg, LoadSpec};
+use super::wire::AgentMsg;
 
 #[derive(clap::Args, Debug)]
 pub struct AgentArgs {
@@ -103,14 +103,14 @@ fn load(job: &str) -> anyhow::Result<i32> {
         out.send(&AgentMsg::Error { message });
         Ok(1)
     };
-    let spec: LoadSpec = match serde_json::from_str(job) {
-        Ok(s) => s,
+    // The target is resolved here, where the load runs.
+    let mut cfg: LoadConfig = match serde_json::from_str(job) {
+        Ok(c) => c,
         Err(e) => return fail(format!("malformed job: {e}")),
     };
-    let mut cfg = match spec.to_config() {
-        Ok(c) => c,
-        Err(e) => return fail(e.to_string()),
-    };
+    if let Err(e) = cfg.validate() {
+        return fail(e.to_string());
+    }
     let wait = cfg.timeout.min(Duration::from_secs(5));
     if let Err(e) = std::net::TcpStream::connect_timeout(&cfg.target.addr, wait) {
         return fail(format!("cannot connect to {}: {e}", cfg.target.addr));

@@ -186,7 +186,7 @@ impl<'a> Runner<'a> {
                 placement.shared,
             ),
         )?;
-        let cfg = match case::load_config(
+        let cfg = match case::load_split(
             running.port,
             &c.subject.scenario,
             &c.subject.load,
@@ -351,7 +351,7 @@ impl<'a> Runner<'a> {
                 Duration::ZERO
             };
             first = false;
-            let cfg = case::load_config(
+            let cfg = case::load_split(
                 running.port,
                 &s.subject.scenario,
                 &s.subject.load,
