@@ -51,6 +51,19 @@ fn tiny_suite_stores_every_number() {
         root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'latency'"),
         8
     );
+    // The ledger: every planned request answered or in one error class,
+    // and the answered requests' own histogram beside the honest one.
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(*) FROM cases WHERE planned = requests + err_connect + err_read
+               + err_write + err_timeout + err_parse + err_unanswered"
+        ),
+        8
+    );
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'answered'"),
+        8
+    );
     assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'warmup'") >= 8);
     assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'measure'") >= 16);
     // Requests in the stored series add up to the case's count.

@@ -499,7 +499,7 @@ fn timeouts(groups: &[&Group]) -> Figure {
         SimpleBar {
             id: "timeouts",
             title: "Timeouts per million requests",
-            subtitle: "requests without an answer within the timeout, per million attempted; median of repetitions",
+            subtitle: "requests without an answer within the timeout or by the end of the run, per million planned; median of repetitions",
             caption: "Lower is better; zero draws no bar.",
             axis: "timeouts per million requests".into(),
             div: 1.0,

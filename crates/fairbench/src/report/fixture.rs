@@ -188,6 +188,8 @@ fn figures(
         });
     }
     CaseFigures {
+        // Every request of the window answered or timed out.
+        planned: requests + errors_timeout,
         outcome_requests: requests,
         duration_s: DURATION_S,
         rps,
@@ -212,6 +214,7 @@ fn figures(
         server_threads_max: Some(8),
         steal_fraction: None,
         warnings: Vec::new(),
+        answered: latency.clone(),
         latency,
         uncorrected,
         lateness: None,

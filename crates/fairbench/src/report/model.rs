@@ -356,6 +356,7 @@ pub struct Group {
     pub lat_p999: Option<Summary>,
     pub lat_max: Option<Summary>,
     pub requests: Option<Summary>,
+    /// Timed out or still unanswered at the end, per million planned.
     pub timeouts_per_million: Option<Summary>,
     pub errors: Option<Summary>,
     pub cpu_us_per_request: Option<Summary>,
@@ -734,7 +735,7 @@ fn group(
         lat_p999: lat(|c| c.lat_p999),
         lat_max: lat(|c| c.lat_max),
         requests: lat(|c| c.requests),
-        timeouts_per_million: summary_of(&done, |c| c.timeouts_per_million),
+        timeouts_per_million: summary_of(&done, |c| c.no_answer_per_million()),
         errors: summary_of(&done, |c| c.errors_total().map(|e| e as f64)),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         rss_peak: lat(|c| c.server_rss_peak),

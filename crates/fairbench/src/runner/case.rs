@@ -328,6 +328,7 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
     let t = o.throughput();
     let unc = o.uncorrected_summary();
     CaseFigures {
+        planned: o.planned,
         outcome_requests: o.requests,
         duration_s: o.measured_s,
         rps: o.rps(),
@@ -350,6 +351,7 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         steal_fraction: o.generator.steal_fraction,
         warnings: o.warnings(),
         latency: o.latency.clone(),
+        answered: o.answered_latency.clone(),
         uncorrected: o.uncorrected.clone(),
         lateness: o.lateness.clone(),
         samples: w.samples.clone(),

@@ -274,11 +274,7 @@ impl<'a> Runner<'a> {
         let label = s.subject.label();
         self.n += 1;
         self.progress.case_started(self.n, self.total, &label);
-        // A resumed sweep starts over: its knee depends on all its steps.
-        self.store.conn().execute(
-            "DELETE FROM cases WHERE run_id = ?1 AND sweep = ?2",
-            rusqlite::params![self.run, s.key],
-        )?;
+        self.store.delete_sweep_steps(self.run, &s.key)?;
         let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
             this.failed += 1;
             this.store
@@ -319,22 +315,13 @@ impl<'a> Runner<'a> {
                 connections: s.spec.connections,
                 threads: s.spec.threads,
             };
-            let seq: i64 = self.store.conn().query_row(
-                "SELECT coalesce(max(seq), -1) + 1 FROM cases WHERE run_id = ?1",
-                [self.run],
-                |r| r.get(0),
-            )?;
             let step = Subject {
                 load: step_load,
                 ..s.subject.clone()
             };
-            let planned = planned_case(seq as usize, &step, Some(&s.key), 1, s.spec.step_duration);
-            self.store.insert_planned(self.run, &[planned])?;
-            let id: i64 = self.store.conn().query_row(
-                "SELECT id FROM cases WHERE run_id = ?1 AND seq = ?2",
-                rusqlite::params![self.run, seq],
-                |r| r.get(0),
-            )?;
+            let id = self.store.append_case(self.run, |seq| {
+                planned_case(seq, &step, Some(&s.key), 1, s.spec.step_duration)
+            })?;
             self.store
                 .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
             self.store.mark_running(
