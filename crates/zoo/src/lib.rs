@@ -7,7 +7,6 @@
 //! `wait_ready` → [`parity::inspect`] (byte counts to store) → load → `stop`.
 
 pub mod build;
-pub mod compare;
 pub mod contract;
 pub mod error;
 pub mod fetch;
@@ -16,8 +15,12 @@ pub mod manifest;
 pub mod parity;
 pub mod placeholder;
 pub mod process;
+pub mod reference;
+pub mod row;
+pub mod rule;
 pub mod scenario;
 pub mod text;
+mod token;
 pub mod toolchain;
 mod zoo;
 

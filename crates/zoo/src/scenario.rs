@@ -8,7 +8,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{parse_toml, DefinitionError};
-use crate::manifest::is_token;
+use crate::token::is_token;
 
 /// A body file larger than this is a mistake, not a benchmark scenario; the
 /// raw fetch reads at most 8 MiB anyway.

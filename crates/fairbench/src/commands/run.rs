@@ -398,7 +398,7 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
     Ok(toml::to_string(&doc)?)
 }
 
-fn print_plan(suite: &Suite, plan: &suite::Plan) {
+fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
     println!("suite {}: {}", suite.name, suite.description);
     for (i, item) in plan.items.iter().enumerate() {
         match item {

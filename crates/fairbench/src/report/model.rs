@@ -64,7 +64,7 @@ pub fn cores_label(n: i64) -> String {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct RunReport {
     pub run: RunInfo,
     /// Sorted by name; a server's position is its colour in every chart.
     pub servers: Vec<ServerInfo>,
@@ -515,7 +515,7 @@ pub struct Problem {
 }
 
 /// Reads `run` from the store into a report.
-pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
+pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<RunReport> {
     let cases = store.cases(run.id)?;
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
@@ -610,7 +610,7 @@ pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
         .map(|s| sweep_info(s, &groups, &names))
         .collect();
 
-    Ok(Report {
+    Ok(RunReport {
         run: RunInfo {
             id: run.id,
             suite: run.suite.clone(),
