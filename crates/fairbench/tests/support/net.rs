@@ -1,12 +1,13 @@
 //! Servers the tests talk to: a fast keep-alive HTTP server in this process,
-//! and an OpenSSH server on a loopback port.
+//! one that records what it was sent, one that never answers, and an
+//! OpenSSH server on a loopback port.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{have, is_root, require};
@@ -72,6 +73,147 @@ impl Hello {
 }
 
 impl Drop for Hello {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A keep-alive server on 127.0.0.1 that answers every request with the
+/// 13-byte body and keeps the first request it was sent, whole, and the
+/// most requests that ever arrived in one read (pipelining shows there);
+/// stops when dropped and after 60 s regardless.
+pub struct Recorder {
+    pub port: u16,
+    pub first: Arc<Mutex<Vec<u8>>>,
+    pub most_in_one_read: Arc<Mutex<usize>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Recorder {
+    pub fn start() -> Recorder {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let first = Arc::new(Mutex::new(Vec::new()));
+        let most = Arc::new(Mutex::new(0));
+        let (s, f, m) = (stop.clone(), first.clone(), most.clone());
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(60) {
+                let Ok((mut c, _)) = l.accept() else {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                let _ = c.set_nonblocking(false);
+                let (s2, f2, m2) = (s.clone(), f.clone(), m.clone());
+                std::thread::spawn(move || {
+                    c.set_read_timeout(Some(Duration::from_millis(200))).ok();
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 65536];
+                    while !s2.load(Ordering::Relaxed) {
+                        match c.read(&mut chunk) {
+                            Ok(0) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            Err(e)
+                                if e.kind() == std::io::ErrorKind::WouldBlock
+                                    || e.kind() == std::io::ErrorKind::TimedOut =>
+                            {
+                                continue
+                            }
+                            Err(_) => return,
+                        }
+                        let mut out = Vec::new();
+                        let mut here = 0;
+                        while let Some(len) = request_len(&buf) {
+                            let req: Vec<u8> = buf.drain(..len).collect();
+                            let mut f = f2.lock().unwrap();
+                            if f.is_empty() {
+                                *f = req;
+                            }
+                            here += 1;
+                            out.extend_from_slice(
+                                b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\n",
+                            );
+                        }
+                        let mut m = m2.lock().unwrap();
+                        *m = (*m).max(here);
+                        drop(m);
+                        if !out.is_empty() && c.write_all(&out).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Recorder {
+            port,
+            first,
+            most_in_one_read: most,
+            stop,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn first_request(&self) -> String {
+        String::from_utf8_lossy(&self.first.lock().unwrap()).into_owned()
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The length of the first whole request in `buf` (head and a
+/// Content-Length body), if it has arrived.
+fn request_len(buf: &[u8]) -> Option<usize> {
+    let head = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let text = String::from_utf8_lossy(&buf[..head]).to_ascii_lowercase();
+    let body: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap_or(0));
+    (buf.len() >= head + body).then_some(head + body)
+}
+
+/// A server on 127.0.0.1 that accepts connections, reads, and never
+/// answers; stops when dropped and after 60 s regardless.
+pub struct Silent {
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl Silent {
+    pub fn start() -> Silent {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut held = Vec::new();
+            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(60) {
+                match l.accept() {
+                    Ok((c, _)) => held.push(c),
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Silent { port, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Silent {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
