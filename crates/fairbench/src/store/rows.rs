@@ -192,6 +192,8 @@ pub struct CaseRow {
     pub server_rss_peak: Option<i64>,
     pub server_rss_mean: Option<i64>,
     pub server_threads_max: Option<i64>,
+    /// Share of the machine's CPU time the hypervisor stole (version 3).
+    pub steal_fraction: Option<f64>,
     pub warnings_json: String,
 }
 
@@ -295,6 +297,7 @@ impl CaseRow {
             server_rss_peak: r.get("server_rss_peak")?,
             server_rss_mean: r.get("server_rss_mean")?,
             server_threads_max: r.get("server_threads_max")?,
+            steal_fraction: r.get("steal_fraction")?,
             warnings_json: r.get("warnings_json")?,
         })
     }
