@@ -558,61 +558,30 @@ fn servers_are_pinned_to_the_cpus_asked_for_and_told_cores() {
     let root = fixture_root();
     let work = tempfile::tempdir().unwrap();
     let (root, workp) = (root.to_str().unwrap(), work.path().to_str().unwrap());
-    let run = fairbench(
-        &check_args(
-            root,
-            workp,
-            "ok",
-            &[
-                "--scenarios",
-                "static",
-                "--variant",
-                "normalized",
-                "--cpus",
-                "0",
-                "--json",
-            ],
-        ),
-        &[],
-        "pinning",
-    );
-    run.expect_code(0);
-    let r = run.json();
-    let log = case(&r, "ok", "static", "normalized")["log_path"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("cores: 1, cpus: [0]"), "{text}");
-
-    // CORES as asked, whatever the CPUs.
-    let run = fairbench(
-        &check_args(
-            root,
-            workp,
-            "ok",
-            &[
-                "--scenarios",
-                "static",
-                "--variant",
-                "normalized",
-                "--cpus",
-                "0",
-                "--cores",
-                "2",
-                "--json",
-            ],
-        ),
-        &[],
-        "cores",
-    );
-    run.expect_code(0);
-    let log = case(&run.json(), "ok", "static", "normalized")["log_path"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("cores: 2, cpus: [0]"), "{text}");
+    // CORES defaults to the number of CPUs, or is what --cores says.
+    for (extra, expect) in [
+        (&[][..], "cores: 1, cpus: [0]"),
+        (&["--cores", "2"][..], "cores: 2, cpus: [0]"),
+    ] {
+        let mut flags = vec![
+            "--scenarios",
+            "static",
+            "--variant",
+            "normalized",
+            "--cpus",
+            "0",
+            "--json",
+        ];
+        flags.extend(extra);
+        let run = fairbench(&check_args(root, workp, "ok", &flags), &[], "pinning");
+        run.expect_code(0);
+        let log = case(&run.json(), "ok", "static", "normalized")["log_path"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains(expect), "{extra:?}: {text}");
+    }
 }
 
 #[test]

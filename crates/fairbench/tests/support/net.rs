@@ -3,7 +3,7 @@
 //! OpenSSH server on a loopback port.
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +11,55 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{have, is_root, require};
+
+/// Accepts connections on `addr` until stopped or `lifetime` has passed,
+/// each on a thread of its own running `conn` (which should return once the
+/// flag it is given is set). Returns the port and the flag.
+fn listen<F>(addr: &str, lifetime: Duration, conn: F) -> (u16, Arc<AtomicBool>)
+where
+    F: Fn(TcpStream, Arc<AtomicBool>) + Send + Sync + 'static,
+{
+    let l = TcpListener::bind(addr).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let port = l.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let conn = Arc::new(conn);
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while !s.load(Ordering::Relaxed) && t0.elapsed() < lifetime {
+            let Ok((c, _)) = l.accept() else {
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            };
+            let _ = c.set_nonblocking(false);
+            let _ = c.set_nodelay(true);
+            c.set_read_timeout(Some(Duration::from_millis(200))).ok();
+            let (s2, conn) = (s.clone(), conn.clone());
+            std::thread::spawn(move || conn(c, s2));
+        }
+    });
+    (port, stop)
+}
+
+/// Reads more of a request, waiting at most the read timeout; false when the
+/// connection is done.
+fn read_more(c: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+    let mut chunk = [0u8; 65536];
+    match c.read(&mut chunk) {
+        Ok(0) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            true
+        }
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\n";
 
 /// A fast keep-alive HTTP server on all addresses of this machine's own
 /// namespace (so that a namespace linked to it can reach it), answering the
@@ -22,46 +71,20 @@ pub struct Hello {
 
 impl Hello {
     pub fn start() -> Hello {
-        let l = TcpListener::bind("0.0.0.0:0").unwrap();
-        l.set_nonblocking(true).unwrap();
-        let port = l.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        std::thread::spawn(move || {
-            let t0 = Instant::now();
-            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(120) {
-                let Ok((mut c, _)) = l.accept() else {
-                    std::thread::sleep(Duration::from_millis(2));
-                    continue;
-                };
-                let _ = c.set_nonblocking(false);
-                let _ = c.set_nodelay(true);
-                let s2 = s.clone();
-                std::thread::spawn(move || {
-                    c.set_read_timeout(Some(Duration::from_millis(200))).ok();
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 4096];
-                    while !s2.load(Ordering::Relaxed) {
-                        let mut out = Vec::new();
-                        while let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            buf.drain(..i + 4);
-                            out.extend_from_slice(
-                                b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\n",
-                            );
-                        }
-                        if !out.is_empty() && c.write_all(&out).is_err() {
-                            return;
-                        }
-                        match c.read(&mut chunk) {
-                            Ok(0) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                            Err(e)
-                                if e.kind() == std::io::ErrorKind::WouldBlock
-                                    || e.kind() == std::io::ErrorKind::TimedOut => {}
-                            Err(_) => return,
-                        }
-                    }
-                });
+        let (port, stop) = listen("0.0.0.0:0", Duration::from_secs(120), |mut c, stop| {
+            let mut buf = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let mut out = Vec::new();
+                while let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    buf.drain(..i + 4);
+                    out.extend_from_slice(HELLO);
+                }
+                if !out.is_empty() && c.write_all(&out).is_err() {
+                    return;
+                }
+                if !read_more(&mut c, &mut buf) {
+                    return;
+                }
             }
         });
         Hello { port, stop }
@@ -91,61 +114,35 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn start() -> Recorder {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.set_nonblocking(true).unwrap();
-        let port = l.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
         let first = Arc::new(Mutex::new(Vec::new()));
         let most = Arc::new(Mutex::new(0));
-        let (s, f, m) = (stop.clone(), first.clone(), most.clone());
-        std::thread::spawn(move || {
-            let t0 = Instant::now();
-            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(60) {
-                let Ok((mut c, _)) = l.accept() else {
-                    std::thread::sleep(Duration::from_millis(2));
-                    continue;
-                };
-                let _ = c.set_nonblocking(false);
-                let (s2, f2, m2) = (s.clone(), f.clone(), m.clone());
-                std::thread::spawn(move || {
-                    c.set_read_timeout(Some(Duration::from_millis(200))).ok();
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 65536];
-                    while !s2.load(Ordering::Relaxed) {
-                        match c.read(&mut chunk) {
-                            Ok(0) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                            Err(e)
-                                if e.kind() == std::io::ErrorKind::WouldBlock
-                                    || e.kind() == std::io::ErrorKind::TimedOut =>
-                            {
-                                continue
-                            }
-                            Err(_) => return,
+        let (f, m) = (first.clone(), most.clone());
+        let (port, stop) = listen(
+            "127.0.0.1:0",
+            Duration::from_secs(60),
+            move |mut c, stop| {
+                let mut buf = Vec::new();
+                while !stop.load(Ordering::Relaxed) && read_more(&mut c, &mut buf) {
+                    let mut out = Vec::new();
+                    let mut here = 0;
+                    while let Some(len) = request_len(&buf) {
+                        let req: Vec<u8> = buf.drain(..len).collect();
+                        let mut f = f.lock().unwrap();
+                        if f.is_empty() {
+                            *f = req;
                         }
-                        let mut out = Vec::new();
-                        let mut here = 0;
-                        while let Some(len) = request_len(&buf) {
-                            let req: Vec<u8> = buf.drain(..len).collect();
-                            let mut f = f2.lock().unwrap();
-                            if f.is_empty() {
-                                *f = req;
-                            }
-                            here += 1;
-                            out.extend_from_slice(
-                                b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\n",
-                            );
-                        }
-                        let mut m = m2.lock().unwrap();
-                        *m = (*m).max(here);
-                        drop(m);
-                        if !out.is_empty() && c.write_all(&out).is_err() {
-                            return;
-                        }
+                        here += 1;
+                        out.extend_from_slice(HELLO);
                     }
-                });
-            }
-        });
+                    let mut m = m.lock().unwrap();
+                    *m = (*m).max(here);
+                    drop(m);
+                    if !out.is_empty() && c.write_all(&out).is_err() {
+                        return;
+                    }
+                }
+            },
+        );
         Recorder {
             port,
             first,
@@ -181,7 +178,7 @@ fn request_len(buf: &[u8]) -> Option<usize> {
     (buf.len() >= head + body).then_some(head + body)
 }
 
-/// A server on 127.0.0.1 that accepts connections, reads, and never
+/// A server on 127.0.0.1 that accepts connections and reads, and never
 /// answers; stops when dropped and after 60 s regardless.
 pub struct Silent {
     pub port: u16,
@@ -190,19 +187,10 @@ pub struct Silent {
 
 impl Silent {
     pub fn start() -> Silent {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.set_nonblocking(true).unwrap();
-        let port = l.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        std::thread::spawn(move || {
-            let t0 = Instant::now();
-            let mut held = Vec::new();
-            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(60) {
-                match l.accept() {
-                    Ok((c, _)) => held.push(c),
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
+        let (port, stop) = listen("127.0.0.1:0", Duration::from_secs(60), |mut c, stop| {
+            let mut buf = Vec::new();
+            while !stop.load(Ordering::Relaxed) && read_more(&mut c, &mut buf) {
+                buf.clear();
             }
         });
         Silent { port, stop }
