@@ -1,6 +1,7 @@
 //! What a run is asked to do, checked before anything starts.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::request::RequestSpec;
@@ -46,6 +47,22 @@ pub struct LoadConfig {
     /// given the same time start together and their intervals line up, so
     /// their results can be merged exactly. `None`: start at once.
     pub start_at: Option<SystemTime>,
+    /// Run first on every load thread, before it is pinned, so that the
+    /// caller can place its threads (e.g. in a control group) without the
+    /// engine knowing how. An error voids the run like a failed pinning.
+    /// It stays with the caller: a generator elsewhere places its own.
+    #[serde(skip)]
+    pub thread_start: Option<ThreadStart>,
+}
+
+/// A caller's hook run on each load thread as it starts.
+#[derive(Clone)]
+pub struct ThreadStart(pub Arc<dyn Fn() -> Result<(), String> + Send + Sync>);
+
+impl fmt::Debug for ThreadStart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ThreadStart(..)")
+    }
 }
 
 impl LoadConfig {
@@ -65,6 +82,7 @@ impl LoadConfig {
             cpus: None,
             share: GeneratorShare::default(),
             start_at: None,
+            thread_start: None,
         }
     }
 

@@ -114,6 +114,7 @@ pub fn run(
         schedule_start: start + offset,
         threads,
         cpus: cfg.cpus.clone(),
+        thread_start: cfg.thread_start.clone(),
     });
 
     let steal0 = clock::machine_steal_ticks();

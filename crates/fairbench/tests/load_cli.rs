@@ -25,6 +25,13 @@ fn usage_errors_name_the_flag_and_exit_2() {
         (&["load", "-c", "0", "http://127.0.0.1:1/"], "--connections"),
         (&["load", "-R", "-5", "http://127.0.0.1:1/"], "--rate"),
         (&["load", "-d", "0", "http://127.0.0.1:1/"], "--duration"),
+        (&["load", "-d", "1e20", "http://127.0.0.1:1/"], "--duration"),
+        (
+            &["load", "--timeout", "1e20", "http://127.0.0.1:1/"],
+            "--timeout",
+        ),
+        (&["load", "-R", "1e-12", "http://127.0.0.1:1/"], "--rate"),
+        (&["load", "--cpus", "x", "http://127.0.0.1:1/"], "--cpus"),
         (
             &["load", "-H", "nocolon", "http://127.0.0.1:1/"],
             "--header",
@@ -49,6 +56,17 @@ fn usage_errors_name_the_flag_and_exit_2() {
             "short: {err}"
         );
     }
+}
+
+#[test]
+fn cpus_pins_the_load_threads_and_sets_their_number() {
+    let srv = Hello::start();
+    let (code, out, err) = run(&["load", "--cpus", "0", "-d", "1s", "--json", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // One CPU given: one thread by default, so the pin is not a squeeze.
+    assert_eq!(j["threads"], 1, "{out}");
+    assert!(j["requests"].as_u64().unwrap() > 0);
 }
 
 #[test]

@@ -77,6 +77,16 @@ fn a_server_host_and_two_client_hosts_merge_exactly() {
     // its log came home.
     assert!(root.sql::<f64>("SELECT server_cpu_s FROM cases") > 0.0);
     assert!(root.sql::<i64>("SELECT server_rss_peak FROM cases") > 1_000_000);
+    // The remote supervisor held it in a control group there (the test's
+    // sshd logs in as root) and reported the group's counters.
+    let held: String = root.sql("SELECT containment FROM cases");
+    assert!(held == "cgroup-v1" || held == "cgroup-v2", "{held}");
+    assert_eq!(
+        root.sql::<String>("SELECT server_cpuset FROM cases"),
+        root.sql::<String>("SELECT server_cpus FROM cases")
+    );
+    assert!(root.sql::<f64>("SELECT server_group_cpu_s FROM cases") > 0.0);
+    assert!(root.sql::<i64>("SELECT server_group_memory_peak FROM cases") > 1_000_000);
     let topo: String = root.sql("SELECT topology_json FROM runs");
     let topo: serde_json::Value = serde_json::from_str(&topo).unwrap();
     assert_eq!(topo["topology"], "ssh");

@@ -205,6 +205,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     let work = args
         .work_dir
         .clone()
@@ -483,6 +484,12 @@ fn check_case(
         }
     }
     proc.stop();
+    if let Some(why) = proc.leftover() {
+        eprintln!(
+            "warning: the control group of {} was not removed: {why}",
+            id.server
+        );
+    }
     report.log_path = Some(log_path);
     report
 }

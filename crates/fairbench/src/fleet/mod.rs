@@ -15,6 +15,7 @@ pub mod split;
 pub mod wire;
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -24,6 +25,8 @@ use fairbench_engine::histogram::Encoded;
 use fairbench_engine::merge::LiveMerge;
 use fairbench_engine::{LoadConfig, Observer, Outcome, SecondSample};
 use hdrhistogram::Histogram;
+
+use fairbench_zoo::containment::{self, Group, Purpose};
 
 use crate::host::Host;
 use wire::AgentMsg;
@@ -38,6 +41,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Clocks further apart than this get a warning: the parts' intervals are
 /// then shifted against each other by about that much.
 const CLOCK_WARN_MS: f64 = 50.0;
+
+/// Set on an agent that fairbench has put in a control group itself.
+pub const IN_GROUP_VAR: &str = "FAIRBENCH_IN_GROUP";
 
 /// One generator's share of the load and where it runs.
 #[derive(Clone)]
@@ -56,6 +62,8 @@ pub struct Part {
     /// encoded (a few hundred bytes each rather than ~100 KiB decoded).
     pub intervals: Vec<Encoded>,
     pub warnings: Vec<String>,
+    /// How its load threads were held to their CPUs, when pinned.
+    pub containment: Option<String>,
 }
 
 pub struct FleetOutcome {
@@ -94,13 +102,15 @@ enum Event {
 
 struct Agent {
     label: String,
+    /// Its control group, when fairbench made one for it.
+    group: Option<Group>,
     config: LoadConfig,
     child: Child,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<Vec<String>>>,
     ready: bool,
     clock_offset_ms: f64,
-    done: Option<(Outcome, f64)>,
+    done: Option<(Outcome, f64, Option<String>)>,
     error: Option<String>,
     closed: bool,
     intervals: Vec<Encoded>,
@@ -173,9 +183,30 @@ pub fn run(
             "--job".into(),
             json,
         ];
-        let mut child = job
-            .host
-            .command(&argv)
+        // An agent on this machine (here or in a namespace, where it
+        // cannot see the cgroup file system itself) goes into a group with
+        // its CPUs as the cpuset from its first instruction on.
+        let group = match (&job.host, &job.config.cpus) {
+            (Host::Local | Host::Netns(_), Some(cpus)) => {
+                containment::create(Purpose::Generator, Some(cpus)).ok()
+            }
+            _ => None,
+        };
+        let mut cmd = job.host.command(&argv);
+        if let Some(g) = &group {
+            let joiner = g.joiner().map_err(|e| {
+                FleetError::Agent(format!(
+                    "load generator on {label}: cannot open control group {}: {e}",
+                    g.name()
+                ))
+            })?;
+            cmd.env(IN_GROUP_VAR, g.name());
+            // SAFETY: join_self only writes to descriptors opened before the fork.
+            unsafe {
+                cmd.pre_exec(move || joiner.join_self());
+            }
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -222,6 +253,7 @@ pub fn run(
         let stdin = child.stdin.take();
         agents.push(Agent {
             label,
+            group,
             config: job.config,
             child,
             stdin,
@@ -338,9 +370,10 @@ pub fn run(
                 AgentMsg::Done {
                     outcome,
                     late_start_ms,
+                    containment,
                 },
                 _,
-            )) => agents[i].done = Some((*outcome, late_start_ms)),
+            )) => agents[i].done = Some((*outcome, late_start_ms, containment)),
             Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => agents[i].error = Some(message),
             Ok(Event::Msg(..)) => {}
             Ok(Event::Garbled(i, line)) => {
@@ -373,7 +406,7 @@ pub fn run(
     let mut parts = Vec::with_capacity(agents.len());
     let mut warnings = Vec::new();
     for a in agents.iter_mut() {
-        let Some((outcome, late_start_ms)) = a.done.take() else {
+        let Some((outcome, late_start_ms, reported)) = a.done.take() else {
             std::thread::sleep(Duration::from_millis(100));
             return Err(FleetError::Agent(a.why()));
         };
@@ -404,6 +437,10 @@ pub fn run(
             outcome,
             intervals: std::mem::take(&mut a.intervals),
             warnings: w,
+            containment: match &a.group {
+                Some(g) => Some(g.method().as_str().to_string()),
+                None => reported,
+            },
         });
     }
     let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();

@@ -28,6 +28,10 @@ pub enum AgentMsg {
     Done {
         outcome: Box<Outcome>,
         late_start_ms: f64,
+        /// How its load threads were held to their CPUs (`cgroup-v1`,
+        /// `affinity`); absent when they were not pinned.
+        #[serde(default)]
+        containment: Option<String>,
     },
     Error {
         message: String,

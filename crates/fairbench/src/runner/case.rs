@@ -1,4 +1,5 @@
-//! One case: start the server pinned to its CPUs, check it, load it, record it.
+//! One case: start the server in its control group on its CPUs, check it,
+//! load it (the generator's threads in a group of their own), record it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use hdrhistogram::Histogram;
 
 use super::placement::Sites;
 use super::sampler::TreeSampler;
+use crate::containment::GeneratorGroup;
 use crate::fleet;
 use crate::fleet::split::{split, Aim, LoadSplit};
 use crate::host::{self, ServerHandle};
@@ -142,6 +144,10 @@ pub struct Watch<'a> {
     rss_n: u64,
     pub threads_max: u64,
     last_cpu: f64,
+    /// The control group's CPU at the previous interval; `None` without a
+    /// group, or once a reading failed (a partial sum would be too low).
+    last_group_cpu: Option<f64>,
+    pub measure_group_cpu_s: f64,
     pub died: bool,
 }
 
@@ -153,6 +159,7 @@ impl<'a> Watch<'a> {
     ) -> Watch<'a> {
         let mut sampler = TreeSampler::new(server.host().clone(), server.pid());
         let (first, _) = sampler.tick();
+        let last_group_cpu = server.group_usage().and_then(|u| u.cpu_s);
         Watch {
             sampler,
             server,
@@ -165,8 +172,16 @@ impl<'a> Watch<'a> {
             rss_n: 0,
             threads_max: 0,
             last_cpu: first.cpu_s,
+            last_group_cpu,
+            measure_group_cpu_s: 0.0,
             died: false,
         }
+    }
+
+    /// The server's control group's CPU over the measurement, when every
+    /// reading of it worked.
+    pub fn group_cpu_s(&self) -> Option<f64> {
+        self.last_group_cpu.map(|_| self.measure_group_cpu_s)
     }
 
     pub fn rss_mean(&self) -> Option<u64> {
@@ -179,6 +194,13 @@ impl Observer for Watch<'_> {
         let (tree, cores) = self.sampler.tick();
         let used = (tree.cpu_s - self.last_cpu).max(0.0);
         self.last_cpu = tree.cpu_s;
+        if let Some(last) = self.last_group_cpu {
+            let now = self.server.group_usage().and_then(|u| u.cpu_s);
+            if let (Some(now), Phase::Measure) = (now, s.phase) {
+                self.measure_group_cpu_s += (now - last).max(0.0);
+            }
+            self.last_group_cpu = now;
+        }
         if s.phase == Phase::Measure {
             self.measure_cpu_s += used;
             self.rss_sum += tree.rss_bytes as f64;
@@ -227,14 +249,31 @@ pub fn measure(
 ) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
+    let mut generator = (None, None);
     let (outcome, parts, mut warnings) = match load.in_process() {
-        Some(cfg) => (
-            fairbench_engine::run(cfg, stop, &mut watch).map_err(|e| e.to_string()),
-            Vec::new(),
-            Vec::new(),
-        ),
+        Some(cfg) => {
+            let group = GeneratorGroup::new(cfg.cpus.as_deref());
+            let mut cfg = cfg.clone();
+            cfg.thread_start = group.hook();
+            if cfg.cpus.is_some() {
+                generator = (Some(group.method().as_str().to_string()), group.cpuset());
+            }
+            (
+                fairbench_engine::run(&cfg, stop, &mut watch).map_err(|e| e.to_string()),
+                Vec::new(),
+                Vec::new(),
+            )
+        }
         None => match fleet::run(load.jobs.clone(), stop, &mut watch) {
             Ok(f) => {
+                let mut held: Vec<String> = f
+                    .parts
+                    .iter()
+                    .filter_map(|p| p.containment.clone())
+                    .collect();
+                held.sort();
+                held.dedup();
+                generator.0 = (!held.is_empty()).then(|| held.join(","));
                 let parts = f
                     .parts
                     .into_iter()
@@ -320,6 +359,8 @@ pub fn measure(
         ));
     }
     let mut figures = figures(&outcome, &watch);
+    figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
+    (figures.generator_containment, figures.generator_cpuset) = generator;
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })
 }
@@ -348,6 +389,10 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         server_rss_peak: Some(w.rss_peak),
         server_rss_mean: w.rss_mean(),
         server_threads_max: Some(w.threads_max),
+        server_group_cpu_s: w.group_cpu_s(),
+        server_group_memory_peak: None,
+        generator_containment: None,
+        generator_cpuset: None,
         steal_fraction: o.generator.steal_fraction,
         warnings: o.warnings(),
         latency: o.latency.clone(),

@@ -173,6 +173,7 @@ impl<'a> Runner<'a> {
         let (hb, bb) = running.bytes();
         self.store
             .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+        running.record_containment(self.store, id)?;
         if self.refused(&c.subject, &running) {
             let reason = running.unfair_reason();
             running.process.stop();
@@ -217,6 +218,7 @@ impl<'a> Runner<'a> {
         match result {
             Ok(Measured { figures, parts }) => {
                 let mut figs = figures;
+                figs.warnings.extend(running.leftover_warning());
                 if placement.shared {
                     figs.warnings.push(format!(
                         "server and load shared CPUs {}: this machine has too few CPUs to separate them",
@@ -324,6 +326,7 @@ impl<'a> Runner<'a> {
             })?;
             self.store
                 .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+            running.record_containment(self.store, id)?;
             self.store.mark_running(
                 id,
                 (

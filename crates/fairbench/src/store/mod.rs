@@ -203,6 +203,21 @@ impl Store {
         Ok(())
     }
 
+    /// How the case's server is held: `cgroup-v1`, `cgroup-v2` or
+    /// `process-group`, and the cpuset its group has.
+    pub fn record_containment(
+        &self,
+        case: i64,
+        method: &str,
+        cpuset: Option<&str>,
+    ) -> anyhow::Result<()> {
+        self.conn.execute(
+            "UPDATE cases SET containment = ?2, server_cpuset = ?3 WHERE id = ?1",
+            params![case, method, cpuset],
+        )?;
+        Ok(())
+    }
+
     /// Stores the check's verdict for a case before it is measured.
     pub fn record_parity(
         &self,
@@ -481,6 +496,10 @@ mod tests {
             server_rss_mean: None,
             server_threads_max: None,
             steal_fraction: None,
+            server_group_cpu_s: None,
+            server_group_memory_peak: None,
+            generator_containment: None,
+            generator_cpuset: None,
             warnings: Vec::new(),
             latency,
             answered: answered.clone(),

@@ -194,6 +194,17 @@ pub struct CaseRow {
     pub server_threads_max: Option<i64>,
     /// Share of the machine's CPU time the hypervisor stole (version 3).
     pub steal_fraction: Option<f64>,
+    /// How the server was held to its CPUs, and the cpuset the kernel
+    /// enforced (version 5).
+    pub containment: Option<String>,
+    pub server_cpuset: Option<String>,
+    /// The server's control group's own CPU and memory figures (version 5).
+    pub server_group_cpu_s: Option<f64>,
+    pub server_group_cpu_us_per_request: Option<f64>,
+    pub server_group_memory_peak: Option<i64>,
+    /// How the load generator's threads were held to their CPUs (version 5).
+    pub generator_containment: Option<String>,
+    pub generator_cpuset: Option<String>,
     pub warnings_json: String,
 }
 
@@ -298,6 +309,13 @@ impl CaseRow {
             server_rss_mean: r.get("server_rss_mean")?,
             server_threads_max: r.get("server_threads_max")?,
             steal_fraction: r.get("steal_fraction")?,
+            containment: r.get("containment")?,
+            server_cpuset: r.get("server_cpuset")?,
+            server_group_cpu_s: r.get("server_group_cpu_s")?,
+            server_group_cpu_us_per_request: r.get("server_group_cpu_us_per_request")?,
+            server_group_memory_peak: r.get("server_group_memory_peak")?,
+            generator_containment: r.get("generator_containment")?,
+            generator_cpuset: r.get("generator_cpuset")?,
             warnings_json: r.get("warnings_json")?,
         })
     }
@@ -328,6 +346,15 @@ pub struct CaseFigures {
     pub server_threads_max: Option<u64>,
     /// Share of the machine's CPU time the hypervisor stole during the load.
     pub steal_fraction: Option<f64>,
+    /// The server's control group's CPU seconds over the measurement
+    /// (every process it ever had); `None` without a group.
+    pub server_group_cpu_s: Option<f64>,
+    /// The group's memory high-water mark since the server started.
+    pub server_group_memory_peak: Option<u64>,
+    /// How the load generator's threads were held to their CPUs, where
+    /// they were pinned (`cgroup-v1`, `affinity`).
+    pub generator_containment: Option<String>,
+    pub generator_cpuset: Option<String>,
     pub warnings: Vec<String>,
     /// Every request of the window, unanswered ones included.
     pub latency: Histogram<u64>,
@@ -344,10 +371,11 @@ pub(crate) fn update_figures(
     f: &CaseFigures,
 ) -> rusqlite::Result<()> {
     let l = &f.latency_summary;
-    let cpu_per_req = match (f.server_cpu_s, f.outcome_requests) {
+    let per_req = |cpu: Option<f64>| match (cpu, f.outcome_requests) {
         (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
         _ => None,
     };
+    let cpu_per_req = per_req(f.server_cpu_s);
     tx.execute(
         "UPDATE cases SET state = 'done', reason = NULL, finished_at = :finished_at,
             planned = :planned, requests = :requests, duration_s = :duration_s, rps = :rps,
@@ -363,7 +391,10 @@ pub(crate) fn update_figures(
             server_cpu_s = :server_cpu_s, server_cpu_us_per_request = :server_cpu_us_per_request,
             server_rss_peak = :server_rss_peak, server_rss_mean = :server_rss_mean,
             server_threads_max = :server_threads_max, warnings_json = :warnings_json,
-            steal_fraction = :steal_fraction
+            steal_fraction = :steal_fraction, server_group_cpu_s = :server_group_cpu_s,
+            server_group_cpu_us_per_request = :server_group_cpu_us_per_request,
+            server_group_memory_peak = :server_group_memory_peak,
+            generator_containment = :generator_containment, generator_cpuset = :generator_cpuset
          WHERE id = :id",
         named_params! {
             ":id": case,
@@ -406,6 +437,11 @@ pub(crate) fn update_figures(
             ":server_threads_max": f.server_threads_max.map(|v| v as i64),
             ":warnings_json": serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into()),
             ":steal_fraction": f.steal_fraction,
+            ":server_group_cpu_s": f.server_group_cpu_s,
+            ":server_group_cpu_us_per_request": per_req(f.server_group_cpu_s),
+            ":server_group_memory_peak": f.server_group_memory_peak.map(|v| v as i64),
+            ":generator_containment": f.generator_containment,
+            ":generator_cpuset": f.generator_cpuset,
         },
     )?;
     Ok(())
