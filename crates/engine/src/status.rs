@@ -11,7 +11,9 @@ const WORDS: usize = CODES.div_ceil(64);
 
 /// The status codes that count as a success; an answer with any other is a
 /// status error. A bit set, so the check per answer is one shift and mask.
-#[derive(Clone, PartialEq, Eq)]
+/// Travels (to load agents) as the text it was parsed from.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct StatusSet {
     bits: [u64; WORDS],
     /// As written, for messages and for sending to load agents.
@@ -22,6 +24,19 @@ impl Default for StatusSet {
     /// 2xx and 3xx, as wrk, ab and oha count successes.
     fn default() -> Self {
         StatusSet::parse("200-399").expect("static default is valid")
+    }
+}
+
+impl From<StatusSet> for String {
+    fn from(s: StatusSet) -> String {
+        s.text
+    }
+}
+
+impl TryFrom<String> for StatusSet {
+    type Error = ConfigError;
+    fn try_from(s: String) -> Result<StatusSet, ConfigError> {
+        StatusSet::parse(&s)
     }
 }
 

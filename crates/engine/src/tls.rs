@@ -15,13 +15,14 @@ use crate::target::Target;
 use crate::ConfigError;
 
 /// How the server's certificate is checked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TlsOptions {
     /// Accept any certificate (the handshake's signatures are still
     /// checked, so the connection is real TLS, only not authenticated).
     pub insecure: bool,
     /// Trust these PEM certificates instead of the system's roots. The
     /// contents, not a path: a load agent on another host gets them too.
+    #[serde(default, with = "crate::hex::option_bytes_as_hex")]
     pub ca_pem: Option<Vec<u8>>,
 }
 

@@ -10,9 +10,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fairbench_zoo::contract::{Grade, Rule};
 use fairbench_zoo::launch::{self, LaunchParams};
 use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::rule::{Grade, Rule};
 use fairbench_zoo::{ResponseKind, Scenario, Server};
 
 use crate::host::{Host, ServerHandle};

@@ -191,3 +191,40 @@ fn check_runs_the_server_on_an_ssh_host() {
     assert_eq!(j["cases"][0]["row"]["body_bytes"], 13);
     root.assert_no_servers_left();
 }
+
+#[test]
+fn load_runs_its_generator_on_an_ssh_host() {
+    let _serial = serial();
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let hello = Hello::start();
+    let out = command()
+        .args([
+            "load",
+            &hello.url(),
+            "--json",
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--client-host",
+            "fbt-client1",
+            "--ssh-config",
+            &sshd.config().display().to_string(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out), sshd.log());
+    let j = json(&out);
+    let clients = j["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 1);
+    assert!(
+        clients[0]["host"].as_str().unwrap().contains("fbt-client1"),
+        "{}",
+        clients[0]
+    );
+    assert!(j["requests"].as_u64().unwrap() > 0);
+    assert_eq!(j["requests"], clients[0]["requests"]);
+}

@@ -8,7 +8,6 @@
 //! `wait_ready` → [`parity::inspect`] (byte counts to store) → load → `stop`.
 
 pub mod build;
-pub mod compare;
 pub mod containment;
 pub mod contract;
 pub mod error;
@@ -18,8 +17,12 @@ pub mod manifest;
 pub mod parity;
 pub mod placeholder;
 pub mod process;
+pub mod reference;
+pub mod row;
+pub mod rule;
 pub mod scenario;
 pub mod text;
+mod token;
 pub mod toolchain;
 mod zoo;
 

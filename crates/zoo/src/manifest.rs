@@ -8,9 +8,10 @@ use indexmap::IndexMap;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::contract::Rule;
 use crate::error::{parse_toml, DefinitionError};
 use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS};
+use crate::rule::Rule;
+use crate::token::is_token;
 
 /// One argv: program and arguments, never run through a shell.
 pub type Argv = Vec<String>;
@@ -334,13 +335,6 @@ fn is_mode_name(s: &str) -> bool {
         && b[0].is_ascii_alphanumeric()
         && b.iter()
             .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_')
-}
-
-/// An HTTP header name is an RFC 9110 token.
-pub(crate) fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
 }
 
 fn validate(

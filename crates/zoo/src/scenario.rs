@@ -8,7 +8,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{parse_toml, DefinitionError};
-use crate::manifest::is_token;
+use crate::token::is_token;
 
 /// The header names of every request fairbench sends for a scenario, from
 /// `check` and from the load engine alike: `Host` and nothing else. Part of

@@ -67,7 +67,7 @@ const SATURATED: f64 = 0.9;
 const SEND_AHEAD: Nanos = 10_000;
 
 /// Everything the workers share, fixed before they start.
-pub(crate) struct Plan {
+pub(crate) struct ThreadPlan {
     pub addr: SocketAddr,
     /// `pipeline` back-to-back copies of the serialised request, so that k
     /// requests are one contiguous slice.
@@ -99,7 +99,7 @@ fn scan_every(timeout: Nanos) -> Nanos {
     (timeout / 20).clamp(1_000_000, 50_000_000)
 }
 
-pub(crate) enum Report {
+pub(crate) enum ThreadReport {
     /// Worker `.0`'s share of one interval of the time series.
     Interval(usize, SecondSample, Histogram<u64>),
     /// Worker `.0`'s whole result, as a part of the run's.
@@ -131,10 +131,10 @@ impl Usage {
 
 pub(crate) struct Worker {
     index: usize,
-    plan: Arc<Plan>,
+    plan: Arc<ThreadPlan>,
     stop: Arc<AtomicBool>,
     halt: Arc<AtomicBool>,
-    tx: Sender<Report>,
+    tx: Sender<ThreadReport>,
     poller: Poller,
     conns: Vec<Conn>,
     buf: Box<[u8]>,
@@ -183,10 +183,10 @@ impl Worker {
         index: usize,
         connections: usize,
         budget: Option<u64>,
-        plan: Arc<Plan>,
+        plan: Arc<ThreadPlan>,
         stop: Arc<AtomicBool>,
         halt: Arc<AtomicBool>,
-        tx: Sender<Report>,
+        tx: Sender<ThreadReport>,
     ) -> io::Result<Worker> {
         let poller = Poller::new(1024)?;
         let pacer = plan
@@ -265,7 +265,9 @@ impl Worker {
                 .or_else(|| e.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             halt.store(true, Ordering::Relaxed);
-            let _ = tx.send(Report::Failed(format!("a load thread panicked: {msg}")));
+            let _ = tx.send(ThreadReport::Failed(format!(
+                "a load thread panicked: {msg}"
+            )));
         }
     }
 
@@ -277,16 +279,16 @@ impl Worker {
         if let Some(hook) = &self.plan.thread_start {
             if let Err(e) = (hook.0)() {
                 self.halt.store(true, Ordering::Relaxed);
-                let _ = self
-                    .tx
-                    .send(Report::Failed(format!("cannot place a load thread: {e}")));
+                let _ = self.tx.send(ThreadReport::Failed(format!(
+                    "cannot place a load thread: {e}"
+                )));
                 return;
             }
         }
         if let Some(cpus) = &self.plan.cpus {
             if let Err(e) = pin_current_thread(cpus) {
                 self.halt.store(true, Ordering::Relaxed);
-                let _ = self.tx.send(Report::Failed(format!(
+                let _ = self.tx.send(ThreadReport::Failed(format!(
                     "cannot pin a load thread to CPUs {cpus:?}: {e}"
                 )));
                 return;
@@ -349,7 +351,9 @@ impl Worker {
             let mut ready = std::mem::take(&mut self.ready);
             ready.clear();
             if let Err(e) = self.poller.wait(wake, |r| ready.push(r)) {
-                let _ = self.tx.send(Report::Failed(format!("epoll failed: {e}")));
+                let _ = self
+                    .tx
+                    .send(ThreadReport::Failed(format!("epoll failed: {e}")));
                 self.halt.store(true, Ordering::Relaxed);
                 return;
             }
@@ -370,7 +374,10 @@ impl Worker {
         // data. After the window, it is the drain's.
         self.flush_interval(now);
         let (tx, index) = (self.tx.clone(), self.index);
-        let _ = tx.send(Report::Done(index, Box::new(self.result(now, interrupted))));
+        let _ = tx.send(ThreadReport::Done(
+            index,
+            Box::new(self.result(now, interrupted)),
+        ));
     }
 
     /// This thread's part of the run's outcome.
@@ -553,7 +560,9 @@ impl Worker {
             p50_us: 0,
             p99_us: 0,
         };
-        let _ = self.tx.send(Report::Interval(self.index, sample, iv.hist));
+        let _ = self
+            .tx
+            .send(ThreadReport::Interval(self.index, sample, iv.hist));
         self.iv_second += 1;
         self.iv_from = to.max(self.iv_from);
         self.iv_end = interval_end(&self.plan, self.iv_second, self.end);
@@ -1166,7 +1175,7 @@ fn sort_if_needed(q: &mut VecDeque<Req>) {
 }
 
 /// The end of interval `second`, at most the window's `end`.
-fn interval_end(plan: &Plan, second: i64, end: Nanos) -> Nanos {
+fn interval_end(plan: &ThreadPlan, second: i64, end: Nanos) -> Nanos {
     let edge = plan.measure_start as i128 + (second as i128 + 1) * NANOS_PER_SEC as i128;
     (edge.max(0) as u64).min(end)
 }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use crate::args::{resolve_run, RunSel};
-use crate::export::report_compare;
-use crate::report::compare::{compare, RunRef};
+use crate::export::comparison;
+use crate::report::comparison::{compare_runs, RunRef};
 use crate::store::Store;
 use crate::usage::usage;
 
@@ -53,7 +53,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let sb = store_b.as_ref().unwrap_or(&store_a);
     let run_a = resolve_run(&store_a, args.run_a)?;
     let run_b = resolve_run(sb, args.run_b)?;
-    let cmp = compare(
+    let cmp = compare_runs(
         RunRef::of(&store_a.path().display().to_string(), &run_a),
         &store_a.cases(run_a.id)?,
         RunRef::of(&sb.path().display().to_string(), &run_b),
@@ -61,9 +61,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         args.fail_on_regression,
     );
     let text = match args.format {
-        Format::Text => report_compare::text(&cmp),
-        Format::Md => report_compare::markdown_doc(&cmp),
-        Format::Json => report_compare::json(&cmp)?,
+        Format::Text => comparison::text(&cmp),
+        Format::Md => comparison::markdown_doc(&cmp),
+        Format::Json => comparison::json(&cmp)?,
     };
     print!("{text}");
     if cmp.regressions > 0 {

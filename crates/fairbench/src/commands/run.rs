@@ -241,15 +241,9 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         sweeps_note(&work)
     );
     store.set_run_state(id, "running", None)?;
-    let before: Option<String> = store
-        .conn()
-        .query_row("SELECT topology_json FROM runs WHERE id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap_or(None);
     let kind = |j: &serde_json::Value| j["topology"].as_str().unwrap_or("local").to_string();
-    let was = before
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    let was = store
+        .run_topology(id)?
         .map(|j| kind(&j))
         .unwrap_or_else(|| "local".into());
     let now = layout.describe();
@@ -405,7 +399,7 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
     Ok(toml::to_string(&doc)?)
 }
 
-fn print_plan(suite: &Suite, plan: &suite::Plan) {
+fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
     println!("suite {}: {}", suite.name, suite.description);
     for (i, item) in plan.items.iter().enumerate() {
         match item {

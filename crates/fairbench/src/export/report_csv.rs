@@ -3,7 +3,7 @@
 //! in the HTML. Quoting is the csv crate's (RFC 4180), so any string a
 //! server sent stays one field.
 
-use crate::report::model::{Group, Report};
+use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
 pub const COLUMNS: [&str; 42] = [
@@ -66,7 +66,7 @@ fn bool_cell(b: Option<bool>) -> String {
         .unwrap_or_default()
 }
 
-fn row(r: &Report, g: &Group) -> Vec<String> {
+fn row(r: &RunReport, g: &Group) -> Vec<String> {
     let parity = r.parity.iter().find(|p| {
         p.server == g.key.server
             && p.mode == g.key.mode
@@ -136,7 +136,7 @@ fn row(r: &Report, g: &Group) -> Vec<String> {
     ]
 }
 
-pub fn render(r: &Report) -> anyhow::Result<String> {
+pub fn render(r: &RunReport) -> anyhow::Result<String> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(Vec::new());

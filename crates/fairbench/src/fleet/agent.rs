@@ -21,11 +21,11 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fairbench_engine::histogram::Encoded;
-use fairbench_engine::{Observer, SecondSample};
+use fairbench_engine::{LoadConfig, Observer, SecondSample};
 use fairbench_zoo::process::{self, ServerProcess, ServerSpec};
 use hdrhistogram::Histogram;
 
-use super::wire::{AgentMsg, LoadSpec};
+use super::wire::AgentMsg;
 
 #[derive(clap::Args, Debug)]
 pub struct AgentArgs {
@@ -58,8 +58,8 @@ pub struct SuperviseArgs {
     pub ready_port: Option<u16>,
     #[arg(long, default_value_t = 30_000)]
     pub ready_timeout_ms: u64,
-    #[arg(long, value_delimiter = ',')]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long)]
+    pub cpus: Option<crate::args::CpuList>,
     #[arg(long = "env")]
     pub env: Vec<String>,
     #[arg(last = true, required = true)]
@@ -105,14 +105,14 @@ fn load(job: &str) -> anyhow::Result<i32> {
         out.send(&AgentMsg::Error { message });
         Ok(1)
     };
-    let spec: LoadSpec = match serde_json::from_str(job) {
-        Ok(s) => s,
+    // The target is resolved here, where the load runs.
+    let mut cfg: LoadConfig = match serde_json::from_str(job) {
+        Ok(c) => c,
         Err(e) => return fail(format!("malformed job: {e}")),
     };
-    let mut cfg = match spec.to_config() {
-        Ok(c) => c,
-        Err(e) => return fail(e.to_string()),
-    };
+    if let Err(e) = cfg.validate() {
+        return fail(e.to_string());
+    }
     // Pinned and not placed in a group by whoever started it (fairbench
     // does that for agents on its own machine): its threads in a control
     // group with its CPUs as the cpuset, where one can be made.
@@ -200,7 +200,7 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
     let _ = fairbench_zoo::containment::clean_leftovers();
     let mut spec = ServerSpec::new(a.argv.clone(), a.cwd.clone(), a.log.clone());
     spec.env = env;
-    spec.cpus = a.cpus.clone();
+    spec.cpus = a.cpus.clone().map(|c| c.0);
     spec.stop_grace = Duration::from_millis(a.grace_ms);
     let server = match ServerProcess::start(&spec) {
         Ok(p) => Arc::new(p),

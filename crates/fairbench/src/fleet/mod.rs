@@ -11,6 +11,7 @@
 //! measurement and one-second intervals from that time.
 
 pub mod agent;
+pub mod split;
 pub mod wire;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -22,13 +23,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fairbench_engine::histogram::Encoded;
 use fairbench_engine::merge::LiveMerge;
-use fairbench_engine::{Observer, Outcome, SecondSample};
+use fairbench_engine::{LoadConfig, Observer, Outcome, SecondSample};
 use hdrhistogram::Histogram;
 
 use fairbench_zoo::containment::{self, Group, Purpose};
 
 use crate::host::Host;
-use wire::{AgentMsg, LoadSpec};
+use wire::AgentMsg;
 
 /// How far ahead of "all ready" the shared start is planned: enough for the
 /// start message to reach every agent and for its threads to be up.
@@ -48,14 +49,14 @@ pub const IN_GROUP_VAR: &str = "FAIRBENCH_IN_GROUP";
 #[derive(Clone)]
 pub struct Job {
     pub host: Host,
-    pub spec: LoadSpec,
+    pub config: LoadConfig,
 }
 
 /// One generator's result.
 pub struct Part {
     /// Where it ran (`Host::label`).
     pub host: String,
-    pub spec: LoadSpec,
+    pub config: LoadConfig,
     pub outcome: Outcome,
     /// The histogram of each interval of `outcome.series`, in order, kept
     /// encoded (a few hundred bytes each rather than ~100 KiB decoded).
@@ -103,7 +104,7 @@ struct Agent {
     label: String,
     /// Its control group, when fairbench made one for it.
     group: Option<Group>,
-    spec: LoadSpec,
+    config: LoadConfig,
     child: Child,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<Vec<String>>>,
@@ -174,7 +175,7 @@ pub fn run(
             .host
             .fairbench_exe()
             .map_err(|e| FleetError::Agent(format!("load generator on {label}: {e:#}")))?;
-        let json = serde_json::to_string(&job.spec).expect("a job serialises");
+        let json = serde_json::to_string(&job.config).expect("a job serialises");
         let argv = vec![
             exe,
             "agent".to_string(),
@@ -185,7 +186,7 @@ pub fn run(
         // An agent on this machine (here or in a namespace, where it
         // cannot see the cgroup file system itself) goes into a group with
         // its CPUs as the cpuset from its first instruction on.
-        let group = match (&job.host, &job.spec.cpus) {
+        let group = match (&job.host, &job.config.cpus) {
             (Host::Local | Host::Netns(_), Some(cpus)) => {
                 containment::create(Purpose::Generator, Some(cpus)).ok()
             }
@@ -253,7 +254,7 @@ pub fn run(
         agents.push(Agent {
             label,
             group,
-            spec: job.spec,
+            config: job.config,
             child,
             stdin,
             stderr,
@@ -327,7 +328,7 @@ pub fn run(
     }
     let longest = agents
         .iter()
-        .map(|a| a.spec.warmup_s + a.spec.duration_s)
+        .map(|a| (a.config.warmup + a.config.duration).as_secs_f64())
         .fold(0.0, f64::max);
     let soft_end = Instant::now() + START_MARGIN + Duration::from_secs_f64(longest + 20.0);
     let hard_end = soft_end + Duration::from_secs(15);
@@ -432,7 +433,7 @@ pub fn run(
         warnings.extend(w.iter().cloned());
         parts.push(Part {
             host: a.label.clone(),
-            spec: a.spec.clone(),
+            config: a.config.clone(),
             outcome,
             intervals: std::mem::take(&mut a.intervals),
             warnings: w,
@@ -456,26 +457,4 @@ fn unix_ns() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
-}
-
-/// Splits a total of `n` into `k` shares that differ by at most one, the
-/// larger ones first.
-pub fn share(n: usize, k: usize, i: usize) -> usize {
-    n / k + usize::from(i < n % k)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shares_add_up() {
-        for (n, k) in [(50, 3), (7, 7), (100, 1), (5, 2)] {
-            let total: usize = (0..k).map(|i| share(n, k, i)).sum();
-            assert_eq!(total, n);
-            let max = (0..k).map(|i| share(n, k, i)).max().unwrap();
-            let min = (0..k).map(|i| share(n, k, i)).min().unwrap();
-            assert!(max - min <= 1);
-        }
-    }
 }

@@ -188,6 +188,8 @@ fn figures(
         });
     }
     CaseFigures {
+        // Every request of the window answered or timed out.
+        planned: requests + errors_timeout,
         outcome_requests: requests,
         duration_s: DURATION_S,
         rps,
@@ -216,6 +218,7 @@ fn figures(
         generator_cpuset: None,
         steal_fraction: None,
         warnings: Vec::new(),
+        answered: latency.clone(),
         latency,
         uncorrected,
         lateness: None,

@@ -12,7 +12,8 @@ use hdrhistogram::Histogram;
 use super::placement::Sites;
 use super::sampler::TreeSampler;
 use crate::containment::GeneratorGroup;
-use crate::fleet::{self, wire::LoadSpec, Job};
+use crate::fleet;
+use crate::fleet::split::{split, Aim, LoadSplit};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
@@ -74,27 +75,9 @@ pub struct Timing {
     pub timeout: Duration,
 }
 
-/// How one measurement's load runs: the engine in this process, or agents
-/// on the layout's client hosts whose results are merged.
-pub enum LoadPlan {
-    Here(Box<LoadConfig>),
-    Fleet(Vec<Job>),
-}
-
-impl LoadPlan {
-    fn timeout(&self) -> Duration {
-        match self {
-            LoadPlan::Here(c) => c.timeout,
-            LoadPlan::Fleet(j) => j
-                .first()
-                .map(|j| Duration::from_secs_f64(j.spec.timeout_s))
-                .unwrap_or(Duration::from_secs(2)),
-        }
-    }
-}
-
-/// The load of one measurement against a running server.
-pub fn load_config(
+/// The load of one measurement against a running server, split over the
+/// layout's generators.
+pub fn load_split(
     port: u16,
     scenario: &Scenario,
     load: &LoadProfile,
@@ -102,8 +85,7 @@ pub fn load_config(
     sites: &Sites,
     layout: &Layout,
     t: Timing,
-) -> Result<LoadPlan, String> {
-    let url = |addr: &str| format!("http://{}:{port}{}", host::url_host(addr), scenario.path);
+) -> Result<LoadSplit, String> {
     let (connections, threads, pipeline, model, ends) = match load {
         LoadProfile::Closed {
             connections,
@@ -139,63 +121,24 @@ pub fn load_config(
             Ends::default(),
         ),
     };
-    let base = |addr: &str| -> Result<LoadConfig, String> {
-        let target = Target::parse(&url(addr)).map_err(|e| e.to_string())?;
-        let mut cfg = LoadConfig::new(target);
-        cfg.request.method = scenario.method.clone();
-        cfg.connections = connections;
-        cfg.pipeline = pipeline;
-        cfg.model = model;
-        cfg.warmup = t.warmup;
-        cfg.duration = t.duration;
-        cfg.timeout = t.timeout;
-        cfg.requests = ends.requests;
-        cfg.keepalive = ends.keepalive;
-        Ok(cfg)
-    };
-    if layout.in_process() {
-        let mut cfg = base(&layout.clients[0].server_addr)?;
-        cfg.threads = threads.unwrap_or(sites.default_threads[0]);
-        cfg.cpus = sites.generators[0].clone();
-        return Ok(LoadPlan::Here(Box::new(cfg)));
-    }
-    // Several generators (or one elsewhere): the connections, the threads
-    // named by the profile and the rate are split between them.
-    let n = layout.clients.len();
-    if connections < n {
-        return Err(format!(
-            "{connections} connections cannot be split over {n} load generators"
-        ));
-    }
-    // The URL is resolved by each agent, where it runs.
-    let template = base("127.0.0.1")?;
-    let mut jobs = Vec::with_capacity(n);
-    for (i, c) in layout.clients.iter().enumerate() {
-        let mut spec = LoadSpec::of(&template);
-        spec.url = url(&c.server_addr);
-        spec.connections = fleet::share(connections, n, i);
-        spec.requests = ends.requests.map(|r| fleet::share(r as usize, n, i) as u64);
-        spec.threads = match threads {
-            Some(t) => fleet::share(t.max(n), n, i),
-            None => sites.default_threads[i],
-        }
-        .min(spec.connections)
-        .max(1);
-        spec.rate = match model {
-            LoadModel::ConstantRate { rps } => Some(rps / n as f64),
-            LoadModel::ClosedLoop => None,
-        };
-        // Generator i of n offsets its schedule by i/R: together they are
-        // one evenly spaced stream, not n requests at the same instant.
-        spec.share_index = i;
-        spec.share_count = n;
-        spec.cpus = sites.generators[i].clone();
-        jobs.push(Job {
-            host: c.host.clone(),
-            spec,
-        });
-    }
-    Ok(LoadPlan::Fleet(jobs))
+    // The server as the first generator reaches it; each generator is then
+    // aimed at its own address of the server.
+    let url = format!(
+        "http://{}:{port}{}",
+        host::url_host(&layout.clients[0].server_addr),
+        scenario.path
+    );
+    let mut cfg = LoadConfig::new(Target::parse(&url).map_err(|e| e.to_string())?);
+    cfg.request.method = scenario.method.clone();
+    cfg.connections = connections;
+    cfg.pipeline = pipeline;
+    cfg.model = model;
+    cfg.warmup = t.warmup;
+    cfg.duration = t.duration;
+    cfg.timeout = t.timeout;
+    cfg.requests = ends.requests;
+    cfg.keepalive = ends.keepalive;
+    split(&cfg, layout, &sites.generators, threads, Aim::EachSite).map_err(|e| e.to_string())
 }
 
 /// Samples the server tree every interval, watches that it is alive, and
@@ -313,14 +256,14 @@ pub struct Measured {
 /// Runs the load against a running server and judges the outcome.
 pub fn measure(
     running: &Started,
-    load: &LoadPlan,
+    load: &LoadSplit,
     progress: &RunProgress,
 ) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
     let mut generator = (None, None);
-    let (outcome, parts, mut warnings) = match load {
-        LoadPlan::Here(cfg) => {
+    let (outcome, parts, mut warnings) = match load.in_process() {
+        Some(cfg) => {
             let group = GeneratorGroup::new(cfg.cpus.as_deref());
             let mut cfg = cfg.clone();
             cfg.thread_start = group.hook();
@@ -333,7 +276,7 @@ pub fn measure(
                 Vec::new(),
             )
         }
-        LoadPlan::Fleet(jobs) => match fleet::run(jobs.clone(), stop, &mut watch) {
+        None => match fleet::run(load.jobs.clone(), stop, &mut watch) {
             Ok(f) => {
                 let mut held: Vec<String> = f
                     .parts
@@ -348,7 +291,7 @@ pub fn measure(
                     .into_iter()
                     .map(|p| PartRow {
                         host: p.host,
-                        url: p.spec.url,
+                        url: p.config.target.url,
                         outcome: p.outcome,
                         intervals: p.intervals,
                         warnings: p.warnings,
@@ -396,15 +339,15 @@ pub fn measure(
     // moment apart: right after the load a server may still be draining
     // closed connections, and on a shared host the whole VM can stall for
     // seconds. A server that has really hung fails every try.
-    let timeout = load.timeout().max(Duration::from_secs(2));
-    let (method, path) = probe_request(load);
+    let timeout = load.first().timeout.max(Duration::from_secs(2));
+    let (method, path) = (&load.first().request.method, &load.first().target.path);
     let probe = || {
         running
             .process
             .host()
             .with_loopback(running.port, |p| {
                 let addr = host::loopback(p)[0];
-                let req = fetch::request_bytes(&method, &path, addr);
+                let req = fetch::request_bytes(method, path, addr);
                 fetch::raw(addr, &req, timeout)
                     .map(drop)
                     .map_err(|e| e.to_string())
@@ -434,27 +377,11 @@ pub fn measure(
     Ok(Measured { figures, parts })
 }
 
-/// The method and path the load sent, for the final "still answering" check.
-fn probe_request(load: &LoadPlan) -> (String, String) {
-    match load {
-        LoadPlan::Here(c) => (c.request.method.clone(), c.target.path.clone()),
-        LoadPlan::Fleet(jobs) => {
-            let j = &jobs[0].spec;
-            let path = j
-                .url
-                .splitn(4, '/')
-                .nth(3)
-                .map(|p| format!("/{p}"))
-                .unwrap_or_else(|| "/".into());
-            (j.method.clone(), path)
-        }
-    }
-}
-
 fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
     let t = o.throughput();
     let unc = o.uncorrected_summary();
     CaseFigures {
+        planned: o.planned,
         outcome_requests: o.requests,
         duration_s: o.measured_s,
         rps: o.rps(),
@@ -481,6 +408,7 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         steal_fraction: o.generator.steal_fraction,
         warnings: o.warnings(),
         latency: o.latency.clone(),
+        answered: o.answered_latency.clone(),
         uncorrected: o.uncorrected.clone(),
         lateness: o.lateness.clone(),
         samples: w.samples.clone(),

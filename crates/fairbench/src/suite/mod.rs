@@ -4,4 +4,4 @@ mod file;
 mod plan;
 
 pub use file::{Ends, LoadProfile, Suite};
-pub use plan::{plan, CaseSpec, Plan, PlanItem, Subject, SweepItem};
+pub use plan::{plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem};
