@@ -76,6 +76,8 @@ pub struct Report {
     pub problems: Vec<Problem>,
     /// How the numbers were aggregated, for the reader.
     pub method: Method,
+    /// Every case relative to the reference, repetition by repetition.
+    pub paired: super::paired::Paired,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -531,7 +533,14 @@ pub fn resolve_run(store: &Store, spec: Option<&str>) -> anyhow::Result<RunRow> 
 
 /// Reads `run` from the store into a report.
 pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
+    build_with(store, run, None)
+}
+
+/// As [`build`], with the ratios relative to `reference` (`--reference`)
+/// instead of the suite's.
+pub fn build_with(store: &Store, run: &RunRow, reference: Option<&str>) -> anyhow::Result<Report> {
     let cases = store.cases(run.id)?;
+    let paired = paired_of(run, &cases, reference)?;
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
     let names: Vec<String> = cases
@@ -648,7 +657,40 @@ pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
         sweeps,
         problems,
         method: METHOD,
+        paired,
     })
+}
+
+/// The run's paired ratios; `reference` must name a server of the run.
+pub fn paired_of(
+    run: &RunRow,
+    cases: &[CaseRow],
+    reference: Option<&str>,
+) -> anyhow::Result<super::paired::Paired> {
+    let (pairing, note) =
+        crate::suite::pairing::Pairing::from_stored_suite(&run.suite_toml, reference)
+            .map_err(crate::cli::usage)?;
+    if reference.is_some()
+        && !cases.iter().any(|c| {
+            c.sweep.is_none() && pairing.reference.matches(&c.server, &c.mode, &c.response)
+        })
+    {
+        let mut have: Vec<String> = cases
+            .iter()
+            .map(|c| format!("{}/{}/{}", c.server, c.mode, c.response))
+            .collect();
+        have.sort();
+        have.dedup();
+        return Err(crate::cli::usage(format!(
+            "--reference {}: no case of run {} matches it (its variants: {})",
+            pairing.reference.label(),
+            run.id,
+            have.join(", ")
+        )));
+    }
+    let mut p = super::paired::build(cases, &pairing);
+    p.notes.extend(note);
+    Ok(p)
 }
 
 fn summary_of<F: Fn(&CaseRow) -> Option<f64>>(done: &[&CaseRow], f: F) -> Option<Summary> {

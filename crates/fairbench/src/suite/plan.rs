@@ -12,6 +12,7 @@ use fairbench_zoo::toolchain::{self, ToolchainStatus};
 use fairbench_zoo::{NameFilter, Scenario, Server, Zoo};
 
 use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
+use super::order::Interleave;
 
 #[derive(Debug, Clone)]
 pub struct CaseSpec {
@@ -303,6 +304,9 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
                 }
             }
         }
+    }
+    if suite.interleave == Interleave::Case {
+        items = super::order::interleave(items, suite.interleave_seed.unwrap_or(0));
     }
     Ok(Plan {
         items,
