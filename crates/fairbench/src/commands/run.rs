@@ -346,7 +346,8 @@ fn execute(
     };
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
-        print!("{}", run_table::render(&r, &cases));
+        let paired = crate::report::model::paired_of(&r, &cases, None).ok();
+        print!("{}", run_table::render(&r, &cases, paired.as_ref()));
     }
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::output::run_table;
+use crate::report::model::paired_of;
+use crate::report::paired::Paired;
 use crate::store::{CaseRow, RunRow, Store};
 
 #[derive(clap::Args, Debug)]
@@ -17,6 +19,10 @@ pub struct ShowArgs {
     /// Print JSON (schema: docs/cli-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Ratios relative to this server (or SERVER/MODE/RESPONSE) instead of
+    /// the suite's reference [default: the suite's, else go-nethttp]
+    #[arg(long, value_name = "SERVER")]
+    pub reference: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -25,6 +31,7 @@ struct ShowJson<'a> {
     host: serde_json::Value,
     toolchains: serde_json::Value,
     cases: Vec<CaseJson<'a>>,
+    paired: &'a Paired,
 }
 
 #[derive(Serialize)]
@@ -52,6 +59,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         ))
     })?;
     let cases = store.cases(id)?;
+    let paired = paired_of(&run, &cases, args.reference.as_deref())?;
     if args.json {
         let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
         let j = ShowJson {
@@ -68,10 +76,11 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                     warnings: parse(&c.warnings_json),
                 })
                 .collect(),
+            paired: &paired,
         };
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
-        print!("{}", run_table::render(&run, &cases));
+        print!("{}", run_table::render(&run, &cases, Some(&paired)));
         for s in store.sweeps(id)? {
             println!(
                 "sweep {} {}/{} {} {}c: {}",

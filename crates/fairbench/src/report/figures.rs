@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::model::{cores_label, Group, Report, SweepInfo, NINES_STEP};
 use super::palette;
+use super::ratio_figures::{self, Metric};
 use super::stats::Summary;
 use super::svg::bar::{Bar, BarChart, BarRow, LegendItem};
 use super::svg::line::{Axis, AxisKind, LineChart, Mark, Point, Series};
@@ -50,6 +51,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
             "Throughput, multi-core",
         ));
     }
+    figs.extend(ratio_figures::figure(r, Metric::Rps));
     push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", figs);
 
     let mut figs = Vec::new();
@@ -67,6 +69,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
             "Mean and p99 latency, multi-core",
         ));
     }
+    figs.extend(ratio_figures::figure(r, Metric::P99));
     push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
 
     if !main.is_empty() {
@@ -90,6 +93,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
     if main.iter().any(|g| g.rss_peak.is_some()) {
         figs.push(rss_peak(&main));
     }
+    figs.extend(ratio_figures::figure(r, Metric::CpuPerRequest));
     push(&mut out, "resources", "Server CPU and memory", "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.", figs);
 
     let figs = sweeps(r);

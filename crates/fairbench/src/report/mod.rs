@@ -15,6 +15,7 @@ pub mod model;
 pub mod overview;
 pub mod paired;
 pub mod palette;
+pub mod ratio_figures;
 pub mod ratio_stats;
 pub mod stats;
 pub mod svg;

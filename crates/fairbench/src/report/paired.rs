@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::CaseKey;
-use super::ratio_stats::{ratio, RatioSummary, LEVEL};
+use super::ratio_stats::{RatioSummary, LEVEL};
 use crate::store::CaseRow;
 use crate::suite::pairing::Pairing;
 
@@ -115,7 +115,10 @@ struct Reps<'a> {
 fn values(r: &Reps, f: fn(&CaseRow) -> Option<f64>) -> BTreeMap<i64, f64> {
     r.by_rep
         .iter()
-        .filter_map(|(rep, c)| f(c).filter(|v| v.is_finite() && *v > 0.0).map(|v| (*rep, v)))
+        .filter_map(|(rep, c)| {
+            f(c).filter(|v| v.is_finite() && *v > 0.0)
+                .map(|v| (*rep, v))
+        })
         .collect()
 }
 
@@ -139,7 +142,10 @@ fn context(k: &CaseKey) -> (String, i64, String) {
 }
 
 /// Chooses, for every context of `keys`, the reference variant.
-pub fn reference_keys(keys: &[CaseKey], pairing: &Pairing) -> BTreeMap<(String, i64, String), CaseKey> {
+pub fn reference_keys(
+    keys: &[CaseKey],
+    pairing: &Pairing,
+) -> BTreeMap<(String, i64, String), CaseKey> {
     let mut out: BTreeMap<(String, i64, String), CaseKey> = BTreeMap::new();
     for k in keys {
         let eligible = pairing.reference.matches(&k.server, &k.mode, &k.response)
@@ -223,7 +229,11 @@ pub fn build(cases: &[CaseRow], pairing: &Pairing) -> Paired {
             row.note = if x.by_rep.is_empty() || y.by_rep.is_empty() {
                 Some(format!(
                     "no finished repetition of {}",
-                    if x.by_rep.is_empty() { "this case" } else { "the reference" }
+                    if x.by_rep.is_empty() {
+                        "this case"
+                    } else {
+                        "the reference"
+                    }
                 ))
             } else if !unpaired.is_empty() {
                 Some(format!(
@@ -275,7 +285,11 @@ fn aa_check(rows: &[RatioRow], pairing: &Pairing) -> AaCheck {
     let mut failed = Vec::new();
     let mut no_interval = Vec::new();
     for r in &twins {
-        match r.rps.as_ref().and_then(|q| q.summary.reach_pct().map(|p| (q, p))) {
+        match r
+            .rps
+            .as_ref()
+            .and_then(|q| q.summary.reach_pct().map(|p| (q, p)))
+        {
             Some((q, p)) => {
                 reach = Some(reach.map_or(p, |m: f64| m.max(p)));
                 if q.summary.contains(1.0) == Some(false) {
@@ -341,20 +355,6 @@ fn pct(p: f64) -> String {
     }
 }
 
-/// The short cell for tables: `1.43× [1.38–1.49]`, `reference`, or `—`.
-pub fn cell(row: Option<&RatioRow>, metric: fn(&RatioRow) -> Option<&Ratio>) -> String {
-    match row {
-        Some(r) if r.role == Role::Reference => "reference".into(),
-        Some(r) => metric(r).map_or_else(|| "—".into(), |q| q.summary.text()),
-        None => "—".into(),
-    }
-}
-
-/// `1.43` or `—`.
-pub fn geomean_text(q: Option<&Ratio>) -> String {
-    q.map_or_else(|| "—".into(), |q| ratio(q.summary.geomean))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,9 +406,18 @@ mod tests {
         }
         let p = build(&cases, &pairing(&["go/native/default"]));
         assert_eq!(p.rows.len(), 3);
-        let by = |s: &str, r: &str| p.rows.iter().find(|x| x.key.server == s && x.key.response == r).unwrap();
+        let by = |s: &str, r: &str| {
+            p.rows
+                .iter()
+                .find(|x| x.key.server == s && x.key.response == r)
+                .unwrap()
+        };
         let go = by("go", "normalized");
-        assert_eq!(go.role, Role::Reference, "normalized is preferred as the reference");
+        assert_eq!(
+            go.role,
+            Role::Reference,
+            "normalized is preferred as the reference"
+        );
         assert!(go.rps.is_none());
         let node = by("node", "normalized");
         assert_eq!(node.role, Role::Compared);
@@ -424,24 +433,41 @@ mod tests {
         let aa = p.aa.as_ref().unwrap();
         assert_eq!(aa.passed, Some(true));
         assert!(aa.noise_floor_pct.unwrap() < 1e-6);
-        assert!(aa.headline.contains("can tell apart differences larger than ±0.0 %"), "{}", aa.headline);
+        assert!(
+            aa.headline
+                .contains("can tell apart differences larger than ±0.0 %"),
+            "{}",
+            aa.headline
+        );
         assert!(!aa.warning);
-        assert_eq!(cell(Some(node), |r| r.rps.as_ref()), "0.50× [0.50–0.50]");
-        assert_eq!(cell(Some(go), |r| r.rps.as_ref()), "reference");
+        assert_eq!(q.summary.text(), "0.50× [0.50–0.50]");
     }
 
     #[test]
     fn a_twin_that_differs_fails_the_check_loudly() {
         let mut cases = Vec::new();
-        for (rep, (a, b)) in [(100.0, 90.0), (102.0, 91.0), (99.0, 90.5)].iter().enumerate() {
+        for (rep, (a, b)) in [(100.0, 90.0), (102.0, 91.0), (99.0, 90.5)]
+            .iter()
+            .enumerate()
+        {
             cases.push(case("go", "normalized", rep as i64 + 1, *a, 2 * rep as i64));
-            cases.push(case("go", "default", rep as i64 + 1, *b, 2 * rep as i64 + 1));
+            cases.push(case(
+                "go",
+                "default",
+                rep as i64 + 1,
+                *b,
+                2 * rep as i64 + 1,
+            ));
         }
         let p = build(&cases, &pairing(&["go/native/default"]));
         let aa = p.aa.unwrap();
         assert_eq!(aa.passed, Some(false));
         assert!(aa.warning);
-        assert!(aa.headline.starts_with("A/A CHECK FAILED"), "{}", aa.headline);
+        assert!(
+            aa.headline.starts_with("A/A CHECK FAILED"),
+            "{}",
+            aa.headline
+        );
         assert!(aa.noise_floor_pct.unwrap() > 5.0);
     }
 
@@ -459,17 +485,33 @@ mod tests {
         lone.scenario = "dynamic".into();
         cases.push(lone);
         let p = build(&cases, &pairing(&["go/native/default"]));
-        let node = p.rows.iter().find(|r| r.key.server == "node" && r.key.scenario == "static").unwrap();
+        let node = p
+            .rows
+            .iter()
+            .find(|r| r.key.server == "node" && r.key.scenario == "static")
+            .unwrap();
         let q = node.rps.as_ref().unwrap();
         assert_eq!((q.summary.n, q.repetitions.clone()), (1, vec![1]));
         assert!(q.summary.low.is_none());
-        assert!(node.note.as_ref().unwrap().contains("repetition 2"), "{:?}", node.note);
+        assert!(
+            node.note.as_ref().unwrap().contains("repetition 2"),
+            "{:?}",
+            node.note
+        );
         assert_eq!(p.notes.len(), 1);
-        assert!(p.notes[0].starts_with("dynamic · 1 core · closed c=50: no go case"), "{:?}", p.notes);
+        assert!(
+            p.notes[0].starts_with("dynamic · 1 core · closed c=50: no go case"),
+            "{:?}",
+            p.notes
+        );
         // The A/A twin was never run.
         let aa = p.aa.unwrap();
         assert_eq!(aa.passed, None);
-        assert!(aa.warning && aa.headline.contains("noise floor is unknown"), "{}", aa.headline);
+        assert!(
+            aa.warning && aa.headline.contains("noise floor is unknown"),
+            "{}",
+            aa.headline
+        );
         // No aa declared: no check.
         assert!(build(&cases, &pairing(&[])).aa.is_none());
     }

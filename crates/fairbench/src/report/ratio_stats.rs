@@ -86,7 +86,9 @@ impl RatioSummary {
     /// `1.43× [1.38–1.49]`, or `1.43× (1 rep.)` without an interval.
     pub fn text(&self) -> String {
         match (self.low, self.high) {
-            (Some(lo), Some(hi)) => format!("{}× [{}–{}]", ratio(self.geomean), ratio(lo), ratio(hi)),
+            (Some(lo), Some(hi)) => {
+                format!("{}× [{}–{}]", ratio(self.geomean), ratio(lo), ratio(hi))
+            }
             _ => format!("{}× (n = 1)", ratio(self.geomean)),
         }
     }
@@ -258,7 +260,11 @@ mod tests {
         // df = 1 is the Cauchy distribution: P(T ≤ 1) = 3/4.
         assert!(close(t_cdf(1.0, 1.0), 0.75, 1e-10));
         assert!(close(ln_gamma(5.0), 24f64.ln(), 1e-12));
-        assert!(close(ln_gamma(0.5), std::f64::consts::PI.sqrt().ln(), 1e-12));
+        assert!(close(
+            ln_gamma(0.5),
+            std::f64::consts::PI.sqrt().ln(),
+            1e-12
+        ));
     }
 
     #[test]

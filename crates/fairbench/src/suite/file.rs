@@ -401,13 +401,19 @@ impl Suite {
             })?,
         };
         let interleave_seed = match raw.interleave_seed {
-            Some(s) if s < 0 => return Err(bad("interleave_seed", format!("{s}: must be 0 or more"))),
+            Some(s) if s < 0 => {
+                return Err(bad("interleave_seed", format!("{s}: must be 0 or more")))
+            }
             s => s.map(|s| s as u64),
         };
         Ok(Suite {
             pairing: Pairing {
                 reference,
-                reference_from: if raw.reference.is_some() { "suite" } else { "default" },
+                reference_from: if raw.reference.is_some() {
+                    "suite"
+                } else {
+                    "default"
+                },
                 aa,
             },
             interleave,
@@ -488,7 +494,10 @@ max_rate = 1000
             "t.toml",
         )
         .unwrap();
-        assert_eq!((aa.interleave, aa.interleave_seed), (Interleave::Case, Some(5)));
+        assert_eq!(
+            (aa.interleave, aa.interleave_seed),
+            (Interleave::Case, Some(5))
+        );
         assert_eq!(aa.pairing.reference_from, "suite");
         assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
         match &s.loads[1] {

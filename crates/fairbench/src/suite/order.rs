@@ -106,9 +106,7 @@ pub fn describe_stored(suite_toml: &str) -> String {
         .and_then(Interleave::parse)
         .unwrap_or(Interleave::Repetition);
     match mode {
-        Interleave::Repetition => {
-            "repetitions outermost; cases in matrix order within each".into()
-        }
+        Interleave::Repetition => "repetitions outermost; cases in matrix order within each".into(),
         Interleave::Case => format!(
             "repetitions outermost; cases shuffled (seed {}) and rotated one place each repetition",
             table

@@ -78,7 +78,11 @@ impl Pairing {
             for v in list {
                 match v.as_str().map(VariantSpec::parse) {
                     Some(Ok(spec)) => aa.push(spec),
-                    _ => note = Some(format!("the suite's aa entry {v} is not a variant; ignored")),
+                    _ => {
+                        note = Some(format!(
+                            "the suite's aa entry {v} is not a variant; ignored"
+                        ))
+                    }
                 }
             }
         }
@@ -87,10 +91,15 @@ impl Pairing {
             .and_then(toml::Value::as_str)
             .map(VariantSpec::parse);
         let (reference, reference_from) = match (flag, stored) {
-            (Some(f), _) => (VariantSpec::parse(f).map_err(|e| format!("--reference {e}"))?, "--reference"),
+            (Some(f), _) => (
+                VariantSpec::parse(f).map_err(|e| format!("--reference {e}"))?,
+                "--reference",
+            ),
             (None, Some(Ok(s))) => (s, "suite"),
             (None, Some(Err(e))) => {
-                note = Some(format!("the suite's reference {e}; using {DEFAULT_REFERENCE}"));
+                note = Some(format!(
+                    "the suite's reference {e}; using {DEFAULT_REFERENCE}"
+                ));
                 (default_reference(), "default")
             }
             (None, None) => (default_reference(), "default"),
@@ -132,7 +141,10 @@ mod tests {
         assert!(!v.matches("go-nethttp", "native", "default"));
         assert_eq!(v.label(), "go-nethttp/native/normalized");
         for bad in ["", "a/b", "a//c", "a/b/c/d"] {
-            assert!(VariantSpec::parse(bad).unwrap_err().contains("expected"), "{bad}");
+            assert!(
+                VariantSpec::parse(bad).unwrap_err().contains("expected"),
+                "{bad}"
+            );
         }
     }
 
@@ -140,15 +152,26 @@ mod tests {
     fn the_flag_beats_the_suite_which_beats_the_default() {
         let toml = "name = \"aa\"\nreference = \"go-nethttp/native/normalized\"\naa = [\"go-nethttp/native/default\"]\n";
         let (p, note) = Pairing::from_stored_suite(toml, None).unwrap();
-        assert_eq!((p.reference.label().as_str(), p.reference_from), ("go-nethttp/native/normalized", "suite"));
+        assert_eq!(
+            (p.reference.label().as_str(), p.reference_from),
+            ("go-nethttp/native/normalized", "suite")
+        );
         assert!(p.is_aa("go-nethttp", "native", "default"));
         assert!(note.is_none());
         let (p, _) = Pairing::from_stored_suite(toml, Some("node-http")).unwrap();
-        assert_eq!((p.reference.label().as_str(), p.reference_from), ("node-http", "--reference"));
+        assert_eq!(
+            (p.reference.label().as_str(), p.reference_from),
+            ("node-http", "--reference")
+        );
         let (p, _) = Pairing::from_stored_suite("not toml [", None).unwrap();
-        assert_eq!((p.reference.label().as_str(), p.reference_from), ("go-nethttp", "default"));
+        assert_eq!(
+            (p.reference.label().as_str(), p.reference_from),
+            ("go-nethttp", "default")
+        );
         let (_, note) = Pairing::from_stored_suite("reference = \"a/b\"", None).unwrap();
         assert!(note.unwrap().contains("using go-nethttp"));
-        assert!(Pairing::from_stored_suite(toml, Some("x/y")).unwrap_err().starts_with("--reference"));
+        assert!(Pairing::from_stored_suite(toml, Some("x/y"))
+            .unwrap_err()
+            .starts_with("--reference"));
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod bar;
 pub mod line;
+pub mod ratio;
 
 use std::fmt::Write;
 
