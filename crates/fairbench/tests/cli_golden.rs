@@ -62,7 +62,10 @@ fn html_report_matches_golden() {
     for run in ["1", "3"] {
         assert_golden(
             &format!("report-{run}.html"),
-            &ok(dir.path(), &["report", run, "--db", "results.db", "-o", "-"]),
+            &ok(
+                dir.path(),
+                &["report", run, "--db", "results.db", "-o", "-"],
+            ),
         );
     }
 }
@@ -72,7 +75,18 @@ fn hdr_logs_match_golden() {
     let dir = fixture_dir();
     ok(
         dir.path(),
-        &["report", "1", "--db", "results.db", "--format", "json", "-o", "r.json", "--hdr", "hlog"],
+        &[
+            "report",
+            "1",
+            "--db",
+            "results.db",
+            "--format",
+            "json",
+            "-o",
+            "r.json",
+            "--hdr",
+            "hlog",
+        ],
     );
     let mut names: Vec<String> = std::fs::read_dir(dir.path().join("hlog"))
         .unwrap()

@@ -7,6 +7,7 @@ use crate::cli::usage;
 use crate::export::report_compare;
 use crate::report::compare::{compare, RunRef};
 use crate::report::model::resolve_run;
+use crate::report::paired_compare;
 use crate::store::Store;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +36,10 @@ pub struct CompareArgs {
     /// PCT percent (req/s for closed loop, p99 for constant rate): for CI.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// Pair both runs relative to this server (or SERVER/MODE/RESPONSE)
+    /// [default: run A's suite's reference, else go-nethttp]
+    #[arg(long, value_name = "SERVER")]
+    pub reference: Option<String>,
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
@@ -53,13 +58,21 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let sb = store_b.as_ref().unwrap_or(&store_a);
     let run_a = resolve_run(&store_a, Some(&args.run_a))?;
     let run_b = resolve_run(sb, Some(&args.run_b))?;
-    let cmp = compare(
+    let (cases_a, cases_b) = (store_a.cases(run_a.id)?, sb.cases(run_b.id)?);
+    let mut cmp = compare(
         RunRef::of(&store_a.path().display().to_string(), &run_a),
-        &store_a.cases(run_a.id)?,
+        &cases_a,
         RunRef::of(&sb.path().display().to_string(), &run_b),
-        &sb.cases(run_b.id)?,
+        &cases_b,
         args.fail_on_regression,
     );
+    paired_compare::attach(
+        &mut cmp,
+        &run_a,
+        &cases_a,
+        &cases_b,
+        args.reference.as_deref(),
+    )?;
     let text = match args.format {
         Format::Text => report_compare::text(&cmp),
         Format::Md => report_compare::markdown_doc(&cmp),

@@ -14,6 +14,7 @@ pub mod html;
 pub mod model;
 pub mod overview;
 pub mod paired;
+pub mod paired_compare;
 pub mod palette;
 pub mod ratio_figures;
 pub mod ratio_stats;
