@@ -1,8 +1,8 @@
 //! The engine's clock: CLOCK_MONOTONIC in nanoseconds.
 //!
 //! `std::time::Instant` is the same clock on Linux but cannot be turned into a
-//! `timespec`, and the constant-rate scheduler arms a `timerfd` at absolute
-//! planned times. Keeping every timestamp as a plain `u64` of nanoseconds also
+//! `timespec`, and the constant-rate scheduler waits until absolute planned
+//! times. Keeping every timestamp as a plain `u64` of nanoseconds also
 //! makes in-flight bookkeeping cheap to store and compare.
 
 /// Nanoseconds on the monotonic clock (an arbitrary epoch, usually boot).

@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod merge;
 mod outcome;
 pub mod pacer;
+mod poller;
 mod request;
 pub mod response;
 mod run;

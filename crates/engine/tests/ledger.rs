@@ -238,17 +238,19 @@ fn idle_connections_are_used_longest_free_first_and_nobody_waits() {
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.connections = 50;
-    // A rate this debug-built engine and thread-per-connection test server
-    // sustain with most connections idle (docs/load-json.md has the release
-    // figures at 20,000/s).
-    cfg.model = LoadModel::ConstantRate { rps: 20_000.0 };
+    // A rate a debug-built engine and a thread-per-connection test server
+    // sustain with most connections idle even on a loaded CI machine: each
+    // connection is needed every 10 ms. (The release engine at 20,000/s
+    // against nginx is in docs/load-json.md.)
+    cfg.model = LoadModel::ConstantRate { rps: 5_000.0 };
     let o = go(&cfg);
     assert_balanced(&o);
     let s = o.schedule.as_ref().unwrap();
     assert!(
-        s.sent > 9_000,
-        "sent {} of 10,000: the test server could not keep up",
-        s.sent
+        s.sent as f64 > 0.9 * o.planned as f64,
+        "sent {} of {}: the test server could not keep up",
+        s.sent,
+        o.planned
     );
     let share = s.waited_for_connection as f64 / s.sent as f64;
     assert!(

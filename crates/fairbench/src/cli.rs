@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands;
+use crate::usage::UsageError;
 
 /// Benchmark HTTP servers fairly: same bytes, pinned cores, honest latency.
 #[derive(Parser, Debug)]
@@ -34,24 +35,6 @@ pub enum Command {
     /// (load generator, server supervisor); not for direct use.
     #[command(hide = true)]
     Agent(crate::fleet::agent::AgentArgs),
-}
-
-/// A mistake in how fairbench was called (exit code 2), as opposed to a run
-/// that failed (exit code 1).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Shorthand for returning a usage error from a command.
-pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UsageError(msg.into()))
 }
 
 pub fn main() -> i32 {

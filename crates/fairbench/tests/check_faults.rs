@@ -3,11 +3,11 @@
 //! reported as the right rule with the right grade, and nothing the check
 //! started is left running afterwards.
 
-mod check_support;
+mod support;
 
 use std::time::Duration;
 
-use check_support::*;
+use support::check::*;
 
 fn check_args<'a>(
     root: &'a str,

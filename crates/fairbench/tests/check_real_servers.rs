@@ -3,18 +3,18 @@
 //! bytes on the wire as go-nethttp. Builds every such server (cached under
 //! <root>/.fairbench/build), so the first run takes minutes.
 
-#[path = "check_support/mod.rs"]
-mod check_support;
+mod support;
 
 use std::collections::BTreeSet;
 
-use check_support::*;
 use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::Zoo;
+use support::check::*;
+use support::repo;
 
 #[test]
 fn normalized_variants_of_every_runnable_server_pass_and_match_go_nethttp() {
-    let root = repo_root();
+    let root = repo();
     let zoo = Zoo::load(&root).unwrap();
     let mut prober = Prober::new();
     let runnable: BTreeSet<String> = zoo

@@ -5,16 +5,11 @@
 //! compare_cli.rs they pin everything fairbench prints from a stored run.
 //! Regenerate after an intended change with UPDATE_GOLDEN=1.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
+mod support;
 
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
-
-use report_support::*;
+use fairbench::report::fixture;
+use fairbench::store;
+use support::*;
 
 /// The standard runs 1 and 2, and the hostile run 3.
 fn fixture_dir() -> tempfile::TempDir {

@@ -3,17 +3,12 @@
 //! rest within noise (src/report/fixture.rs). Golden outputs in text,
 //! Markdown and JSON; verdicts; the CI gate; determinism; errors.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
+mod support;
 
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
-
-use report_support::*;
+use fairbench::report::fixture;
+use fairbench::store;
 use serde_json::Value;
+use support::*;
 
 fn fixture_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -141,7 +136,7 @@ fn verdicts_are_deterministic() {
 fn fail_on_regression_gates_ci() {
     let dir = fixture_dir();
     // 20 % slower: over 10 %, under 25 %.
-    let o = fairbench(
+    let o = run_in(
         dir.path(),
         &[
             "compare",
@@ -160,7 +155,7 @@ fn fail_on_regression_gates_ci() {
         "{}",
         stderr(&o)
     );
-    let o = fairbench(
+    let o = run_in(
         dir.path(),
         &[
             "compare",
@@ -174,7 +169,7 @@ fn fail_on_regression_gates_ci() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // Faster is never a regression.
-    let o = fairbench(
+    let o = run_in(
         dir.path(),
         &[
             "compare",
@@ -209,7 +204,7 @@ fn fail_on_regression_gates_ci() {
             .count(),
         1
     );
-    let o = fairbench(
+    let o = run_in(
         dir.path(),
         &[
             "compare",
@@ -283,14 +278,14 @@ fn unmatched_cases_are_listed() {
 #[test]
 fn missing_run_is_a_clear_error() {
     let dir = fixture_dir();
-    let o = fairbench(dir.path(), &["compare", "1", "7", "--db", "results.db"]);
+    let o = run_in(dir.path(), &["compare", "1", "7", "--db", "results.db"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("no run 7 in results.db"),
         "{}",
         stderr(&o)
     );
-    let o = fairbench(dir.path(), &["compare", "1", "2", "--db", "missing.db"]);
+    let o = run_in(dir.path(), &["compare", "1", "2", "--db", "missing.db"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("no results database at missing.db"),

@@ -2,9 +2,10 @@
 //! carry markup, quotes and control characters goes through `check`, `run`
 //! and `report`; every output shows them as text and nothing can execute.
 
-mod runner_support;
+mod support;
 
-use runner_support::{text, Root};
+use support::root::Root;
+use support::text;
 
 const EVIL_SUITE: &str = r#"
 name = "evil"

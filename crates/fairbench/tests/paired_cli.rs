@@ -7,20 +7,14 @@
 //! another way. Covers `show`, `report` in every format, `compare`'s
 //! pairing and its "cannot pair" line, and `--reference` everywhere.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
-
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
+mod support;
 
 use std::path::Path;
 
-use fixture::PairedShape;
-use report_support::*;
+use fairbench::report::fixture::{self, PairedShape};
+use fairbench::store;
 use serde_json::Value;
+use support::*;
 
 const HEALTHY: PairedShape = PairedShape {
     repetitions: 5,
@@ -214,7 +208,7 @@ fn show_has_a_relative_column_and_the_a_a_line() {
         ("rust-hyper", "--reference rust-hyper: no case of run 1 matches it (its variants: go-nethttp/native/default, go-nethttp/native/normalized, node-http/native/normalized)"),
         ("go/x", "--reference \"go/x\": expected a server name"),
     ] {
-        let o = fairbench(d, &["show", "1", "--db", "results.db", "--reference", flag]);
+        let o = run_in(d, &["show", "1", "--db", "results.db", "--reference", flag]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(needle), "{}", stderr(&o));
         assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
@@ -336,7 +330,7 @@ fn every_report_format_carries_the_ratios() {
     ))
     .unwrap();
     assert_eq!(j["paired"]["reference"], "node-http/native/normalized");
-    let o = fairbench(
+    let o = run_in(
         d,
         &[
             "report",

@@ -7,21 +7,16 @@
 //! it is missing the test fails under CI=true and is skipped (with the
 //! reason printed) otherwise. Screenshots are left in the target directory.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
-
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use report_support::chrome::{decode_png, find, Chrome};
-use report_support::*;
+use fairbench::report::fixture;
+use fairbench::store;
 use serde_json::{json, Value};
+use support::chrome::{decode_png, find, Chrome};
+use support::*;
 
 fn chromium_or_skip() -> Option<PathBuf> {
     match find() {

@@ -2,16 +2,11 @@
 //! (src/report/fixture.rs): Markdown, CSV and JSON, byte for byte.
 //! Regenerate after an intended change with UPDATE_GOLDEN=1.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
+mod support;
 
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
-
-use report_support::*;
+use fairbench::report::fixture;
+use fairbench::store;
+use support::*;
 
 fn fixture_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -4,20 +4,15 @@
 //! referenced, hostile strings stay text; plus `--hdr`, the default output
 //! file, and the errors for a missing database or run.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/store/mod.rs"]
-mod store;
-
-#[path = "../src/report/fixture.rs"]
-mod fixture;
-
-mod report_support;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use report_support::*;
+use fairbench::report::fixture;
+use fairbench::store;
 use rusqlite::Connection;
+use support::*;
 
 fn fixture_report() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -566,7 +561,7 @@ fn hdr_logs_are_written_per_repetition() {
 fn default_output_is_report_run_html() {
     let dir = tempfile::tempdir().unwrap();
     fixture::standard_db(&dir.path().join("results.db"));
-    let o = fairbench(dir.path(), &["report", "1", "--db", "results.db"]);
+    let o = run_in(dir.path(), &["report", "1", "--db", "results.db"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("wrote report-1.html"), "{}", stderr(&o));
     assert!(dir.path().join("report-1.html").is_file());
@@ -575,7 +570,7 @@ fn default_output_is_report_run_html() {
 #[test]
 fn missing_database_or_run_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let o = fairbench(dir.path(), &["report", "--db", "nope.db"]);
+    let o = run_in(dir.path(), &["report", "--db", "nope.db"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("no results database at nope.db"),
@@ -588,7 +583,7 @@ fn missing_database_or_run_is_a_clear_error() {
     );
 
     drop(store::Store::open(&dir.path().join("empty.db")).unwrap());
-    let o = fairbench(dir.path(), &["report", "--db", "empty.db"]);
+    let o = run_in(dir.path(), &["report", "--db", "empty.db"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("empty.db holds no runs yet"),
@@ -597,7 +592,7 @@ fn missing_database_or_run_is_a_clear_error() {
     );
 
     fixture::standard_db(&dir.path().join("results.db"));
-    let o = fairbench(dir.path(), &["report", "9", "--db", "results.db"]);
+    let o = run_in(dir.path(), &["report", "9", "--db", "results.db"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("no run 9 in results.db"),
@@ -606,7 +601,7 @@ fn missing_database_or_run_is_a_clear_error() {
     );
     assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
 
-    let o = fairbench(dir.path(), &["report", "abc", "--db", "results.db"]);
+    let o = run_in(dir.path(), &["report", "abc", "--db", "results.db"]);
     assert_eq!(
         o.status.code(),
         Some(2),

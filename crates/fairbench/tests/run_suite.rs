@@ -1,10 +1,11 @@
 //! `fairbench run` end to end against deterministic test servers.
 
-mod runner_support;
+mod support;
 
 use std::time::{Duration, Instant};
 
-use runner_support::{serial, text, Root};
+use support::root::Root;
+use support::{serial, text};
 
 const TINY: &str = r#"
 name = "tiny"

@@ -2,16 +2,16 @@
 //! which toolchains are missing and why, and manifest errors name the file,
 //! the field and what was expected.
 
-#[path = "check_support/mod.rs"]
-mod check_support;
+mod support;
 
-use check_support::*;
 use fairbench_zoo::toolchain::{probe, ToolchainStatus};
 use fairbench_zoo::Zoo;
+use support::check::*;
+use support::repo;
 
 #[test]
 fn every_server_manifest_and_scenario_in_the_repo_validates() {
-    let zoo = Zoo::load(&repo_root()).unwrap();
+    let zoo = Zoo::load(&repo()).unwrap();
     let errors: Vec<String> = zoo.errors.iter().map(|e| e.to_string()).collect();
     assert!(
         errors.is_empty(),
@@ -19,7 +19,7 @@ fn every_server_manifest_and_scenario_in_the_repo_validates() {
         errors.join("\n")
     );
     // Every folder under servers/ is a server (none was skipped silently).
-    let folders = std::fs::read_dir(repo_root().join("servers"))
+    let folders = std::fs::read_dir(repo().join("servers"))
         .unwrap()
         .flatten()
         .filter(|e| e.path().is_dir() && !e.file_name().to_string_lossy().starts_with('.'))
@@ -40,7 +40,7 @@ fn every_server_manifest_and_scenario_in_the_repo_validates() {
 fn dart_servers_are_unavailable_when_dart_is_not_on_path() {
     let path = path_without_dart();
     let run = fairbench(
-        &["servers", "--root", repo_root().to_str().unwrap(), "--json"],
+        &["servers", "--root", repo().to_str().unwrap(), "--json"],
         &[("PATH", &path)],
         "servers-dart",
     );
@@ -62,7 +62,7 @@ fn dart_servers_are_unavailable_when_dart_is_not_on_path() {
     }
     // The table says the same, one row per mode.
     let table = fairbench(
-        &["servers", "--root", repo_root().to_str().unwrap()],
+        &["servers", "--root", repo().to_str().unwrap()],
         &[("PATH", &path)],
         "servers-dart-table",
     );
@@ -75,7 +75,7 @@ fn dart_servers_are_unavailable_when_dart_is_not_on_path() {
 
 #[test]
 fn check_skips_unavailable_dart_servers_with_one_line_each() {
-    let zoo = Zoo::load(&repo_root()).unwrap();
+    let zoo = Zoo::load(&repo()).unwrap();
     let dart: Vec<&str> = zoo
         .servers
         .iter()
@@ -88,7 +88,7 @@ fn check_skips_unavailable_dart_servers_with_one_line_each() {
         &[
             "check",
             "--root",
-            repo_root().to_str().unwrap(),
+            repo().to_str().unwrap(),
             "--work-dir",
             work.path().to_str().unwrap(),
             "--servers",

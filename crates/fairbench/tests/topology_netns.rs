@@ -3,12 +3,15 @@
 //! the figures, several load generators merged exactly, and no namespace or
 //! veth left behind, even by a fairbench that was killed.
 
-mod topology_support;
+mod support;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use topology_support::*;
+use support::net::*;
+use support::root::Root;
+use support::topology::*;
+use support::*;
 
 #[test]
 fn a_case_runs_in_namespaces_and_leaves_nothing_behind() {
@@ -16,8 +19,8 @@ fn a_case_runs_in_namespaces_and_leaves_nothing_behind() {
     if !netns_ready() {
         return;
     }
-    let root = Root::new("py");
-    root.suite("ns", 8, "2s");
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("ns", 8, "2s");
     let child = root
         .fairbench()
         .args(["run", "--suite", "ns", "--quiet", "--topology", "netns"])
@@ -66,8 +69,8 @@ fn two_generators_in_namespaces_merge_exactly() {
     if !netns_ready() {
         return;
     }
-    let root = Root::new("py");
-    root.suite("two", 8, "3s");
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("two", 8, "3s");
     let child = root
         .fairbench()
         .args([
@@ -114,7 +117,7 @@ fn a_link_rate_caps_the_throughput() {
     }
     let hello = Hello::start();
     let run = |extra: &[&str]| {
-        let child = fairbench()
+        let child = command()
             .args(["load", &hello.url(), "-d", "3s", "-c", "16", "--json"])
             .args(["--topology", "netns"])
             .args(extra)
@@ -162,7 +165,7 @@ fn a_link_delay_shows_in_the_latency_or_is_refused_clearly() {
     let hello = Hello::start();
     // A modest constant rate: no queueing, so the median is the round trip.
     let run = |extra: &[&str]| {
-        let child = fairbench()
+        let child = command()
             .args([
                 "load",
                 &hello.url(),
@@ -218,7 +221,7 @@ fn namespaces_of_a_killed_fairbench_are_removed_by_the_next() {
         return;
     }
     let hello = Hello::start();
-    let victim = fairbench()
+    let victim = command()
         .args(["load", &hello.url(), "-d", "60s", "-c", "4"])
         .args(["--topology", "netns", "--clients", "2"])
         .stdout(Stdio::null())
@@ -254,7 +257,7 @@ fn namespaces_of_a_killed_fairbench_are_removed_by_the_next() {
         "load generators outlived fairbench"
     );
 
-    let next = fairbench()
+    let next = command()
         .args([
             "load",
             &hello.url(),
@@ -291,7 +294,7 @@ fn ctrl_c_keeps_the_figures_and_removes_the_namespaces() {
         return;
     }
     let hello = Hello::start();
-    let child = fairbench()
+    let child = command()
         .args(["load", &hello.url(), "-d", "30s", "-c", "4", "--json"])
         .args(["--topology", "netns", "--clients", "2"])
         .stdout(Stdio::piped())
@@ -329,7 +332,7 @@ fn check_starts_the_server_in_a_namespace_and_checks_it_there() {
     if !netns_ready() {
         return;
     }
-    let root = Root::new("py");
+    let root = Root::new(&[("py", &[])]);
     let child = root
         .fairbench()
         .args(["check", "--scenarios", "static", "--variant", "normalized"])

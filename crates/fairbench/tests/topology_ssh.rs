@@ -2,11 +2,13 @@
 //! loopback port with keys made for it: the server on one "host", the load
 //! split over two others, the parts merged exactly, everything cleaned up.
 
-mod topology_support;
+mod support;
 
 use std::process::Stdio;
 
-use topology_support::*;
+use support::net::*;
+use support::root::Root;
+use support::*;
 
 #[test]
 fn a_server_host_and_two_client_hosts_merge_exactly() {
@@ -24,8 +26,8 @@ fn a_server_host_and_two_client_hosts_merge_exactly() {
         sshd.log()
     );
 
-    let root = Root::new("py");
-    root.suite("remote", 8, "3s");
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("remote", 8, "3s");
     let out = root
         .fairbench()
         .args(["run", "--suite", "remote", "--quiet"])
@@ -129,8 +131,8 @@ fn an_unreachable_ssh_host_is_one_clear_error() {
         "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n",
     )
     .unwrap();
-    let root = Root::new("py");
-    root.suite("x", 2, "1s");
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("x", 2, "1s");
     let out = root.run(&[
         "run",
         "--suite",
@@ -160,7 +162,7 @@ fn check_runs_the_server_on_an_ssh_host() {
     let Some(sshd) = Sshd::start() else {
         return;
     };
-    let root = Root::new("py");
+    let root = Root::new(&[("py", &[])]);
     let out = root.run(&[
         "check",
         "--scenarios",

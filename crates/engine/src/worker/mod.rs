@@ -19,28 +19,26 @@ mod free;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{self, Nanos, NANOS_PER_SEC};
 use crate::ledger::{Req, Tally};
 use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, Sockets};
 use crate::pacer::{ConstantPacer, Pacer};
+use crate::poller::{Poller, Ready};
 use crate::response::Step;
 use crate::stats::Failure;
-use crate::timer::TimerFd;
 use crate::LoadModel;
 use conn::{Conn, Parsed, State};
 use free::FreeQueue;
 
 const READ_BUF: usize = 64 * 1024;
-const TIMER: Token = Token(usize::MAX);
 const BACKOFF_MIN: Nanos = 10_000_000;
 const BACKOFF_MAX: Nanos = 500_000_000;
 /// A load thread busier than this may be holding the load back.
@@ -119,13 +117,14 @@ pub(crate) struct Worker {
     stop: Arc<AtomicBool>,
     halt: Arc<AtomicBool>,
     tx: Sender<Report>,
-    poll: Poll,
-    events: Events,
+    poller: Poller,
     conns: Vec<Conn>,
     buf: Box<[u8]>,
     tally: Tally,
     pacer: Option<ConstantPacer>,
-    timer: Option<TimerFd>,
+    /// When the next planned request is due (constant rate, all due sent).
+    next_due: Option<Nanos>,
+    ready: Vec<Ready>,
     /// Next schedule slot not yet taken (constant rate).
     next_i: u64,
     /// Connections with room for a request, longest free first (constant
@@ -157,24 +156,10 @@ impl Worker {
         halt: Arc<AtomicBool>,
         tx: Sender<Report>,
     ) -> io::Result<Worker> {
-        let poll = Poll::new()?;
-        let (pacer, timer) = match plan.rate {
-            Some(rate) => {
-                let timer = TimerFd::new()?;
-                poll.registry()
-                    .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
-                (
-                    Some(ConstantPacer::new(
-                        plan.schedule_start,
-                        index,
-                        plan.threads,
-                        rate,
-                    )),
-                    Some(timer),
-                )
-            }
-            None => (None, None),
-        };
+        let poller = Poller::new(1024)?;
+        let pacer = plan
+            .rate
+            .map(|rate| ConstantPacer::new(plan.schedule_start, index, plan.threads, rate));
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline))
             .collect();
@@ -195,13 +180,13 @@ impl Worker {
             stop,
             halt,
             tx,
-            poll,
-            events: Events::with_capacity(1024),
+            poller,
             conns,
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
             tally,
             pacer,
-            timer,
+            next_due: None,
+            ready: Vec::with_capacity(1024),
             next_i: 0,
             free: FreeQueue::with_capacity(connections),
             retry: VecDeque::new(),
@@ -296,32 +281,25 @@ impl Worker {
             } else {
                 wake = wake.min(self.iv_end).min(self.plan.end);
             }
-            let timeout = std::time::Duration::from_nanos(wake.saturating_sub(clock::now()));
-            let mut events = std::mem::replace(&mut self.events, Events::with_capacity(0));
-            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    self.events = events;
-                    let _ = self.tx.send(Report::Failed(format!("epoll failed: {e}")));
-                    self.halt.store(true, Ordering::Relaxed);
-                    return;
-                }
+            if let Some(due) = self.next_due {
+                wake = wake.min(due);
             }
-            for ev in events.iter() {
-                let token = ev.token();
-                if token == TIMER {
-                    if let Some(t) = self.timer.as_mut() {
-                        t.clear();
-                    }
-                    continue;
-                }
+            // Readiness is collected first and handled after the wait, so
+            // the poller's buffer is free while connections are serviced.
+            let mut ready = std::mem::take(&mut self.ready);
+            ready.clear();
+            if let Err(e) = self.poller.wait(wake, |r| ready.push(r)) {
+                let _ = self.tx.send(Report::Failed(format!("epoll failed: {e}")));
+                self.halt.store(true, Ordering::Relaxed);
+                return;
+            }
+            for r in &ready {
                 // Data and the peer's FIN can arrive in one edge; then a
                 // short read does not mean "nothing more", and reading must
                 // go on until it sees the end of the stream.
-                let closed = ev.is_read_closed() || ev.is_error();
-                let readable = ev.is_readable() || closed;
-                self.on_event(token.0, readable, closed, ev.is_writable());
+                self.on_event(r.token, r.readable, r.closed, r.writable);
             }
-            self.events = events;
+            self.ready = ready;
         }
         let now = clock::now();
         if self.window_to.is_none() {
@@ -490,14 +468,8 @@ impl Worker {
 
     fn connect(&mut self, i: usize, now: Nanos) {
         match TcpStream::connect(self.plan.addr) {
-            Ok(mut s) => {
-                let interest = Interest::READABLE | Interest::WRITABLE;
-                if self
-                    .poll
-                    .registry()
-                    .register(&mut s, Token(i), interest)
-                    .is_err()
-                {
+            Ok(s) => {
+                if self.poller.add(s.as_raw_fd(), i).is_err() {
                     self.connect_failed(i, now);
                     return;
                 }
@@ -521,8 +493,8 @@ impl Worker {
             }
         }
         let c = &mut self.conns[i];
-        if let Some(mut s) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
+        if let Some(s) = c.stream.take() {
+            self.poller.remove(s.as_raw_fd());
         }
         // Back off so a refusing server does not turn the generator into a
         // busy loop of failed connects.
@@ -537,8 +509,8 @@ impl Worker {
     /// must have been ended or moved to the retry queue by the caller.
     fn reconnect(&mut self, i: usize, now: Nanos) {
         let c = &mut self.conns[i];
-        if let Some(mut s) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
+        if let Some(s) = c.stream.take() {
+            self.poller.remove(s.as_raw_fd());
         }
         c.reset(self.plan.no_body, self.plan.max_head);
         self.connect(i, now);
@@ -655,6 +627,9 @@ impl Worker {
     /// out again first) on the connections that have been free longest, and
     /// arms the timer for the next one.
     fn dispatch(&mut self) {
+        // Without a free connection the next answer or opened connection
+        // resumes dispatching, not the clock.
+        self.next_due = None;
         loop {
             let now = clock::now();
             let retry = self.retry.front().map(|r| r.planned);
@@ -670,9 +645,7 @@ impl Worker {
                 (None, None) => return,
             };
             if planned > now {
-                if let Some(t) = self.timer.as_mut() {
-                    t.arm(planned);
-                }
+                self.next_due = Some(planned);
                 return;
             }
             // No free connection: the next answer or opened connection

@@ -15,11 +15,11 @@ use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;
 
-use crate::cli::usage;
-use crate::commands::servers::{load_zoo, resolve_root};
+use crate::args::{load_zoo, positive_duration, resolve_root, CpuList};
 use crate::host::Host;
 use crate::output::check_report;
 use crate::topology::{CheckPlaceArgs, Layout};
+use crate::usage::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
@@ -42,22 +42,23 @@ pub struct CheckArgs {
     pub mode: Option<String>,
     /// Pin each server to these CPUs, e.g. `0` or `0-1,3`.
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<CpuList>,
     /// CORES given to the server (default: the number of --cpus, else 1).
     #[arg(long, value_name = "N")]
     pub cores: Option<usize>,
-    /// Seconds to wait for a started server to accept connections.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    pub ready_timeout: f64,
-    /// Seconds to wait for each response.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    pub fetch_timeout: f64,
-    /// Seconds between SIGTERM and SIGKILL when stopping a server.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    pub stop_grace: f64,
-    /// Seconds each build step may take.
-    #[arg(long, value_name = "SECS", default_value_t = 1800.0)]
-    pub build_timeout: f64,
+    /// How long a started server has to accept connections (e.g. 30s; a bare
+    /// number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "30", value_parser = positive_duration)]
+    pub ready_timeout: Duration,
+    /// How long to wait for each response.
+    #[arg(long, value_name = "DURATION", default_value = "5", value_parser = positive_duration)]
+    pub fetch_timeout: Duration,
+    /// How long between SIGTERM and SIGKILL when stopping a server.
+    #[arg(long, value_name = "DURATION", default_value = "5", value_parser = positive_duration)]
+    pub stop_grace: Duration,
+    /// How long each build step may take.
+    #[arg(long, value_name = "DURATION", default_value = "1800", value_parser = positive_duration)]
+    pub build_timeout: Duration,
     /// Rebuild even when the build cache is current.
     #[arg(long)]
     pub rebuild: bool,
@@ -109,44 +110,6 @@ struct Plan<'z> {
     mode: Option<String>,
     cpus: Option<Vec<usize>>,
     cores: usize,
-}
-
-fn secs(name: &str, v: f64) -> anyhow::Result<Duration> {
-    if v.is_finite() && v > 0.0 && v < 1e7 {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(usage(format!(
-            "--{name}: expected a positive number of seconds, got {v}"
-        )))
-    }
-}
-
-/// `0-3,5` → [0, 1, 2, 3, 5].
-fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
-    let bad = || {
-        usage(format!(
-            "--cpus {s}: expected CPU numbers and ranges such as 0-1,3"
-        ))
-    };
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let a: usize = a.parse().map_err(|_| bad())?;
-        let b: usize = b.parse().map_err(|_| bad())?;
-        if a > b || b >= 1024 {
-            return Err(bad());
-        }
-        out.extend(a..=b);
-    }
-    out.sort_unstable();
-    out.dedup();
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
 }
 
 fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
@@ -210,7 +173,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
         }
     }
 
-    let cpus = args.cpus.as_deref().map(parse_cpus).transpose()?;
+    let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
         (Some(0), _) => return Err(usage("--cores: expected at least 1")),
         (Some(n), _) => n,
@@ -229,10 +192,8 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let ready_timeout = secs("ready-timeout", args.ready_timeout)?;
-    let fetch_timeout = secs("fetch-timeout", args.fetch_timeout)?;
-    let stop_grace = secs("stop-grace", args.stop_grace)?;
-    let build_timeout = secs("build-timeout", args.build_timeout)?;
+    let (ready_timeout, fetch_timeout) = (args.ready_timeout, args.fetch_timeout);
+    let (stop_grace, build_timeout) = (args.stop_grace, args.build_timeout);
     let root = resolve_root(args.root.as_deref())?;
     let zoo = load_zoo(&root)?;
     let plan = plan(&zoo, &args)?;

@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-use crate::cli::usage;
+use crate::args::{resolve_run, RunSel};
 use crate::export::report_compare;
 use crate::report::compare::{compare, RunRef};
-use crate::report::model::resolve_run;
 use crate::report::paired_compare;
 use crate::store::Store;
+use crate::usage::usage;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -20,9 +20,9 @@ pub enum Format {
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
     /// The baseline run: its id, or `latest`.
-    pub run_a: String,
+    pub run_a: RunSel,
     /// The run compared with it: its id, or `latest`.
-    pub run_b: String,
+    pub run_b: RunSel,
     /// The results database.
     #[arg(long, default_value = "results.db")]
     pub db: PathBuf,
@@ -56,8 +56,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let sb = store_b.as_ref().unwrap_or(&store_a);
-    let run_a = resolve_run(&store_a, Some(&args.run_a))?;
-    let run_b = resolve_run(sb, Some(&args.run_b))?;
+    let run_a = resolve_run(&store_a, args.run_a)?;
+    let run_b = resolve_run(sb, args.run_b)?;
     let (cases_a, cases_b) = (store_a.cases(run_a.id)?, sb.cases(run_b.id)?);
     let mut cmp = compare(
         RunRef::of(&store_a.path().display().to_string(), &run_a),

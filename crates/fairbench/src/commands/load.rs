@@ -7,15 +7,16 @@ use anyhow::Context;
 use fairbench_engine::{LoadConfig, LoadModel, Observer, RequestSpec, RunError, Target};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
-use crate::cli::usage;
+use crate::args::{duration, positive_duration, CpuList};
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
 use crate::fleet::{self, wire::LoadSpec, FleetOutcome, Job};
 use crate::host;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
-use crate::output::units;
 use crate::topology::{ClientArgs, Layout, TopologyKind};
+use crate::units;
+use crate::usage::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
@@ -28,13 +29,13 @@ pub struct LoadArgs {
     #[arg(short = 't', long)]
     pub threads: Option<usize>,
     /// How long to measure (e.g. 10s, 500ms, 2m).
-    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(short = 'd', long, default_value = "10s", value_parser = positive_duration)]
     pub duration: Duration,
     /// Run this long first without counting it (JIT warm-up, connection set-up).
-    #[arg(long, default_value = "0s", value_parser = parse_duration_or_zero)]
+    #[arg(long, default_value = "0s", value_parser = duration)]
     pub warmup: Duration,
     /// A request without an answer after this long is aborted and counted as a timeout.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = positive_duration)]
     pub timeout: Duration,
     /// Constant rate in requests per second, in total: latency is measured from
     /// when each request was due (wrk2 semantics). Without it: closed loop.
@@ -56,8 +57,8 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
-    #[arg(long, value_parser = parse_cpu_list)]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<CpuList>,
     /// Print the full latency percentile table.
     #[arg(long)]
     pub latency: bool,
@@ -205,7 +206,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         spec.share_count = n;
         spec.cpus = match c.host {
             host::Host::Ssh(_) => None,
-            _ => args.cpus.clone(),
+            _ => args.cpus.clone().map(|c| c.0),
         };
         jobs.push(Job {
             host: c.host.clone(),
@@ -327,7 +328,7 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.warmup = args.warmup;
     cfg.timeout = args.timeout;
     cfg.pipeline = args.pipeline;
-    cfg.cpus = args.cpus.clone();
+    cfg.cpus = args.cpus.clone().map(|c| c.0);
     cfg.model = match args.rate {
         None => LoadModel::ClosedLoop,
         Some(rps) => LoadModel::ConstantRate { rps },
@@ -361,73 +362,5 @@ fn flag_error(e: &fairbench_engine::ConfigError) -> String {
         e.to_string()
     } else {
         format!("--{}: {}", e.field, e.message)
-    }
-}
-
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_duration_or_zero(s)?;
-    if d.is_zero() {
-        return Err("must be longer than 0".into());
-    }
-    Ok(d)
-}
-
-/// Accepts "10s", "500ms", "1m30s", or a bare number of seconds ("2.5").
-pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if let Ok(secs) = s.parse::<f64>() {
-        if !(secs.is_finite() && secs >= 0.0) {
-            return Err(format!(
-                "{s:?} is not a duration (expected e.g. 10s, 500ms)"
-            ));
-        }
-        return Ok(Duration::from_secs_f64(secs));
-    }
-    humantime::parse_duration(s)
-        .map_err(|_| format!("{s:?} is not a duration (expected e.g. 10s, 500ms, 2m)"))
-}
-
-/// "0", "0,2", "1-3", "0,2-3".
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("{s:?} is not a CPU list (expected e.g. 0 or 0,2-3)");
-        if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a.trim().parse().map_err(|_| bad())?;
-            let b: usize = b.trim().parse().map_err(|_| bad())?;
-            if a > b {
-                return Err(bad());
-            }
-            out.extend(a..=b);
-        } else {
-            out.push(part.parse().map_err(|_| bad())?);
-        }
-    }
-    if out.is_empty() {
-        return Err("must name at least one CPU".into());
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("-1s").is_err());
-        assert!(parse_duration("soon").is_err());
-        assert_eq!(parse_duration_or_zero("0s").unwrap(), Duration::ZERO);
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0,2-4").unwrap(), vec![0, 2, 3, 4]);
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("x").is_err());
     }
 }

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::args::{resolve_run, RunSel};
 use crate::export::{report_csv, report_hdr, report_json, report_md};
-use crate::report::{html, model};
+use crate::report::{html, model, write_atomic};
 use crate::store::Store;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +33,9 @@ impl Format {
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// The run to report: its id, or `latest` [default: latest]
-    pub run: Option<String>,
+    /// The run to report: its id, or `latest`.
+    #[arg(default_value = "latest")]
+    pub run: RunSel,
     /// The results database.
     #[arg(long, default_value = "results.db")]
     pub db: PathBuf,
@@ -56,7 +58,7 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let store = Store::open_existing(&args.db)?;
-    let run = model::resolve_run(&store, args.run.as_deref())?;
+    let run = resolve_run(&store, args.run)?;
     let report = model::build_with(&store, &run, args.reference.as_deref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
     let text = match args.format {
@@ -76,7 +78,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     };
     match out.as_deref() {
         Some(p) if p != Path::new("-") => {
-            write_file(p, text.as_bytes())?;
+            write_atomic(p, text.as_bytes())?;
             eprintln!(
                 "fairbench: wrote {} ({} of run {}: {} cases, {} servers)",
                 p.display(),
@@ -103,40 +105,4 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
-}
-
-/// Writes the HTML report of run `run` in the database `db` to `path` (for
-/// `fairbench run --report`).
-pub fn write_html(db: &Path, run: i64, path: &Path) -> anyhow::Result<()> {
-    let store = Store::open_existing(db)?;
-    let row = model::resolve_run(&store, Some(&run.to_string()))?;
-    let report = model::build(&store, &row)?;
-    write_file(path, html::render(&report).as_bytes())
-}
-
-/// Writes through a temporary file in the same directory, so a reader never
-/// sees half a report.
-fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile_in(dir, path)?;
-    tmp.1
-        .write_all(bytes)
-        .with_context(|| format!("cannot write {}", tmp.0.display()))?;
-    drop(tmp.1);
-    std::fs::rename(&tmp.0, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
-fn tempfile_in(dir: &Path, target: &Path) -> anyhow::Result<(PathBuf, std::fs::File)> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let f = std::fs::File::create(&tmp)
-        .with_context(|| format!("cannot write {}", target.display()))?;
-    Ok((tmp, f))
 }

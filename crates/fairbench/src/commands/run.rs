@@ -3,16 +3,17 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use fairbench_zoo::{find_root, Zoo};
+use fairbench_zoo::Zoo;
 
-use crate::cli::usage;
-use crate::output::{run_table, units};
+use crate::args::{load_zoo, resolve_root};
+use crate::output::run_table;
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
 use crate::suite::order::{self, Interleave};
 use crate::suite::{self, PlanItem, Suite};
 use crate::topology::{ClientArgs, Layout, ServerArgs};
+use crate::units;
+use crate::usage::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -70,16 +71,8 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let root = match &args.root {
-        Some(r) => r.clone(),
-        None => {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            find_root(&cwd).ok_or_else(|| {
-                usage("cannot find a fairbench root (a directory with servers/ and scenarios/) here or above; use --root DIR")
-            })?
-        }
-    };
-    let zoo = Zoo::load(&root).with_context(|| format!("cannot read {}", root.display()))?;
+    let root = resolve_root(args.root.as_deref())?;
+    let zoo = load_zoo(&root)?;
     match args.resume {
         Some(id) => resume(&args, &zoo, id),
         None => fresh(&args, &zoo),
@@ -358,7 +351,7 @@ fn execute(
 /// The HTML report, when the report module is built in; a failure here must
 /// not hide the run's own outcome.
 fn write_report(db: &Path, run: i64, path: &Path) {
-    if let Err(e) = crate::commands::report::write_html(db, run, path) {
+    if let Err(e) = crate::report::write_html(db, run, path) {
         eprintln!(
             "fairbench: could not write the report {}: {e:#}",
             path.display()
@@ -418,7 +411,7 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         doc.insert("cores".into(), toml::Value::Array(v));
     }
     if let Some(d) = &a.duration {
-        crate::commands::load::parse_duration(d).map_err(|m| usage(format!("--duration: {m}")))?;
+        crate::args::positive_duration(d).map_err(|m| usage(format!("--duration: {m}")))?;
         doc.insert("duration".into(), toml::Value::String(d.clone()));
     }
     if let Some(r) = a.repetitions {

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::output::units::one_line;
 use crate::store::Store;
+use crate::units::one_line;
 
 #[derive(clap::Args, Debug)]
 pub struct RunsArgs {

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use fairbench_zoo::toolchain::{Prober, ToolchainStatus};
-use fairbench_zoo::{DefinitionError, Server, Zoo};
+use fairbench_zoo::{DefinitionError, Server};
 use serde::Serialize;
 
+use crate::args::{load_zoo, resolve_root};
 use crate::output::check_table::Table;
 
 #[derive(clap::Args, Debug)]
@@ -19,34 +19,6 @@ pub struct ServersArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// `--root DIR`, or the nearest root above the current directory.
-pub(crate) fn resolve_root(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match arg {
-        Some(dir) => {
-            if !dir.join("servers").is_dir() || !dir.join("scenarios").is_dir() {
-                return Err(crate::cli::usage(format!(
-                    "--root {}: expected a folder holding servers/ and scenarios/",
-                    dir.display()
-                )));
-            }
-            Ok(dir.to_path_buf())
-        }
-        None => {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            fairbench_zoo::find_root(&cwd).ok_or_else(|| {
-                crate::cli::usage(format!(
-                    "no fairbench root (a folder with servers/ and scenarios/) at or above {}; use --root DIR",
-                    cwd.display()
-                ))
-            })
-        }
-    }
-}
-
-pub(crate) fn load_zoo(root: &Path) -> anyhow::Result<Zoo> {
-    Zoo::load(root).with_context(|| format!("cannot read {}", root.display()))
 }
 
 #[derive(Serialize)]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::args::{resolve_run, RunSel};
 use crate::output::run_table;
 use crate::report::model::paired_of;
 use crate::report::paired::Paired;
@@ -11,8 +12,9 @@ use crate::store::{CaseRow, RunRow, Store};
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
-    /// Run id (see `fairbench runs`); default: the latest run.
-    pub run: Option<i64>,
+    /// The run: its id (see `fairbench runs`), or `latest`.
+    #[arg(default_value = "latest")]
+    pub run: RunSel,
     /// The results database.
     #[arg(long, default_value = "results.db")]
     pub db: PathBuf,
@@ -46,18 +48,8 @@ struct CaseJson<'a> {
 
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let store = Store::open_existing(&args.db)?;
-    let id = match args.run {
-        Some(id) => id,
-        None => store
-            .latest_run()?
-            .ok_or_else(|| anyhow::anyhow!("no runs in {}", args.db.display()))?,
-    };
-    let run = store.run(id)?.ok_or_else(|| {
-        crate::cli::usage(format!(
-            "RUN: no run {id} in {} (see `fairbench runs`)",
-            args.db.display()
-        ))
-    })?;
+    let run = resolve_run(&store, args.run)?;
+    let id = run.id;
     let cases = store.cases(id)?;
     let paired = paired_of(&run, &cases, args.reference.as_deref())?;
     if args.json {
@@ -92,7 +84,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 match (s.knee_rps, s.state.as_str()) {
                     (Some(k), _) => format!(
                         "knee {} req/s (p{} <= {} µs)",
-                        crate::output::units::rate(k),
+                        crate::units::rate(k),
                         s.slo_quantile * 100.0,
                         s.slo_us
                     ),

@@ -1,5 +1,6 @@
 //! HdrHistogram interval logs (`.hlog`): one corrected-latency histogram per
-//! second, readable by the hdrhistogram crate's log reader and by
+//! second, plus a last, shorter drain interval when requests were still in
+//! flight at the end (their answers belong to the run), readable by the hdrhistogram crate's log reader and by
 //! HistogramLogAnalyzer. Values are microseconds.
 
 use std::io::Write;

@@ -247,22 +247,6 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// Parses "0-3,6" (the form of Cpus_allowed_list).
-pub fn parse_cpu_list(s: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-                    out.extend(a..=b);
-                }
-            }
-            None => out.extend(part.parse::<usize>().ok()),
-        }
-    }
-    out
-}
-
 /// Runs `f` on a thread that has entered the network namespace `name`:
 /// sockets it opens live in that namespace.
 pub fn in_netns<R: Send>(name: &str, f: impl FnOnce() -> R + Send) -> anyhow::Result<R> {
@@ -325,9 +309,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);
-        assert_eq!(parse_cpu_list("1"), vec![1]);
+    fn this_process_may_use_some_cpu() {
         assert!(!allowed_cpus().is_empty());
     }
 

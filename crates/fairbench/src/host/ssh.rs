@@ -18,6 +18,7 @@ use fairbench_zoo::Server;
 use super::procfs::{self, Stat};
 use super::quote;
 use super::HostInfo;
+use crate::args::CpuList;
 use crate::interrupt::CleanupGuard;
 
 /// How fairbench calls ssh, beyond the user's defaults.
@@ -168,7 +169,9 @@ impl SshSession {
             match k {
                 "home" => home = v.to_string(),
                 "boot_id" => s.info.boot_id = v.to_string(),
-                "Cpus_allowed_list" => s.info.cpus = super::parse_cpu_list(v),
+                "Cpus_allowed_list" => {
+                    s.info.cpus = v.parse::<CpuList>().map(|c| c.0).unwrap_or_default()
+                }
                 "clk_tck" => s.info.clk_tck = v.parse().unwrap_or(100.0),
                 "page" => s.info.page_size = v.parse().unwrap_or(4096),
                 "hostname" => s.info.hostname = v.to_string(),

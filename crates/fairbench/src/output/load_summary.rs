@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use fairbench_engine::{LatencySummary, LoadModel, Outcome};
 
-use crate::output::units::{bytes, count, micros, rate, seconds};
+use crate::units::{bytes, count, micros, rate, seconds};
 
 pub fn render(url: &str, o: &Outcome, full_latency: bool) -> String {
     let mut s = String::new();

@@ -6,4 +6,3 @@ pub mod load_summary;
 pub mod progress;
 pub mod run_progress;
 pub mod run_table;
-pub mod units;

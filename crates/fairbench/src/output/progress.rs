@@ -7,7 +7,7 @@ use fairbench_engine::{Observer, SecondSample};
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::output::units;
+use crate::units;
 
 pub struct LoadProgress {
     bar: Option<ProgressBar>,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use fairbench_engine::SecondSample;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::output::units;
+use crate::units;
 
 pub struct RunProgress {
     bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,

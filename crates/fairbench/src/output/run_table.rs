@@ -3,10 +3,10 @@
 
 use std::fmt::Write;
 
-use crate::output::units;
 use crate::report::model::CaseKey;
 use crate::report::paired::{Paired, RatioRow, Role};
 use crate::store::{CaseRow, RunRow};
+use crate::units;
 
 /// Cases that differ only in repetition, in plan order.
 pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
@@ -118,7 +118,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 c.cores,
                 c.repetition,
                 c.state,
-                crate::output::units::one_line(c.reason.as_deref().unwrap_or(""))
+                crate::units::one_line(c.reason.as_deref().unwrap_or(""))
             ));
         }
     }

@@ -329,7 +329,7 @@ fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
                             tip_head(g),
                             summary_tip(mean, 1, "µs")
                         ),
-                        text: format!("mean {}", crate::output::units::micros(mean.median)),
+                        text: format!("mean {}", crate::units::micros(mean.median)),
                     });
                     bars.push(Bar {
                         value: p99.median / div,
@@ -340,7 +340,7 @@ fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
                             tip_head(g),
                             summary_tip(p99, 1, "µs")
                         ),
-                        text: format!("p99 {}", crate::output::units::micros(p99.median)),
+                        text: format!("p99 {}", crate::units::micros(p99.median)),
                     });
                 }
                 _ => bars.push(no_data(g)),
@@ -564,7 +564,7 @@ fn rss_peak(groups: &[&Group]) -> Figure {
             unit: "bytes",
             decimals: 0,
             metric: |g| &g.rss_peak,
-            text: |v| crate::output::units::bytes(v as u64),
+            text: |v| crate::units::bytes(v as u64),
         },
         &[
             ("peak RSS bytes median", true),
@@ -994,7 +994,7 @@ fn sweeps(r: &Report) -> Vec<Figure> {
                 label: format!(
                     "objective: p{} ≤ {}",
                     trim_pct(s.slo_quantile * 100.0),
-                    crate::output::units::micros(s.slo_us as f64)
+                    crate::units::micros(s.slo_us as f64)
                 ),
             })
             .into_iter()

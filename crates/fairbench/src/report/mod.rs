@@ -21,6 +21,9 @@ pub mod ratio_stats;
 pub mod stats;
 pub mod svg;
 pub mod table;
+mod write;
 
-#[cfg(test)]
-pub(crate) mod fixture;
+pub use write::{write_atomic, write_html};
+
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;

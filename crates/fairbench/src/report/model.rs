@@ -131,7 +131,7 @@ impl RunInfo {
         for (k, label) in KNOWN {
             if let Some(v) = obj.get(k) {
                 let text = match (k, v.as_u64()) {
-                    ("memory_bytes", Some(b)) => crate::output::units::bytes(b),
+                    ("memory_bytes", Some(b)) => crate::units::bytes(b),
                     _ => value_text(v),
                 };
                 out.push((label.to_string(), text));
@@ -515,22 +515,6 @@ pub struct Problem {
     pub log_tail: Option<String>,
 }
 
-/// Which run a command means: a number or `latest`.
-pub fn resolve_run(store: &Store, spec: Option<&str>) -> anyhow::Result<RunRow> {
-    let db = store.path().display().to_string();
-    let id = match spec {
-        None | Some("latest") => store
-            .latest_run()?
-            .ok_or_else(|| anyhow::anyhow!("{db} holds no runs yet (run `fairbench run` first)"))?,
-        Some(s) => s.parse::<i64>().map_err(|_| {
-            crate::cli::usage(format!("run id `{s}`: expected a number or `latest`"))
-        })?,
-    };
-    store
-        .run(id)?
-        .ok_or_else(|| anyhow::anyhow!("no run {id} in {db} (`fairbench runs` lists them)"))
-}
-
 /// Reads `run` from the store into a report.
 pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
     build_with(store, run, None)
@@ -669,7 +653,7 @@ pub fn paired_of(
 ) -> anyhow::Result<super::paired::Paired> {
     let (pairing, note) =
         crate::suite::pairing::Pairing::from_stored_suite(&run.suite_toml, reference)
-            .map_err(crate::cli::usage)?;
+            .map_err(crate::usage::usage)?;
     if reference.is_some()
         && !cases.iter().any(|c| {
             c.sweep.is_none() && pairing.reference.matches(&c.server, &c.mode, &c.response)
@@ -681,7 +665,7 @@ pub fn paired_of(
             .collect();
         have.sort();
         have.dedup();
-        return Err(crate::cli::usage(format!(
+        return Err(crate::usage::usage(format!(
             "--reference {}: no case of run {} matches it (its variants: {})",
             pairing.reference.label(),
             run.id,
@@ -837,6 +821,7 @@ fn sweep_info(s: SweepRow, groups: &[Group], names: &[String]) -> SweepInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::{resolve_run, RunSel};
     use crate::report::fixture;
 
     #[test]
@@ -845,7 +830,7 @@ mod tests {
         let path = dir.path().join("r.db");
         fixture::standard_db(&path);
         let store = Store::open_existing(&path).unwrap();
-        let run = resolve_run(&store, Some("1")).unwrap();
+        let run = resolve_run(&store, RunSel::Id(1)).unwrap();
         let r = build(&store, &run).unwrap();
         assert_eq!(
             r.servers
@@ -876,7 +861,6 @@ mod tests {
             r.sweeps[1].steps.iter().map(|s| s.met).collect::<Vec<_>>(),
             [Some(true), Some(true), Some(false)]
         );
-        assert!(resolve_run(&store, Some("x")).is_err());
     }
 
     #[test]

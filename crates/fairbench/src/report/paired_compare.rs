@@ -18,9 +18,9 @@ use super::compare::Comparison;
 use super::model::paired_of;
 use super::paired::{build, pair, Paired, Ratio, RatioRow, Role};
 use super::ratio_stats::RatioSummary;
-use crate::cli::usage;
 use crate::store::{CaseRow, RunRow};
 use crate::suite::pairing::Pairing as SuitePairing;
+use crate::usage::usage;
 
 pub const METHOD: &str = "per repetition i, (case ÷ reference in B, repetition i) ÷ (case ÷ reference in A, repetition i); geometric mean with a 95 % Student t interval on the logs; significant when the interval excludes 1 (at least 2 repetitions)";
 

@@ -14,14 +14,15 @@ use std::time::Duration;
 
 use fairbench_zoo::manifest::ResponseKind;
 
+use crate::args::format_cpus;
 use crate::output::run_progress::RunProgress;
-use crate::output::units;
 use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
 use crate::suite::{CaseSpec, LoadProfile, SweepItem};
 use crate::topology::Layout;
+use crate::units;
 use builds::Builds;
 use case::{CaseEnd, Launch, Measured};
-use placement::{cpu_list, sites};
+use placement::sites;
 
 pub struct RunOptions {
     pub allow_unfair: bool,
@@ -170,7 +171,7 @@ impl<'a> Runner<'a> {
         self.store.mark_running(
             id,
             (
-                &cpu_list(&placement.server),
+                &format_cpus(&placement.server),
                 &placement.generator_label(),
                 placement.shared,
             ),
@@ -209,7 +210,7 @@ impl<'a> Runner<'a> {
                 if placement.shared {
                     figs.warnings.push(format!(
                         "server and load shared CPUs {}: this machine has too few CPUs to separate them",
-                        cpu_list(&placement.server)
+                        format_cpus(&placement.server)
                     ));
                 }
                 figs.warnings.extend(self.opts.layout.warnings());
@@ -367,7 +368,7 @@ impl<'a> Runner<'a> {
             self.store.mark_running(
                 id,
                 (
-                    &cpu_list(&placement.server),
+                    &format_cpus(&placement.server),
                     &placement.generator_label(),
                     placement.shared,
                 ),

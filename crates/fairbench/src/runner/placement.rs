@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::args::format_cpus;
 use crate::topology::Layout;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -63,7 +64,7 @@ impl Sites {
         if here.is_empty() {
             "elsewhere".into()
         } else {
-            cpu_list(&here)
+            format_cpus(&here)
         }
     }
 }
@@ -95,27 +96,6 @@ pub fn sites(layout: &Layout, local: &[usize], cores: usize) -> Sites {
     }
 }
 
-/// "0-3,6" style, as taskset and /proc print CPU lists.
-pub fn cpu_list(cpus: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,11 +123,5 @@ mod tests {
         assert!(p.shared);
         assert_eq!(p.server, vec![0, 1]);
         assert_eq!(p.generator, vec![0, 1]);
-    }
-
-    #[test]
-    fn lists() {
-        assert_eq!(cpu_list(&[0, 1, 2, 3, 6]), "0-3,6");
-        assert_eq!(cpu_list(&[1]), "1");
     }
 }

@@ -376,33 +376,9 @@ pub fn decode_histogram(b: &[u8]) -> anyhow::Result<Histogram<u64>> {
         .map_err(|e| anyhow!("stored histogram is corrupt: {e:?}"))
 }
 
+/// Now, as stored: RFC 3339 UTC with second precision.
 pub fn now_rfc3339() -> String {
-    httpdate_like_rfc3339(std::time::SystemTime::now())
-}
-
-/// RFC 3339 UTC with second precision, without pulling in a calendar crate
-/// (civil-from-days, Howard Hinnant's algorithm).
-pub fn httpdate_like_rfc3339(t: std::time::SystemTime) -> String {
-    let secs = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 #[cfg(test)]
@@ -410,13 +386,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rfc3339_dates() {
-        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_302_643);
-        assert_eq!(httpdate_like_rfc3339(t), "2026-11-21T23:10:43Z");
-        assert_eq!(
-            httpdate_like_rfc3339(std::time::UNIX_EPOCH),
-            "1970-01-01T00:00:00Z"
-        );
+    fn timestamps_are_rfc3339_utc_seconds() {
+        let t = now_rfc3339();
+        assert_eq!(t.len(), "2026-11-21T23:10:43Z".len(), "{t}");
+        assert!(t.ends_with('Z'), "{t}");
+        assert!(humantime::parse_rfc3339(&t).is_ok(), "{t}");
     }
 
     #[test]

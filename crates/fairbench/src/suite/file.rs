@@ -212,7 +212,7 @@ impl Suite {
         };
         let text = std::fs::read_to_string(&path).map_err(|e| {
             let known = list_suites(root);
-            crate::cli::usage(format!(
+            crate::usage::usage(format!(
                 "--suite: cannot read {}: {e}{}",
                 path.display(),
                 if known.is_empty() {
@@ -229,15 +229,16 @@ impl Suite {
     /// Parses and validates; errors name the file and the field.
     pub fn parse(text: &str, shown: &str) -> anyhow::Result<Suite> {
         let raw: RawSuite = toml::from_str(text).map_err(|e| {
-            crate::cli::usage(format!(
+            crate::usage::usage(format!(
                 "{shown}: {}",
                 e.to_string().trim().replace('\n', " ")
             ))
         })?;
-        let bad =
-            |field: &str, msg: String| crate::cli::usage(format!("{shown}: field {field}: {msg}"));
+        let bad = |field: &str, msg: String| {
+            crate::usage::usage(format!("{shown}: field {field}: {msg}"))
+        };
         let dur = |field: &str, v: &str| -> anyhow::Result<Duration> {
-            crate::commands::load::parse_duration_or_zero(v).map_err(|m| bad(field, m))
+            crate::args::duration(v).map_err(|m| bad(field, m))
         };
         if raw.name.trim().is_empty() {
             return Err(bad("name", "must not be empty".into()));

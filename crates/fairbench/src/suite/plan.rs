@@ -121,29 +121,12 @@ impl Plan {
     }
 }
 
-/// The CPUs this process may use.
-pub fn usable_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data, filled by the kernel.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
-            let v: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-                .filter(|&c| libc::CPU_ISSET(c, &set))
-                .collect();
-            if !v.is_empty() {
-                return v;
-            }
-        }
-    }
-    (0..fairbench_engine::default_threads()).collect()
-}
-
 fn filter(field: &str, list: &[String]) -> anyhow::Result<NameFilter> {
-    NameFilter::parse(&list.join(",")).map_err(|e| crate::cli::usage(format!("{field}: {e}")))
+    NameFilter::parse(&list.join(",")).map_err(|e| crate::usage::usage(format!("{field}: {e}")))
 }
 
 pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
-    let cpus = usable_cpus();
+    let cpus = crate::host::allowed_cpus();
     let server_filter = filter("servers", &suite.servers)?;
     let mode_filter = filter("modes", &suite.modes)?;
     let scenario_filter = filter("scenarios", &suite.scenarios)?;
@@ -174,7 +157,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
         .collect();
     if servers.is_empty() && skips.is_empty() {
         let known: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
-        anyhow::bail!(crate::cli::usage(format!(
+        anyhow::bail!(crate::usage::usage(format!(
             "servers: {:?} matches no server (servers here: {})",
             suite.servers.join(","),
             known.join(", ")
@@ -187,7 +170,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
         .collect();
     if scenarios.is_empty() {
         let known: Vec<&str> = zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
-        anyhow::bail!(crate::cli::usage(format!(
+        anyhow::bail!(crate::usage::usage(format!(
             "scenarios: {:?} matches no scenario (scenarios here: {})",
             suite.scenarios.join(","),
             known.join(", ")

@@ -31,8 +31,8 @@ impl Link {
             .transpose()?;
         let delay = delay
             .map(|d| {
-                let d = crate::commands::load::parse_duration(d)
-                    .map_err(|e| format!("--link-delay: {e}"))?;
+                let d =
+                    crate::args::positive_duration(d).map_err(|e| format!("--link-delay: {e}"))?;
                 if d > Duration::from_secs(10) {
                     return Err("--link-delay: more than 10 s is not a network".to_string());
                 }

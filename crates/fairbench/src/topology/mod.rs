@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::json;
 
-use crate::cli::usage;
 use crate::host::{self, Host, HostInfo, SshOptions, SshSession};
+use crate::usage::usage;
 pub use link::Link;
 use netns::{NetnsTopology, ServerSide};
 

@@ -1,6 +1,6 @@
-//! Shared by the `check_*` and `servers_*` tests: run the fairbench binary
-//! with a bound on time, read its JSON, and find processes it left behind.
-#![allow(dead_code)]
+//! For the `check_*` and `servers_*` tests: run the fairbench binary with a
+//! bound on time, read its JSON, and find processes it left behind by the
+//! marker in their environment.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -13,15 +13,9 @@ use serde_json::Value;
 /// test finds processes that outlived fairbench.
 pub const MARKER_VAR: &str = "FAIRBENCH_TEST_MARKER";
 
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
+/// The fixture zoo of the check tests.
 pub fn fixture_root() -> PathBuf {
-    repo_root().join("tests/fixtures/zoo")
+    super::repo().join("tests/fixtures/zoo")
 }
 
 pub fn unique_marker(name: &str) -> String {
@@ -84,7 +78,7 @@ pub struct Running {
 }
 
 pub fn spawn(args: &[&str], env: &[(&str, &str)], marker: &str) -> Running {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fairbench"));
+    let mut cmd = super::command();
     cmd.args(args)
         .env(MARKER_VAR, marker)
         .stdin(Stdio::null())

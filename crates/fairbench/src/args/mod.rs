@@ -1,0 +1,13 @@
+//! Values typed on the command line and in suite files, each kind with one
+//! parser and one set of rules wherever it appears: durations, CPU lists,
+//! run ids, and where the fairbench root is.
+
+mod cpus;
+mod duration;
+mod root;
+mod run;
+
+pub use cpus::{format_cpus, CpuList};
+pub use duration::{duration, positive_duration, MAX_DURATION};
+pub use root::{load_zoo, resolve_root};
+pub use run::{resolve_run, RunSel};

@@ -1,0 +1,191 @@
+//! The integration tests' one support module: running the fairbench binary
+//! and reading what it printed, the repository's paths, finding processes
+//! a run left behind, and, in submodules, what a family of tests needs:
+//! throw-away fairbench roots with Python test servers ([`root`]), test
+//! HTTP servers and sshd ([`net`]), network namespaces ([`topology`]),
+//! bounded `check` runs ([`check`]), golden files ([`golden`]), HTML tables
+//! ([`html`]) and a headless browser ([`chrome`]). Fixture databases come
+//! from the library itself (`fairbench::report::fixture`), written by the
+//! store's own writer.
+
+#![allow(dead_code, unused_imports)]
+
+pub mod check;
+pub mod chrome;
+pub mod golden;
+pub mod html;
+pub mod net;
+pub mod root;
+pub mod topology;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+
+pub use golden::*;
+pub use html::*;
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fairbench")
+}
+
+/// The fairbench binary, to be given arguments.
+pub fn command() -> Command {
+    Command::new(bin())
+}
+
+/// Runs fairbench in `dir` (so `--db results.db` stays relative and outputs
+/// name no temporary path).
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    command()
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run fairbench")
+}
+
+/// Asserts success and returns stdout.
+pub fn ok(dir: &Path, args: &[&str]) -> String {
+    let o = run_in(dir, args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "fairbench {args:?} failed:\n{}",
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code and both streams, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The JSON fairbench printed.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
+}
+
+pub fn flush() {
+    let _ = std::io::stderr().flush();
+}
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Tests of one file that measure, or that pin servers to the same CPU,
+/// hold this for their whole body so that they do not measure each other.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Live (non-zombie) processes other than this one whose command line
+/// contains `needle`.
+pub fn live_with(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(") ")
+            .map(|(_, r)| r.starts_with('Z'))
+            .unwrap_or(false);
+        if !zombie && String::from_utf8_lossy(&cmd).contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Whether a test's prerequisites are here. In CI a missing one fails the
+/// test with `why`; elsewhere the test prints the reason and skips.
+pub fn require(ok: bool, why: &str) -> bool {
+    if ok {
+        return true;
+    }
+    if in_ci() {
+        panic!("prerequisite missing in CI: {why}");
+    }
+    eprintln!("SKIPPED: {why}");
+    false
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn have(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Standard base64 (for screenshots and interval-log histograms).
+pub fn base64_decode(s: &str) -> Vec<u8> {
+    let val = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a' + 26) as u32,
+            b'0'..=b'9' => (c - b'0' + 52) as u32,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("base64 {c}"),
+        }
+    };
+    let bytes: Vec<u8> = s
+        .bytes()
+        .filter(|b| *b != b'=' && !b.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        for (i, b) in chunk.iter().enumerate() {
+            n |= val(*b) << (18 - 6 * i);
+        }
+        out.push((n >> 16) as u8);
+        if chunk.len() > 2 {
+            out.push((n >> 8) as u8);
+        }
+        if chunk.len() > 3 {
+            out.push(n as u8);
+        }
+    }
+    out
+}
