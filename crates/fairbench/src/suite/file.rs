@@ -512,6 +512,21 @@ max_rate = 1000
     }
 
     #[test]
+    fn the_shipped_suites_parse_and_aa_declares_its_twins() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for name in ["quick", "study", "sweep", "aa"] {
+            let (s, _) = Suite::resolve(&root, name).unwrap();
+            assert_eq!(s.name, name);
+        }
+        let (aa, _) = Suite::resolve(&root, "aa").unwrap();
+        assert_eq!(aa.interleave, Interleave::Case);
+        assert_eq!(aa.pairing.reference.label(), "go-nethttp/native/normalized");
+        assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
+        assert!(!aa.pairing.is_aa("go-nethttp", "native", "normalized"));
+        assert_eq!(aa.scenarios, ["static"], "the twins are identical for static");
+    }
+
+    #[test]
     fn errors_name_file_and_field() {
         let cases = [
             (
