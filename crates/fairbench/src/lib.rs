@@ -3,9 +3,9 @@
 //! The binary (`main.rs`) is [`cli::main`]; everything else is this library,
 //! so that the tests use the same modules the command does. Layers, from the
 //! top: `cli` and `commands` (one module per subcommand; nothing imports
-//! from them), then `runner`, `fleet`, `topology`, `report` and `export`,
-//! `output`, `suite`, and at the bottom `store`, `host`, `args`, `units` and
-//! `usage`. A module imports only from the layers below it.
+//! from them); `runner`; `start`, `fleet` and `topology`; `report`, `export`
+//! and `output`; `suite`; and at the bottom `store`, `host`, `args`, `units`
+//! and `usage`. A module imports only from the layers below it.
 
 pub mod args;
 pub mod cli;
@@ -17,6 +17,7 @@ pub mod interrupt;
 pub mod output;
 pub mod report;
 pub mod runner;
+pub mod start;
 pub mod store;
 pub mod suite;
 pub mod topology;

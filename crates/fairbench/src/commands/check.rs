@@ -9,8 +9,7 @@ use std::time::Duration;
 use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
 use fairbench_zoo::compare::{apply_reference, REFERENCE_SERVER};
 use fairbench_zoo::contract::{Grade, Rule};
-use fairbench_zoo::launch::{self, LaunchParams};
-use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::parity::{CaseId, CaseReport, InspectOptions};
 use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;
@@ -18,6 +17,7 @@ use serde::Serialize;
 use crate::args::{load_zoo, positive_duration, resolve_root, CpuList};
 use crate::host::Host;
 use crate::output::check_report;
+use crate::start::{start, StartError, StartSpec};
 use crate::topology::{CheckPlaceArgs, Layout};
 use crate::usage::usage;
 
@@ -80,6 +80,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub place: CheckPlaceArgs,
 }
+
+/// Lines of a server's log a failed check shows.
+const CHECK_LOG_TAIL: usize = 15;
 
 /// A server, mode or whole selection not checked, with why.
 #[derive(Debug, Serialize)]
@@ -425,62 +428,46 @@ fn check_case(
         "{}-{}-{}-{}.log",
         id.server, id.mode, id.response, id.scenario
     ));
-    let port = match host.free_port() {
-        Ok(p) => p,
-        Err(e) => {
-            return CaseReport::failed(id, deviations, Rule::Start, format!("no free port: {e:#}"));
-        }
-    };
-    // On an ssh host, the server's folder and build are copied there first.
-    let (server, out_dir) = match host.stage_server(server, out_dir) {
-        Ok(s) => s,
-        Err(e) => return CaseReport::failed(id, deviations, Rule::Start, format!("{e:#}")),
-    };
-    let params = LaunchParams {
-        port,
-        scenario: sc.name.clone(),
+    let spec = StartSpec {
+        server,
+        mode: &id.mode,
+        response: id.response,
+        scenario: sc,
         cores: plan.cores,
         cpus: plan.cpus.clone(),
         out_dir,
         log_path: log_path.clone(),
+        ready_timeout,
         stop_grace,
-        extra_env: Vec::new(),
+        inspect: inspect_opts.clone(),
     };
-    let spec = match launch::spec(&server, &id.mode, id.response, &params) {
+    let started = match start(host, &spec) {
         Ok(s) => s,
-        Err(e) => return CaseReport::failed(id, deviations, Rule::Start, e.to_string()),
-    };
-    let proc = match host.start_server(&spec, port, ready_timeout) {
-        Ok(p) => p,
         Err(e) => {
-            let mut c = CaseReport::failed(id, deviations, Rule::Start, e);
-            c.log_path = Some(log_path);
+            let mut c = CaseReport::failed(id, deviations, e.rule(), e.to_string());
+            let tail = e.log_tail();
+            c.log_tail = tail[tail.len().saturating_sub(CHECK_LOG_TAIL)..].to_vec();
+            if let StartError::NotReady { .. } = e {
+                eprintln!(
+                    "{} {} {}: {e}; last lines of {}:",
+                    id.server,
+                    format_args!("{}/{}", id.mode, id.response),
+                    id.scenario,
+                    log_path.display()
+                );
+                for l in &c.log_tail {
+                    eprintln!("  | {l}");
+                }
+            }
+            // A log exists once a process was started.
+            if matches!(e, StartError::Start(_) | StartError::NotReady { .. }) {
+                c.log_path = Some(log_path);
+            }
             return c;
         }
     };
-    // Checked where the server is: its loopback, seen from its namespace
-    // or through an ssh tunnel.
-    let inspect = |p: u16| parity::inspect(p, sc, id, deviations, inspect_opts);
-    let mut report = match proc.wait_ready(port, ready_timeout) {
-        Ok(_) => host
-            .with_loopback(port, inspect)
-            .unwrap_or_else(|e| CaseReport::failed(id, deviations, Rule::Fetch, format!("{e:#}"))),
-        Err(e) => {
-            let mut c = CaseReport::failed(id, deviations, Rule::Ready, e.to_string());
-            c.log_tail = proc.log_tail(15);
-            eprintln!(
-                "{} {} {}: {e}; last lines of {}:",
-                id.server,
-                format_args!("{}/{}", id.mode, id.response),
-                id.scenario,
-                log_path.display()
-            );
-            for l in &c.log_tail {
-                eprintln!("  | {l}");
-            }
-            c
-        }
-    };
+    let mut report = started.parity;
+    let proc = started.process;
     // A server that died while answering is a failure of its own.
     if let Some(how) = proc.exit_description() {
         if report.row.is_some() {

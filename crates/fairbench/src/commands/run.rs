@@ -113,18 +113,10 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         if let PlanItem::Case(c) = item {
             planned.push(runner::planned_case(
                 seq,
-                &c.server,
-                &c.mode,
-                c.response,
-                &c.scenario.name,
-                c.cores,
-                &c.cores_requested.label(),
-                &c.load,
+                &c.subject,
                 None,
                 c.repetition,
-                c.warmup,
                 c.duration,
-                c.timeout,
             ));
         }
     }
@@ -201,13 +193,14 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     for item in plan.items {
         match &item {
             PlanItem::Case(c) => {
+                let s = &c.subject;
                 let k = key(
-                    &c.server.name,
-                    &c.mode,
-                    c.response.as_str(),
-                    &c.scenario.name,
-                    c.cores as i64,
-                    &c.load.label(),
+                    &s.server.name,
+                    &s.mode,
+                    s.response.as_str(),
+                    &s.scenario.name,
+                    s.cores as i64,
+                    &s.load.label(),
                     c.repetition as i64,
                 );
                 by_key.insert(k, item);
@@ -463,18 +456,13 @@ fn print_plan(suite: &Suite, plan: &suite::Plan) {
                 "{:>4}  {}  ({} warm-up + {})",
                 i + 1,
                 c.label(),
-                humantime::format_duration(c.warmup),
+                humantime::format_duration(c.subject.warmup),
                 humantime::format_duration(c.duration)
             ),
             PlanItem::Sweep(s) => println!(
-                "{:>4}  {} {}/{} {} {}c {}  (rate sweep {}..{} req/s)",
+                "{:>4}  {}  (rate sweep {}..{} req/s)",
                 i + 1,
-                s.server.name,
-                s.mode,
-                s.response,
-                s.scenario.name,
-                s.cores,
-                s.load.label(),
+                s.subject.label(),
                 s.spec.start_rate,
                 s.spec.max_rate
             ),

@@ -1,16 +1,11 @@
 //! One case: start the server pinned to its CPUs, check it, load it, record it.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use fairbench_engine::{LoadConfig, LoadModel, Observer, Outcome, Phase, SecondSample, Target};
-use fairbench_zoo::contract::{Grade, Rule};
-use fairbench_zoo::launch::{self, LaunchParams};
-use fairbench_zoo::manifest::ResponseKind;
-use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
-use fairbench_zoo::{fetch, Scenario, Server};
+use fairbench_zoo::{fetch, Scenario};
 use hdrhistogram::Histogram;
 
 use super::placement::Sites;
@@ -18,11 +13,11 @@ use super::sampler::TreeSampler;
 use crate::fleet::{self, wire::LoadSpec, Job};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
+use crate::start::{StartError, Started, LOG_TAIL};
 use crate::store::{encode_histogram, CaseFigures, PartRow, SampleRow};
 use crate::suite::LoadProfile;
 use crate::topology::Layout;
 
-const LOG_TAIL: usize = 20;
 /// Liveness probes after the load before a server counts as hung.
 const PROBE_TRIES: usize = 3;
 
@@ -48,116 +43,25 @@ impl CaseEnd {
     }
 }
 
-/// Everything needed to start one server for one scenario.
-pub struct Launch<'a> {
-    pub server: &'a Server,
-    pub mode: &'a str,
-    pub response: ResponseKind,
-    pub scenario: &'a Scenario,
-    pub cores: usize,
-    pub placement: &'a Sites,
-    pub layout: &'a Layout,
-    pub out_dir: PathBuf,
-    pub log_path: PathBuf,
-    pub ready_timeout: Duration,
-}
-
-/// A started, ready, checked server.
-pub struct Running {
-    pub process: ServerHandle,
-    pub port: u16,
-    pub parity: CaseReport,
-}
-
-impl Running {
-    pub fn fair(&self) -> bool {
-        self.parity.grade != Grade::Fail
-    }
-
-    pub fn parity_json(&self) -> String {
-        serde_json::to_string(&self.parity).unwrap_or_else(|_| "{}".into())
-    }
-
-    pub fn bytes(&self) -> (Option<u64>, Option<u64>) {
-        match &self.parity.row {
-            Some(r) => (Some(r.header_bytes as u64), Some(r.body_bytes as u64)),
-            None => (None, None),
+/// A server that could not be started fails its case, with the reason
+/// framed for the run's table.
+impl From<StartError> for CaseEnd {
+    fn from(e: StartError) -> CaseEnd {
+        let reason = match &e {
+            StartError::NoPort(_) => e.to_string(),
+            StartError::Stage { host, message } => {
+                format!("cannot copy the server to {host}: {message}")
+            }
+            StartError::Spec(m) | StartError::Start(m) => format!("cannot start: {m}"),
+            StartError::NotReady { message, log, .. } => {
+                format!("server did not become ready: {message} (log: {log})")
+            }
+        };
+        CaseEnd::Failed {
+            reason,
+            log_tail: e.log_tail().to_vec(),
         }
     }
-
-    /// The reason a normalized variant may not be measured (first failing rule).
-    pub fn unfair_reason(&self) -> String {
-        let failing: Vec<String> = self
-            .parity
-            .rules
-            .iter()
-            .filter(|r| r.grade == Grade::Fail)
-            .map(|r| format!("{}: {}", r.rule.name(), r.detail))
-            .collect();
-        format!(
-            "normalized variant fails its contract ({}); pass --allow-unfair to measure it anyway",
-            failing.join("; ")
-        )
-    }
-}
-
-pub fn start(l: &Launch<'_>) -> Result<Running, CaseEnd> {
-    let host = &l.layout.server;
-    let port = host
-        .free_port()
-        .map_err(|e| CaseEnd::failed(format!("no free port: {e:#}"), None))?;
-    // On an ssh host: the server's folder, build and files copied there.
-    let (server, out_dir) = host.stage_server(l.server, &l.out_dir).map_err(|e| {
-        CaseEnd::failed(
-            format!("cannot copy the server to {}: {e:#}", host.label()),
-            None,
-        )
-    })?;
-    let params = LaunchParams {
-        port,
-        scenario: l.scenario.name.clone(),
-        cores: l.cores,
-        cpus: Some(l.placement.server.clone()),
-        out_dir,
-        log_path: l.log_path.clone(),
-        stop_grace: Duration::from_secs(5),
-        extra_env: Vec::new(),
-    };
-    let spec = launch::spec(&server, l.mode, l.response, &params)
-        .map_err(|e| CaseEnd::failed(format!("cannot start: {e}"), None))?;
-    let process = host
-        .start_server(&spec, port, l.ready_timeout)
-        .map_err(|e| CaseEnd::failed(format!("cannot start: {e}"), None))?;
-    if let Err(e) = process.wait_ready(port, l.ready_timeout) {
-        let end = CaseEnd::failed(
-            format!(
-                "server did not become ready: {e} (log: {})",
-                process.log_location()
-            ),
-            Some(&process),
-        );
-        process.stop();
-        return Err(end);
-    }
-    let id = CaseId {
-        server: l.server.name.clone(),
-        mode: l.mode.to_string(),
-        response: l.response,
-        scenario: l.scenario.name.clone(),
-    };
-    let deviations = &l.server.response(l.response).known_deviations;
-    // Checked where the server is: its own loopback, from its own namespace
-    // or through an ssh tunnel.
-    let parity = host
-        .with_loopback(port, |p| {
-            parity::inspect(p, l.scenario, &id, deviations, &InspectOptions::default())
-        })
-        .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}")));
-    Ok(Running {
-        process,
-        port,
-        parity,
-    })
 }
 
 /// How long a measurement warms up, lasts, and waits for each response.
@@ -373,7 +277,7 @@ pub struct Measured {
 
 /// Runs the load against a running server and judges the outcome.
 pub fn measure(
-    running: &Running,
+    running: &Started,
     load: &LoadPlan,
     progress: &RunProgress,
 ) -> Result<Measured, CaseEnd> {

@@ -16,13 +16,15 @@ use fairbench_zoo::manifest::ResponseKind;
 
 use crate::args::format_cpus;
 use crate::output::run_progress::RunProgress;
+use crate::start::{start, StartSpec, Started};
 use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
-use crate::suite::{CaseSpec, LoadProfile, SweepItem};
+use crate::suite::{CaseSpec, LoadProfile, Subject, SweepItem};
 use crate::topology::Layout;
 use crate::units;
 use builds::Builds;
-use case::{CaseEnd, Launch, Measured};
-use placement::sites;
+use case::{CaseEnd, Measured};
+use fairbench_zoo::parity::InspectOptions;
+use placement::{sites, Sites};
 
 pub struct RunOptions {
     pub allow_unfair: bool,
@@ -122,48 +124,56 @@ impl<'a> Runner<'a> {
             .join(format!("{safe}.log"))
     }
 
+    /// Builds the subject's server and starts it in its place, pinned to
+    /// its CPUs, ready and checked: what every case and sweep begins with.
+    fn serve(&mut self, s: &Subject, label: &str) -> Result<(Sites, Started), CaseEnd> {
+        let placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
+        let progress = &self.progress;
+        let out_dir = self
+            .builds
+            .get(&s.server, &s.mode, &mut |m| {
+                progress.note(&format!("  {m}…"))
+            })
+            .map_err(|b| CaseEnd::Failed {
+                reason: b.reason,
+                log_tail: b.log_tail,
+            })?;
+        let spec = StartSpec {
+            server: &s.server,
+            mode: &s.mode,
+            response: s.response,
+            scenario: &s.scenario,
+            cores: s.cores,
+            cpus: Some(placement.server.clone()),
+            out_dir: &out_dir,
+            log_path: self.log_path(&format!("{:04}-{label}", self.n)),
+            ready_timeout: self.opts.ready_timeout,
+            stop_grace: Duration::from_secs(5),
+            inspect: InspectOptions::default(),
+        };
+        let started = start(&self.opts.layout.server, &spec).map_err(CaseEnd::from)?;
+        Ok((placement, started))
+    }
+
+    /// A normalized variant that fails its contract is not measured unless
+    /// the run allows it.
+    fn refused(&self, s: &Subject, started: &Started) -> bool {
+        !started.fair() && s.response == ResponseKind::Normalized && !self.opts.allow_unfair
+    }
+
     /// Returns true when the run was interrupted during this case.
     fn case(&mut self, id: i64, c: &CaseSpec) -> anyhow::Result<bool> {
         self.n += 1;
         let label = c.label();
         self.progress.case_started(self.n, self.total, &label);
-        let placement = sites(&self.opts.layout, &self.opts.cpus, c.cores);
-        let progress = &self.progress;
-        let out_dir = match self.builds.get(&c.server, &c.mode, &mut |m| {
-            progress.note(&format!("  {m}…"))
-        }) {
-            Ok(d) => d,
-            Err(b) => {
-                return self.end(
-                    id,
-                    &label,
-                    CaseEnd::Failed {
-                        reason: b.reason,
-                        log_tail: b.log_tail,
-                    },
-                )
-            }
-        };
-        let launch = Launch {
-            server: &c.server,
-            mode: &c.mode,
-            response: c.response,
-            scenario: &c.scenario,
-            cores: c.cores,
-            placement: &placement,
-            layout: &self.opts.layout,
-            out_dir,
-            log_path: self.log_path(&format!("{:04}-{label}", self.n)),
-            ready_timeout: self.opts.ready_timeout,
-        };
-        let running = match case::start(&launch) {
+        let (placement, running) = match self.serve(&c.subject, &label) {
             Ok(r) => r,
             Err(end) => return self.end(id, &label, end),
         };
         let (hb, bb) = running.bytes();
         self.store
             .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
-        if !running.fair() && c.response == ResponseKind::Normalized && !self.opts.allow_unfair {
+        if self.refused(&c.subject, &running) {
             let reason = running.unfair_reason();
             running.process.stop();
             return self.end(id, &label, CaseEnd::Skipped { reason });
@@ -178,15 +188,15 @@ impl<'a> Runner<'a> {
         )?;
         let cfg = match case::load_config(
             running.port,
-            &c.scenario,
-            &c.load,
+            &c.subject.scenario,
+            &c.subject.load,
             None,
             &placement,
             &self.opts.layout,
             case::Timing {
-                warmup: c.warmup,
+                warmup: c.subject.warmup,
                 duration: c.duration,
-                timeout: c.timeout,
+                timeout: c.subject.timeout,
             },
         ) {
             Ok(cfg) => cfg,
@@ -261,15 +271,7 @@ impl<'a> Runner<'a> {
     }
 
     fn sweep(&mut self, s: &SweepItem) -> anyhow::Result<bool> {
-        let label = format!(
-            "{} {}/{} {} {}c {}",
-            s.server.name,
-            s.mode,
-            s.response,
-            s.scenario.name,
-            s.cores,
-            s.load.label()
-        );
+        let label = s.subject.label();
         self.n += 1;
         self.progress.case_started(self.n, self.total, &label);
         // A resumed sweep starts over: its knee depends on all its steps.
@@ -277,7 +279,6 @@ impl<'a> Runner<'a> {
             "DELETE FROM cases WHERE run_id = ?1 AND sweep = ?2",
             rusqlite::params![self.run, s.key],
         )?;
-        let placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
         let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
             this.failed += 1;
             this.store
@@ -286,31 +287,12 @@ impl<'a> Runner<'a> {
                 .case_finished(this.n, this.total, &format!("{label}: FAILED: {reason}"));
             Ok(false)
         };
-        let progress = &self.progress;
-        let out_dir = match self.builds.get(&s.server, &s.mode, &mut |m| {
-            progress.note(&format!("  {m}…"))
-        }) {
-            Ok(d) => d,
-            Err(b) => return fail(self, b.reason),
-        };
-        let launch = Launch {
-            server: &s.server,
-            mode: &s.mode,
-            response: s.response,
-            scenario: &s.scenario,
-            cores: s.cores,
-            placement: &placement,
-            layout: &self.opts.layout,
-            out_dir,
-            log_path: self.log_path(&format!("{:04}-{label}", self.n)),
-            ready_timeout: self.opts.ready_timeout,
-        };
-        let running = match case::start(&launch) {
+        let (placement, running) = match self.serve(&s.subject, &label) {
             Ok(r) => r,
             Err(CaseEnd::Failed { reason, .. }) => return fail(self, reason),
             Err(_) => return Ok(true),
         };
-        if !running.fair() && s.response == ResponseKind::Normalized && !self.opts.allow_unfair {
+        if self.refused(&s.subject, &running) {
             let reason = running.unfair_reason();
             running.process.stop();
             return fail(self, reason);
@@ -342,21 +324,11 @@ impl<'a> Runner<'a> {
                 [self.run],
                 |r| r.get(0),
             )?;
-            let planned = planned_case(
-                seq as usize,
-                &s.server,
-                &s.mode,
-                s.response,
-                &s.scenario.name,
-                s.cores,
-                &s.cores_requested.label(),
-                &step_load,
-                Some(&s.key),
-                1,
-                s.warmup,
-                s.spec.step_duration,
-                s.timeout,
-            );
+            let step = Subject {
+                load: step_load,
+                ..s.subject.clone()
+            };
+            let planned = planned_case(seq as usize, &step, Some(&s.key), 1, s.spec.step_duration);
             self.store.insert_planned(self.run, &[planned])?;
             let id: i64 = self.store.conn().query_row(
                 "SELECT id FROM cases WHERE run_id = ?1 AND seq = ?2",
@@ -373,19 +345,23 @@ impl<'a> Runner<'a> {
                     placement.shared,
                 ),
             )?;
-            let warmup = if first { s.warmup } else { Duration::ZERO };
+            let warmup = if first {
+                s.subject.warmup
+            } else {
+                Duration::ZERO
+            };
             first = false;
             let cfg = case::load_config(
                 running.port,
-                &s.scenario,
-                &s.load,
+                &s.subject.scenario,
+                &s.subject.load,
                 Some(rate.round()),
                 &placement,
                 &self.opts.layout,
                 case::Timing {
                     warmup,
                     duration: s.spec.step_duration,
-                    timeout: s.timeout,
+                    timeout: s.subject.timeout,
                 },
             )
             .map_err(|e| anyhow::anyhow!(e))?;
@@ -462,13 +438,14 @@ impl<'a> Runner<'a> {
 }
 
 fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>) -> SweepRow {
+    let w = &s.subject;
     SweepRow {
         sweep: s.key.clone(),
-        server: s.server.name.clone(),
-        mode: s.mode.clone(),
-        response: s.response.as_str().into(),
-        scenario: s.scenario.name.clone(),
-        cores: s.cores as i64,
+        server: w.server.name.clone(),
+        mode: w.mode.clone(),
+        response: w.response.as_str().into(),
+        scenario: w.scenario.name.clone(),
+        cores: w.cores as i64,
         slo_quantile: s.spec.slo_quantile,
         slo_us: s.spec.slo.as_micros() as i64,
         knee_rps: knee,
@@ -502,45 +479,37 @@ fn summary(f: &CaseFigures) -> String {
 }
 
 /// The stored form of a planned case.
-#[allow(clippy::too_many_arguments)]
 pub fn planned_case(
     seq: usize,
-    server: &fairbench_zoo::Server,
-    mode: &str,
-    response: ResponseKind,
-    scenario: &str,
-    cores: usize,
-    cores_requested: &str,
-    load: &LoadProfile,
+    s: &Subject,
     sweep: Option<&str>,
     repetition: usize,
-    warmup: Duration,
     duration: Duration,
-    timeout: Duration,
 ) -> PlannedCase {
-    let mut load_json = serde_json::to_value(load).unwrap_or_default();
+    let mut load_json = serde_json::to_value(&s.load).unwrap_or_default();
     if let Some(m) = load_json.as_object_mut() {
-        m.insert("warmup_s".into(), warmup.as_secs_f64().into());
+        m.insert("warmup_s".into(), s.warmup.as_secs_f64().into());
         m.insert("duration_s".into(), duration.as_secs_f64().into());
-        m.insert("timeout_s".into(), timeout.as_secs_f64().into());
+        m.insert("timeout_s".into(), s.timeout.as_secs_f64().into());
     }
-    let params = server
+    let params = s
+        .server
         .modes
-        .get(mode)
+        .get(&s.mode)
         .map(|m| serde_json::to_string(&m.params).unwrap_or_else(|_| "{}".into()))
         .unwrap_or_else(|| "{}".into());
     PlannedCase {
         seq,
-        server: server.name.clone(),
-        language: server.language.clone(),
-        framework: server.framework.clone(),
-        mode: mode.to_string(),
-        response: response.as_str().to_string(),
+        server: s.server.name.clone(),
+        language: s.server.language.clone(),
+        framework: s.server.framework.clone(),
+        mode: s.mode.clone(),
+        response: s.response.as_str().to_string(),
         variant_params_json: params,
-        scenario: scenario.to_string(),
-        cores,
-        cores_requested: cores_requested.to_string(),
-        load_label: load.label(),
+        scenario: s.scenario.name.clone(),
+        cores: s.cores,
+        cores_requested: s.cores_requested.label(),
+        load_label: s.load.label(),
         load_json: load_json.to_string(),
         sweep: sweep.map(str::to_string),
         repetition,

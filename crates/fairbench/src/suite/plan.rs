@@ -14,8 +14,11 @@ use fairbench_zoo::{NameFilter, Scenario, Server, Zoo};
 use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
 use super::order::Interleave;
 
+/// What a case or a sweep measures: one server variant serving one
+/// scenario on some cores under one load profile, with the suite's warm-up
+/// and timeout.
 #[derive(Debug, Clone)]
-pub struct CaseSpec {
+pub struct Subject {
     pub server: Server,
     pub mode: String,
     pub response: ResponseKind,
@@ -23,42 +26,48 @@ pub struct CaseSpec {
     pub cores: usize,
     pub cores_requested: CoreCount,
     pub load: LoadProfile,
-    pub repetition: usize,
     pub warmup: Duration,
-    pub duration: Duration,
     pub timeout: Duration,
 }
 
-impl CaseSpec {
-    /// How the case is named in plans and progress lines.
+impl Subject {
+    /// "go-nethttp native/default static 1c closed c=50".
     pub fn label(&self) -> String {
         format!(
-            "{} {}/{} {} {}c {} #{}",
+            "{} {}/{} {} {}c {}",
             self.server.name,
             self.mode,
             self.response,
             self.scenario.name,
             self.cores,
-            self.load.label(),
-            self.repetition
+            self.load.label()
         )
     }
 }
 
+/// One repetition of a measurement.
+#[derive(Debug, Clone)]
+pub struct CaseSpec {
+    pub subject: Subject,
+    pub repetition: usize,
+    pub duration: Duration,
+}
+
+impl CaseSpec {
+    /// How the case is named in plans and progress lines.
+    pub fn label(&self) -> String {
+        format!("{} #{}", self.subject.label(), self.repetition)
+    }
+}
+
+/// A rate sweep: constant-rate steps against one started server until the
+/// knee is found.
 #[derive(Debug, Clone)]
 pub struct SweepItem {
-    pub server: Server,
-    pub mode: String,
-    pub response: ResponseKind,
-    pub scenario: Scenario,
-    pub cores: usize,
-    pub cores_requested: CoreCount,
+    pub subject: Subject,
     pub spec: SweepSpec,
-    pub load: LoadProfile,
     /// Identifies the sweep's step cases and its result row.
     pub key: String,
-    pub warmup: Duration,
-    pub timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -103,7 +112,7 @@ impl Plan {
             .items
             .iter()
             .map(|i| match i {
-                PlanItem::Case(c) => START + (c.warmup + c.duration).as_secs_f64(),
+                PlanItem::Case(c) => START + (c.subject.warmup + c.duration).as_secs_f64(),
                 PlanItem::Sweep(s) => {
                     let coarse = ((s.spec.max_rate / s.spec.start_rate).ln()
                         / s.spec.step_factor.ln())
@@ -112,7 +121,7 @@ impl Plan {
                         + 1.0;
                     let steps = coarse + s.spec.bisect_steps as f64;
                     START
-                        + s.warmup.as_secs_f64()
+                        + s.subject.warmup.as_secs_f64()
                         + steps * (s.spec.step_duration.as_secs_f64() + 0.5)
                 }
             })
@@ -240,6 +249,17 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
                 for scenario in &scenarios {
                     for &(n, requested) in &cores {
                         for load in &suite.loads {
+                            let subject = Subject {
+                                server: (*server).clone(),
+                                mode: mode.clone(),
+                                response,
+                                scenario: (*scenario).clone(),
+                                cores: n,
+                                cores_requested: requested,
+                                load: load.clone(),
+                                warmup: suite.warmup,
+                                timeout: suite.timeout,
+                            };
                             match load {
                                 LoadProfile::Sweep(spec) => {
                                     // A sweep finds one knee; repeating it is a new suite.
@@ -247,14 +267,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
                                         continue;
                                     }
                                     items.push(PlanItem::Sweep(Box::new(SweepItem {
-                                        server: (*server).clone(),
-                                        mode: mode.clone(),
-                                        response,
-                                        scenario: (*scenario).clone(),
-                                        cores: n,
-                                        cores_requested: requested,
                                         spec: spec.clone(),
-                                        load: load.clone(),
                                         key: format!(
                                             "{}/{}/{}/{}/{}c/{}",
                                             server.name,
@@ -264,22 +277,13 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
                                             n,
                                             load.label()
                                         ),
-                                        warmup: suite.warmup,
-                                        timeout: suite.timeout,
+                                        subject,
                                     })));
                                 }
                                 _ => items.push(PlanItem::Case(Box::new(CaseSpec {
-                                    server: (*server).clone(),
-                                    mode: mode.clone(),
-                                    response,
-                                    scenario: (*scenario).clone(),
-                                    cores: n,
-                                    cores_requested: requested,
-                                    load: load.clone(),
+                                    subject,
                                     repetition: rep,
-                                    warmup: suite.warmup,
                                     duration: suite.duration,
-                                    timeout: suite.timeout,
                                 }))),
                             }
                         }

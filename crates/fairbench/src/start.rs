@@ -1,0 +1,193 @@
+//! Starting one server for one scenario in its place — this machine, a
+//! network namespace or an ssh host — the one way `check`, `run` and rate
+//! sweeps do it: a free port there, the build copied there, the process
+//! started pinned to its CPUs, waited for until it accepts connections, and
+//! that very process checked against the scenario contract.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fairbench_zoo::contract::{Grade, Rule};
+use fairbench_zoo::launch::{self, LaunchParams};
+use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::{ResponseKind, Scenario, Server};
+
+use crate::host::{Host, ServerHandle};
+
+/// Lines of the server's log kept when it did not become ready.
+pub const LOG_TAIL: usize = 20;
+
+/// What to start, and how patiently.
+pub struct StartSpec<'a> {
+    pub server: &'a Server,
+    pub mode: &'a str,
+    pub response: ResponseKind,
+    pub scenario: &'a Scenario,
+    /// CORES told to the server.
+    pub cores: usize,
+    /// The CPUs of its host it is pinned to; `None`: not pinned.
+    pub cpus: Option<Vec<usize>>,
+    /// The build output, on this machine.
+    pub out_dir: &'a Path,
+    pub log_path: PathBuf,
+    pub ready_timeout: Duration,
+    /// Between SIGTERM and SIGKILL when it is stopped.
+    pub stop_grace: Duration,
+    pub inspect: InspectOptions,
+}
+
+impl StartSpec<'_> {
+    pub fn case_id(&self) -> CaseId {
+        CaseId {
+            server: self.server.name.clone(),
+            mode: self.mode.to_string(),
+            response: self.response,
+            scenario: self.scenario.name.clone(),
+        }
+    }
+}
+
+/// A started, ready server and the check of its answer.
+pub struct Started {
+    pub process: ServerHandle,
+    /// Where it listens, on its host.
+    pub port: u16,
+    pub parity: CaseReport,
+}
+
+/// Why a server could not be started; the process, if there was one, is
+/// stopped.
+#[derive(Debug)]
+pub enum StartError {
+    /// No free port on its host.
+    NoPort(String),
+    /// Its folder or build could not be copied to its host.
+    Stage { host: String, message: String },
+    /// Its manifest gives no command for this variant and scenario.
+    Spec(String),
+    /// The process would not start.
+    Start(String),
+    /// It started but did not accept connections in time (or exited).
+    NotReady {
+        message: String,
+        /// Where its log is, for people.
+        log: String,
+        log_tail: Vec<String>,
+    },
+}
+
+impl StartError {
+    /// The rule a check reports the failure under.
+    pub fn rule(&self) -> Rule {
+        match self {
+            StartError::NotReady { .. } => Rule::Ready,
+            _ => Rule::Start,
+        }
+    }
+
+    pub fn log_tail(&self) -> &[String] {
+        match self {
+            StartError::NotReady { log_tail, .. } => log_tail,
+            _ => &[],
+        }
+    }
+}
+
+/// The bare reason, without the caller's framing.
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::NoPort(m) => write!(f, "no free port: {m}"),
+            StartError::Stage { message, .. }
+            | StartError::Spec(message)
+            | StartError::Start(message) => f.write_str(message),
+            StartError::NotReady { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// Starts `s` on `host`, waits until it is ready and checks it where it
+/// is (its own loopback, from its namespace or through an ssh tunnel).
+pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
+    let port = host
+        .free_port()
+        .map_err(|e| StartError::NoPort(format!("{e:#}")))?;
+    // On an ssh host: the server's folder, build and files copied there.
+    let (server, out_dir) =
+        host.stage_server(s.server, s.out_dir)
+            .map_err(|e| StartError::Stage {
+                host: host.label(),
+                message: format!("{e:#}"),
+            })?;
+    let params = LaunchParams {
+        port,
+        scenario: s.scenario.name.clone(),
+        cores: s.cores,
+        cpus: s.cpus.clone(),
+        out_dir,
+        log_path: s.log_path.clone(),
+        stop_grace: s.stop_grace,
+        extra_env: Vec::new(),
+    };
+    let spec = launch::spec(&server, s.mode, s.response, &params)
+        .map_err(|e| StartError::Spec(e.to_string()))?;
+    let process = host
+        .start_server(&spec, port, s.ready_timeout)
+        .map_err(StartError::Start)?;
+    if let Err(message) = process.wait_ready(port, s.ready_timeout) {
+        let e = StartError::NotReady {
+            message,
+            log: process.log_location(),
+            log_tail: process.log_tail(LOG_TAIL),
+        };
+        process.stop();
+        return Err(e);
+    }
+    let id = s.case_id();
+    let deviations = &s.server.response(s.response).known_deviations;
+    let parity = host
+        .with_loopback(port, |p| {
+            parity::inspect(p, s.scenario, &id, deviations, &s.inspect)
+        })
+        .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}")));
+    Ok(Started {
+        process,
+        port,
+        parity,
+    })
+}
+
+impl Started {
+    /// The answer passed its contract (warnings allowed).
+    pub fn fair(&self) -> bool {
+        self.parity.grade != Grade::Fail
+    }
+
+    pub fn parity_json(&self) -> String {
+        serde_json::to_string(&self.parity).unwrap_or_else(|_| "{}".into())
+    }
+
+    /// Header and body bytes of its answer, when it answered.
+    pub fn bytes(&self) -> (Option<u64>, Option<u64>) {
+        match &self.parity.row {
+            Some(r) => (Some(r.header_bytes as u64), Some(r.body_bytes as u64)),
+            None => (None, None),
+        }
+    }
+
+    /// Why a normalized variant may not be measured: its failing rules.
+    pub fn unfair_reason(&self) -> String {
+        let failing: Vec<String> = self
+            .parity
+            .rules
+            .iter()
+            .filter(|r| r.grade == Grade::Fail)
+            .map(|r| format!("{}: {}", r.rule.name(), r.detail))
+            .collect();
+        format!(
+            "normalized variant fails its contract ({}); pass --allow-unfair to measure it anyway",
+            failing.join("; ")
+        )
+    }
+}
