@@ -523,7 +523,11 @@ max_rate = 1000
         assert_eq!(aa.pairing.reference.label(), "go-nethttp/native/normalized");
         assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
         assert!(!aa.pairing.is_aa("go-nethttp", "native", "normalized"));
-        assert_eq!(aa.scenarios, ["static"], "the twins are identical for static");
+        assert_eq!(
+            aa.scenarios,
+            ["static"],
+            "the twins are identical for static"
+        );
     }
 
     #[test]
