@@ -42,6 +42,10 @@ def raise_nofile():
 
 def start_nginx(port, server_cpu, workdir):
     conf = open(os.path.join(HERE, "nginx.conf")).read().replace("__PORT__", str(port))
+    conf = conf.replace("__WORK__", workdir)
+    os.makedirs(os.path.join(workdir, "files"), exist_ok=True)
+    with open(os.path.join(workdir, "files", "16k.txt"), "w") as f:
+        f.write("x" * 16383 + "\n")
     path = os.path.join(workdir, "nginx.conf")
     open(path, "w").write(conf)
     proc = subprocess.Popen(
@@ -128,14 +132,17 @@ def main():
               f"CPU per request {med['fairbench'][1] / med['wrk'][1]:.2f}x (lower is better)")
         print()
         n = a.rss_connections
-        print(f"peak RSS at {n} connections (5 s, closed loop):")
-        for tool in ("fairbench", "wrk"):
-            if tool == "fairbench":
-                argv = [a.fairbench, "load", "--json", "-c", str(n), "-t", "1", "-d", "5s", url]
-            else:
-                argv = ["wrk", "-c", str(n), "-t", "1", "-d", "5s", url]
-            out, _, rss = run(["taskset", "-c", gen_cpu] + argv)
-            print(f"  {tool:<10} {rss / 1024:.1f} MiB")
+        big = url + "files/16k.txt"
+        for label, target in (("13-byte", url), ("16 KiB", big)):
+            print(f"peak RSS at {n} connections, {label} responses (5 s, closed loop):")
+            for tool in ("fairbench", "wrk"):
+                if tool == "fairbench":
+                    argv = [a.fairbench, "load", "--json", "-c", str(n), "-t", "1", "-d", "5s", target]
+                else:
+                    argv = ["wrk", "-c", str(n), "-t", "1", "-d", "5s", target]
+                out, _, rss = run(["taskset", "-c", gen_cpu] + argv)
+                print(f"  {tool:<10} {rss / 1024:.1f} MiB")
+        print("target: fairbench <= 100 MiB at 10,000 connections with 16 KiB responses")
     finally:
         nginx.terminate()
         try:

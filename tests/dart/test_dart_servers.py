@@ -40,17 +40,21 @@ DART_SERVERS = [
     "dart-frog",
 ]
 
-# The framework dependency of each server, at the constraint taken from its
-# pub.dev page, and the minimum Dart SDK pub.dev lists for that version.
+# The framework dependencies of each server, pinned to exact versions, and
+# the minimum Dart SDK each version declares in its own pubspec.yaml at the
+# source the server was checked against (see each server's api.toml).
 FRAMEWORK_DEPS = {
     "dart-io": {},
-    "dart-shelf": {"shelf": ("^1.4.2", "3.4"), "shelf_router": ("^1.1.4", "2.17"),
-                   "shelf_static": ("^1.1.3", "3.3")},
-    "dart-alfred": {"alfred": ("^1.1.3", "2.17")},
-    "dart-jaguar": {"jaguar": ("^3.1.4", "2.12")},
-    "dart-conduit": {"conduit_core": ("^6.0.0", "3.9")},
-    "dart-frog": {"dart_frog": ("^1.2.6", "3.0")},
+    "dart-shelf": {"shelf": ("1.4.2", "3.4"), "shelf_router": ("1.1.4", "2.17"),
+                   "shelf_static": ("1.1.3", "3.3")},
+    "dart-alfred": {"alfred": ("1.1.2+1", "2.17")},
+    "dart-jaguar": {"jaguar": ("3.1.4", "2.12")},
+    "dart-conduit": {"conduit_core": ("6.0.0", "3.11")},
+    "dart-frog": {"dart_frog": ("1.2.6", "3.0")},
 }
+# The language version the servers' own code is written for: the SDK floor
+# of a server with no stricter dependency.
+LANGUAGE_FLOOR = "3.0"
 # The package whose version the manifest's framework_version names.
 MAIN_PACKAGE = {
     "dart-io": None,
@@ -63,11 +67,6 @@ MAIN_PACKAGE = {
 
 MODES = ["jit", "kernel", "jit-snapshot", "exe", "aot-snapshot"]
 AOT_MODES = {"exe", "aot-snapshot"}
-
-# HttpServer.defaultResponseHeaders besides Content-Type, from
-# _HttpServer._initDefaultResponseHeaders in the SDK's
-# sdk/lib/_http/http_impl.dart (and api.dart.dev defaultResponseHeaders).
-DART_IO_SECURITY_HEADERS = {"x-frame-options", "x-content-type-options", "x-xss-protection"}
 
 _PARSER = Parser(Language(tree_sitter_dart.language()))
 
@@ -196,6 +195,16 @@ def caret_lower_bound(constraint: str) -> str:
     return constraint[1:]
 
 
+def is_exact_version(constraint: str) -> bool:
+    return re.fullmatch(r"\d+\.\d+\.\d+(\+\d+)?", constraint) is not None
+
+
+def sdk_floor(server: str) -> str:
+    """The highest of the dependencies' floors and the language floor."""
+    floors = [LANGUAGE_FLOOR] + [m for _, m in FRAMEWORK_DEPS[server].values()]
+    return max(floors, key=version_tuple)
+
+
 # --- the parser itself ---------------------------------------------------------
 
 
@@ -235,14 +244,15 @@ def test_pubspec(server):
     assert spec["name"] == "fairbench_" + server.replace("-", "_")
     assert spec.get("publish_to") == "none"
     sdk = spec["environment"]["sdk"]
-    assert re.fullmatch(r"\^3\.\d+\.\d+", sdk), sdk
     deps = spec.get("dependencies") or {}
     expected = FRAMEWORK_DEPS[server]
-    assert {k: v for k, v in deps.items()} == {k: c for k, (c, _) in expected.items()}
-    # The SDK floor must admit every dependency at its documented version.
-    floor = version_tuple(caret_lower_bound(sdk))
-    for package, (_, min_sdk) in expected.items():
-        assert floor >= version_tuple(min_sdk), f"{package} needs Dart >= {min_sdk}"
+    assert deps == {k: c for k, (c, _) in expected.items()}
+    # Exact versions: a resolution cannot move a server to code nobody read.
+    assert all(is_exact_version(c) for c in deps.values()), deps
+    # The floor is exactly the strictest dependency's (or the language's):
+    # lower and `dart pub get` can fail; higher and it refuses SDKs that work.
+    assert version_tuple(caret_lower_bound(sdk)) == version_tuple(sdk_floor(server)) + (0,), (
+        f"{server}: sdk {sdk}, expected ^{sdk_floor(server)}.0")
     # bin/server.dart imports the shared helper through this package name.
     bin_src = (SERVERS / server / "bin" / "server.dart").read_text()
     assert f"package:{spec['name']}/fairbench.dart" in bin_src
@@ -261,12 +271,14 @@ def test_manifest_fields(server):
     if package is None:
         assert m["framework_version"] == "stdlib"
     else:
-        constraint = pubspec(server)["dependencies"][package]
-        assert m["framework_version"] == caret_lower_bound(constraint)
+        assert m["framework_version"] == pubspec(server)["dependencies"][package]
     assert m["toolchain"] == {
         "name": "dart",
         "probe": ["dart", "--version"],
         "version_regex": r"Dart SDK version: (\d+\.\d+\.\d+)",
+        # The SDK's official route, named for `fairbench servers`, never run.
+        "install": "sudo apt-get install dart  (from Google's Dart apt repository, "
+                   "added as dart.dev/get-dart describes)",
     }
     assert re.search(m["toolchain"]["version_regex"],
                      'Dart SDK version: 3.9.2 (stable) on "linux_x64"').group(1) == "3.9.2"
@@ -363,6 +375,13 @@ def test_paths_match_the_contracts(helper):
     assert sorted(names) == sorted(p.stem for p in SCENARIOS.glob("*.toml"))
 
 
+def iso8601_like_dart(t: datetime) -> str:
+    """DateTime.toIso8601String() of a UTC time: milliseconds always, then
+    microseconds only when they are not 0, then Z."""
+    ms, us = divmod(t.microsecond, 1000)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms:03d}" + (f"{us:03d}" if us else "") + "Z"
+
+
 def test_dynamic_body_matches_the_contract(helper):
     """Replays dynamicBody's two formats on a Python clock."""
     body = helper.function("dynamicBody")
@@ -370,14 +389,26 @@ def test_dynamic_body_matches_the_contract(helper):
     assert "return 'The time is ${iso.substring(0, 19)}Z\\n';" in body
     assert "return 'The time is $iso\\n';" in body
     expect = scenario("dynamic")["expect"]
-    now = datetime.now(timezone.utc)
-    # DateTime.toIso8601String() of a UTC time: microseconds and a Z.
-    iso = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    normalized = "The time is " + iso[0:19] + "Z\n"
-    default = "The time is " + iso + "\n"
-    assert re.fullmatch(expect["body_regex"], normalized)
-    assert re.fullmatch(expect["body_regex"], default)
-    assert len(normalized.encode()) == 33
+    for t, default_len in [
+        (datetime(2026, 11, 21, 23, 12, 0, 123456, tzinfo=timezone.utc), 40),
+        # The microsecond digits are left out when they are 0.
+        (datetime(2026, 11, 21, 23, 12, 0, 123000, tzinfo=timezone.utc), 37),
+        (datetime(2026, 11, 21, 23, 12, 0, 0, tzinfo=timezone.utc), 37),
+        (datetime.now(timezone.utc), None),
+    ]:
+        iso = iso8601_like_dart(t)
+        normalized = "The time is " + iso[0:19] + "Z\n"
+        default = "The time is " + iso + "\n"
+        assert re.fullmatch(expect["body_regex"], normalized)
+        assert re.fullmatch(expect["body_regex"], default)
+        assert len(normalized.encode()) == 33
+        if default_len is not None:
+            assert len(default.encode()) == default_len, default
+
+
+def test_docs_state_the_dynamic_body_lengths():
+    text = " ".join(DOC.read_text().split())
+    assert "40 bytes" in text and "or 37" in text
 
 
 @pytest.mark.parametrize("server", DART_SERVERS)
@@ -499,26 +530,33 @@ def test_alfred_normalization():
     assert "..contentLength = length" in headers
     assert "..date = DateTime.now()" in headers
     assert "plainHeaders" not in src.function("addDefaultRoutes")
-    assert "logLevel: LogType.error" in src.function("start")
+    # Only normalized silences alfred's per-request log; default is Alfred()
+    # as shipped (LogType.info).
+    normalized, default = src.guarded()
+    assert "app = Alfred(logLevel: LogType.error);" in normalized
+    assert "app = Alfred();" in default
+    assert src.bytes.decode().count("logLevel") == 1
 
 
 def test_jaguar_normalization():
     sources, guarded = _normalized_parts("dart-jaguar")
     assert "addNormalizedRoutes(server, config);" in guarded
     src = sources["bin/server.dart"]
+    start = src.function("start")
+    # Once per server, through jaguar's public `servers` getter, after serve().
+    assert "for (final httpServer in server.servers)" in guarded
+    assert "httpServer.defaultResponseHeaders.clear();" in guarded
+    assert start.index("await server.serve();") < start.index("server.servers")
+    # Nothing is removed per response any more.
+    assert "removeAll" not in src.bytes.decode()
     routes = src.function("addNormalizedRoutes")
     assert routes.count("PlainResponse(") == 2 and routes.count("PlainFileResponse(") == 1
-    # Jaguar's HttpServer is private: the dart:io defaults go per response.
-    listed = re.search(r"const ioSecurityHeaders = \[(.*?)\];", src.bytes.decode(), re.S).group(1)
-    names = {dart_string(x.strip()) for x in listed.split(",") if x.strip()}
-    assert names == DART_IO_SECURITY_HEADERS
-    strip = src.function("normalizeIoHeaders")
-    assert "for (final name in ioSecurityHeaders)" in strip and "resp.headers.removeAll(name);" in strip
-    assert "..contentLength = length" in strip and "..date = DateTime.now()" in strip
+    length_date = src.function("setLengthAndDate")
+    assert "..contentLength = length" in length_date and "..date = DateTime.now()" in length_date
     for cls in ("PlainResponse", "PlainFileResponse"):
         text = src.class_text(cls)
         assert "headers: {HttpHeaders.contentTypeHeader: plainTextUtf8}" in text
-        assert "normalizeIoHeaders(resp, " in text
+        assert "setLengthAndDate(resp, " in text
     assert "Plain" not in src.function("addDefaultRoutes")
 
 
@@ -546,20 +584,44 @@ def test_dart_frog_normalization():
     normalized, _ = entry.guarded()
     assert "poweredByHeader: null" in normalized
     assert "server.defaultResponseHeaders.clear();" in normalized
+    assert "handler.use(plainFileHeaders)" in normalized
     assert run.count("shared: true") == 2
-    bin_src = sources["bin/server.dart"]
-    assert "normalized: config.normalized," in bin_src.function("start")
-    assert "normalizedTime" in guarded and "normalizedHello" in guarded
-    assert "files.use(plainFileHeaders)" in guarded
+    # The custom entrypoint keeps the signature dart_frog's docs require.
+    assert run.startswith("Future<HttpServer> run(Handler handler, InternetAddress ip, int port)")
+    route = sources["routes/index.dart"]
+    on_request = route.function("onRequest")
+    normalized, default = route.guarded()
+    assert "headers: plainHeaders" in normalized and "headers" not in default
     assert "const plainHeaders = {HttpHeaders.contentTypeHeader: plainTextUtf8};" in \
-        bin_src.bytes.decode()
-    for fn in ("normalizedHello", "normalizedTime"):
-        assert "headers: plainHeaders" in bin_src.function(fn)
-    for fn in ("hello", "time"):
-        assert "headers" not in bin_src.function(fn)
-    file_mw = bin_src.function("plainFileHeaders")
+        route.bytes.decode()
+    assert "dynamicBody(secondPrecision: true)" in route.function("normalizedBody")
+    assert "dynamicBody(secondPrecision: false)" in route.function("defaultBody")
+    assert on_request.startswith("Response onRequest(RequestContext context)")
+    file_mw = entry.function("plainFileHeaders")
     assert "HttpHeaders.contentTypeHeader: plainTextUtf8" in file_mw
     assert "HttpHeaders.contentLengthHeader: length" in file_mw
+
+
+def test_dart_frog_default_is_the_generated_server():
+    """bin/server.dart has the shape of the server `dart_frog build` writes
+    (bricks/dart_frog_prod_server/__brick__/build/bin/server.dart): the routes
+    are registered on a Router built per request under a mount of `/`, both
+    variants go through it, and the handler goes to the custom entrypoint."""
+    src = server_sources("dart-frog")["bin/server.dart"]
+    text = src.bytes.decode()
+    assert "import '../main.dart' as entrypoint;" in text
+    assert "import '../routes/index.dart' as index;" in text
+    root = src.function("buildRootHandler")
+    assert "Router()..mount('/', (context) => buildHandler()(context))" in root
+    assert "pipeline.addHandler(" in root
+    directory = src.function("buildHandler")
+    assert "Router()..all('/', (context) => index.onRequest(context))" in directory
+    create = src.function("createServer")
+    assert "cascade.add(buildRootHandler()).handler" in create
+    assert "entrypoint.run(handler, address, port)" in create
+    assert "createStaticFileHandler(path: served.filesDir)" in create
+    # No response-shape branch anywhere in the generated part.
+    assert "normalized" not in text
 
 
 @pytest.mark.parametrize("server", DART_SERVERS)
@@ -600,3 +662,5 @@ def test_docs_record_the_pubspec_constraints():
         for package, constraint in (pubspec(server).get("dependencies") or {}).items():
             assert recorded[(server, package)][0] == constraint
         assert f"## {server}" in text, f"docs/servers/dart.md has no section for {server}"
+    floors = dict(re.findall(r"^\| *(dart-[a-z-]+) *\| *`(\^[0-9.]+)` *\|", text, re.M))
+    assert floors == {s: pubspec(s)["environment"]["sdk"] for s in DART_SERVERS}

@@ -1,6 +1,7 @@
 //! What a run is asked to do, checked before anything starts.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::request::RequestSpec;
@@ -18,7 +19,9 @@ pub enum LoadModel {
     ConstantRate { rps: f64 },
 }
 
-#[derive(Debug, Clone)]
+/// It travels whole: a load generator elsewhere (a namespace, an ssh host)
+/// is sent its configuration as JSON; the target is resolved again there.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LoadConfig {
     pub target: Target,
     pub request: RequestSpec,
@@ -44,6 +47,22 @@ pub struct LoadConfig {
     /// given the same time start together and their intervals line up, so
     /// their results can be merged exactly. `None`: start at once.
     pub start_at: Option<SystemTime>,
+    /// Run first on every load thread, before it is pinned, so that the
+    /// caller can place its threads (e.g. in a control group) without the
+    /// engine knowing how. An error voids the run like a failed pinning.
+    /// It stays with the caller: a generator elsewhere places its own.
+    #[serde(skip)]
+    pub thread_start: Option<ThreadStart>,
+}
+
+/// A caller's hook run on each load thread as it starts.
+#[derive(Clone)]
+pub struct ThreadStart(pub Arc<dyn Fn() -> Result<(), String> + Send + Sync>);
+
+impl fmt::Debug for ThreadStart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ThreadStart(..)")
+    }
 }
 
 impl LoadConfig {
@@ -63,6 +82,7 @@ impl LoadConfig {
             cpus: None,
             share: GeneratorShare::default(),
             start_at: None,
+            thread_start: None,
         }
     }
 
@@ -147,7 +167,7 @@ impl LoadConfig {
 }
 
 /// A generator's place among the generators of one load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GeneratorShare {
     pub index: usize,
     pub count: usize,
@@ -199,3 +219,38 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configuration_survives_the_trip() {
+        let mut cfg = LoadConfig::new(Target::parse("http://127.0.0.1:8080/x?y=1").unwrap());
+        cfg.connections = 7;
+        cfg.threads = 2;
+        cfg.model = LoadModel::ConstantRate { rps: 1234.5 };
+        cfg.request.body = b"a\x00b".to_vec();
+        cfg.request.headers = vec![("X-A".into(), "1".into())];
+        cfg.cpus = Some(vec![0]);
+        cfg.share = GeneratorShare { index: 1, count: 3 };
+        cfg.warmup = Duration::from_millis(1500);
+        let json = serde_json::to_string(&cfg).unwrap();
+        assert!(
+            json.contains("\"body\":\"610062\""),
+            "bodies travel as hex: {json}"
+        );
+        let back: LoadConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.target.url, cfg.target.url);
+        assert_eq!(back.target.addr, cfg.target.addr);
+        assert_eq!(back.request.body, cfg.request.body);
+        assert_eq!(back.request.headers, cfg.request.headers);
+        assert_eq!(
+            (back.connections, back.threads, back.model, back.share),
+            (7, 2, cfg.model, cfg.share)
+        );
+        assert_eq!((back.warmup, back.duration), (cfg.warmup, cfg.duration));
+        assert_eq!(back.cpus, Some(vec![0]));
+        back.validate().unwrap();
+    }
+}

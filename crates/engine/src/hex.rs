@@ -27,6 +27,20 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// `#[serde(with = "hex::bytes_as_hex")]` for a byte field.
+pub mod bytes_as_hex {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::hex(b))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = String::deserialize(d)?;
+        super::unhex(&s).ok_or_else(|| serde::de::Error::custom("not valid hex"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,9 @@ mod target;
 mod timer;
 mod worker;
 
-pub use config::{default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, MIN_RATE};
+pub use config::{
+    default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, MIN_RATE,
+};
 pub use outcome::{Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets};
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};

@@ -3,11 +3,12 @@
 use crate::target::Target;
 use crate::ConfigError;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RequestSpec {
     pub method: String,
     /// Extra headers as `(name, value)`; a user-supplied Host replaces ours.
     pub headers: Vec<(String, String)>,
+    #[serde(with = "crate::hex::bytes_as_hex")]
     pub body: Vec<u8>,
 }
 

@@ -11,7 +11,7 @@ use crate::clock::{self, Nanos, NANOS_PER_SEC};
 use crate::config::{LoadConfig, LoadModel};
 use crate::merge::LiveMerge;
 use crate::outcome::{Outcome, Phase, SecondSample};
-use crate::worker::{Plan, Report, Worker};
+use crate::worker::{ThreadPlan, ThreadReport, Worker};
 use crate::ConfigError;
 
 /// Receives the time series as it is measured (progress display, interval
@@ -98,7 +98,7 @@ pub fn run(
         }
         None => 0,
     };
-    let plan = Arc::new(Plan {
+    let plan = Arc::new(ThreadPlan {
         addr: cfg.target.addr,
         wire,
         req_len: wire_one.len(),
@@ -114,6 +114,7 @@ pub fn run(
         schedule_start: start + offset,
         threads,
         cpus: cfg.cpus.clone(),
+        thread_start: cfg.thread_start.clone(),
     });
 
     let steal0 = clock::machine_steal_ticks();
@@ -164,12 +165,12 @@ pub fn run(
     let mut parts: Vec<Outcome> = Vec::with_capacity(threads);
     for report in rx {
         match report {
-            Report::Interval(i, s, h) => emit(merger.add(i, s, h), &mut series),
-            Report::Done(i, part) => {
+            ThreadReport::Interval(i, s, h) => emit(merger.add(i, s, h), &mut series),
+            ThreadReport::Done(i, part) => {
                 parts.push(*part);
                 emit(merger.finish(i), &mut series);
             }
-            Report::Failed(m) => {
+            ThreadReport::Failed(m) => {
                 failure.get_or_insert(m);
             }
         }

@@ -16,7 +16,40 @@ pub struct Target {
     pub addr: SocketAddr,
 }
 
+/// A target travels as its URL and is resolved again where it arrives: a
+/// load generator in a namespace or on another host reaches the server by
+/// its own name lookup.
+impl serde::Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.url)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Target, D::Error> {
+        let url = String::deserialize(d)?;
+        Target::parse(&url).map_err(serde::de::Error::custom)
+    }
+}
+
 impl Target {
+    /// The same scheme, port and request target on another host: the server
+    /// as a load generator elsewhere reaches it. `host` is a name or an
+    /// address (IPv6 with or without brackets).
+    pub fn on_host(&self, host: &str) -> Result<Target, ConfigError> {
+        let scheme = self.url.split_once("://").map_or("http", |(s, _)| s);
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        Target::parse(&format!(
+            "{scheme}://{host}:{}{}",
+            self.addr.port(),
+            self.path
+        ))
+    }
+
     pub fn parse(raw: &str) -> Result<Target, ConfigError> {
         let url = url::Url::parse(raw).map_err(|e| {
             ConfigError::new(
@@ -102,6 +135,28 @@ mod tests {
     fn https_is_rejected_clearly() {
         let e = Target::parse("https://127.0.0.1/").unwrap_err();
         assert!(e.to_string().contains("https:// is not supported"), "{e}");
+    }
+
+    #[test]
+    fn moves_to_another_host_keeping_port_and_path() {
+        let t = Target::parse("http://127.0.0.1:8080/a?b=1").unwrap();
+        let v6 = t.on_host("::1").unwrap();
+        assert_eq!(v6.url, "http://[::1]:8080/a?b=1");
+        assert_eq!(v6.addr, "[::1]:8080".parse().unwrap());
+        let v4 = t.on_host("10.0.0.2").unwrap();
+        assert_eq!(v4.url, "http://10.0.0.2:8080/a?b=1");
+        assert_eq!(v4.host_header, "10.0.0.2:8080");
+    }
+
+    #[test]
+    fn travels_as_its_url_and_resolves_on_arrival() {
+        let t = Target::parse("http://[::1]:9000/x").unwrap();
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(json, "\"http://[::1]:9000/x\"");
+        let back: Target = serde_json::from_str(&json).unwrap();
+        assert_eq!((back.addr, back.path), (t.addr, t.path));
+        let e = serde_json::from_str::<Target>("\"ftp://x/\"").unwrap_err();
+        assert!(e.to_string().contains("unsupported scheme"), "{e}");
     }
 
     #[test]

@@ -271,7 +271,7 @@ fn two_load_threads_on_one_cpu_are_saturated() {
     let _timing = timing();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
-    cfg.connections = 8;
+    cfg.connections = 64;
     cfg.threads = 2;
     cfg.cpus = Some(vec![0]);
     cfg.duration = Duration::from_millis(1500);

@@ -344,3 +344,41 @@ fn series_has_one_interval_per_second_even_when_threads_stall() {
     let after: Vec<i64> = o.series.iter().skip(3).map(|s| s.second).collect();
     assert!(after.is_empty() || after == vec![3], "{after:?}");
 }
+
+#[test]
+fn the_thread_start_hook_runs_on_every_load_thread_and_can_void_the_run() {
+    use std::sync::Mutex;
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.threads = 3;
+    cfg.connections = 3;
+    cfg.duration = Duration::from_millis(300);
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let s2 = seen.clone();
+    cfg.thread_start = Some(fairbench_engine::ThreadStart(Arc::new(move || {
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        s2.lock().unwrap().push(name);
+        Ok(())
+    })));
+    let o = go(&cfg);
+    assert!(o.requests > 0);
+    let mut names = seen.lock().unwrap().clone();
+    names.sort();
+    assert_eq!(
+        names,
+        ["fairbench-load-0", "fairbench-load-1", "fairbench-load-2"]
+    );
+
+    cfg.thread_start = Some(fairbench_engine::ThreadStart(Arc::new(|| {
+        Err("no room in the group".into())
+    })));
+    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
+        Err(RunError::System(m)) => {
+            assert_eq!(m, "cannot place a load thread: no room in the group")
+        }
+        other => panic!(
+            "expected a system error, got {:?}",
+            other.map(|o| o.requests)
+        ),
+    }
+}

@@ -1,5 +1,5 @@
 //! Ctrl-C and SIGTERM: one flag every long-running command polls, plus cleanup
-//! hooks so that no started process and no created network namespace
+//! hooks so that no started process, control group or network namespace
 //! outlives fairbench.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,12 +25,15 @@ pub fn install() {
             // Second Ctrl-C: the user means it. Still reap what we started
             // and remove what we created, since no destructor will run.
             fairbench_zoo::process::terminate_all();
+            fairbench_zoo::containment::remove_all();
             run_cleanups();
             std::process::exit(130);
         }
-        // Servers are killed at once, so a command blocked on one returns
-        // promptly; measurements already taken are still printed by the command.
-        // Registered cleanups run later, from their owners' destructors.
+        // Servers (every process of their control groups) are killed at
+        // once, so a command blocked on one returns promptly; measurements
+        // already taken are still printed by the command. Registered
+        // cleanups and the groups' removal run later, from their owners'
+        // destructors.
         fairbench_zoo::process::terminate_all();
     });
 }

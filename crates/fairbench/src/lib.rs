@@ -4,12 +4,14 @@
 //! so that the tests use the same modules the command does. Layers, from the
 //! top: `cli` and `commands` (one module per subcommand; nothing imports
 //! from them); `runner`; `start`, `fleet` and `topology`; `report`, `export`
-//! and `output`; `suite`; and at the bottom `store`, `host`, `args`, `units`
-//! and `usage`. A module imports only from the layers below it.
+//! and `output`; `suite`; and at the bottom `store`, `host`, `containment`,
+//! `args`, `units` and `usage`. A module imports only from the layers below
+//! it.
 
 pub mod args;
 pub mod cli;
 pub mod commands;
+pub mod containment;
 pub mod export;
 pub mod fleet;
 pub mod host;

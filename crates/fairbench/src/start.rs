@@ -1,16 +1,18 @@
 //! Starting one server for one scenario in its place — this machine, a
 //! network namespace or an ssh host — the one way `check`, `run` and rate
 //! sweeps do it: a free port there, the build copied there, the process
-//! started pinned to its CPUs, waited for until it accepts connections, and
-//! that very process checked against the scenario contract.
+//! started in a control group of its own on its CPUs (the process-group
+//! fallback where none can be made; see crates/zoo/src/containment),
+//! waited for until it accepts connections, and that very process checked
+//! against the scenario contract.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fairbench_zoo::contract::{Grade, Rule};
 use fairbench_zoo::launch::{self, LaunchParams};
 use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::rule::{Grade, Rule};
 use fairbench_zoo::{ResponseKind, Scenario, Server};
 
 use crate::host::{Host, ServerHandle};
@@ -174,6 +176,20 @@ impl Started {
             Some(r) => (Some(r.header_bytes as u64), Some(r.body_bytes as u64)),
             None => (None, None),
         }
+    }
+
+    /// Stores how the server is held: its control group and cpuset, or
+    /// the process-group fallback.
+    pub fn record_containment(&self, store: &crate::store::Store, id: i64) -> anyhow::Result<()> {
+        let held = self.process.held();
+        store.record_containment(id, held.method.as_str(), held.cpuset.as_deref())
+    }
+
+    /// A warning when the stopped server's control group would not go.
+    pub fn leftover_warning(&self) -> Option<String> {
+        self.process
+            .leftover()
+            .map(|why| format!("the server's control group was not removed: {why}"))
     }
 
     /// Why a normalized variant may not be measured: its failing rules.

@@ -438,6 +438,22 @@ fn builds_are_cached_and_failures_show_the_log() {
         case(&second.json(), "built", "static", "normalized")["grade"],
         "pass"
     );
+    // --rebuild ignores the cache; a step past --build-timeout fails.
+    let mut again = args.clone();
+    again.push("--rebuild");
+    let third = fairbench(&again, &[], "build-3");
+    third.expect_code(0);
+    assert!(
+        third.stderr.contains("build built native: built in"),
+        "{}",
+        third.stderr
+    );
+    again.extend(["--build-timeout", "1ms"]);
+    let slow = fairbench(&again, &[], "build-4");
+    slow.expect_code(1);
+    let (g, d) = rule(case(&slow.json(), "built", "static", "normalized"), "build").unwrap();
+    assert_eq!(g, "fail");
+    assert!(d.contains("did not finish within"), "{d}");
 
     let run = fairbench(
         &check_args(
@@ -542,30 +558,56 @@ fn servers_are_pinned_to_the_cpus_asked_for_and_told_cores() {
     let root = fixture_root();
     let work = tempfile::tempdir().unwrap();
     let (root, workp) = (root.to_str().unwrap(), work.path().to_str().unwrap());
-    let run = fairbench(
-        &check_args(
-            root,
-            workp,
-            "ok",
-            &[
-                "--scenarios",
-                "static",
-                "--variant",
-                "normalized",
-                "--cpus",
-                "0",
-                "--json",
-            ],
-        ),
-        &[],
-        "pinning",
+    // CORES defaults to the number of CPUs, or is what --cores says.
+    for (extra, expect) in [
+        (&[][..], "cores: 1, cpus: [0]"),
+        (&["--cores", "2"][..], "cores: 2, cpus: [0]"),
+    ] {
+        let mut flags = vec![
+            "--scenarios",
+            "static",
+            "--variant",
+            "normalized",
+            "--cpus",
+            "0",
+            "--json",
+        ];
+        flags.extend(extra);
+        let run = fairbench(&check_args(root, workp, "ok", &flags), &[], "pinning");
+        run.expect_code(0);
+        let log = case(&run.json(), "ok", "static", "normalized")["log_path"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains(expect), "{extra:?}: {text}");
+    }
+}
+
+#[test]
+fn all_rules_lists_the_passing_rules_too() {
+    let root = fixture_root();
+    let work = tempfile::tempdir().unwrap();
+    let (root, workp) = (root.to_str().unwrap(), work.path().to_str().unwrap());
+    let base = check_args(
+        root,
+        workp,
+        "ok",
+        &["--scenarios", "static", "--variant", "normalized"],
     );
-    run.expect_code(0);
-    let r = run.json();
-    let log = case(&r, "ok", "static", "normalized")["log_path"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("cores: 1, cpus: [0]"), "{text}");
+    let quiet = fairbench(&base, &[], "rules-quiet");
+    quiet.expect_code(0);
+    assert!(quiet.stdout.contains("rules pass)"), "{}", quiet.stdout);
+    assert!(!quiet.stdout.contains("pass  status"), "{}", quiet.stdout);
+    let mut all = base.clone();
+    all.push("--all-rules");
+    let all = fairbench(&all, &[], "rules-all");
+    all.expect_code(0);
+    for rule in ["status", "body", "framing", "content-length"] {
+        assert!(
+            all.stdout.contains(&format!("pass  {rule}")),
+            "{rule} in:\n{}",
+            all.stdout
+        );
+    }
 }

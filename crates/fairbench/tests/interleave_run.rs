@@ -16,8 +16,8 @@ servers = ["*"]
 responses = ["normalized"]
 scenarios = ["static"]
 cores = [1]
-warmup = "0s"
-duration = "1s"
+warmup = "1s"
+duration = "2s"
 repetitions = 3
 [[load]]
 model = "closed"

@@ -5,7 +5,7 @@ mod support;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use support::net::Hello;
+use support::net::{Hello, Recorder, Silent};
 use support::{base64_decode, command};
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -25,6 +25,13 @@ fn usage_errors_name_the_flag_and_exit_2() {
         (&["load", "-c", "0", "http://127.0.0.1:1/"], "--connections"),
         (&["load", "-R", "-5", "http://127.0.0.1:1/"], "--rate"),
         (&["load", "-d", "0", "http://127.0.0.1:1/"], "--duration"),
+        (&["load", "-d", "1e20", "http://127.0.0.1:1/"], "--duration"),
+        (
+            &["load", "--timeout", "1e20", "http://127.0.0.1:1/"],
+            "--timeout",
+        ),
+        (&["load", "-R", "1e-12", "http://127.0.0.1:1/"], "--rate"),
+        (&["load", "--cpus", "x", "http://127.0.0.1:1/"], "--cpus"),
         (
             &["load", "-H", "nocolon", "http://127.0.0.1:1/"],
             "--header",
@@ -49,6 +56,17 @@ fn usage_errors_name_the_flag_and_exit_2() {
             "short: {err}"
         );
     }
+}
+
+#[test]
+fn cpus_pins_the_load_threads_and_sets_their_number() {
+    let srv = Hello::start();
+    let (code, out, err) = run(&["load", "--cpus", "0", "-d", "1s", "--json", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // One CPU given: one thread by default, so the pin is not a squeeze.
+    assert_eq!(j["threads"], 1, "{out}");
+    assert!(j["requests"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -229,4 +247,147 @@ fn ctrl_c_prints_what_was_measured() {
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON still printed");
     assert_eq!(j["interrupted"], true);
     assert!(j["requests"].as_u64().unwrap() > 0);
+}
+
+fn json_of(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn method_body_and_pipelining_reach_the_server() {
+    let srv = Recorder::start();
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "--method",
+        "POST",
+        "--body",
+        "abc",
+        "-H",
+        "X-A: 1",
+        "--pipeline",
+        "4",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j = json_of(&out);
+    assert_eq!(j["pipeline"], 4);
+    assert!(j["requests"].as_u64().unwrap() > 0);
+    let first = srv.first_request();
+    assert!(first.starts_with("POST / HTTP/1.1\r\n"), "{first:?}");
+    assert!(first.contains("\r\nX-A: 1\r\n"), "{first:?}");
+    assert!(
+        first.ends_with("\r\n\r\nabc"),
+        "the body follows the head: {first:?}"
+    );
+    // Four requests in flight on the one connection: they arrive together.
+    assert!(
+        *srv.most_in_one_read.lock().unwrap() >= 2,
+        "pipelined requests arrive back to back"
+    );
+
+    // A body from a file, sent as it is.
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.bin");
+    std::fs::write(&body, b"from a file").unwrap();
+    let srv = Recorder::start();
+    let (code, _, err) = run(&[
+        "load",
+        "--method",
+        "PUT",
+        "--body-file",
+        body.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "0.5s",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let first = srv.first_request();
+    assert!(first.starts_with("PUT / HTTP/1.1\r\n"), "{first:?}");
+    assert!(first.ends_with("\r\n\r\nfrom a file"), "{first:?}");
+}
+
+#[test]
+fn timeout_and_warmup_shape_the_run() {
+    let srv = Silent::start();
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "--timeout",
+        "200ms",
+        "--warmup",
+        "0.5",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        &srv.url(),
+    ]);
+    // Nothing answered: a failed run, its figures still printed.
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no request was answered"), "{err}");
+    let j = json_of(&out);
+    assert_eq!(j["warmup_s"], 0.5);
+    assert_eq!(j["timeout_s"], 0.2);
+    // One connection, 200 ms each: a few timeouts in a 1 s window.
+    let t = j["errors"]["timeout"].as_u64().unwrap();
+    assert!((2..=10).contains(&t), "{t} timeouts");
+    let phases: Vec<&str> = j["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases.first(), Some(&"warmup"), "{phases:?}");
+    assert!(phases.contains(&"measure"), "{phases:?}");
+}
+
+#[test]
+fn cpus_pin_and_size_the_load() {
+    let srv = Hello::start();
+    // One CPU given: one load thread, not one per CPU of the machine.
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "--cpus",
+        "0",
+        "-c",
+        "4",
+        "-d",
+        "0.5s",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j = json_of(&out);
+    assert_eq!(j["threads"], 1);
+    assert!(j["requests"].as_u64().unwrap() > 0);
+    let (code, _, err) = run(&["load", "--cpus", "3-1", &srv.url()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--cpus") && err.contains("not a CPU list"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn durations_too_long_are_refused_not_a_panic() {
+    for (flag, value) in [("-d", "1e20"), ("--warmup", "40d"), ("--timeout", "inf")] {
+        let (code, _, err) = run(&["load", flag, value, "http://127.0.0.1:9/"]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.contains(value), "names the value: {err}");
+    }
 }

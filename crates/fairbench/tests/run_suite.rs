@@ -23,13 +23,66 @@ threads = 1
 "#;
 
 #[test]
+fn dry_run_prints_the_plan_with_overrides_and_runs_nothing() {
+    let root = Root::new(&[("fast-a", &[]), ("fast-b", &[])]);
+    root.suite("tiny", TINY);
+    let out = root.run(&[
+        "run",
+        "--suite",
+        "tiny",
+        "--dry-run",
+        "--cores",
+        "1",
+        "--repetitions",
+        "3",
+        "--servers",
+        "fast-a",
+        "--scenarios",
+        "static",
+        "--duration",
+        "5s",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let plan = String::from_utf8_lossy(&out.stdout);
+    // 1 server × 1 scenario × 1 core count × 3 repetitions.
+    assert!(plan.contains("3 cases, 0 sweeps"), "{plan}");
+    for rep in 1..=3 {
+        assert!(
+            plan.contains(&format!(
+                "fast-a native/normalized static 1c closed c=4 t=1 #{rep}  (1s warm-up + 5s)"
+            )),
+            "{plan}"
+        );
+    }
+    assert!(!plan.contains("fast-b") && !plan.contains("#4"), "{plan}");
+    assert!(!root.db().exists(), "a dry run stores nothing");
+    root.assert_no_servers_left();
+    let out = root.run(&["run", "--suite", "tiny", "--dry-run", "--cores", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cores"));
+    let out = root.run(&["run", "--suite", "tiny", "--dry-run", "--repetitions", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
 fn tiny_suite_stores_every_number() {
     let _serial = serial();
     let root = Root::new(&[("fast-a", &[]), ("fast-b", &[])]);
     root.suite("tiny", TINY);
-    let out = root.run(&["run", "--suite", "tiny", "--quiet"]);
+    let out = root.run(&[
+        "run",
+        "--suite",
+        "tiny",
+        "--quiet",
+        "--report",
+        "report.html",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     root.assert_no_servers_left();
+    // The HTML report of the run, written when it ended.
+    let html = std::fs::read_to_string(root.path().join("report.html")).expect("report.html");
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..100]);
+    assert!(html.contains("fast-a") && html.contains("fast-b"));
 
     assert_eq!(root.sql::<String>("SELECT state FROM runs"), "done");
     // 2 servers × 2 scenarios × 2 repetitions.
@@ -49,6 +102,19 @@ fn tiny_suite_stores_every_number() {
     // Histograms and the per-second series, warm-up included.
     assert_eq!(
         root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'latency'"),
+        8
+    );
+    // The ledger: every planned request answered or in one error class,
+    // and the answered requests' own histogram beside the honest one.
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(*) FROM cases WHERE planned = requests + err_connect + err_read
+               + err_write + err_timeout + err_parse + err_unanswered"
+        ),
+        8
+    );
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'answered'"),
         8
     );
     assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'warmup'") >= 8);

@@ -56,6 +56,13 @@ fn dart_servers_are_unavailable_when_dart_is_not_on_path() {
     for s in dart {
         assert_eq!(s["toolchain"]["status"], "unavailable", "{s:#}");
         assert_eq!(s["toolchain"]["reason"], "dart not found on PATH", "{s:#}");
+        assert!(
+            s["toolchain"]["install"]
+                .as_str()
+                .unwrap()
+                .starts_with("sudo apt-get install dart"),
+            "{s:#}"
+        );
         for v in s["variants"].as_array().unwrap() {
             assert_eq!(v["runnable"], false);
         }
@@ -71,6 +78,32 @@ fn dart_servers_are_unavailable_when_dart_is_not_on_path() {
         .stdout
         .lines()
         .any(|l| l.starts_with("dart-") && l.contains("unavailable: dart not found on PATH")));
+    // Then one line per server (not per mode) with the command that would
+    // install the SDK.
+    let install: Vec<&str> = table
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("To install a missing toolchain"))
+        .skip(1)
+        .collect();
+    let names: Vec<&str> = install
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("dart-"))
+        .collect();
+    let mut unique = names.clone();
+    unique.dedup();
+    assert_eq!(names, unique, "{}", table.stdout);
+    assert_eq!(names.len(), 6, "{}", table.stdout);
+    for l in install
+        .iter()
+        .filter(|l| l.trim_start().starts_with("dart-"))
+    {
+        assert!(
+            l.contains("dart: sudo apt-get install dart  (from Google's Dart apt repository"),
+            "{l}"
+        );
+    }
 }
 
 #[test]
@@ -158,6 +191,16 @@ fn servers_lists_modes_unsupported_reasons_and_missing_toolchains() {
         .contains("unsupported: test: this framework needs run-time reflection"));
     assert!(row("missing-toolchain", "native")
         .contains("unavailable: fairbench-no-such-tool not found on PATH"));
+    let install = run
+        .stdout
+        .split("To install a missing toolchain (fairbench runs none of these):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no install lines:\n{}", run.stdout));
+    let missing: Vec<&str> = install.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(missing.len(), 1, "{install}");
+    assert!(missing[0].trim_start().starts_with("missing-toolchain"));
+    assert!(missing[0].contains("fairbench-no-such-tool: no install command in"));
+    assert!(missing[0].ends_with("missing-toolchain/server.toml"));
     assert!(
         row("security-headers-documented", "native").contains("normalized (3 known deviations)")
     );

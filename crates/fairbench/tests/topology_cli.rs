@@ -4,6 +4,7 @@
 mod support;
 
 use support::net::*;
+use support::root::Root;
 use support::*;
 
 fn usage_error(args: &[&str], expect: &str) {
@@ -52,6 +53,35 @@ fn mistakes_are_usage_errors_that_name_the_flag() {
         &["load", url, "--clients", "3", "-c", "2"],
         "--connections: 2 cannot be split over 3 load generators",
     );
+}
+
+#[test]
+fn run_refuses_link_and_address_flags_that_do_not_apply() {
+    let root = Root::new(&[("py", &[])]);
+    root.one_case_suite("x", 2, "1s");
+    for (flags, expect) in [
+        (
+            &["--link-rate", "1mbit"][..],
+            "--link-rate and --link-delay shape the virtual link of --topology netns",
+        ),
+        (
+            &["--link-delay", "2ms"][..],
+            "--link-rate and --link-delay shape the virtual link of --topology netns",
+        ),
+        (
+            &["--server-address", "10.0.0.2"][..],
+            "--server-address only applies with --server-host or --client-host",
+        ),
+    ] {
+        let mut args = vec!["run", "--suite", "x", "--quiet"];
+        args.extend(flags);
+        let out = root.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(!root.db().exists(), "nothing stored for a refused run");
+        root.assert_no_servers_left();
+    }
 }
 
 #[test]

@@ -50,6 +50,20 @@ fn a_case_runs_in_namespaces_and_leaves_nothing_behind() {
     assert_eq!(root.sql::<i64>("SELECT fair FROM cases"), 1);
     // Its /proc read while it ran.
     assert!(root.sql::<f64>("SELECT server_cpu_s FROM cases") > 0.0);
+    // Server and load generator each in a control group of their own with
+    // their CPUs as the cpuset, made from outside the namespaces (`ip
+    // netns exec` hides the cgroup file system from what it runs).
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    if mountinfo.contains(" - cgroup") {
+        let held = root.strings(
+            "SELECT containment || ' ' || generator_containment || ' ' ||
+                    (server_cpuset = server_cpus) || ' ' || (server_group_cpu_s > 0) FROM cases",
+        );
+        assert!(
+            held == ["cgroup-v1 cgroup-v1 1 1"] || held == ["cgroup-v2 cgroup-v2 1 1"],
+            "{held:?}"
+        );
+    }
     let topo: String = root.sql("SELECT topology_json FROM runs");
     let topo: serde_json::Value = serde_json::from_str(&topo).unwrap();
     assert_eq!(topo["topology"], "netns");

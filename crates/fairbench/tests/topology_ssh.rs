@@ -77,6 +77,16 @@ fn a_server_host_and_two_client_hosts_merge_exactly() {
     // its log came home.
     assert!(root.sql::<f64>("SELECT server_cpu_s FROM cases") > 0.0);
     assert!(root.sql::<i64>("SELECT server_rss_peak FROM cases") > 1_000_000);
+    // The remote supervisor held it in a control group there (the test's
+    // sshd logs in as root) and reported the group's counters.
+    let held: String = root.sql("SELECT containment FROM cases");
+    assert!(held == "cgroup-v1" || held == "cgroup-v2", "{held}");
+    assert_eq!(
+        root.sql::<String>("SELECT server_cpuset FROM cases"),
+        root.sql::<String>("SELECT server_cpus FROM cases")
+    );
+    assert!(root.sql::<f64>("SELECT server_group_cpu_s FROM cases") > 0.0);
+    assert!(root.sql::<i64>("SELECT server_group_memory_peak FROM cases") > 1_000_000);
     let topo: String = root.sql("SELECT topology_json FROM runs");
     let topo: serde_json::Value = serde_json::from_str(&topo).unwrap();
     assert_eq!(topo["topology"], "ssh");
@@ -180,4 +190,41 @@ fn check_runs_the_server_on_an_ssh_host() {
     assert_eq!(j["cases"][0]["grade"], "pass", "{}", j["cases"][0]);
     assert_eq!(j["cases"][0]["row"]["body_bytes"], 13);
     root.assert_no_servers_left();
+}
+
+#[test]
+fn load_runs_its_generator_on_an_ssh_host() {
+    let _serial = serial();
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let hello = Hello::start();
+    let out = command()
+        .args([
+            "load",
+            &hello.url(),
+            "--json",
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--client-host",
+            "fbt-client1",
+            "--ssh-config",
+            &sshd.config().display().to_string(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out), sshd.log());
+    let j = json(&out);
+    let clients = j["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 1);
+    assert!(
+        clients[0]["host"].as_str().unwrap().contains("fbt-client1"),
+        "{}",
+        clients[0]
+    );
+    assert!(j["requests"].as_u64().unwrap() > 0);
+    assert_eq!(j["requests"], clients[0]["requests"]);
 }

@@ -145,10 +145,11 @@ impl FetchError {
     }
 }
 
-/// The request fairbench sends: the request line and Host, nothing else, so
-/// that no server is given a header to react to. Keep-alive (HTTP/1.1's
-/// default), as under load; a `Connection: close` would make some servers
-/// answer with an extra header.
+/// The request fairbench sends: the request line and the headers of
+/// [`crate::scenario::REQUEST_HEADERS`] (`Host`), nothing else, so that no
+/// server is given a header to react to. Keep-alive (HTTP/1.1's default), as
+/// under load; a `Connection: close` would make some servers answer with an
+/// extra header.
 pub fn request_bytes(method: &str, path: &str, addr: SocketAddr) -> Vec<u8> {
     format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes()
 }
@@ -476,6 +477,23 @@ mod tests {
     }
 
     const T: Duration = Duration::from_secs(5);
+
+    #[test]
+    fn the_request_carries_exactly_the_contracts_headers() {
+        for addr in ["127.0.0.1:8080", "[::1]:9"] {
+            let a: SocketAddr = addr.parse().unwrap();
+            let bytes = request_bytes("GET", "/hello-16k.txt", a);
+            let mut headers = [httparse::EMPTY_HEADER; 8];
+            let mut req = httparse::Request::new(&mut headers);
+            let parsed = req.parse(&bytes).unwrap();
+            assert_eq!(parsed, httparse::Status::Complete(bytes.len()));
+            assert_eq!(req.method, Some("GET"));
+            assert_eq!(req.path, Some("/hello-16k.txt"));
+            let names: Vec<&str> = req.headers.iter().map(|h| h.name).collect();
+            assert_eq!(names, crate::scenario::REQUEST_HEADERS);
+            assert_eq!(req.headers[0].value, addr.as_bytes());
+        }
+    }
 
     #[test]
     fn content_length() {

@@ -1,5 +1,6 @@
 //! The server zoo: server manifests, scenario contracts, toolchain probes,
-//! cached builds, server processes and the parity check.
+//! cached builds, server processes (each in a control group of its own)
+//! and the parity check.
 //!
 //! A benchmark runner uses it per case as: [`Zoo::load`] → pick a
 //! [`Server`] and [`Variant`] → [`toolchain::probe`] → [`build::ensure_built`]
@@ -7,7 +8,7 @@
 //! `wait_ready` → [`parity::inspect`] (byte counts to store) → load → `stop`.
 
 pub mod build;
-pub mod compare;
+pub mod containment;
 pub mod contract;
 pub mod error;
 pub mod fetch;
@@ -16,8 +17,12 @@ pub mod manifest;
 pub mod parity;
 pub mod placeholder;
 pub mod process;
+pub mod reference;
+pub mod row;
+pub mod rule;
 pub mod scenario;
 pub mod text;
+mod token;
 pub mod toolchain;
 mod zoo;
 

@@ -8,9 +8,10 @@ use indexmap::IndexMap;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::contract::Rule;
 use crate::error::{parse_toml, DefinitionError};
 use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS};
+use crate::rule::Rule;
+use crate::token::is_token;
 
 /// One argv: program and arguments, never run through a shell.
 pub type Argv = Vec<String>;
@@ -46,6 +47,9 @@ pub struct Toolchain {
     pub name: String,
     pub probe: Argv,
     pub version_regex: Option<Regex>,
+    /// The one command that would install the toolchain here, shown when it
+    /// is missing; fairbench never runs it.
+    pub install: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -201,6 +205,8 @@ struct RawToolchain {
     probe: Argv,
     #[serde(default)]
     version_regex: Option<String>,
+    #[serde(default)]
+    install: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -331,13 +337,6 @@ fn is_mode_name(s: &str) -> bool {
             .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_')
 }
 
-/// An HTTP header name is an RFC 9110 token.
-pub(crate) fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
-}
-
 fn validate(
     raw: RawManifest,
     dir: &Path,
@@ -385,6 +384,15 @@ fn validate(
             }
         },
     };
+
+    if let Some(install) = &raw.toolchain.install {
+        if install.trim().is_empty() || install.chars().any(char::is_control) {
+            c.err(
+                "toolchain.install",
+                "expected one line of text: the command that installs the toolchain",
+            );
+        }
+    }
 
     let shared_build = raw.build.map(|b| b.commands).unwrap_or_default();
     for (i, argv) in shared_build.iter().enumerate() {
@@ -509,6 +517,7 @@ fn validate(
             name: raw.toolchain.name,
             probe: raw.toolchain.probe,
             version_regex,
+            install: raw.toolchain.install,
         },
         shared_build,
         modes,
@@ -555,6 +564,28 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
         assert_eq!(s.variants().len(), 4);
         assert_eq!(s.variants()[1].to_string(), "native/normalized");
         assert_eq!(s.normalized_response.known_deviations.len(), 1);
+    }
+
+    #[test]
+    fn install_is_one_line_of_text() {
+        // `install` is written as TOML basic-string text, escapes and all.
+        let with = |install: &str| {
+            GOOD.replace(
+                "version_regex = 'go",
+                &format!("install = \"{install}\"\nversion_regex = 'go"),
+            )
+        };
+        let s = load(&with("apt-get install golang")).unwrap();
+        assert_eq!(
+            s.toolchain.install.as_deref(),
+            Some("apt-get install golang")
+        );
+        assert_eq!(load(GOOD).unwrap().toolchain.install, None);
+        for bad in ["", r"apt-get install\ngolang", r"\u001b[31mred"] {
+            let e = load(&with(bad)).unwrap_err();
+            assert_eq!(e[0].field.as_deref(), Some("toolchain.install"), "{}", e[0]);
+            assert!(e[0].message.contains("one line of text"), "{}", e[0]);
+        }
     }
 
     #[test]

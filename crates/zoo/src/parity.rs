@@ -9,11 +9,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
-use crate::compare::ComparisonRow;
-use crate::contract::{self, worst, Grade, GradeContext, Rule, RuleResult};
+use crate::contract::{self, GradeContext};
 use crate::fetch::{self, FetchError, RawResponse};
 use crate::manifest::{Deviation, ResponseKind};
 use crate::process::loopback;
+use crate::row::ComparisonRow;
+use crate::rule::{worst, Grade, Rule, RuleResult};
 use crate::scenario::Scenario;
 
 /// Which case a report is about.

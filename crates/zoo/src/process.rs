@@ -1,6 +1,8 @@
-//! Server processes: started in their own process group (optionally pinned
-//! to CPUs), logged to a file, polled until they answer, and always stopped:
-//! explicitly, on drop, or by [`terminate_all`] from the Ctrl-C handler.
+//! Server processes: started in a control group of their own where one can
+//! be made (see [`crate::containment`]), else in their own process group;
+//! pinned to CPUs, logged to a file, polled until they answer, and always
+//! stopped: explicitly, on drop, or by [`terminate_all`] from the Ctrl-C
+//! handler.
 
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -10,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use crate::containment::{self, CreateError, Group, Method, Purpose, Usage};
 
 /// Process groups started by this process and not yet reaped.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -35,10 +39,13 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Ends every process group fairbench started and has not yet reaped:
-/// SIGTERM, a short grace, then SIGKILL. Safe to call from the Ctrl-C
-/// handler's thread; the owners still reap their children afterwards.
+/// Ends every server and process group fairbench started and has not yet
+/// reaped: every process of every server's control group killed, then
+/// SIGTERM to the process groups, a short grace, and SIGKILL. Safe to call
+/// from the Ctrl-C handler's thread; the owners still reap their children
+/// and remove the groups afterwards.
 pub fn terminate_all() {
+    containment::kill_servers();
     let live: Vec<i32> = groups().clone();
     if live.is_empty() {
         return;
@@ -173,6 +180,8 @@ pub enum StartError {
         program: String,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Contain(String),
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -186,18 +195,25 @@ pub enum ReadyError {
 #[derive(Debug)]
 struct State {
     child: Child,
+    /// The leader's exit status, once reaped.
     exit: Option<ExitStatus>,
     guard: Option<GroupGuard>,
+    /// What went wrong removing the control group, if anything.
+    leftover: Option<String>,
 }
 
-/// A running server: the leader of its own process group. Shareable between
-/// threads (a sampler may watch it while another thread drives load).
+/// A running server: the leader of its own process group, in a control
+/// group of its own where one could be made. Shareable between threads (a
+/// sampler may watch it while another thread drives load).
 #[derive(Debug)]
 pub struct ServerProcess {
     state: Mutex<State>,
     pid: u32,
     log_path: PathBuf,
     stop_grace: Duration,
+    group: Option<Group>,
+    /// Why there is no control group.
+    fallback: Option<String>,
 }
 
 impl ServerProcess {
@@ -231,6 +247,20 @@ impl ServerProcess {
         let die = spec.die_with_parent_thread;
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
+        let (group, fallback) = match containment::create(Purpose::Server, spec.cpus.as_deref()) {
+            Ok(g) => (Some(g), None),
+            Err(CreateError::Unavailable(why)) => (None, Some(why)),
+            Err(CreateError::Setup(why)) => return Err(StartError::Contain(why)),
+        };
+        let joiner = match &group {
+            Some(g) => Some(g.joiner().map_err(|e| {
+                StartError::Contain(format!(
+                    "cannot open control group {} for the server: {e}",
+                    g.name()
+                ))
+            })?),
+            None => None,
+        };
 
         let mut cmd = Command::new(program);
         cmd.args(&spec.argv[1..])
@@ -244,6 +274,11 @@ impl ServerProcess {
         // async-signal-safe system calls on data prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
+                // Into its group before anything else, so that every
+                // process it will ever start is born inside.
+                if let Some(j) = &joiner {
+                    j.join_self()?;
+                }
                 if let Some(set) = &cpuset {
                     if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
                     {
@@ -270,11 +305,53 @@ impl ServerProcess {
                 child,
                 exit: None,
                 guard: Some(register_group(pid as i32)),
+                leftover: None,
             }),
             pid,
             log_path: spec.log_path.clone(),
             stop_grace: spec.stop_grace,
+            group,
+            fallback,
         })
+    }
+
+    /// How the server is held: a control group, or the process-group
+    /// fallback.
+    pub fn method(&self) -> Method {
+        self.group
+            .as_ref()
+            .map(Group::method)
+            .unwrap_or(Method::ProcessGroup)
+    }
+
+    /// Why it runs as a process group only, when it does.
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// Its control group's cpuset, as the kernel enforces it.
+    pub fn cpuset(&self) -> Option<String> {
+        self.group.as_ref().and_then(Group::cpuset)
+    }
+
+    /// Its control group's counters: every process it ever had.
+    pub fn group_usage(&self) -> Option<Usage> {
+        self.group.as_ref().map(Group::usage)
+    }
+
+    /// The live processes of its control group.
+    pub fn group_members(&self) -> Option<Vec<u32>> {
+        self.group.as_ref().map(Group::members)
+    }
+
+    /// The control group's name, when it has one.
+    pub fn group_name(&self) -> Option<&str> {
+        self.group.as_ref().map(Group::name)
+    }
+
+    /// What went wrong removing its control group when it was stopped.
+    pub fn leftover(&self) -> Option<String> {
+        self.state().leftover.clone()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -290,15 +367,24 @@ impl ServerProcess {
         self.pid as i32
     }
 
-    /// The leader's exit status, once it has exited (reaps it).
+    /// The leader's exit status once the server has ended: its leader has
+    /// exited (and is reaped) and, in a control group, no process of it is
+    /// left. A server whose leader hands over to a daemonized child lives
+    /// on in that child.
     pub fn exit_status(&self) -> Option<ExitStatus> {
-        let mut st = self.state();
-        if st.exit.is_none() {
-            if let Ok(Some(s)) = st.child.try_wait() {
-                st.exit = Some(s);
+        let exit = {
+            let mut st = self.state();
+            if st.exit.is_none() {
+                if let Ok(Some(s)) = st.child.try_wait() {
+                    st.exit = Some(s);
+                }
             }
+            st.exit
+        };
+        match &self.group {
+            Some(g) if exit.is_some() && !g.is_empty() => None,
+            _ => exit,
         }
-        st.exit
     }
 
     pub fn is_alive(&self) -> bool {
@@ -350,12 +436,35 @@ impl ServerProcess {
         }
     }
 
-    /// SIGTERM to the group, SIGKILL after the grace period, reap the
-    /// leader, then SIGKILL the group again for children that outlived it.
-    /// Returns the leader's exit status. Idempotent.
+    /// SIGTERM to every process of the server, SIGKILL to all that are
+    /// left after the grace period, the leader reaped; in a control group
+    /// the group is then removed. Returns the leader's exit status.
+    /// Idempotent.
     pub fn stop(&self) -> Option<ExitStatus> {
         let mut st = self.state();
         if st.guard.is_none() {
+            return st.exit;
+        }
+        if let Some(g) = &self.group {
+            g.signal_all(libc::SIGTERM);
+            let deadline = Instant::now() + self.stop_grace;
+            while Instant::now() < deadline {
+                if st.exit.is_none() {
+                    if let Ok(Some(s)) = st.child.try_wait() {
+                        st.exit = Some(s);
+                    }
+                }
+                if st.exit.is_some() && g.is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            g.kill_all();
+            if st.exit.is_none() {
+                st.exit = st.child.wait().ok();
+            }
+            st.leftover = g.remove().err();
+            st.guard = None;
             return st.exit;
         }
         let pgid = self.pid as i32;
@@ -466,12 +575,134 @@ mod tests {
         let pg = p.pgid();
         assert!(groups().contains(&pg));
         std::thread::sleep(Duration::from_millis(100));
+        let paths = p.group.as_ref().map(Group::paths).unwrap_or_default();
         let t = Instant::now();
         let st = p.stop().unwrap();
         assert!(t.elapsed() < Duration::from_secs(5));
         assert_eq!(st.signal(), Some(libc::SIGKILL));
         assert!(!groups().contains(&pg));
         assert_eq!(group_members(pg), Vec::<u32>::new());
+        assert!(paths.iter().all(|p| !p.exists()), "{paths:?}");
+    }
+
+    /// Whether this test process may make control groups (root, mounted).
+    fn contained() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        let ok = unsafe { libc::geteuid() } == 0 && containment::hierarchies().is_ok();
+        if !ok {
+            eprintln!("skipped: no control groups here");
+        }
+        ok
+    }
+
+    fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+        let t = Instant::now();
+        while !f() {
+            if t.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
+    #[test]
+    fn a_server_that_daemonizes_lives_on_in_its_child_and_ends_whole() {
+        if !contained() {
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let p = ServerProcess::start(&spec(
+            d.path(),
+            "setsid sh -c 'trap \"\" TERM; while :; do :; done' & exit 0",
+        ))
+        .unwrap();
+        assert!(p.method().is_cgroup());
+        assert!(wait_until(Duration::from_secs(10), || p
+            .state()
+            .child
+            .try_wait()
+            .ok()
+            .flatten()
+            .is_some()));
+        // The leader is gone; the server is not.
+        assert!(p.is_alive());
+        let members = p.group_members().unwrap();
+        assert_eq!(members.len(), 1, "{members:?}");
+        assert!(wait_until(Duration::from_secs(30), || p
+            .group_usage()
+            .unwrap()
+            .cpu_s
+            .unwrap_or(0.0)
+            > 0.1));
+        let st = p.stop().unwrap();
+        assert_eq!(st.code(), Some(0), "the leader's own exit");
+        assert!(!p.is_alive());
+        assert_eq!(p.leftover(), None);
+        for pid in members {
+            assert!(
+                !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                    || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .unwrap_or_default()
+                        .contains(") Z"),
+                "pid {pid} outlived its server"
+            );
+        }
+    }
+
+    #[test]
+    fn a_server_cannot_widen_its_cpus_beyond_its_cpuset() {
+        if !contained() {
+            return;
+        }
+        let all = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{c}")).exists())
+            .count();
+        if all < 2 {
+            eprintln!("skipped: one CPU");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let mut s = spec(
+            d.path(),
+            "python3 -c 'import os\nos.sched_setaffinity(0, range(os.cpu_count()))\nprint(sorted(os.sched_getaffinity(0)))'",
+        );
+        s.cpus = Some(vec![1]);
+        let p = ServerProcess::start(&s).unwrap();
+        assert_eq!(p.cpuset().as_deref(), Some("1"));
+        assert!(wait_until(Duration::from_secs(20), || !p.is_alive()));
+        assert_eq!(p.log_tail(1), vec!["[1]"]);
+    }
+
+    #[test]
+    fn forked_workers_count_in_the_group_cpu() {
+        if !contained() {
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        // Two workers each burn 0.3 s of their own CPU and exit; the
+        // leader waits for them and idles.
+        let burn = "python3 -c 'import time\nwhile time.process_time() < 0.3: pass'";
+        let p = ServerProcess::start(&spec(
+            d.path(),
+            &format!("{burn} & {burn} & wait; sleep 30"),
+        ))
+        .unwrap();
+        assert!(wait_until(Duration::from_secs(30), || p
+            .group_usage()
+            .unwrap()
+            .cpu_s
+            .unwrap_or(0.0)
+            >= 0.59));
+        // Both burners have exited: their CPU stays counted.
+        assert!(wait_until(Duration::from_secs(10), || p
+            .group_members()
+            .unwrap()
+            .len()
+            == 2));
+        let cpu = p.group_usage().unwrap().cpu_s.unwrap();
+        assert!(cpu < 3.0, "{cpu}");
+        p.stop();
     }
 
     #[test]

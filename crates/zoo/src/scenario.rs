@@ -8,7 +8,15 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{parse_toml, DefinitionError};
-use crate::manifest::is_token;
+use crate::token::is_token;
+
+/// The header names of every request fairbench sends for a scenario, from
+/// `check` and from the load engine alike: `Host` and nothing else. Part of
+/// the contract because servers answer the same path differently to other
+/// requests: Conduit gzips a text body for `Accept-Encoding: gzip`, some
+/// servers add a header for `Connection: close`. A response is only
+/// comparable with Go's if both were asked the same thing.
+pub const REQUEST_HEADERS: [&str; 1] = ["Host"];
 
 /// A body file larger than this is a mistake, not a benchmark scenario; the
 /// raw fetch reads at most 8 MiB anyway.

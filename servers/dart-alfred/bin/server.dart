@@ -8,12 +8,17 @@ import 'package:fairbench_dart_alfred/fairbench.dart';
 Future<void> main(List<String> args) => runServer(args, start);
 
 Future<Stop> start(Config config) async {
-  // The default, LogType.info, prints a line per request to stdout: logging
-  // work that no other server here does, so it is kept out of both variants.
-  final app = Alfred(logLevel: LogType.error);
+  final Alfred app;
   if (config.normalized) {
+    // alfred's default, LogType.info, prints a line per request to stdout:
+    // work Go's net/http does not do, so the normalized variant logs errors
+    // only.
+    app = Alfred(logLevel: LogType.error);
     addNormalizedRoutes(app, config);
   } else {
+    // Out of the box: a line per request on stdout, which fairbench writes to
+    // the case's log file.
+    app = Alfred();
     addDefaultRoutes(app, config);
   }
   // listen() binds with shared: true by default and sets idleTimeout to 1 s.

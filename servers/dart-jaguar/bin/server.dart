@@ -22,6 +22,17 @@ Future<Stop> start(Config config) async {
     addDefaultRoutes(server, config);
   }
   await server.serve();
+  if (config.normalized) {
+    // dart:io's defaults: Content-Type, X-Frame-Options,
+    // X-Content-Type-Options, X-XSS-Protection. jaguar exposes its
+    // HttpServers through `servers` (lib/serve/server.dart, 3.1.4). serve()
+    // starts listening before it returns, but a request needs a socket event,
+    // which cannot run before this continuation (a microtask), so no response
+    // is ever made with the defaults.
+    for (final httpServer in server.servers) {
+      httpServer.defaultResponseHeaders.clear();
+    }
+  }
   return server.close;
 }
 
@@ -42,7 +53,8 @@ void addDefaultRoutes(Jaguar server, Config config) {
 }
 
 /// Go's shape through jaguar's own Response types: the subclasses below set
-/// Content-Length and Date and drop dart:io's default headers.
+/// Content-Length (jaguar writes bodies without one, so dart:io would chunk)
+/// and Date (neither jaguar nor dart:io sends one).
 void addNormalizedRoutes(Jaguar server, Config config) {
   switch (config.scenario) {
     case 'dynamic':
@@ -59,35 +71,23 @@ void addNormalizedRoutes(Jaguar server, Config config) {
   }
 }
 
-/// What dart:io's HttpServer.defaultResponseHeaders adds besides
-/// Content-Type. Jaguar keeps its HttpServer private, so the defaults cannot
-/// be cleared once at the server; they are removed from each response.
-const ioSecurityHeaders = [
-  'x-frame-options',
-  'x-content-type-options',
-  'x-xss-protection',
-];
-
-void normalizeIoHeaders(HttpResponse resp, int length) {
-  for (final name in ioSecurityHeaders) {
-    resp.headers.removeAll(name);
-  }
+void setLengthAndDate(HttpResponse resp, int length) {
   resp.headers
     ..contentLength = length
     ..date = DateTime.now();
 }
 
 class PlainResponse extends StringResponse {
-  PlainResponse(String body)
+  PlainResponse(String text)
       : super(
-          body: body,
+          body: text,
           headers: {HttpHeaders.contentTypeHeader: plainTextUtf8},
         );
 
   @override
   void writeResponse(HttpResponse resp) {
     final bytes = utf8.encode(body!);
-    normalizeIoHeaders(resp, bytes.length);
+    setLengthAndDate(resp, bytes.length);
     writeAllButBody(resp);
     resp.add(bytes);
   }
@@ -104,7 +104,7 @@ class PlainFileResponse extends StreamResponse {
 
   @override
   Future<void> writeResponse(HttpResponse resp) async {
-    normalizeIoHeaders(resp, length);
+    setLengthAndDate(resp, length);
     await super.writeResponse(resp);
   }
 }

@@ -2,10 +2,10 @@
 import 'dart:io';
 
 import 'package:fairbench_dart_shelf/fairbench.dart';
-import 'package:shelf/shelf.dart';
+import 'package:shelf/shelf.dart' show Handler, Pipeline, Request, Response;
 import 'package:shelf/shelf_io.dart' as shelf_io;
-import 'package:shelf_router/shelf_router.dart';
-import 'package:shelf_static/shelf_static.dart';
+import 'package:shelf_router/shelf_router.dart' show Router;
+import 'package:shelf_static/shelf_static.dart' show createStaticHandler;
 
 Future<void> main(List<String> args) => runServer(args, start);
 

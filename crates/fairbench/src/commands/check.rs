@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
-use fairbench_zoo::compare::{apply_reference, REFERENCE_SERVER};
-use fairbench_zoo::contract::{Grade, Rule};
 use fairbench_zoo::parity::{CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::reference::{apply_reference, REFERENCE_SERVER};
+use fairbench_zoo::rule::{Grade, Rule};
 use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;
@@ -93,7 +93,7 @@ pub struct Skipped {
 }
 
 #[derive(Serialize)]
-struct JsonReport<'a> {
+struct CheckJson<'a> {
     root: &'a std::path::Path,
     reference: &'a str,
     ok: bool,
@@ -104,7 +104,7 @@ struct JsonReport<'a> {
 }
 
 /// What the arguments select, validated.
-struct Plan<'z> {
+struct CheckSelection<'z> {
     servers: Vec<&'z Server>,
     /// Selected folders whose manifest is invalid.
     invalid: Vec<String>,
@@ -115,7 +115,7 @@ struct Plan<'z> {
     cores: usize,
 }
 
-fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
+fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>> {
     let filter = fairbench_zoo::NameFilter::parse(&args.servers)
         .map_err(|e| usage(format!("--servers: {e}")))?;
     let selected = |name: &str| filter.matches(name);
@@ -183,7 +183,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<Plan<'z>> {
         (None, Some(c)) => c.len(),
         (None, None) => 1,
     };
-    Ok(Plan {
+    Ok(CheckSelection {
         servers,
         invalid,
         scenarios,
@@ -205,6 +205,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     let work = args
         .work_dir
         .clone()
@@ -369,7 +370,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         }
     }
     if args.json {
-        let report = JsonReport {
+        let report = CheckJson {
             root: &zoo.root,
             reference: &args.reference,
             ok,
@@ -416,7 +417,7 @@ fn check_case(
     server: &Server,
     id: &CaseId,
     sc: &Scenario,
-    plan: &Plan,
+    plan: &CheckSelection,
     out_dir: &std::path::Path,
     log_dir: &std::path::Path,
     ready_timeout: Duration,
@@ -471,7 +472,7 @@ fn check_case(
     // A server that died while answering is a failure of its own.
     if let Some(how) = proc.exit_description() {
         if report.row.is_some() {
-            report.rules.push(fairbench_zoo::contract::RuleResult::new(
+            report.rules.push(fairbench_zoo::rule::RuleResult::new(
                 Rule::Fetch,
                 Grade::Fail,
                 format!("the server {how} during the check"),
@@ -483,6 +484,12 @@ fn check_case(
         }
     }
     proc.stop();
+    if let Some(why) = proc.leftover() {
+        eprintln!(
+            "warning: the control group of {} was not removed: {why}",
+            id.server
+        );
+    }
     report.log_path = Some(log_path);
     report
 }

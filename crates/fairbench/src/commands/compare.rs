@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use crate::args::{resolve_run, RunSel};
-use crate::export::report_compare;
-use crate::report::compare::{compare, RunRef};
+use crate::export::comparison;
+use crate::report::comparison::{compare_runs, RunRef};
 use crate::report::paired_compare;
 use crate::store::Store;
 use crate::usage::usage;
@@ -59,7 +59,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let run_a = resolve_run(&store_a, args.run_a)?;
     let run_b = resolve_run(sb, args.run_b)?;
     let (cases_a, cases_b) = (store_a.cases(run_a.id)?, sb.cases(run_b.id)?);
-    let mut cmp = compare(
+    let mut cmp = compare_runs(
         RunRef::of(&store_a.path().display().to_string(), &run_a),
         &cases_a,
         RunRef::of(&sb.path().display().to_string(), &run_b),
@@ -74,9 +74,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         args.reference.as_deref(),
     )?;
     let text = match args.format {
-        Format::Text => report_compare::text(&cmp),
-        Format::Md => report_compare::markdown_doc(&cmp),
-        Format::Json => report_compare::json(&cmp)?,
+        Format::Text => comparison::text(&cmp),
+        Format::Md => comparison::markdown_doc(&cmp),
+        Format::Json => comparison::json(&cmp)?,
     };
     print!("{text}");
     if cmp.regressions > 0 {

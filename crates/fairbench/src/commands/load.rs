@@ -10,7 +10,8 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use crate::args::{duration, positive_duration, CpuList};
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
-use crate::fleet::{self, wire::LoadSpec, FleetOutcome, Job};
+use crate::fleet::split::{split, Aim, GeneratorSite};
+use crate::fleet::{self, FleetOutcome};
 use crate::host;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
@@ -175,44 +176,34 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         }
     }
     let n = layout.clients.len();
-    let mut jobs = Vec::with_capacity(n);
-    for (i, c) in layout.clients.iter().enumerate() {
-        let mut spec = LoadSpec::of(cfg);
-        // In a namespace, this machine's loopback is the far end of the link.
-        if layout.kind == "netns" && cfg.target.addr.ip().is_loopback() {
-            spec.url = format!(
-                "http://{}:{}{}",
-                host::url_host(&c.server_addr),
-                cfg.target.addr.port(),
-                cfg.target.path
-            );
-        }
-        spec.connections = fleet::share(cfg.connections, n, i);
-        let default_threads = match (&args.cpus, &c.host) {
-            (_, host::Host::Ssh(_)) => c.info.cpus.len() / c.machine_share.max(1),
-            (Some(cpus), _) => cpus.len() / n,
-            (None, _) => fairbench_engine::default_threads() / n,
-        };
-        spec.threads = match args.threads {
-            Some(t) => fleet::share(t.max(n), n, i),
-            None => default_threads,
-        }
-        .min(spec.connections)
-        .max(1);
-        spec.rate = args.rate.map(|r| r / n as f64);
-        // Generator i of n offsets its schedule by i/R: together they are
-        // one evenly spaced stream, not n requests at the same instant.
-        spec.share_index = i;
-        spec.share_count = n;
-        spec.cpus = match c.host {
-            host::Host::Ssh(_) => None,
-            _ => args.cpus.clone().map(|c| c.0),
-        };
-        jobs.push(Job {
-            host: c.host.clone(),
-            spec,
-        });
-    }
+    // The CPUs given are shared by the generators on this machine; one on
+    // an ssh host has that machine's CPUs.
+    let sites: Vec<GeneratorSite> = layout
+        .clients
+        .iter()
+        .map(|c| match c.host {
+            host::Host::Ssh(_) => GeneratorSite {
+                cpus: None,
+                default_threads: c.info.cpus.len() / c.machine_share.max(1),
+            },
+            _ => GeneratorSite {
+                cpus: args.cpus.clone().map(|c| c.0),
+                default_threads: match &args.cpus {
+                    Some(cpus) => cpus.len() / n,
+                    None => fairbench_engine::default_threads() / n,
+                },
+            },
+        })
+        .collect();
+    // In a namespace, this machine's loopback is the far end of the link.
+    let aim = if layout.kind == "netns" && cfg.target.addr.ip().is_loopback() {
+        Aim::EachSite
+    } else {
+        Aim::AsGiven
+    };
+    let jobs = split(cfg, &layout, &sites, args.threads, aim)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .jobs;
     let stop = crate::interrupt::flag();
     let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
     let result = with_observers(args, &mut progress, |obs| fleet::run(jobs, stop, obs))?;
@@ -263,7 +254,7 @@ fn clients_text(f: &FleetOutcome) -> String {
             s,
             "  #{i} {}  {}  c={} t={}  {} requests = {} req/s  p50 {}  p99 {}  errors {}",
             p.host,
-            p.spec.url,
+            p.config.target.url,
             o.connections,
             o.threads,
             units::count(o.requests),
@@ -291,8 +282,8 @@ fn fleet_json(
         .parts
         .iter()
         .map(|p| {
-            let mut c =
-                serde_json::to_value(LoadJson::new(&p.spec.url, &p.outcome)).unwrap_or_default();
+            let mut c = serde_json::to_value(LoadJson::new(&p.config.target.url, &p.outcome))
+                .unwrap_or_default();
             if let Some(m) = c.as_object_mut() {
                 m.insert("host".into(), p.host.clone().into());
                 m.insert("warnings".into(), serde_json::json!(p.warnings));

@@ -159,6 +159,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
+    crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     if layout.kind != "local" || layout.clients.len() > 1 {
         eprintln!("{}", layout.summary());
     }
@@ -249,15 +250,9 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         sweeps_note(&work)
     );
     store.set_run_state(id, "running", None)?;
-    let before: Option<String> = store
-        .conn()
-        .query_row("SELECT topology_json FROM runs WHERE id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap_or(None);
     let kind = |j: &serde_json::Value| j["topology"].as_str().unwrap_or("local").to_string();
-    let was = before
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    let was = store
+        .run_topology(id)?
         .map(|j| kind(&j))
         .unwrap_or_else(|| "local".into());
     let now = layout.describe();
@@ -445,7 +440,7 @@ fn record_seed(suite: Suite, text: String, shown: &str) -> anyhow::Result<(Suite
     Ok((Suite::parse(&text, shown)?, text))
 }
 
-fn print_plan(suite: &Suite, plan: &suite::Plan) {
+fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
     println!("suite {}: {}", suite.name, suite.description);
     if let (Interleave::Case, Some(seed)) = (suite.interleave, suite.interleave_seed) {
         println!("order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");

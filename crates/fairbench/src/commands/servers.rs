@@ -44,6 +44,8 @@ struct ServerEntry<'a> {
 struct ToolchainEntry<'a> {
     name: &'a str,
     probe: &'a [String],
+    /// The manifest's install command; never run.
+    install: Option<&'a str>,
     #[serde(flatten)]
     status: ToolchainStatus,
 }
@@ -88,6 +90,7 @@ fn entry<'a>(s: &'a Server, status: ToolchainStatus) -> ServerEntry<'a> {
         toolchain: ToolchainEntry {
             name: &s.toolchain.name,
             probe: &s.toolchain.probe,
+            install: s.toolchain.install.as_deref(),
             status,
         },
         variants,
@@ -113,6 +116,7 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&listing)?);
     } else {
         print!("{}", table(&entries).render());
+        print!("{}", install_lines(&entries));
         if zoo.servers.is_empty() {
             println!("(no servers under {})", zoo.root.join("servers").display());
         }
@@ -174,6 +178,36 @@ fn table(entries: &[ServerEntry]) -> Table {
         }
     }
     t
+}
+
+/// One line per server whose toolchain is missing: the command its manifest
+/// names to install it. Printed, never run.
+fn install_lines(entries: &[ServerEntry]) -> String {
+    let missing: Vec<&ServerEntry> = entries
+        .iter()
+        .filter(|e| !e.toolchain.status.is_present())
+        .collect();
+    if missing.is_empty() {
+        return String::new();
+    }
+    let width = missing.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let mut out =
+        String::from("\nTo install a missing toolchain (fairbench runs none of these):\n");
+    for e in missing {
+        let how = match e.toolchain.install {
+            Some(cmd) => fairbench_zoo::text::escape_line(cmd),
+            None => format!(
+                "no install command in {}",
+                e.dir.join("server.toml").display()
+            ),
+        };
+        out.push_str(&format!(
+            "  {:width$}  {}: {how}\n",
+            e.name,
+            fairbench_zoo::text::escape_line(e.toolchain.name)
+        ));
+    }
+    out
 }
 
 /// A long reason cut for the table; `--json` and `check` give it whole.

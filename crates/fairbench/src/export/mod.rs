@@ -1,8 +1,8 @@
 //! Machine-readable exports, one file per format.
 
+pub mod comparison;
 pub mod hdr_log;
 pub mod load_json;
-pub mod report_compare;
 pub mod report_csv;
 pub mod report_csv_ratios;
 pub mod report_hdr;

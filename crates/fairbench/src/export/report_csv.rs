@@ -4,7 +4,7 @@
 //! server sent stays one field.
 
 use super::report_csv_ratios;
-use crate::report::model::{Group, Report};
+use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
 pub const COLUMNS: [&str; 42] = [
@@ -67,7 +67,7 @@ fn bool_cell(b: Option<bool>) -> String {
         .unwrap_or_default()
 }
 
-fn row(r: &Report, g: &Group) -> Vec<String> {
+fn row(r: &RunReport, g: &Group) -> Vec<String> {
     let parity = r.parity.iter().find(|p| {
         p.server == g.key.server
             && p.mode == g.key.mode
@@ -137,7 +137,7 @@ fn row(r: &Report, g: &Group) -> Vec<String> {
     ]
 }
 
-pub fn render(r: &Report) -> anyhow::Result<String> {
+pub fn render(r: &RunReport) -> anyhow::Result<String> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(Vec::new());

@@ -2,7 +2,7 @@
 //! (report::paired), appended to the per-case row so existing columns keep
 //! their places. Empty for sweep steps and for contexts without a reference.
 
-use crate::report::model::{Group, Report};
+use crate::report::model::{Group, RunReport};
 use crate::report::paired::{Ratio, Role};
 
 pub const COLUMNS: [&str; 14] = [
@@ -40,7 +40,7 @@ fn join<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(";")
 }
 
-pub fn cells(r: &Report, g: &Group) -> Vec<String> {
+pub fn cells(r: &RunReport, g: &Group) -> Vec<String> {
     let row = g.sweep.is_none().then(|| r.paired.row(&g.key)).flatten();
     let Some(x) = row else {
         return vec![String::new(); COLUMNS.len()];

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::report::model::Report;
+use crate::report::model::RunReport;
 
 /// Bumped when a field changes meaning or goes away.
 pub const VERSION: u32 = 1;
@@ -13,10 +13,10 @@ struct Doc<'a> {
     format: &'static str,
     version: u32,
     #[serde(flatten)]
-    report: &'a Report,
+    report: &'a RunReport,
 }
 
-pub fn render(r: &Report) -> anyhow::Result<String> {
+pub fn render(r: &RunReport) -> anyhow::Result<String> {
     let mut s = serde_json::to_string_pretty(&Doc {
         format: "fairbench-report",
         version: VERSION,

@@ -6,11 +6,11 @@ use std::fmt::Write;
 
 use crate::report::escape::markdown as md;
 use crate::report::figures::sections;
-use crate::report::model::Report;
+use crate::report::model::RunReport;
 use crate::report::overview;
 use crate::report::table::Table;
 
-pub fn render(r: &Report) -> String {
+pub fn render(r: &RunReport) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,

@@ -6,10 +6,12 @@
 //!   `go <unix-ns>` on stdin, runs the engine with that planned start,
 //!   streams each interval, prints `done` with the encoded histograms.
 //!   `stop` or the end of stdin stops the load early (results still sent).
-//! - `agent supervise … -- ARGV`: starts a server pinned to CPUs in its own
-//!   process group, prints `pid N`, `ready MS` or `notready WHY`, and
-//!   `exit HOW` when it ends; `stop` or the end of stdin (the ssh connection
-//!   is gone) stops the whole group.
+//! - `agent supervise … -- ARGV`: starts a server in a control group of its
+//!   own (else its own process group) pinned to CPUs, prints `pid N`,
+//!   `contained METHOD CPUSET [WHY]`, `ready MS` or `notready WHY`,
+//!   `usage CPU_S PEAK` for each `usage` it is sent, `leftover WHY` if its
+//!   group would not go, and `exit HOW` when it ends; `stop` or the end of
+//!   stdin (the ssh connection is gone) stops the whole server.
 //! - `agent free-port`: prints a TCP port that is free here.
 
 use std::io::{BufRead, Write};
@@ -19,11 +21,11 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fairbench_engine::histogram::Encoded;
-use fairbench_engine::{Observer, SecondSample};
+use fairbench_engine::{LoadConfig, Observer, SecondSample};
 use fairbench_zoo::process::{self, ServerProcess, ServerSpec};
 use hdrhistogram::Histogram;
 
-use super::wire::{AgentMsg, LoadSpec};
+use super::wire::AgentMsg;
 
 #[derive(clap::Args, Debug)]
 pub struct AgentArgs {
@@ -103,14 +105,22 @@ fn load(job: &str) -> anyhow::Result<i32> {
         out.send(&AgentMsg::Error { message });
         Ok(1)
     };
-    let spec: LoadSpec = match serde_json::from_str(job) {
-        Ok(s) => s,
+    // The target is resolved here, where the load runs.
+    let mut cfg: LoadConfig = match serde_json::from_str(job) {
+        Ok(c) => c,
         Err(e) => return fail(format!("malformed job: {e}")),
     };
-    let mut cfg = match spec.to_config() {
-        Ok(c) => c,
-        Err(e) => return fail(e.to_string()),
-    };
+    if let Err(e) = cfg.validate() {
+        return fail(e.to_string());
+    }
+    // Pinned and not placed in a group by whoever started it (fairbench
+    // does that for agents on its own machine): its threads in a control
+    // group with its CPUs as the cpuset, where one can be made.
+    let placed = std::env::var_os(crate::fleet::IN_GROUP_VAR).is_some();
+    let cpus = cfg.cpus.as_deref().filter(|_| !placed);
+    let generator = crate::containment::GeneratorGroup::new(cpus);
+    cfg.thread_start = generator.hook();
+    let containment = cpus.map(|_| generator.method().as_str().to_string());
     let wait = cfg.timeout.min(Duration::from_secs(5));
     if let Err(e) = std::net::TcpStream::connect_timeout(&cfg.target.addr, wait) {
         return fail(format!("cannot connect to {}: {e}", cfg.target.addr));
@@ -162,11 +172,19 @@ fn load(job: &str) -> anyhow::Result<i32> {
             out.send(&AgentMsg::Done {
                 outcome: Box::new(o),
                 late_start_ms,
+                containment,
             });
             Ok(0)
         }
         Err(e) => fail(e.to_string()),
     }
+}
+
+/// One line to whoever supervises the supervisor.
+fn say(s: String) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}");
+    let _ = o.flush();
 }
 
 fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
@@ -177,15 +195,13 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
             .ok_or_else(|| anyhow::anyhow!("--env {kv:?}: expected NAME=VALUE"))?;
         env.push((k.to_string(), v.to_string()));
     }
+    // A supervisor killed with its ssh connection may have left a group
+    // on this host: the next one removes it.
+    let _ = fairbench_zoo::containment::clean_leftovers();
     let mut spec = ServerSpec::new(a.argv.clone(), a.cwd.clone(), a.log.clone());
     spec.env = env;
     spec.cpus = a.cpus.clone();
     spec.stop_grace = Duration::from_millis(a.grace_ms);
-    let say = |s: String| {
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{s}");
-        let _ = o.flush();
-    };
     let server = match ServerProcess::start(&spec) {
         Ok(p) => Arc::new(p),
         Err(e) => {
@@ -195,12 +211,16 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
         }
     };
     say(format!("pid {}", server.pid()));
+    say(crate::host::contained_line(&server));
     {
         let server = server.clone();
         std::thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
                 match line {
                     Ok(l) if l.trim() == "stop" => break,
+                    Ok(l) if l.trim() == "usage" => {
+                        say(crate::host::usage_line(server.group_usage()))
+                    }
                     Ok(_) => continue,
                     Err(_) => break,
                 }
@@ -221,6 +241,9 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
         if let Some(st) = server.exit_status() {
             // Children that outlived the leader go too.
             server.stop();
+            if let Some(why) = server.leftover() {
+                say(format!("leftover {why}"));
+            }
             say(format!("exit {}", process::describe_exit(st)));
             return Ok(0);
         }

@@ -11,9 +11,11 @@
 //! measurement and one-second intervals from that time.
 
 pub mod agent;
+pub mod split;
 pub mod wire;
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -21,11 +23,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fairbench_engine::histogram::Encoded;
 use fairbench_engine::merge::LiveMerge;
-use fairbench_engine::{Observer, Outcome, SecondSample};
+use fairbench_engine::{LoadConfig, Observer, Outcome, SecondSample};
 use hdrhistogram::Histogram;
 
+use fairbench_zoo::containment::{self, Group, Purpose};
+
 use crate::host::Host;
-use wire::{AgentMsg, LoadSpec};
+use wire::AgentMsg;
 
 /// How far ahead of "all ready" the shared start is planned: enough for the
 /// start message to reach every agent and for its threads to be up.
@@ -38,23 +42,28 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// then shifted against each other by about that much.
 const CLOCK_WARN_MS: f64 = 50.0;
 
+/// Set on an agent that fairbench has put in a control group itself.
+pub const IN_GROUP_VAR: &str = "FAIRBENCH_IN_GROUP";
+
 /// One generator's share of the load and where it runs.
 #[derive(Clone)]
 pub struct Job {
     pub host: Host,
-    pub spec: LoadSpec,
+    pub config: LoadConfig,
 }
 
 /// One generator's result.
 pub struct Part {
     /// Where it ran (`Host::label`).
     pub host: String,
-    pub spec: LoadSpec,
+    pub config: LoadConfig,
     pub outcome: Outcome,
     /// The histogram of each interval of `outcome.series`, in order, kept
     /// encoded (a few hundred bytes each rather than ~100 KiB decoded).
     pub intervals: Vec<Encoded>,
     pub warnings: Vec<String>,
+    /// How its load threads were held to their CPUs, when pinned.
+    pub containment: Option<String>,
 }
 
 pub struct FleetOutcome {
@@ -93,13 +102,15 @@ enum Event {
 
 struct Agent {
     label: String,
-    spec: LoadSpec,
+    /// Its control group, when fairbench made one for it.
+    group: Option<Group>,
+    config: LoadConfig,
     child: Child,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<Vec<String>>>,
     ready: bool,
     clock_offset_ms: f64,
-    done: Option<(Outcome, f64)>,
+    done: Option<(Outcome, f64, Option<String>)>,
     error: Option<String>,
     closed: bool,
     intervals: Vec<Encoded>,
@@ -164,7 +175,7 @@ pub fn run(
             .host
             .fairbench_exe()
             .map_err(|e| FleetError::Agent(format!("load generator on {label}: {e:#}")))?;
-        let json = serde_json::to_string(&job.spec).expect("a job serialises");
+        let json = serde_json::to_string(&job.config).expect("a job serialises");
         let argv = vec![
             exe,
             "agent".to_string(),
@@ -172,9 +183,30 @@ pub fn run(
             "--job".into(),
             json,
         ];
-        let mut child = job
-            .host
-            .command(&argv)
+        // An agent on this machine (here or in a namespace, where it
+        // cannot see the cgroup file system itself) goes into a group with
+        // its CPUs as the cpuset from its first instruction on.
+        let group = match (&job.host, &job.config.cpus) {
+            (Host::Local | Host::Netns(_), Some(cpus)) => {
+                containment::create(Purpose::Generator, Some(cpus)).ok()
+            }
+            _ => None,
+        };
+        let mut cmd = job.host.command(&argv);
+        if let Some(g) = &group {
+            let joiner = g.joiner().map_err(|e| {
+                FleetError::Agent(format!(
+                    "load generator on {label}: cannot open control group {}: {e}",
+                    g.name()
+                ))
+            })?;
+            cmd.env(IN_GROUP_VAR, g.name());
+            // SAFETY: join_self only writes to descriptors opened before the fork.
+            unsafe {
+                cmd.pre_exec(move || joiner.join_self());
+            }
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -221,7 +253,8 @@ pub fn run(
         let stdin = child.stdin.take();
         agents.push(Agent {
             label,
-            spec: job.spec,
+            group,
+            config: job.config,
             child,
             stdin,
             stderr,
@@ -295,7 +328,7 @@ pub fn run(
     }
     let longest = agents
         .iter()
-        .map(|a| a.spec.warmup_s + a.spec.duration_s)
+        .map(|a| (a.config.warmup + a.config.duration).as_secs_f64())
         .fold(0.0, f64::max);
     let soft_end = Instant::now() + START_MARGIN + Duration::from_secs_f64(longest + 20.0);
     let hard_end = soft_end + Duration::from_secs(15);
@@ -337,9 +370,10 @@ pub fn run(
                 AgentMsg::Done {
                     outcome,
                     late_start_ms,
+                    containment,
                 },
                 _,
-            )) => agents[i].done = Some((*outcome, late_start_ms)),
+            )) => agents[i].done = Some((*outcome, late_start_ms, containment)),
             Ok(Event::Msg(i, AgentMsg::Error { message }, _)) => agents[i].error = Some(message),
             Ok(Event::Msg(..)) => {}
             Ok(Event::Garbled(i, line)) => {
@@ -372,7 +406,7 @@ pub fn run(
     let mut parts = Vec::with_capacity(agents.len());
     let mut warnings = Vec::new();
     for a in agents.iter_mut() {
-        let Some((outcome, late_start_ms)) = a.done.take() else {
+        let Some((outcome, late_start_ms, reported)) = a.done.take() else {
             std::thread::sleep(Duration::from_millis(100));
             return Err(FleetError::Agent(a.why()));
         };
@@ -399,10 +433,14 @@ pub fn run(
         warnings.extend(w.iter().cloned());
         parts.push(Part {
             host: a.label.clone(),
-            spec: a.spec.clone(),
+            config: a.config.clone(),
             outcome,
             intervals: std::mem::take(&mut a.intervals),
             warnings: w,
+            containment: match &a.group {
+                Some(g) => Some(g.method().as_str().to_string()),
+                None => reported,
+            },
         });
     }
     let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();
@@ -419,26 +457,4 @@ fn unix_ns() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
-}
-
-/// Splits a total of `n` into `k` shares that differ by at most one, the
-/// larger ones first.
-pub fn share(n: usize, k: usize, i: usize) -> usize {
-    n / k + usize::from(i < n % k)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shares_add_up() {
-        for (n, k) in [(50, 3), (7, 7), (100, 1), (5, 2)] {
-            let total: usize = (0..k).map(|i| share(n, k, i)).sum();
-            assert_eq!(total, n);
-            let max = (0..k).map(|i| share(n, k, i)).max().unwrap();
-            let min = (0..k).map(|i| share(n, k, i)).min().unwrap();
-            assert!(max - min <= 1);
-        }
-    }
 }

@@ -1,101 +1,12 @@
-//! What travels between fairbench and its load agents: the job (one JSON
-//! argument) and the agent's messages (JSON lines on its stdout). Results
-//! travel as the engine's own types; histograms in HdrHistogram's V2 +
-//! DEFLATE encoding, hex-encoded: lossless, so merging them at the other end
-//! is exact.
+//! What travels between fairbench and its load agents: the job (the
+//! engine's own `LoadConfig` as one JSON argument) and the agent's messages
+//! (JSON lines on its stdout). Results travel as the engine's own types;
+//! histograms in HdrHistogram's V2 + DEFLATE encoding, hex-encoded:
+//! lossless, so merging them at the other end is exact.
 
-use std::time::Duration;
-
-use fairbench_engine::hex::{hex, unhex};
 use fairbench_engine::histogram::Encoded;
-use fairbench_engine::{
-    ConfigError, GeneratorShare, LoadConfig, LoadModel, Outcome, RequestSpec, SecondSample, Target,
-};
+use fairbench_engine::{Outcome, SecondSample};
 use serde::{Deserialize, Serialize};
-
-/// One generator's share of a load, as the agent runs it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct LoadSpec {
-    /// As the generator addresses the server.
-    pub url: String,
-    pub method: String,
-    pub headers: Vec<(String, String)>,
-    pub body_hex: String,
-    pub connections: usize,
-    pub threads: usize,
-    pub duration_s: f64,
-    pub warmup_s: f64,
-    pub timeout_s: f64,
-    /// Requests per second of this share; `None`: closed loop.
-    pub rate: Option<f64>,
-    pub pipeline: usize,
-    pub status_error_min: u16,
-    pub max_head: usize,
-    pub cpus: Option<Vec<usize>>,
-    /// This generator's place among the load's generators (its schedule is
-    /// offset so that theirs interleave).
-    pub share_index: usize,
-    pub share_count: usize,
-}
-
-impl LoadSpec {
-    pub fn of(cfg: &LoadConfig) -> LoadSpec {
-        LoadSpec {
-            url: cfg.target.url.clone(),
-            method: cfg.request.method.clone(),
-            headers: cfg.request.headers.clone(),
-            body_hex: hex(&cfg.request.body),
-            connections: cfg.connections,
-            threads: cfg.threads,
-            duration_s: cfg.duration.as_secs_f64(),
-            warmup_s: cfg.warmup.as_secs_f64(),
-            timeout_s: cfg.timeout.as_secs_f64(),
-            rate: match cfg.model {
-                LoadModel::ClosedLoop => None,
-                LoadModel::ConstantRate { rps } => Some(rps),
-            },
-            pipeline: cfg.pipeline,
-            status_error_min: cfg.status_error_min,
-            max_head: cfg.max_head,
-            cpus: cfg.cpus.clone(),
-            share_index: cfg.share.index,
-            share_count: cfg.share.count,
-        }
-    }
-
-    /// The engine's configuration; resolves the URL where it is called.
-    pub fn to_config(&self) -> Result<LoadConfig, ConfigError> {
-        let mut cfg = LoadConfig::new(Target::parse(&self.url)?);
-        cfg.request = RequestSpec {
-            method: self.method.clone(),
-            headers: self.headers.clone(),
-            body: unhex(&self.body_hex).ok_or_else(|| ConfigError::new("body", "bad hex"))?,
-        };
-        cfg.connections = self.connections;
-        cfg.threads = self.threads;
-        cfg.duration = secs(self.duration_s);
-        cfg.warmup = secs(self.warmup_s);
-        cfg.timeout = secs(self.timeout_s);
-        cfg.model = match self.rate {
-            None => LoadModel::ClosedLoop,
-            Some(rps) => LoadModel::ConstantRate { rps },
-        };
-        cfg.pipeline = self.pipeline;
-        cfg.status_error_min = self.status_error_min;
-        cfg.max_head = self.max_head;
-        cfg.cpus = self.cpus.clone();
-        cfg.share = GeneratorShare {
-            index: self.share_index,
-            count: self.share_count,
-        };
-        cfg.validate()?;
-        Ok(cfg)
-    }
-}
-
-fn secs(s: f64) -> Duration {
-    Duration::from_secs_f64(if s.is_finite() && s > 0.0 { s } else { 0.0 })
-}
 
 /// A line an agent prints.
 #[derive(Debug, Serialize, Deserialize)]
@@ -117,6 +28,10 @@ pub enum AgentMsg {
     Done {
         outcome: Box<Outcome>,
         late_start_ms: f64,
+        /// How its load threads were held to their CPUs (`cgroup-v1`,
+        /// `affinity`); absent when they were not pinned.
+        #[serde(default)]
+        containment: Option<String>,
     },
     Error {
         message: String,
@@ -126,25 +41,6 @@ pub enum AgentMsg {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_job_survives_the_trip() {
-        let mut cfg = LoadConfig::new(Target::parse("http://127.0.0.1:8080/x?y=1").unwrap());
-        cfg.connections = 7;
-        cfg.threads = 2;
-        cfg.model = LoadModel::ConstantRate { rps: 1234.5 };
-        cfg.request.body = b"a\x00b".to_vec();
-        cfg.request.headers = vec![("X-A".into(), "1".into())];
-        cfg.cpus = Some(vec![0]);
-        let spec = LoadSpec::of(&cfg);
-        let json = serde_json::to_string(&spec).unwrap();
-        let back: LoadSpec = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, spec);
-        let cfg2 = back.to_config().unwrap();
-        assert_eq!(cfg2.request.body, cfg.request.body);
-        assert_eq!(cfg2.connections, 7);
-        assert_eq!(cfg2.model, cfg.model);
-    }
 
     #[test]
     fn results_travel_exactly() {

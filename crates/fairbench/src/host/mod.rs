@@ -25,7 +25,7 @@ use fairbench_zoo::process::ServerSpec;
 use fairbench_zoo::Server;
 use serde::Serialize;
 
-pub use server::ServerHandle;
+pub use server::{contained_line, usage_line, ServerHandle};
 pub use ssh::{SshOptions, SshSession};
 
 #[derive(Clone)]
@@ -139,8 +139,9 @@ impl Host {
         }
     }
 
-    /// Starts a server here, pinned to `spec.cpus` of this host, as the
-    /// leader of its own process group; `port` is where it will answer.
+    /// Starts a server here, in a control group of its own with
+    /// `spec.cpus` of this host as its cpuset (else as the leader of its
+    /// own process group, pinned); `port` is where it will answer.
     pub fn start_server(
         &self,
         spec: &ServerSpec,

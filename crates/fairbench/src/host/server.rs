@@ -1,7 +1,9 @@
-//! A started server on any host: a local process group (this machine or a
-//! namespace of it), or one supervised on an ssh host by `fairbench agent
-//! supervise`, which pins it there, reports its pid, readiness and exit,
-//! and stops it when told to or when the ssh connection ends.
+//! A started server on any host: a local one (this machine or a namespace
+//! of it), in a control group of its own where one can be made, else a
+//! process group; or one supervised on an ssh host by `fairbench agent
+//! supervise`, which contains and pins it there the same way, reports its
+//! pid, containment, readiness, group counters and exit, and stops it when
+//! told to or when the ssh connection ends.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -9,9 +11,18 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use fairbench_zoo::containment::{Method, Usage};
 use fairbench_zoo::process::{self, GroupGuard, ServerProcess, ServerSpec};
 
 use super::{quote, Host, SshSession};
+
+/// How a started server is held to its CPUs and measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub method: Method,
+    /// The CPUs its control group allows, as the kernel reports them.
+    pub cpuset: Option<String>,
+}
 
 pub struct ServerHandle {
     host: Host,
@@ -34,9 +45,13 @@ impl ServerHandle {
             Host::Local | Host::Netns(_) => {
                 let mut spec = spec.clone();
                 // `ip netns exec` execs the server in place: same pid, same
-                // process group, the CPU affinity set before it carries over.
+                // process group, control group and CPU affinity.
                 spec.argv = host.wrap(&spec.argv);
-                Inner::Process(ServerProcess::start(&spec).map_err(|e| e.to_string())?)
+                let p = ServerProcess::start(&spec).map_err(|e| e.to_string())?;
+                if let Some(why) = p.fallback_reason() {
+                    crate::containment::warn_fallback(why);
+                }
+                Inner::Process(p)
             }
             Host::Ssh(s) => {
                 Inner::Remote(RemoteServer::start(s.clone(), spec, port, ready_timeout)?)
@@ -64,6 +79,34 @@ impl ServerHandle {
         match &self.inner {
             Inner::Process(p) => p.is_alive(),
             Inner::Remote(r) => r.is_alive(),
+        }
+    }
+
+    /// How it is held: its control group (and cpuset) or the fallback.
+    pub fn held(&self) -> Held {
+        match &self.inner {
+            Inner::Process(p) => Held {
+                method: p.method(),
+                cpuset: p.cpuset(),
+            },
+            Inner::Remote(r) => r.held(),
+        }
+    }
+
+    /// Its control group's counters (all its processes, ever); `None`
+    /// without a group.
+    pub fn group_usage(&self) -> Option<Usage> {
+        match &self.inner {
+            Inner::Process(p) => p.group_usage(),
+            Inner::Remote(r) => r.group_usage(),
+        }
+    }
+
+    /// What went wrong removing its control group, once stopped.
+    pub fn leftover(&self) -> Option<String> {
+        match &self.inner {
+            Inner::Process(p) => p.leftover(),
+            Inner::Remote(r) => lock(&r.state.0).leftover.clone(),
         }
     }
 
@@ -106,8 +149,9 @@ impl ServerHandle {
         }
     }
 
-    /// Stops the whole process group (SIGTERM, then SIGKILL after the
-    /// grace period). Idempotent.
+    /// Stops the whole server (SIGTERM to each of its processes, then
+    /// SIGKILL to all that are left after the grace period; its control
+    /// group removed). Idempotent.
     pub fn stop(&self) {
         match &self.inner {
             Inner::Process(p) => {
@@ -121,6 +165,11 @@ impl ServerHandle {
 #[derive(Default)]
 struct RemoteState {
     pid: Option<u32>,
+    held: Option<Held>,
+    /// The last `usage` answer and how many have come.
+    usage: Option<Usage>,
+    usages: u64,
+    leftover: Option<String>,
     ready: Option<Result<Duration, String>>,
     exit: Option<String>,
     /// The supervisor's output ended (it exited or the connection broke).
@@ -224,6 +273,18 @@ impl RemoteServer {
                     let (word, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
                     match word {
                         "pid" => st.pid = rest.trim().parse().ok(),
+                        "contained" => {
+                            let (held, why) = parse_contained(rest);
+                            if let Some(why) = why {
+                                crate::containment::warn_fallback(&why);
+                            }
+                            st.held = Some(held);
+                        }
+                        "usage" => {
+                            st.usage = parse_usage(rest);
+                            st.usages += 1;
+                        }
+                        "leftover" => st.leftover = Some(rest.to_string()),
                         "ready" => {
                             let ms: u64 = rest.trim().parse().unwrap_or(0);
                             st.ready = Some(Ok(Duration::from_millis(ms)));
@@ -300,6 +361,39 @@ impl RemoteServer {
     fn is_alive(&self) -> bool {
         let st = lock(&self.state.0);
         st.exit.is_none() && !st.closed
+    }
+
+    fn held(&self) -> Held {
+        lock(&self.state.0).held.clone().unwrap_or(Held {
+            method: Method::ProcessGroup,
+            cpuset: None,
+        })
+    }
+
+    /// Asks the supervisor for its group's counters and waits (bounded)
+    /// for the answer.
+    fn group_usage(&self) -> Option<Usage> {
+        if !self.held().method.is_cgroup() {
+            return None;
+        }
+        let (lock_, cv) = &*self.state;
+        let before = lock(lock_).usages;
+        {
+            let mut stdin = lock(&self.stdin);
+            let w = stdin.as_mut()?;
+            if w.write_all(b"usage\n").and_then(|_| w.flush()).is_err() {
+                return None;
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut st = lock(lock_);
+        while st.usages == before && !st.closed && Instant::now() < deadline {
+            st = cv
+                .wait_timeout(st, Duration::from_millis(50))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        (st.usages > before).then_some(st.usage).flatten()
     }
 
     fn exit_description(&self) -> Option<String> {
@@ -413,5 +507,94 @@ impl RemoteServer {
 impl Drop for RemoteServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// `contained METHOD CPUSET [WHY…]` from the supervisor (`-` for none).
+fn parse_contained(rest: &str) -> (Held, Option<String>) {
+    let mut parts = rest.splitn(3, ' ');
+    let method = match parts.next().unwrap_or("") {
+        "cgroup-v1" => Method::CgroupV1,
+        "cgroup-v2" => Method::CgroupV2,
+        _ => Method::ProcessGroup,
+    };
+    let cpuset = parts
+        .next()
+        .filter(|c| !c.is_empty() && *c != "-")
+        .map(str::to_string);
+    let why = parts
+        .next()
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(fairbench_zoo::text::escape_line);
+    (Held { method, cpuset }, why)
+}
+
+/// `usage CPU_S PEAK` from the supervisor (`-` for a counter it lacks).
+fn parse_usage(rest: &str) -> Option<Usage> {
+    let mut parts = rest.split_whitespace();
+    let cpu_s = parts.next()?.parse().ok();
+    let memory_peak = parts.next().and_then(|v| v.parse().ok());
+    Some(Usage { cpu_s, memory_peak })
+}
+
+/// The supervisor's side of [`parse_contained`].
+pub fn contained_line(p: &ServerProcess) -> String {
+    format!(
+        "contained {} {} {}",
+        p.method().as_str(),
+        p.cpuset().unwrap_or_else(|| "-".into()),
+        p.fallback_reason().unwrap_or("")
+    )
+    .trim_end()
+    .to_string()
+}
+
+/// The supervisor's side of [`parse_usage`].
+pub fn usage_line(u: Option<Usage>) -> String {
+    let u = u.unwrap_or_default();
+    format!(
+        "usage {} {}",
+        u.cpu_s.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+        u.memory_peak
+            .map(|m| m.to_string())
+            .unwrap_or_else(|| "-".into())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn supervisor_lines_round_trip() {
+        let (h, why) = parse_contained("cgroup-v1 1");
+        assert_eq!(
+            h,
+            Held {
+                method: Method::CgroupV1,
+                cpuset: Some("1".into())
+            }
+        );
+        assert_eq!(why, None);
+        let (h, why) = parse_contained("process-group - cannot create /x: Permission denied");
+        assert_eq!(h.method, Method::ProcessGroup);
+        assert_eq!(h.cpuset, None);
+        assert_eq!(why.as_deref(), Some("cannot create /x: Permission denied"));
+        let u = Usage {
+            cpu_s: Some(1.25),
+            memory_peak: Some(4096),
+        };
+        let line = usage_line(Some(u));
+        assert_eq!(parse_usage(line.strip_prefix("usage ").unwrap()), Some(u));
+        let none = usage_line(None);
+        assert_eq!(none, "usage - -");
+        assert_eq!(
+            parse_usage("- -"),
+            Some(Usage {
+                cpu_s: None,
+                memory_peak: None
+            })
+        );
     }
 }

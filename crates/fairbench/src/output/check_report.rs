@@ -1,8 +1,8 @@
 //! How `fairbench check` shows its results: a block per case as it is
 //! checked, the raw exchanges on request, and the comparison table.
 
-use fairbench_zoo::contract::Grade;
 use fairbench_zoo::parity::CaseReport;
+use fairbench_zoo::rule::Grade;
 use fairbench_zoo::text::escape_bytes;
 
 use crate::output::check_table::Table;

@@ -188,6 +188,8 @@ fn figures(
         });
     }
     CaseFigures {
+        // Every request of the window answered or timed out.
+        planned: requests + errors_timeout,
         outcome_requests: requests,
         duration_s: DURATION_S,
         rps,
@@ -210,8 +212,13 @@ fn figures(
         server_rss_peak: Some(rss),
         server_rss_mean: Some(rss - 1024 * 1024),
         server_threads_max: Some(8),
+        server_group_cpu_s: None,
+        server_group_memory_peak: None,
+        generator_containment: None,
+        generator_cpuset: None,
         steal_fraction: None,
         warnings: Vec::new(),
+        answered: latency.clone(),
         latency,
         uncorrected,
         lateness: None,

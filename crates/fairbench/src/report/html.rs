@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::escape::{html, html_multiline};
 use super::figures::{sections, Section};
-use super::model::Report;
+use super::model::RunReport;
 use super::overview;
 use super::table::Table;
 
@@ -44,7 +44,7 @@ p.aa { color: #1d5e2c; }
 footer { margin-top: 40px; color: #666; font-size: 0.9em; }
 "#;
 
-pub fn render(r: &Report) -> String {
+pub fn render(r: &RunReport) -> String {
     let secs = sections(r);
     let mut o = String::with_capacity(256 * 1024);
     let title = format!("fairbench report — run {} ({})", r.run.id, r.run.suite);
@@ -190,7 +190,7 @@ pub fn table_html(o: &mut String, t: &Table, classes: &[&str], head: bool) {
     o.push_str("</tbody></table></div>\n");
 }
 
-fn rules_details(o: &mut String, r: &Report) {
+fn rules_details(o: &mut String, r: &RunReport) {
     if r.parity
         .iter()
         .all(|p| p.rules.is_empty() && p.raw_response.is_none())
@@ -234,7 +234,7 @@ fn rules_details(o: &mut String, r: &Report) {
     o.push_str("</details>\n");
 }
 
-fn problems(o: &mut String, r: &Report) {
+fn problems(o: &mut String, r: &RunReport) {
     let notes = overview::notes_table(r);
     if r.problems.is_empty() && notes.rows.is_empty() {
         return;
@@ -265,7 +265,7 @@ fn problems(o: &mut String, r: &Report) {
     o.push_str("</section>\n");
 }
 
-fn method(o: &mut String, r: &Report) {
+fn method(o: &mut String, r: &RunReport) {
     let _ = write!(
         o,
         "<section id=\"method\">\n<h2>How the numbers were made</h2>\n<ul>\n\

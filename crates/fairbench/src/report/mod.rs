@@ -7,7 +7,7 @@
 //! page. The Markdown, CSV and JSON exports (crate::export::report_*) read the
 //! same model and figures, so every format says the same thing.
 
-pub mod compare;
+pub mod comparison;
 pub mod escape;
 pub mod figures;
 pub mod html;
@@ -16,7 +16,6 @@ pub mod overview;
 pub mod paired;
 pub mod paired_compare;
 pub mod palette;
-pub mod ratio_figures;
 pub mod ratio_stats;
 pub mod stats;
 pub mod svg;

@@ -64,7 +64,7 @@ pub fn cores_label(n: i64) -> String {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct RunReport {
     pub run: RunInfo,
     /// Sorted by name; a server's position is its colour in every chart.
     pub servers: Vec<ServerInfo>,
@@ -358,6 +358,7 @@ pub struct Group {
     pub lat_p999: Option<Summary>,
     pub lat_max: Option<Summary>,
     pub requests: Option<Summary>,
+    /// Timed out or still unanswered at the end, per million planned.
     pub timeouts_per_million: Option<Summary>,
     pub errors: Option<Summary>,
     pub cpu_us_per_request: Option<Summary>,
@@ -516,13 +517,17 @@ pub struct Problem {
 }
 
 /// Reads `run` from the store into a report.
-pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<Report> {
+pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<RunReport> {
     build_with(store, run, None)
 }
 
 /// As [`build`], with the ratios relative to `reference` (`--reference`)
 /// instead of the suite's.
-pub fn build_with(store: &Store, run: &RunRow, reference: Option<&str>) -> anyhow::Result<Report> {
+pub fn build_with(
+    store: &Store,
+    run: &RunRow,
+    reference: Option<&str>,
+) -> anyhow::Result<RunReport> {
     let cases = store.cases(run.id)?;
     let paired = paired_of(run, &cases, reference)?;
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
@@ -618,7 +623,7 @@ pub fn build_with(store: &Store, run: &RunRow, reference: Option<&str>) -> anyho
         .map(|s| sweep_info(s, &groups, &names))
         .collect();
 
-    Ok(Report {
+    Ok(RunReport {
         run: RunInfo {
             id: run.id,
             suite: run.suite.clone(),
@@ -776,7 +781,7 @@ fn group(
         lat_p999: lat(|c| c.lat_p999),
         lat_max: lat(|c| c.lat_max),
         requests: lat(|c| c.requests),
-        timeouts_per_million: summary_of(&done, |c| c.timeouts_per_million),
+        timeouts_per_million: summary_of(&done, |c| c.no_answer_per_million()),
         errors: summary_of(&done, |c| c.errors_total().map(|e| e as f64)),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         rss_peak: lat(|c| c.server_rss_peak),

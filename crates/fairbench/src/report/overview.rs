@@ -3,12 +3,12 @@
 
 use serde_json::Value;
 
-use super::model::{value_text, Report};
+use super::model::{value_text, RunReport};
 use super::palette;
 use super::table::{Cell, Table};
 
 /// What was run, when, where: label/value rows.
-pub fn run_table(r: &Report) -> Table {
+pub fn run_table(r: &RunReport) -> Table {
     let mut t = Table::new("table-run", &[("", false), ("", false)]);
     let run = &r.run;
     let mut row = |k: &str, v: String| t.push(vec![Cell::text(k), Cell::text(v)]);
@@ -50,7 +50,7 @@ pub fn run_table(r: &Report) -> Table {
     t
 }
 
-pub fn servers_table(r: &Report) -> Table {
+pub fn servers_table(r: &RunReport) -> Table {
     let mut t = Table::new(
         "table-servers",
         &[
@@ -105,7 +105,7 @@ fn yes_no(b: Option<bool>) -> Cell {
 }
 
 /// Bytes per response per server and variant, and the contract results.
-pub fn parity_table(r: &Report) -> Table {
+pub fn parity_table(r: &RunReport) -> Table {
     let mut t = Table::new(
         "table-parity",
         &[
@@ -179,7 +179,7 @@ pub fn parity_table(r: &Report) -> Table {
 }
 
 /// Cases that did not finish, with why (log tails are shown apart).
-pub fn problems_table(r: &Report) -> Table {
+pub fn problems_table(r: &RunReport) -> Table {
     let mut t = Table::new(
         "table-problems",
         &[
@@ -203,7 +203,7 @@ pub fn problems_table(r: &Report) -> Table {
 }
 
 /// Every case's flags and recorded warnings.
-pub fn notes_table(r: &Report) -> Table {
+pub fn notes_table(r: &RunReport) -> Table {
     let mut t = Table::new(
         "table-notes",
         &[("variant", false), ("context", false), ("note", false)],

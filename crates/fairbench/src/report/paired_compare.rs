@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::Comparison;
+use super::comparison::Comparison;
 use super::model::paired_of;
 use super::paired::{build, pair, Paired, Ratio, RatioRow, Role};
 use super::ratio_stats::RatioSummary;

@@ -1,4 +1,5 @@
-//! One case: start the server pinned to its CPUs, check it, load it, record it.
+//! One case: start the server in its control group on its CPUs, check it,
+//! load it (the generator's threads in a group of their own), record it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use hdrhistogram::Histogram;
 
 use super::placement::Sites;
 use super::sampler::TreeSampler;
-use crate::fleet::{self, wire::LoadSpec, Job};
+use crate::containment::GeneratorGroup;
+use crate::fleet;
+use crate::fleet::split::{split, Aim, LoadSplit};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
@@ -72,27 +75,9 @@ pub struct Timing {
     pub timeout: Duration,
 }
 
-/// How one measurement's load runs: the engine in this process, or agents
-/// on the layout's client hosts whose results are merged.
-pub enum LoadPlan {
-    Here(Box<LoadConfig>),
-    Fleet(Vec<Job>),
-}
-
-impl LoadPlan {
-    fn timeout(&self) -> Duration {
-        match self {
-            LoadPlan::Here(c) => c.timeout,
-            LoadPlan::Fleet(j) => j
-                .first()
-                .map(|j| Duration::from_secs_f64(j.spec.timeout_s))
-                .unwrap_or(Duration::from_secs(2)),
-        }
-    }
-}
-
-/// The load of one measurement against a running server.
-pub fn load_config(
+/// The load of one measurement against a running server, split over the
+/// layout's generators.
+pub fn load_split(
     port: u16,
     scenario: &Scenario,
     load: &LoadProfile,
@@ -100,8 +85,7 @@ pub fn load_config(
     sites: &Sites,
     layout: &Layout,
     t: Timing,
-) -> Result<LoadPlan, String> {
-    let url = |addr: &str| format!("http://{}:{port}{}", host::url_host(addr), scenario.path);
+) -> Result<LoadSplit, String> {
     let (connections, threads, pipeline, model) = match load {
         LoadProfile::Closed {
             connections,
@@ -127,60 +111,22 @@ pub fn load_config(
             },
         ),
     };
-    let base = |addr: &str| -> Result<LoadConfig, String> {
-        let target = Target::parse(&url(addr)).map_err(|e| e.to_string())?;
-        let mut cfg = LoadConfig::new(target);
-        cfg.request.method = scenario.method.clone();
-        cfg.connections = connections;
-        cfg.pipeline = pipeline;
-        cfg.model = model;
-        cfg.warmup = t.warmup;
-        cfg.duration = t.duration;
-        cfg.timeout = t.timeout;
-        Ok(cfg)
-    };
-    if layout.in_process() {
-        let mut cfg = base(&layout.clients[0].server_addr)?;
-        cfg.threads = threads.unwrap_or(sites.default_threads[0]);
-        cfg.cpus = sites.generators[0].clone();
-        return Ok(LoadPlan::Here(Box::new(cfg)));
-    }
-    // Several generators (or one elsewhere): the connections, the threads
-    // named by the profile and the rate are split between them.
-    let n = layout.clients.len();
-    if connections < n {
-        return Err(format!(
-            "{connections} connections cannot be split over {n} load generators"
-        ));
-    }
-    // The URL is resolved by each agent, where it runs.
-    let template = base("127.0.0.1")?;
-    let mut jobs = Vec::with_capacity(n);
-    for (i, c) in layout.clients.iter().enumerate() {
-        let mut spec = LoadSpec::of(&template);
-        spec.url = url(&c.server_addr);
-        spec.connections = fleet::share(connections, n, i);
-        spec.threads = match threads {
-            Some(t) => fleet::share(t.max(n), n, i),
-            None => sites.default_threads[i],
-        }
-        .min(spec.connections)
-        .max(1);
-        spec.rate = match model {
-            LoadModel::ConstantRate { rps } => Some(rps / n as f64),
-            LoadModel::ClosedLoop => None,
-        };
-        // Generator i of n offsets its schedule by i/R: together they are
-        // one evenly spaced stream, not n requests at the same instant.
-        spec.share_index = i;
-        spec.share_count = n;
-        spec.cpus = sites.generators[i].clone();
-        jobs.push(Job {
-            host: c.host.clone(),
-            spec,
-        });
-    }
-    Ok(LoadPlan::Fleet(jobs))
+    // The server as the first generator reaches it; each generator is then
+    // aimed at its own address of the server.
+    let url = format!(
+        "http://{}:{port}{}",
+        host::url_host(&layout.clients[0].server_addr),
+        scenario.path
+    );
+    let mut cfg = LoadConfig::new(Target::parse(&url).map_err(|e| e.to_string())?);
+    cfg.request.method = scenario.method.clone();
+    cfg.connections = connections;
+    cfg.pipeline = pipeline;
+    cfg.model = model;
+    cfg.warmup = t.warmup;
+    cfg.duration = t.duration;
+    cfg.timeout = t.timeout;
+    split(&cfg, layout, &sites.generators, threads, Aim::EachSite).map_err(|e| e.to_string())
 }
 
 /// Samples the server tree every interval, watches that it is alive, and
@@ -198,6 +144,10 @@ pub struct Watch<'a> {
     rss_n: u64,
     pub threads_max: u64,
     last_cpu: f64,
+    /// The control group's CPU at the previous interval; `None` without a
+    /// group, or once a reading failed (a partial sum would be too low).
+    last_group_cpu: Option<f64>,
+    pub measure_group_cpu_s: f64,
     pub died: bool,
 }
 
@@ -209,6 +159,7 @@ impl<'a> Watch<'a> {
     ) -> Watch<'a> {
         let mut sampler = TreeSampler::new(server.host().clone(), server.pid());
         let (first, _) = sampler.tick();
+        let last_group_cpu = server.group_usage().and_then(|u| u.cpu_s);
         Watch {
             sampler,
             server,
@@ -221,8 +172,16 @@ impl<'a> Watch<'a> {
             rss_n: 0,
             threads_max: 0,
             last_cpu: first.cpu_s,
+            last_group_cpu,
+            measure_group_cpu_s: 0.0,
             died: false,
         }
+    }
+
+    /// The server's control group's CPU over the measurement, when every
+    /// reading of it worked.
+    pub fn group_cpu_s(&self) -> Option<f64> {
+        self.last_group_cpu.map(|_| self.measure_group_cpu_s)
     }
 
     pub fn rss_mean(&self) -> Option<u64> {
@@ -235,6 +194,13 @@ impl Observer for Watch<'_> {
         let (tree, cores) = self.sampler.tick();
         let used = (tree.cpu_s - self.last_cpu).max(0.0);
         self.last_cpu = tree.cpu_s;
+        if let Some(last) = self.last_group_cpu {
+            let now = self.server.group_usage().and_then(|u| u.cpu_s);
+            if let (Some(now), Phase::Measure) = (now, s.phase) {
+                self.measure_group_cpu_s += (now - last).max(0.0);
+            }
+            self.last_group_cpu = now;
+        }
         if s.phase == Phase::Measure {
             self.measure_cpu_s += used;
             self.rss_sum += tree.rss_bytes as f64;
@@ -278,25 +244,42 @@ pub struct Measured {
 /// Runs the load against a running server and judges the outcome.
 pub fn measure(
     running: &Started,
-    load: &LoadPlan,
+    load: &LoadSplit,
     progress: &RunProgress,
 ) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
-    let (outcome, parts, mut warnings) = match load {
-        LoadPlan::Here(cfg) => (
-            fairbench_engine::run(cfg, stop, &mut watch).map_err(|e| e.to_string()),
-            Vec::new(),
-            Vec::new(),
-        ),
-        LoadPlan::Fleet(jobs) => match fleet::run(jobs.clone(), stop, &mut watch) {
+    let mut generator = (None, None);
+    let (outcome, parts, mut warnings) = match load.in_process() {
+        Some(cfg) => {
+            let group = GeneratorGroup::new(cfg.cpus.as_deref());
+            let mut cfg = cfg.clone();
+            cfg.thread_start = group.hook();
+            if cfg.cpus.is_some() {
+                generator = (Some(group.method().as_str().to_string()), group.cpuset());
+            }
+            (
+                fairbench_engine::run(&cfg, stop, &mut watch).map_err(|e| e.to_string()),
+                Vec::new(),
+                Vec::new(),
+            )
+        }
+        None => match fleet::run(load.jobs.clone(), stop, &mut watch) {
             Ok(f) => {
+                let mut held: Vec<String> = f
+                    .parts
+                    .iter()
+                    .filter_map(|p| p.containment.clone())
+                    .collect();
+                held.sort();
+                held.dedup();
+                generator.0 = (!held.is_empty()).then(|| held.join(","));
                 let parts = f
                     .parts
                     .into_iter()
                     .map(|p| PartRow {
                         host: p.host,
-                        url: p.spec.url,
+                        url: p.config.target.url,
                         outcome: p.outcome,
                         intervals: p.intervals,
                         warnings: p.warnings,
@@ -344,15 +327,15 @@ pub fn measure(
     // moment apart: right after the load a server may still be draining
     // closed connections, and on a shared host the whole VM can stall for
     // seconds. A server that has really hung fails every try.
-    let timeout = load.timeout().max(Duration::from_secs(2));
-    let (method, path) = probe_request(load);
+    let timeout = load.first().timeout.max(Duration::from_secs(2));
+    let (method, path) = (&load.first().request.method, &load.first().target.path);
     let probe = || {
         running
             .process
             .host()
             .with_loopback(running.port, |p| {
                 let addr = host::loopback(p)[0];
-                let req = fetch::request_bytes(&method, &path, addr);
+                let req = fetch::request_bytes(method, path, addr);
                 fetch::raw(addr, &req, timeout)
                     .map(drop)
                     .map_err(|e| e.to_string())
@@ -376,31 +359,17 @@ pub fn measure(
         ));
     }
     let mut figures = figures(&outcome, &watch);
+    figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
+    (figures.generator_containment, figures.generator_cpuset) = generator;
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })
-}
-
-/// The method and path the load sent, for the final "still answering" check.
-fn probe_request(load: &LoadPlan) -> (String, String) {
-    match load {
-        LoadPlan::Here(c) => (c.request.method.clone(), c.target.path.clone()),
-        LoadPlan::Fleet(jobs) => {
-            let j = &jobs[0].spec;
-            let path = j
-                .url
-                .splitn(4, '/')
-                .nth(3)
-                .map(|p| format!("/{p}"))
-                .unwrap_or_else(|| "/".into());
-            (j.method.clone(), path)
-        }
-    }
 }
 
 fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
     let t = o.throughput();
     let unc = o.uncorrected_summary();
     CaseFigures {
+        planned: o.planned,
         outcome_requests: o.requests,
         duration_s: o.measured_s,
         rps: o.rps(),
@@ -420,9 +389,14 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         server_rss_peak: Some(w.rss_peak),
         server_rss_mean: w.rss_mean(),
         server_threads_max: Some(w.threads_max),
+        server_group_cpu_s: w.group_cpu_s(),
+        server_group_memory_peak: None,
+        generator_containment: None,
+        generator_cpuset: None,
         steal_fraction: o.generator.steal_fraction,
         warnings: o.warnings(),
         latency: o.latency.clone(),
+        answered: o.answered_latency.clone(),
         uncorrected: o.uncorrected.clone(),
         lateness: o.lateness.clone(),
         samples: w.samples.clone(),

@@ -173,6 +173,7 @@ impl<'a> Runner<'a> {
         let (hb, bb) = running.bytes();
         self.store
             .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+        running.record_containment(self.store, id)?;
         if self.refused(&c.subject, &running) {
             let reason = running.unfair_reason();
             running.process.stop();
@@ -186,7 +187,7 @@ impl<'a> Runner<'a> {
                 placement.shared,
             ),
         )?;
-        let cfg = match case::load_config(
+        let cfg = match case::load_split(
             running.port,
             &c.subject.scenario,
             &c.subject.load,
@@ -217,6 +218,7 @@ impl<'a> Runner<'a> {
         match result {
             Ok(Measured { figures, parts }) => {
                 let mut figs = figures;
+                figs.warnings.extend(running.leftover_warning());
                 if placement.shared {
                     figs.warnings.push(format!(
                         "server and load shared CPUs {}: this machine has too few CPUs to separate them",
@@ -274,11 +276,7 @@ impl<'a> Runner<'a> {
         let label = s.subject.label();
         self.n += 1;
         self.progress.case_started(self.n, self.total, &label);
-        // A resumed sweep starts over: its knee depends on all its steps.
-        self.store.conn().execute(
-            "DELETE FROM cases WHERE run_id = ?1 AND sweep = ?2",
-            rusqlite::params![self.run, s.key],
-        )?;
+        self.store.delete_sweep_steps(self.run, &s.key)?;
         let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
             this.failed += 1;
             this.store
@@ -319,24 +317,16 @@ impl<'a> Runner<'a> {
                 connections: s.spec.connections,
                 threads: s.spec.threads,
             };
-            let seq: i64 = self.store.conn().query_row(
-                "SELECT coalesce(max(seq), -1) + 1 FROM cases WHERE run_id = ?1",
-                [self.run],
-                |r| r.get(0),
-            )?;
             let step = Subject {
                 load: step_load,
                 ..s.subject.clone()
             };
-            let planned = planned_case(seq as usize, &step, Some(&s.key), 1, s.spec.step_duration);
-            self.store.insert_planned(self.run, &[planned])?;
-            let id: i64 = self.store.conn().query_row(
-                "SELECT id FROM cases WHERE run_id = ?1 AND seq = ?2",
-                rusqlite::params![self.run, seq],
-                |r| r.get(0),
-            )?;
+            let id = self.store.append_case(self.run, |seq| {
+                planned_case(seq, &step, Some(&s.key), 1, s.spec.step_duration)
+            })?;
             self.store
                 .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+            running.record_containment(self.store, id)?;
             self.store.mark_running(
                 id,
                 (
@@ -351,7 +341,7 @@ impl<'a> Runner<'a> {
                 Duration::ZERO
             };
             first = false;
-            let cfg = case::load_config(
+            let cfg = case::load_split(
                 running.port,
                 &s.subject.scenario,
                 &s.subject.load,

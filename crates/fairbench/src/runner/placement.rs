@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::args::format_cpus;
+use crate::fleet::split::GeneratorSite;
 use crate::topology::Layout;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -39,11 +40,10 @@ pub fn place(cpus: &[usize], cores: usize) -> Placement {
 pub struct Sites {
     /// The server's CPUs, on the server's machine.
     pub server: Vec<usize>,
-    /// Per load generator: the CPUs its threads are pinned to, or `None`
-    /// for a machine of its own (all of its CPUs).
-    pub generators: Vec<Option<Vec<usize>>>,
-    /// Per load generator: its threads when the load profile names none.
-    pub default_threads: Vec<usize>,
+    /// Per load generator: the CPUs its threads are pinned to (`None` for
+    /// a machine of its own: all of its CPUs), and its threads when the
+    /// load profile names none.
+    pub generators: Vec<GeneratorSite>,
     /// A generator shares CPUs with the server.
     pub shared: bool,
 }
@@ -55,7 +55,7 @@ impl Sites {
         let mut here: Vec<usize> = self
             .generators
             .iter()
-            .flatten()
+            .filter_map(|g| g.cpus.as_ref())
             .flatten()
             .copied()
             .collect();
@@ -75,23 +75,25 @@ impl Sites {
 pub fn sites(layout: &Layout, local: &[usize], cores: usize) -> Sites {
     let p = place(&layout.server_cpus(local), cores);
     let mut generators = Vec::new();
-    let mut default_threads = Vec::new();
     let mut shared = false;
     for c in &layout.clients {
         let share = c.machine_share.max(1);
         if c.with_server {
             shared |= p.shared;
-            default_threads.push((p.generator.len() / share).max(1));
-            generators.push(Some(p.generator.clone()));
+            generators.push(GeneratorSite {
+                cpus: Some(p.generator.clone()),
+                default_threads: (p.generator.len() / share).max(1),
+            });
         } else {
-            default_threads.push((c.info.cpus.len() / share).max(1));
-            generators.push(None);
+            generators.push(GeneratorSite {
+                cpus: None,
+                default_threads: (c.info.cpus.len() / share).max(1),
+            });
         }
     }
     Sites {
         server: p.server,
         generators,
-        default_threads,
         shared,
     }
 }

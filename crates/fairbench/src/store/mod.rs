@@ -73,7 +73,9 @@ impl Store {
         &self.path
     }
 
-    pub fn conn(&self) -> &Connection {
+    /// For the fixture writer, which pins clock-dependent columns.
+    #[cfg(any(test, feature = "fixture"))]
+    pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
 
@@ -139,36 +141,41 @@ impl Store {
             .flatten())
     }
 
+    /// Stores the cases of a plan as pending, in one transaction.
     pub fn insert_planned(&mut self, run: i64, cases: &[PlannedCase]) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO cases (run_id, seq, server, language, framework, mode, response,
-                    variant_params_json, scenario, cores, cores_requested, load_label, load_json,
-                    sweep, repetition, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'pending')",
-            )?;
-            for c in cases {
-                st.execute(params![
-                    run,
-                    c.seq as i64,
-                    c.server,
-                    c.language,
-                    c.framework,
-                    c.mode,
-                    c.response,
-                    c.variant_params_json,
-                    c.scenario,
-                    c.cores as i64,
-                    c.cores_requested,
-                    c.load_label,
-                    c.load_json,
-                    c.sweep,
-                    c.repetition as i64
-                ])?;
-            }
+        for c in cases {
+            rows::insert_planned(&tx, run, c)?;
         }
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Appends one case (a sweep step) after the run's last; returns its id.
+    pub fn append_case(
+        &mut self,
+        run: i64,
+        case: impl FnOnce(usize) -> PlannedCase,
+    ) -> anyhow::Result<i64> {
+        let tx = self.conn.transaction()?;
+        let seq: i64 = tx.query_row(
+            "SELECT coalesce(max(seq), -1) + 1 FROM cases WHERE run_id = ?1",
+            [run],
+            |r| r.get(0),
+        )?;
+        rows::insert_planned(&tx, run, &case(seq as usize))?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Forgets a sweep's step cases: a resumed sweep starts over, since its
+    /// knee depends on all its steps.
+    pub fn delete_sweep_steps(&self, run: i64, sweep: &str) -> anyhow::Result<()> {
+        self.conn.execute(
+            "DELETE FROM cases WHERE run_id = ?1 AND sweep = ?2",
+            params![run, sweep],
+        )?;
         Ok(())
     }
 
@@ -192,6 +199,21 @@ impl Store {
                 placement.1,
                 placement.2 as i64
             ],
+        )?;
+        Ok(())
+    }
+
+    /// How the case's server is held: `cgroup-v1`, `cgroup-v2` or
+    /// `process-group`, and the cpuset its group has.
+    pub fn record_containment(
+        &self,
+        case: i64,
+        method: &str,
+        cpuset: Option<&str>,
+    ) -> anyhow::Result<()> {
+        self.conn.execute(
+            "UPDATE cases SET containment = ?2, server_cpuset = ?3 WHERE id = ?1",
+            params![case, method, cpuset],
         )?;
         Ok(())
     }
@@ -236,6 +258,7 @@ impl Store {
         rows::update_figures(&tx, case, f)?;
         for (kind, h) in [
             ("latency", Some(&f.latency)),
+            ("answered", Some(&f.answered)),
             ("uncorrected", Some(&f.uncorrected)),
             ("lateness", f.lateness.as_ref()),
         ] {
@@ -402,6 +425,96 @@ mod tests {
         let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
         assert_eq!(back.len(), 5);
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+    }
+
+    #[test]
+    fn the_ledger_is_stored_and_counted() {
+        use fairbench_engine::histogram::new_histogram;
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("r.db")).unwrap();
+        let run = s
+            .create_run(&NewRun {
+                started_at: now_rfc3339(),
+                suite: "t".into(),
+                suite_toml: String::new(),
+                git_revision: None,
+                host_json: "{}".into(),
+                toolchains_json: "{}".into(),
+                planned_cases: 1,
+            })
+            .unwrap();
+        let id = s
+            .append_case(run, |seq| PlannedCase {
+                seq,
+                server: "s".into(),
+                language: "l".into(),
+                framework: "f".into(),
+                mode: "m".into(),
+                response: "default".into(),
+                variant_params_json: "{}".into(),
+                scenario: "static".into(),
+                cores: 1,
+                cores_requested: "1".into(),
+                load_label: "closed c=1".into(),
+                load_json: "{}".into(),
+                sweep: None,
+                repetition: 1,
+            })
+            .unwrap();
+        let mut latency = new_histogram();
+        let mut answered = new_histogram();
+        for v in [100u64, 200, 300] {
+            latency.record(v).unwrap();
+            answered.record(v).unwrap();
+        }
+        // Two requests never answered: in the honest histogram at the timeout.
+        latency.record_n(2_000_000, 2).unwrap();
+        let f = CaseFigures {
+            planned: 5_000_000,
+            outcome_requests: 3,
+            duration_s: 1.0,
+            rps: 3.0,
+            rps_stdev: 0.0,
+            rps_max: 3.0,
+            bytes_read: 0,
+            errors: fairbench_engine::ErrorCounts {
+                timeout: 1,
+                unanswered: 1,
+                status: 4,
+                ..Default::default()
+            },
+            timeouts_per_million: 0.2,
+            latency_summary: fairbench_engine::LatencySummary::of(&latency),
+            unc_p50: 0,
+            unc_p99: 0,
+            lateness_p99: None,
+            generator_cpu_s: 0.0,
+            generator_busy: 0.0,
+            saturated: false,
+            server_cpu_s: None,
+            server_rss_peak: None,
+            server_rss_mean: None,
+            server_threads_max: None,
+            steal_fraction: None,
+            server_group_cpu_s: None,
+            server_group_memory_peak: None,
+            generator_containment: None,
+            generator_cpuset: None,
+            warnings: Vec::new(),
+            latency,
+            answered: answered.clone(),
+            uncorrected: answered.clone(),
+            lateness: None,
+            samples: Vec::new(),
+        };
+        s.record_done(id, &f).unwrap();
+        let c = &s.cases(run).unwrap()[0];
+        assert_eq!((c.planned, c.err_unanswered), (Some(5_000_000), Some(1)));
+        assert_eq!(c.errors_total(), Some(6), "unanswered counts as an error");
+        // Timed out and unanswered alike: 2 of 5 million.
+        assert_eq!(c.no_answer_per_million(), Some(0.4));
+        assert_eq!(s.histogram(id, "answered").unwrap().unwrap(), answered);
+        assert_eq!(s.histogram(id, "latency").unwrap().unwrap().len(), 5);
     }
 
     #[test]

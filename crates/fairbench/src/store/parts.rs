@@ -3,7 +3,7 @@
 
 use fairbench_engine::histogram::Encoded;
 use fairbench_engine::{LoadModel, Outcome};
-use rusqlite::{params, Transaction};
+use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::{encode_histogram, Store};
 
@@ -31,9 +31,9 @@ pub(super) fn insert(tx: &Transaction<'_>, case: i64, parts: &[PartRow]) -> anyh
             "INSERT INTO case_parts (case_id, part, host, url, connections, threads, rate, requests,
                  duration_s, rps, bytes_read, err_connect, err_read, err_write, err_timeout,
                  err_status, err_parse, lat_p50, lat_p99, lat_max, generator_cpu_s, generator_busy,
-                 saturated, latency, uncorrected, lateness, warnings_json)
+                 saturated, latency, uncorrected, lateness, warnings_json, planned, err_unanswered)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
             params![
                 case,
                 i as i64,
@@ -62,6 +62,8 @@ pub(super) fn insert(tx: &Transaction<'_>, case: i64, parts: &[PartRow]) -> anyh
                 encode_histogram(&o.uncorrected)?,
                 o.lateness.as_ref().map(encode_histogram).transpose()?,
                 serde_json::to_string(&p.warnings).unwrap_or_else(|_| "[]".into()),
+                o.planned as i64,
+                o.errors.unanswered as i64,
             ],
         )?;
         let mut st = tx.prepare(
@@ -92,10 +94,22 @@ pub(super) fn insert(tx: &Transaction<'_>, case: i64, parts: &[PartRow]) -> anyh
 impl Store {
     /// Where the run's server and load generators were.
     pub fn set_run_topology(&self, run: i64, topology: &serde_json::Value) -> anyhow::Result<()> {
-        self.conn().execute(
+        self.conn.execute(
             "UPDATE runs SET topology_json = ?2 WHERE id = ?1",
             params![run, topology.to_string()],
         )?;
         Ok(())
+    }
+
+    /// Where the run's server and load generators were, if recorded.
+    pub fn run_topology(&self, run: i64) -> anyhow::Result<Option<serde_json::Value>> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT topology_json FROM runs WHERE id = ?1", [run], |r| {
+                r.get("topology_json")
+            })
+            .optional()?
+            .flatten();
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 }

@@ -1,7 +1,7 @@
 //! Row types of the results database, and their mapping to SQL.
 
 use hdrhistogram::Histogram;
-use rusqlite::{params, Row, Transaction};
+use rusqlite::{named_params, Row, Transaction};
 use serde::Serialize;
 
 /// A run about to start.
@@ -43,29 +43,29 @@ impl RunRow {
     pub(crate) const SELECT: &'static str = "SELECT r.id, r.started_at, r.finished_at, r.suite,
         r.suite_toml, r.state, r.reason, r.fairbench_version, r.git_revision, r.host_json,
         r.toolchains_json, r.planned_cases,
-        (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.state = 'done'),
-        (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.state = 'failed'),
-        (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.state = 'skipped'),
+        (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.state = 'done') AS cases_done,
+        (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.state = 'failed') AS cases_failed,
+        (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.state = 'skipped') AS cases_skipped,
         r.pid FROM runs r";
 
     pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         Ok(RunRow {
-            id: r.get(0)?,
-            started_at: r.get(1)?,
-            finished_at: r.get(2)?,
-            suite: r.get(3)?,
-            suite_toml: r.get(4)?,
-            state: r.get(5)?,
-            reason: r.get(6)?,
-            fairbench_version: r.get(7)?,
-            git_revision: r.get(8)?,
-            host_json: r.get(9)?,
-            toolchains_json: r.get(10)?,
-            planned_cases: r.get(11)?,
-            cases_done: r.get(12)?,
-            cases_failed: r.get(13)?,
-            cases_skipped: r.get(14)?,
-            pid: r.get(15)?,
+            id: r.get("id")?,
+            started_at: r.get("started_at")?,
+            finished_at: r.get("finished_at")?,
+            suite: r.get("suite")?,
+            suite_toml: r.get("suite_toml")?,
+            state: r.get("state")?,
+            reason: r.get("reason")?,
+            fairbench_version: r.get("fairbench_version")?,
+            git_revision: r.get("git_revision")?,
+            host_json: r.get("host_json")?,
+            toolchains_json: r.get("toolchains_json")?,
+            planned_cases: r.get("planned_cases")?,
+            cases_done: r.get("cases_done")?,
+            cases_failed: r.get("cases_failed")?,
+            cases_skipped: r.get("cases_skipped")?,
+            pid: r.get("pid")?,
         })
     }
 }
@@ -87,6 +87,39 @@ pub struct PlannedCase {
     pub load_json: String,
     pub sweep: Option<String>,
     pub repetition: usize,
+}
+
+pub(crate) fn insert_planned(
+    tx: &Transaction<'_>,
+    run: i64,
+    c: &PlannedCase,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO cases (run_id, seq, server, language, framework, mode, response,
+            variant_params_json, scenario, cores, cores_requested, load_label, load_json,
+            sweep, repetition, state)
+         VALUES (:run_id, :seq, :server, :language, :framework, :mode, :response,
+            :variant_params_json, :scenario, :cores, :cores_requested, :load_label, :load_json,
+            :sweep, :repetition, 'pending')",
+        named_params! {
+            ":run_id": run,
+            ":seq": c.seq as i64,
+            ":server": c.server,
+            ":language": c.language,
+            ":framework": c.framework,
+            ":mode": c.mode,
+            ":response": c.response,
+            ":variant_params_json": c.variant_params_json,
+            ":scenario": c.scenario,
+            ":cores": c.cores as i64,
+            ":cores_requested": c.cores_requested,
+            ":load_label": c.load_label,
+            ":load_json": c.load_json,
+            ":sweep": c.sweep,
+            ":repetition": c.repetition as i64,
+        },
+    )?;
+    Ok(())
 }
 
 /// A stored case with its figures (None until measured).
@@ -120,6 +153,9 @@ pub struct CaseRow {
     pub body_bytes: Option<i64>,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// Requests the measured window planned (constant rate) or sent (closed
+    /// loop): each is answered or in one error class (schema version 4).
+    pub planned: Option<i64>,
     pub requests: Option<i64>,
     pub duration_s: Option<f64>,
     pub rps: Option<f64>,
@@ -132,6 +168,8 @@ pub struct CaseRow {
     pub err_timeout: Option<i64>,
     pub err_status: Option<i64>,
     pub err_parse: Option<i64>,
+    /// Still unanswered when the run ended, before their timeout (version 4).
+    pub err_unanswered: Option<i64>,
     pub timeouts_per_million: Option<f64>,
     pub lat_min: Option<i64>,
     pub lat_mean: Option<f64>,
@@ -154,6 +192,19 @@ pub struct CaseRow {
     pub server_rss_peak: Option<i64>,
     pub server_rss_mean: Option<i64>,
     pub server_threads_max: Option<i64>,
+    /// Share of the machine's CPU time the hypervisor stole (version 3).
+    pub steal_fraction: Option<f64>,
+    /// How the server was held to its CPUs, and the cpuset the kernel
+    /// enforced (version 5).
+    pub containment: Option<String>,
+    pub server_cpuset: Option<String>,
+    /// The server's control group's own CPU and memory figures (version 5).
+    pub server_group_cpu_s: Option<f64>,
+    pub server_group_cpu_us_per_request: Option<f64>,
+    pub server_group_memory_peak: Option<i64>,
+    /// How the load generator's threads were held to their CPUs (version 5).
+    pub generator_containment: Option<String>,
+    pub generator_cpuset: Option<String>,
     pub warnings_json: String,
 }
 
@@ -167,6 +218,7 @@ impl CaseRow {
             self.err_timeout,
             self.err_status,
             self.err_parse,
+            self.err_unanswered,
         ];
         parts
             .iter()
@@ -174,88 +226,105 @@ impl CaseRow {
             .then(|| parts.iter().map(|v| v.unwrap_or(0)).sum())
     }
 
-    pub(crate) const SELECT: &'static str = "SELECT id, run_id, seq, server, language, framework,
-        mode, response, variant_params_json, scenario, cores, cores_requested, server_cpus,
-        generator_cpus, cpus_shared, load_label, load_json, sweep, repetition, state, reason,
-        log_tail, fair, parity_json, header_bytes, body_bytes, started_at, finished_at, requests,
-        duration_s, rps, rps_stdev, rps_max, bytes_read, err_connect, err_read, err_write,
-        err_timeout, err_status, err_parse, timeouts_per_million, lat_min, lat_mean, lat_stdev,
-        lat_max, lat_p50, lat_p75, lat_p90, lat_p99, lat_p999, lat_p9999, unc_p50, unc_p99,
-        lateness_p99, generator_cpu_s, generator_busy, saturated, server_cpu_s,
-        server_cpu_us_per_request, server_rss_peak, server_rss_mean, server_threads_max,
-        warnings_json FROM cases";
+    /// Requests that waited and never got an answer — timed out, or still
+    /// unanswered when the run ended — per million planned. Rows from before
+    /// the ledger (no `planned`) keep their stored timeouts per million.
+    pub fn no_answer_per_million(&self) -> Option<f64> {
+        match self.planned {
+            Some(p) if p > 0 => {
+                let n = self.err_timeout.unwrap_or(0) + self.err_unanswered.unwrap_or(0);
+                Some(n as f64 * 1e6 / p as f64)
+            }
+            _ => self.timeouts_per_million,
+        }
+    }
+
+    /// Every column of `cases` a `CaseRow` holds, by name.
+    pub(crate) const SELECT: &'static str = "SELECT * FROM cases";
 
     pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<CaseRow> {
         Ok(CaseRow {
-            id: r.get(0)?,
-            run_id: r.get(1)?,
-            seq: r.get(2)?,
-            server: r.get(3)?,
-            language: r.get(4)?,
-            framework: r.get(5)?,
-            mode: r.get(6)?,
-            response: r.get(7)?,
-            variant_params_json: r.get(8)?,
-            scenario: r.get(9)?,
-            cores: r.get(10)?,
-            cores_requested: r.get(11)?,
-            server_cpus: r.get(12)?,
-            generator_cpus: r.get(13)?,
-            cpus_shared: r.get::<_, i64>(14)? != 0,
-            load_label: r.get(15)?,
-            load_json: r.get(16)?,
-            sweep: r.get(17)?,
-            repetition: r.get(18)?,
-            state: r.get(19)?,
-            reason: r.get(20)?,
-            log_tail: r.get(21)?,
-            fair: r.get::<_, Option<i64>>(22)?.map(|v| v != 0),
-            parity_json: r.get(23)?,
-            header_bytes: r.get(24)?,
-            body_bytes: r.get(25)?,
-            started_at: r.get(26)?,
-            finished_at: r.get(27)?,
-            requests: r.get(28)?,
-            duration_s: r.get(29)?,
-            rps: r.get(30)?,
-            rps_stdev: r.get(31)?,
-            rps_max: r.get(32)?,
-            bytes_read: r.get(33)?,
-            err_connect: r.get(34)?,
-            err_read: r.get(35)?,
-            err_write: r.get(36)?,
-            err_timeout: r.get(37)?,
-            err_status: r.get(38)?,
-            err_parse: r.get(39)?,
-            timeouts_per_million: r.get(40)?,
-            lat_min: r.get(41)?,
-            lat_mean: r.get(42)?,
-            lat_stdev: r.get(43)?,
-            lat_max: r.get(44)?,
-            lat_p50: r.get(45)?,
-            lat_p75: r.get(46)?,
-            lat_p90: r.get(47)?,
-            lat_p99: r.get(48)?,
-            lat_p999: r.get(49)?,
-            lat_p9999: r.get(50)?,
-            unc_p50: r.get(51)?,
-            unc_p99: r.get(52)?,
-            lateness_p99: r.get(53)?,
-            generator_cpu_s: r.get(54)?,
-            generator_busy: r.get(55)?,
-            saturated: r.get::<_, Option<i64>>(56)?.map(|v| v != 0),
-            server_cpu_s: r.get(57)?,
-            server_cpu_us_per_request: r.get(58)?,
-            server_rss_peak: r.get(59)?,
-            server_rss_mean: r.get(60)?,
-            server_threads_max: r.get(61)?,
-            warnings_json: r.get(62)?,
+            id: r.get("id")?,
+            run_id: r.get("run_id")?,
+            seq: r.get("seq")?,
+            server: r.get("server")?,
+            language: r.get("language")?,
+            framework: r.get("framework")?,
+            mode: r.get("mode")?,
+            response: r.get("response")?,
+            variant_params_json: r.get("variant_params_json")?,
+            scenario: r.get("scenario")?,
+            cores: r.get("cores")?,
+            cores_requested: r.get("cores_requested")?,
+            server_cpus: r.get("server_cpus")?,
+            generator_cpus: r.get("generator_cpus")?,
+            cpus_shared: r.get::<_, i64>("cpus_shared")? != 0,
+            load_label: r.get("load_label")?,
+            load_json: r.get("load_json")?,
+            sweep: r.get("sweep")?,
+            repetition: r.get("repetition")?,
+            state: r.get("state")?,
+            reason: r.get("reason")?,
+            log_tail: r.get("log_tail")?,
+            fair: r.get::<_, Option<i64>>("fair")?.map(|v| v != 0),
+            parity_json: r.get("parity_json")?,
+            header_bytes: r.get("header_bytes")?,
+            body_bytes: r.get("body_bytes")?,
+            started_at: r.get("started_at")?,
+            finished_at: r.get("finished_at")?,
+            planned: r.get("planned")?,
+            requests: r.get("requests")?,
+            duration_s: r.get("duration_s")?,
+            rps: r.get("rps")?,
+            rps_stdev: r.get("rps_stdev")?,
+            rps_max: r.get("rps_max")?,
+            bytes_read: r.get("bytes_read")?,
+            err_connect: r.get("err_connect")?,
+            err_read: r.get("err_read")?,
+            err_write: r.get("err_write")?,
+            err_timeout: r.get("err_timeout")?,
+            err_status: r.get("err_status")?,
+            err_parse: r.get("err_parse")?,
+            err_unanswered: r.get("err_unanswered")?,
+            timeouts_per_million: r.get("timeouts_per_million")?,
+            lat_min: r.get("lat_min")?,
+            lat_mean: r.get("lat_mean")?,
+            lat_stdev: r.get("lat_stdev")?,
+            lat_max: r.get("lat_max")?,
+            lat_p50: r.get("lat_p50")?,
+            lat_p75: r.get("lat_p75")?,
+            lat_p90: r.get("lat_p90")?,
+            lat_p99: r.get("lat_p99")?,
+            lat_p999: r.get("lat_p999")?,
+            lat_p9999: r.get("lat_p9999")?,
+            unc_p50: r.get("unc_p50")?,
+            unc_p99: r.get("unc_p99")?,
+            lateness_p99: r.get("lateness_p99")?,
+            generator_cpu_s: r.get("generator_cpu_s")?,
+            generator_busy: r.get("generator_busy")?,
+            saturated: r.get::<_, Option<i64>>("saturated")?.map(|v| v != 0),
+            server_cpu_s: r.get("server_cpu_s")?,
+            server_cpu_us_per_request: r.get("server_cpu_us_per_request")?,
+            server_rss_peak: r.get("server_rss_peak")?,
+            server_rss_mean: r.get("server_rss_mean")?,
+            server_threads_max: r.get("server_threads_max")?,
+            steal_fraction: r.get("steal_fraction")?,
+            containment: r.get("containment")?,
+            server_cpuset: r.get("server_cpuset")?,
+            server_group_cpu_s: r.get("server_group_cpu_s")?,
+            server_group_cpu_us_per_request: r.get("server_group_cpu_us_per_request")?,
+            server_group_memory_peak: r.get("server_group_memory_peak")?,
+            generator_containment: r.get("generator_containment")?,
+            generator_cpuset: r.get("generator_cpuset")?,
+            warnings_json: r.get("warnings_json")?,
         })
     }
 }
 
 /// Everything a finished case stores.
 pub struct CaseFigures {
+    /// Requests of the window: each answered or in one error class.
+    pub planned: u64,
     pub outcome_requests: u64,
     pub duration_s: f64,
     pub rps: f64,
@@ -277,8 +346,20 @@ pub struct CaseFigures {
     pub server_threads_max: Option<u64>,
     /// Share of the machine's CPU time the hypervisor stole during the load.
     pub steal_fraction: Option<f64>,
+    /// The server's control group's CPU seconds over the measurement
+    /// (every process it ever had); `None` without a group.
+    pub server_group_cpu_s: Option<f64>,
+    /// The group's memory high-water mark since the server started.
+    pub server_group_memory_peak: Option<u64>,
+    /// How the load generator's threads were held to their CPUs, where
+    /// they were pinned (`cgroup-v1`, `affinity`).
+    pub generator_containment: Option<String>,
+    pub generator_cpuset: Option<String>,
     pub warnings: Vec<String>,
+    /// Every request of the window, unanswered ones included.
     pub latency: Histogram<u64>,
+    /// Answered requests only.
+    pub answered: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
     pub lateness: Option<Histogram<u64>>,
     pub samples: Vec<SampleRow>,
@@ -290,62 +371,78 @@ pub(crate) fn update_figures(
     f: &CaseFigures,
 ) -> rusqlite::Result<()> {
     let l = &f.latency_summary;
-    let cpu_per_req = match (f.server_cpu_s, f.outcome_requests) {
+    let per_req = |cpu: Option<f64>| match (cpu, f.outcome_requests) {
         (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
         _ => None,
     };
+    let cpu_per_req = per_req(f.server_cpu_s);
     tx.execute(
-        "UPDATE cases SET state = 'done', reason = NULL, finished_at = ?2, requests = ?3,
-            duration_s = ?4, rps = ?5, rps_stdev = ?6, rps_max = ?7, bytes_read = ?8,
-            err_connect = ?9, err_read = ?10, err_write = ?11, err_timeout = ?12, err_status = ?13,
-            err_parse = ?14, timeouts_per_million = ?15, lat_min = ?16, lat_mean = ?17,
-            lat_stdev = ?18, lat_max = ?19, lat_p50 = ?20, lat_p75 = ?21, lat_p90 = ?22,
-            lat_p99 = ?23, lat_p999 = ?24, lat_p9999 = ?25, unc_p50 = ?26, unc_p99 = ?27,
-            lateness_p99 = ?28, generator_cpu_s = ?29, generator_busy = ?30, saturated = ?31,
-            server_cpu_s = ?32, server_cpu_us_per_request = ?33, server_rss_peak = ?34,
-            server_rss_mean = ?35, server_threads_max = ?36, warnings_json = ?37,
-            steal_fraction = ?38
-         WHERE id = ?1",
-        params![
-            case,
-            super::now_rfc3339(),
-            f.outcome_requests as i64,
-            f.duration_s,
-            f.rps,
-            f.rps_stdev,
-            f.rps_max,
-            f.bytes_read as i64,
-            f.errors.connect as i64,
-            f.errors.read as i64,
-            f.errors.write as i64,
-            f.errors.timeout as i64,
-            f.errors.status as i64,
-            f.errors.parse as i64,
-            f.timeouts_per_million,
-            l.min as i64,
-            l.mean,
-            l.stdev,
-            l.max as i64,
-            l.p50 as i64,
-            l.p75 as i64,
-            l.p90 as i64,
-            l.p99 as i64,
-            l.p999 as i64,
-            l.p9999 as i64,
-            f.unc_p50 as i64,
-            f.unc_p99 as i64,
-            f.lateness_p99.map(|v| v as i64),
-            f.generator_cpu_s,
-            f.generator_busy,
-            f.saturated as i64,
-            f.server_cpu_s,
-            cpu_per_req,
-            f.server_rss_peak.map(|v| v as i64),
-            f.server_rss_mean.map(|v| v as i64),
-            f.server_threads_max.map(|v| v as i64),
-            serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into()),
-            f.steal_fraction
-        ],
+        "UPDATE cases SET state = 'done', reason = NULL, finished_at = :finished_at,
+            planned = :planned, requests = :requests, duration_s = :duration_s, rps = :rps,
+            rps_stdev = :rps_stdev, rps_max = :rps_max, bytes_read = :bytes_read,
+            err_connect = :err_connect, err_read = :err_read, err_write = :err_write,
+            err_timeout = :err_timeout, err_status = :err_status, err_parse = :err_parse,
+            err_unanswered = :err_unanswered, timeouts_per_million = :timeouts_per_million,
+            lat_min = :lat_min, lat_mean = :lat_mean, lat_stdev = :lat_stdev, lat_max = :lat_max,
+            lat_p50 = :lat_p50, lat_p75 = :lat_p75, lat_p90 = :lat_p90, lat_p99 = :lat_p99,
+            lat_p999 = :lat_p999, lat_p9999 = :lat_p9999, unc_p50 = :unc_p50, unc_p99 = :unc_p99,
+            lateness_p99 = :lateness_p99, generator_cpu_s = :generator_cpu_s,
+            generator_busy = :generator_busy, saturated = :saturated,
+            server_cpu_s = :server_cpu_s, server_cpu_us_per_request = :server_cpu_us_per_request,
+            server_rss_peak = :server_rss_peak, server_rss_mean = :server_rss_mean,
+            server_threads_max = :server_threads_max, warnings_json = :warnings_json,
+            steal_fraction = :steal_fraction, server_group_cpu_s = :server_group_cpu_s,
+            server_group_cpu_us_per_request = :server_group_cpu_us_per_request,
+            server_group_memory_peak = :server_group_memory_peak,
+            generator_containment = :generator_containment, generator_cpuset = :generator_cpuset
+         WHERE id = :id",
+        named_params! {
+            ":id": case,
+            ":finished_at": super::now_rfc3339(),
+            ":planned": f.planned as i64,
+            ":requests": f.outcome_requests as i64,
+            ":duration_s": f.duration_s,
+            ":rps": f.rps,
+            ":rps_stdev": f.rps_stdev,
+            ":rps_max": f.rps_max,
+            ":bytes_read": f.bytes_read as i64,
+            ":err_connect": f.errors.connect as i64,
+            ":err_read": f.errors.read as i64,
+            ":err_write": f.errors.write as i64,
+            ":err_timeout": f.errors.timeout as i64,
+            ":err_status": f.errors.status as i64,
+            ":err_parse": f.errors.parse as i64,
+            ":err_unanswered": f.errors.unanswered as i64,
+            ":timeouts_per_million": f.timeouts_per_million,
+            ":lat_min": l.min as i64,
+            ":lat_mean": l.mean,
+            ":lat_stdev": l.stdev,
+            ":lat_max": l.max as i64,
+            ":lat_p50": l.p50 as i64,
+            ":lat_p75": l.p75 as i64,
+            ":lat_p90": l.p90 as i64,
+            ":lat_p99": l.p99 as i64,
+            ":lat_p999": l.p999 as i64,
+            ":lat_p9999": l.p9999 as i64,
+            ":unc_p50": f.unc_p50 as i64,
+            ":unc_p99": f.unc_p99 as i64,
+            ":lateness_p99": f.lateness_p99.map(|v| v as i64),
+            ":generator_cpu_s": f.generator_cpu_s,
+            ":generator_busy": f.generator_busy,
+            ":saturated": f.saturated as i64,
+            ":server_cpu_s": f.server_cpu_s,
+            ":server_cpu_us_per_request": cpu_per_req,
+            ":server_rss_peak": f.server_rss_peak.map(|v| v as i64),
+            ":server_rss_mean": f.server_rss_mean.map(|v| v as i64),
+            ":server_threads_max": f.server_threads_max.map(|v| v as i64),
+            ":warnings_json": serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into()),
+            ":steal_fraction": f.steal_fraction,
+            ":server_group_cpu_s": f.server_group_cpu_s,
+            ":server_group_cpu_us_per_request": per_req(f.server_group_cpu_s),
+            ":server_group_memory_peak": f.server_group_memory_peak.map(|v| v as i64),
+            ":generator_containment": f.generator_containment,
+            ":generator_cpuset": f.generator_cpuset,
+        },
     )?;
     Ok(())
 }
@@ -375,19 +472,19 @@ impl SampleRow {
 
     pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<SampleRow> {
         Ok(SampleRow {
-            second: r.get(0)?,
-            phase: r.get(1)?,
-            start_s: r.get(2)?,
-            duration_s: r.get(3)?,
-            requests: r.get::<_, i64>(4)? as u64,
-            errors: r.get::<_, i64>(5)? as u64,
-            bytes: r.get::<_, i64>(6)? as u64,
-            p50_us: r.get::<_, i64>(7)? as u64,
-            p99_us: r.get::<_, i64>(8)? as u64,
-            interval_hist: r.get(9)?,
-            server_cpu: r.get(10)?,
-            server_rss: r.get::<_, Option<i64>>(11)?.map(|v| v as u64),
-            server_threads: r.get::<_, Option<i64>>(12)?.map(|v| v as u64),
+            second: r.get("second")?,
+            phase: r.get("phase")?,
+            start_s: r.get("start_s")?,
+            duration_s: r.get("duration_s")?,
+            requests: r.get::<_, i64>("requests")? as u64,
+            errors: r.get::<_, i64>("errors")? as u64,
+            bytes: r.get::<_, i64>("bytes")? as u64,
+            p50_us: r.get::<_, i64>("p50_us")? as u64,
+            p99_us: r.get::<_, i64>("p99_us")? as u64,
+            interval_hist: r.get("interval_hist")?,
+            server_cpu: r.get("server_cpu")?,
+            server_rss: r.get::<_, Option<i64>>("server_rss")?.map(|v| v as u64),
+            server_threads: r.get::<_, Option<i64>>("server_threads")?.map(|v| v as u64),
         })
     }
 
@@ -421,17 +518,17 @@ impl SweepRow {
 
     pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<SweepRow> {
         Ok(SweepRow {
-            sweep: r.get(0)?,
-            server: r.get(1)?,
-            mode: r.get(2)?,
-            response: r.get(3)?,
-            scenario: r.get(4)?,
-            cores: r.get(5)?,
-            slo_quantile: r.get(6)?,
-            slo_us: r.get(7)?,
-            knee_rps: r.get(8)?,
-            state: r.get(9)?,
-            reason: r.get(10)?,
+            sweep: r.get("sweep")?,
+            server: r.get("server")?,
+            mode: r.get("mode")?,
+            response: r.get("response")?,
+            scenario: r.get("scenario")?,
+            cores: r.get("cores")?,
+            slo_quantile: r.get("slo_quantile")?,
+            slo_us: r.get("slo_us")?,
+            knee_rps: r.get("knee_rps")?,
+            state: r.get("state")?,
+            reason: r.get("reason")?,
         })
     }
 }

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -80,6 +80,19 @@ CREATE TABLE part_samples_v4 (
 INSERT INTO part_samples_v4 SELECT * FROM part_samples;
 DROP TABLE part_samples;
 ALTER TABLE part_samples_v4 RENAME TO part_samples;
+"#;
+
+// Containment (issue 12): how the server and the load generator were held
+// to their CPUs, the cpuset the kernel enforced, and the server's control
+// group's own CPU and memory figures beside the /proc ones.
+const V5: &str = r#"
+ALTER TABLE cases ADD COLUMN containment TEXT;
+ALTER TABLE cases ADD COLUMN server_cpuset TEXT;
+ALTER TABLE cases ADD COLUMN server_group_cpu_s REAL;
+ALTER TABLE cases ADD COLUMN server_group_cpu_us_per_request REAL;
+ALTER TABLE cases ADD COLUMN server_group_memory_peak INTEGER;
+ALTER TABLE cases ADD COLUMN generator_containment TEXT;
+ALTER TABLE cases ADD COLUMN generator_cpuset TEXT;
 "#;
 
 const V1: &str = r#"

@@ -6,4 +6,4 @@ pub mod pairing;
 mod plan;
 
 pub use file::{LoadProfile, Suite};
-pub use plan::{plan, CaseSpec, Plan, PlanItem, Subject, SweepItem};
+pub use plan::{plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem};

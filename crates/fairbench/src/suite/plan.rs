@@ -84,7 +84,7 @@ pub struct Skip {
 }
 
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct SuitePlan {
     pub items: Vec<PlanItem>,
     pub skips: Vec<Skip>,
     /// Every server the suite selected, with its toolchain status.
@@ -92,7 +92,7 @@ pub struct Plan {
     pub cpus: Vec<usize>,
 }
 
-impl Plan {
+impl SuitePlan {
     pub fn case_count(&self) -> usize {
         self.items
             .iter()
@@ -134,7 +134,7 @@ fn filter(field: &str, list: &[String]) -> anyhow::Result<NameFilter> {
     NameFilter::parse(&list.join(",")).map_err(|e| crate::usage::usage(format!("{field}: {e}")))
 }
 
-pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
+pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
     let cpus = crate::host::allowed_cpus();
     let server_filter = filter("servers", &suite.servers)?;
     let mode_filter = filter("modes", &suite.modes)?;
@@ -295,7 +295,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<Plan> {
     if suite.interleave == Interleave::Case {
         items = super::order::interleave(items, suite.interleave_seed.unwrap_or(0));
     }
-    Ok(Plan {
+    Ok(SuitePlan {
         items,
         skips,
         toolchains,

@@ -1,6 +1,6 @@
 //! A throw-away fairbench root: the repository's scenarios, Python test
-//! servers (tests/fixtures/pyserver.py, copied into each server's folder so
-//! that an ssh host gets it too) with a unique token in their command line,
+//! servers (tests/fixtures/pyserver.py or another script, copied into each
+//! server's folder so that an ssh host gets it too) with a unique token in their command line,
 //! suites written by the test, and what the tests read from its results
 //! database afterwards.
 
@@ -20,6 +20,13 @@ pub struct Root {
 impl Root {
     /// `servers`: (name, extra pyserver arguments).
     pub fn new(servers: &[(&str, &[&str])]) -> Root {
+        Root::with_script(&repo().join("tests/fixtures/pyserver.py"), servers)
+    }
+
+    /// Servers run by another Python test server `script` (which takes
+    /// `--token` and `--lifetime` too): (name, extra arguments).
+    pub fn with_script(script: &Path, servers: &[(&str, &[&str])]) -> Root {
+        let file = script.file_name().unwrap().to_string_lossy().into_owned();
         let dir = tempfile::tempdir().unwrap();
         let token = format!(
             "fbtest-{}-{}",
@@ -46,14 +53,10 @@ impl Root {
         for (name, extra) in servers {
             let d = root.join("servers").join(name);
             std::fs::create_dir_all(&d).unwrap();
-            std::fs::copy(
-                repo().join("tests/fixtures/pyserver.py"),
-                d.join("pyserver.py"),
-            )
-            .unwrap();
+            std::fs::copy(script, d.join(&file)).unwrap();
             let mut argv = vec![
                 "python3".to_string(),
-                "{dir}/pyserver.py".into(),
+                format!("{{dir}}/{file}"),
                 "--token".into(),
                 token.clone(),
                 "--lifetime".into(),

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::output::check_table::Table;
-use crate::report::compare::{CaseDiff, Comparison, MetricDiff};
+use crate::report::comparison::{CaseDiff, Comparison, MetricDiff};
 use crate::report::escape::{markdown, visible};
 use crate::report::model::CaseKey;
 use crate::report::table::fixed;

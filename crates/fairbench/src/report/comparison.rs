@@ -184,7 +184,7 @@ pub fn diff(a: &[f64], b: &[f64], higher_is_better: bool, seed: u64) -> Option<M
     })
 }
 
-pub fn compare(
+pub fn compare_runs(
     a: RunRef,
     a_cases: &[CaseRow],
     b: RunRef,

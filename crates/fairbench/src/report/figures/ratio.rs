@@ -2,13 +2,13 @@
 //! chart of intervals beside the absolute chart of its section, with the
 //! table of every number it draws (report::paired computes them).
 
-use super::figures::Figure;
-use super::model::Report;
-use super::paired::{Ratio, RatioRow, Role};
-use super::palette;
-use super::ratio_stats::ratio;
-use super::svg::ratio::{RatioChart, RatioRow as ChartRow};
-use super::table::{percent, Cell, Table};
+use super::Figure;
+use crate::report::model::RunReport;
+use crate::report::paired::{Ratio, RatioRow, Role};
+use crate::report::palette;
+use crate::report::ratio_stats::ratio;
+use crate::report::svg::ratio::{RatioChart, RatioRow as ChartRow};
+use crate::report::table::{percent, Cell, Table};
 
 #[derive(Clone, Copy)]
 pub enum Metric {
@@ -72,7 +72,7 @@ fn role_text(role: Role) -> &'static str {
 }
 
 /// The figure of one metric; None when no case has a ratio for it.
-pub fn figure(r: &Report, m: Metric) -> Option<Figure> {
+pub fn figure(r: &RunReport, m: Metric) -> Option<Figure> {
     let p = &r.paired;
     let rows: Vec<&RatioRow> = p.rows.iter().filter(|x| m.applies(x)).collect();
     if !rows.iter().any(|x| m.get(x).is_some()) {

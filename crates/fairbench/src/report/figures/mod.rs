@@ -1,0 +1,306 @@
+//! From the model to figures: each chart with the table of every number it
+//! draws, grouped in the report's sections. HTML shows both; Markdown shows
+//! the tables; so the formats cannot disagree. One file per figure family;
+//! this one holds the sections and what the families share.
+
+mod latency;
+mod ratio;
+mod resources;
+mod scaling;
+mod spectrum;
+mod sweeps;
+mod throughput;
+mod volume;
+mod warmup;
+
+use super::palette;
+use crate::report::model::{Group, RunReport};
+use crate::report::stats::Summary;
+use crate::report::svg::bar::{Bar, BarChart, BarRow};
+use crate::report::table::{fixed, percent, Cell, Table};
+use latency::latency;
+use ratio::Metric;
+use resources::{cpu_per_request, rss_peak};
+use scaling::scaling;
+use spectrum::spectra;
+use sweeps::sweeps;
+use throughput::throughput;
+use volume::{requests, timeouts};
+use warmup::warmups;
+
+pub struct Section {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub intro: String,
+    pub figures: Vec<Figure>,
+}
+
+pub struct Figure {
+    pub id: String,
+    pub title: String,
+    pub caption: String,
+    /// None for a table without a chart.
+    pub svg: Option<String>,
+    pub table: Table,
+}
+
+/// Every section of the report that has something to show.
+pub fn sections(r: &RunReport) -> Vec<Section> {
+    let main: Vec<&Group> = r.groups.iter().filter(|g| !g.is_sweep_step()).collect();
+    let single: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores == 1).collect();
+    let multi: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores > 1).collect();
+    let mut out = Vec::new();
+
+    let mut figs = Vec::new();
+    if !single.is_empty() {
+        figs.push(throughput(
+            &single,
+            "throughput-single",
+            "Throughput, single core",
+        ));
+    }
+    if !multi.is_empty() {
+        figs.push(throughput(
+            &multi,
+            "throughput-multi",
+            "Throughput, multi-core",
+        ));
+    }
+    figs.extend(ratio::figure(r, Metric::Rps));
+    push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", figs);
+
+    let mut figs = Vec::new();
+    if !single.is_empty() {
+        figs.push(latency(
+            &single,
+            "latency-single",
+            "Mean and p99 latency, single core",
+        ));
+    }
+    if !multi.is_empty() {
+        figs.push(latency(
+            &multi,
+            "latency-multi",
+            "Mean and p99 latency, multi-core",
+        ));
+    }
+    figs.extend(ratio::figure(r, Metric::P99));
+    push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
+
+    if !main.is_empty() {
+        let figs = vec![requests(&main), timeouts(&main)];
+        push(&mut out, "volume", "Requests and timeouts", "Completed requests per measurement (as the study's \"total requests\"), and requests without an answer (timed out, or still unanswered when the run ended) per million planned.", figs);
+    }
+
+    let figs = spectra(&main);
+    push(&mut out, "spectrum", "Latency spectrum", "Latency by percentile, HdrHistogram style: every repetition's histogram merged, read at quarter \"nines\" (x = −log10(1 − q): 90 %, 99 %, 99.9 % … equally spaced). Curves stop where the sample count can no longer tell.", figs);
+
+    let figs = scaling(&main);
+    push(&mut out, "scaling", "Core scaling", "Median requests per second against the cores the server was given, one line per server variant (closed-loop cases run at several core counts).", figs);
+
+    let figs = warmups(&main);
+    push(&mut out, "warmup", "Warm-up", "Requests per second second by second, warm-up included, of each case's first finished repetition. A JIT climbs; an AOT binary should start flat.", figs);
+
+    let mut figs = Vec::new();
+    if main.iter().any(|g| g.cpu_us_per_request.is_some()) {
+        figs.push(cpu_per_request(&main));
+    }
+    if main.iter().any(|g| g.rss_peak.is_some()) {
+        figs.push(rss_peak(&main));
+    }
+    figs.extend(ratio::figure(r, Metric::CpuPerRequest));
+    push(&mut out, "resources", "Server CPU and memory", "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.", figs);
+
+    let figs = sweeps(r);
+    push(&mut out, "sweeps", "Rate sweeps", "Constant-rate steps of increasing offered rate: p50 (dashed) and p99 (solid) latency against the offered rate, the objective as a horizontal line and the knee (the highest rate meeting it) as a vertical line.", figs);
+    out
+}
+
+fn push(
+    out: &mut Vec<Section>,
+    id: &'static str,
+    title: &'static str,
+    intro: &str,
+    figures: Vec<Figure>,
+) {
+    if !figures.is_empty() {
+        out.push(Section {
+            id,
+            title,
+            intro: intro.to_string(),
+            figures,
+        });
+    }
+}
+
+/// Groups in order, split into runs sharing a context (scenario · cores · load).
+fn by_context<'a>(groups: &[&'a Group]) -> Vec<(String, Vec<&'a Group>)> {
+    let mut out: Vec<(String, Vec<&Group>)> = Vec::new();
+    for g in groups {
+        let c = g.key.context();
+        match out.iter_mut().find(|(k, _)| *k == c) {
+            Some((_, v)) => v.push(g),
+            None => out.push((c, vec![g])),
+        }
+    }
+    out
+}
+
+fn colour(g: &Group) -> &'static str {
+    palette::colour(g.palette_index)
+}
+
+/// The bar label: the variant, flagged when a reader must look twice.
+fn bar_label(g: &Group) -> String {
+    if g.flags().is_empty() {
+        g.label.clone()
+    } else {
+        format!("⚠ {}", g.label)
+    }
+}
+
+/// The first columns of every per-case table.
+const KEY_COLUMNS: [(&str, bool); 5] = [
+    ("variant", false),
+    ("scenario", false),
+    ("cores", true),
+    ("load", false),
+    ("reps", true),
+];
+
+fn key_cells(g: &Group) -> Vec<Cell> {
+    vec![
+        Cell::swatch(g.label.clone(), colour(g)),
+        Cell::text(g.key.scenario.clone()),
+        Cell::num(g.key.cores as f64, 0),
+        Cell::text(g.key.load.clone()),
+        Cell::num(g.done as f64, 0),
+    ]
+}
+
+fn columns(extra: &[(&'static str, bool)]) -> Vec<(&'static str, bool)> {
+    KEY_COLUMNS.iter().chain(extra.iter()).copied().collect()
+}
+
+fn med(s: &Option<Summary>) -> Option<f64> {
+    s.as_ref().map(|s| s.median)
+}
+
+/// "median 123.4 over 3 repetitions; 75 % CI 120.0 … 125.0; values 120.0, 123.4, 125.0"
+fn summary_tip(s: &Summary, decimals: usize, unit: &str) -> String {
+    let vals: Vec<String> = s.values.iter().map(|v| fixed(*v, decimals)).collect();
+    let mut t = format!(
+        "median {} {unit} over {} repetition{}",
+        fixed(s.median, decimals),
+        s.n,
+        if s.n == 1 { "" } else { "s" }
+    );
+    if s.n >= 2 {
+        t.push_str(&format!(
+            "\n{} CI of the median: {} … {} {unit}",
+            percent(s.confidence),
+            fixed(s.low, decimals),
+            fixed(s.high, decimals)
+        ));
+    }
+    t.push_str(&format!("\nrepetitions: {}", vals.join(", ")));
+    t
+}
+
+fn tip_head(g: &Group) -> String {
+    let mut t = format!("{}\n{}", g.label, g.key.context());
+    for f in g.flags() {
+        t.push_str(&format!("\n⚠ {f}"));
+    }
+    t
+}
+
+fn no_data(g: &Group) -> Bar {
+    Bar {
+        value: 0.0,
+        whisker: None,
+        opacity: 1.0,
+        tip: format!("{}\nno finished repetition", tip_head(g)),
+        text: "no data".into(),
+    }
+}
+
+/// A bar chart of one metric per case, all cases, sections by context.
+struct SimpleBar<'a> {
+    id: &'a str,
+    title: &'a str,
+    subtitle: &'a str,
+    caption: &'a str,
+    axis: String,
+    div: f64,
+    unit: &'a str,
+    decimals: usize,
+    metric: fn(&Group) -> &Option<Summary>,
+    text: fn(f64) -> String,
+}
+
+fn simple_bar(
+    groups: &[&Group],
+    spec: SimpleBar<'_>,
+    table_cols: &[(&'static str, bool)],
+) -> Figure {
+    let mut rows = Vec::new();
+    let mut table = Table::new(format!("table-{}", spec.id), &columns(table_cols));
+    for (ctx, gs) in by_context(groups) {
+        rows.push(BarRow::Section(ctx));
+        for g in gs {
+            let m = (spec.metric)(g);
+            let bar = match m {
+                Some(s) => Bar {
+                    value: s.median / spec.div,
+                    whisker: (s.n >= 2).then(|| (s.low / spec.div, s.high / spec.div)),
+                    opacity: 1.0,
+                    tip: format!(
+                        "{}\n{}",
+                        tip_head(g),
+                        summary_tip(s, spec.decimals, spec.unit)
+                    ),
+                    text: (spec.text)(s.median),
+                },
+                None => no_data(g),
+            };
+            rows.push(BarRow::Bars {
+                label: bar_label(g),
+                colour: colour(g),
+                bars: vec![bar],
+            });
+            let mut cells = key_cells(g);
+            cells.extend([
+                Cell::opt(m.as_ref().map(|s| s.median), spec.decimals),
+                Cell::opt(m.as_ref().map(|s| s.min), spec.decimals),
+                Cell::opt(m.as_ref().map(|s| s.max), spec.decimals),
+            ]);
+            table.push(cells);
+        }
+    }
+    let chart = BarChart {
+        id: format!("chart-{}", spec.id),
+        title: spec.title.to_string(),
+        subtitle: Some(spec.subtitle.to_string()),
+        x_label: spec.axis,
+        rows,
+        legend: Vec::new(),
+    };
+    Figure {
+        id: spec.id.to_string(),
+        title: spec.title.to_string(),
+        caption: spec.caption.to_string(),
+        svg: Some(chart.render()),
+        table,
+    }
+}
+
+fn series_label(g: &Group) -> String {
+    g.label.clone()
+}
+
+/// 99.9 → "99.9", 43.765867 → "43.7659".
+fn trim_pct(p: f64) -> String {
+    let s = format!("{p:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
