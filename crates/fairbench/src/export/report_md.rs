@@ -78,11 +78,7 @@ pub fn render(r: &RunReport) -> String {
         md(&r.paired.reference),
         md(r.paired.reference_from),
         md(r.paired.method),
-        r.paired
-            .notes
-            .iter()
-            .map(|n| format!(" {}.", md(n)))
-            .collect::<String>()
+        r.paired.notes_text(md)
     );
     o
 }

@@ -280,11 +280,7 @@ fn method(o: &mut String, r: &RunReport) {
         html(&r.paired.reference),
         html(r.paired.reference_from),
         html(r.paired.method),
-        r.paired
-            .notes
-            .iter()
-            .map(|n| format!(" {}.", html(n)))
-            .collect::<String>(),
+        r.paired.notes_text(html),
         html_multiline(&r.run.suite_toml)
     );
 }

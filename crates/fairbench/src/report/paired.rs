@@ -103,6 +103,11 @@ impl Paired {
     pub fn row(&self, key: &CaseKey) -> Option<&RatioRow> {
         self.rows.iter().find(|r| &r.key == key)
     }
+
+    /// The notes as sentences to follow the method, each escaped by `esc`.
+    pub fn notes_text(&self, esc: impl Fn(&str) -> String) -> String {
+        self.notes.iter().map(|n| format!(" {}.", esc(n))).collect()
+    }
 }
 
 /// Done repetitions of one case key: repetition → row.

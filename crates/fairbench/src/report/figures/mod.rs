@@ -135,12 +135,20 @@ fn push(
 
 /// Groups in order, split into runs sharing a context (scenario · cores · load).
 fn by_context<'a>(groups: &[&'a Group]) -> Vec<(String, Vec<&'a Group>)> {
-    let mut out: Vec<(String, Vec<&Group>)> = Vec::new();
-    for g in groups {
-        let c = g.key.context();
-        match out.iter_mut().find(|(k, _)| *k == c) {
-            Some((_, v)) => v.push(g),
-            None => out.push((c, vec![g])),
+    grouped(groups.iter().copied(), |g| g.key.context())
+}
+
+/// Items gathered by `key`, keys in order of first appearance.
+fn grouped<'a, T>(
+    items: impl IntoIterator<Item = &'a T>,
+    key: impl Fn(&T) -> String,
+) -> Vec<(String, Vec<&'a T>)> {
+    let mut out: Vec<(String, Vec<&T>)> = Vec::new();
+    for item in items {
+        let k = key(item);
+        match out.iter_mut().find(|(have, _)| *have == k) {
+            Some((_, v)) => v.push(item),
+            None => out.push((k, vec![item])),
         }
     }
     out

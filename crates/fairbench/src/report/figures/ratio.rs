@@ -97,15 +97,7 @@ pub fn figure(r: &RunReport, m: Metric) -> Option<Figure> {
             ("notes", false),
         ],
     );
-    // Rows grouped by context, contexts in order of first appearance.
-    let mut contexts: Vec<(String, Vec<&RatioRow>)> = Vec::new();
-    for x in rows {
-        let ctx = x.key.context();
-        match contexts.iter_mut().find(|(c, _)| *c == ctx) {
-            Some((_, v)) => v.push(x),
-            None => contexts.push((ctx, vec![x])),
-        }
-    }
+    let contexts = super::grouped(rows, |x| x.key.context());
     let mut chart_rows = Vec::new();
     for (ctx, group) in &contexts {
         chart_rows.push(ChartRow::Section(format!(
