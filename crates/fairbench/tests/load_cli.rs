@@ -341,9 +341,11 @@ fn timeout_and_warmup_shape_the_run() {
     let j = json_of(&out);
     assert_eq!(j["warmup_s"], 0.5);
     assert_eq!(j["timeout_s"], 0.2);
-    // One connection, 200 ms each: a few timeouts in a 1 s window.
+    // One connection, 200 ms each: about five timeouts in a 1 s window
+    // (fewer on a stalled machine, never more than the window allows).
     let t = j["errors"]["timeout"].as_u64().unwrap();
-    assert!((2..=10).contains(&t), "{t} timeouts");
+    assert!((1..=10).contains(&t), "{t} timeouts");
+    assert_eq!(j["requests"], 0);
     let phases: Vec<&str> = j["series"]
         .as_array()
         .unwrap()

@@ -58,8 +58,8 @@ pub struct SuperviseArgs {
     pub ready_port: Option<u16>,
     #[arg(long, default_value_t = 30_000)]
     pub ready_timeout_ms: u64,
-    #[arg(long, value_delimiter = ',')]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long)]
+    pub cpus: Option<crate::args::CpuList>,
     #[arg(long = "env")]
     pub env: Vec<String>,
     #[arg(last = true, required = true)]
@@ -200,7 +200,7 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
     let _ = fairbench_zoo::containment::clean_leftovers();
     let mut spec = ServerSpec::new(a.argv.clone(), a.cwd.clone(), a.log.clone());
     spec.env = env;
-    spec.cpus = a.cpus.clone();
+    spec.cpus = a.cpus.clone().map(|c| c.0);
     spec.stop_grace = Duration::from_millis(a.grace_ms);
     let server = match ServerProcess::start(&spec) {
         Ok(p) => Arc::new(p),

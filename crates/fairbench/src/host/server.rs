@@ -225,12 +225,7 @@ impl RemoteServer {
         ];
         if let Some(cpus) = &spec.cpus {
             argv.push("--cpus".into());
-            argv.push(
-                cpus.iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
+            argv.push(crate::args::format_cpus(cpus));
         }
         for (k, v) in &spec.env {
             argv.push("--env".into());
