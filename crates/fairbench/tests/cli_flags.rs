@@ -39,6 +39,8 @@ fn sample(flag: &str) -> Option<&'static str> {
         "variant" => "normalized",
         "mode" => "native",
         "reference" => "go-nethttp",
+        "interleave" => "case",
+        "interleave-seed" => "7",
         "suite" => "quick",
         "resume" => "1",
         "format" => "json",

@@ -111,6 +111,26 @@ fn every_chart_is_present_with_title_axes_and_table() {
         ),
         ("rss-peak", &["Peak server memory (RSS)", "peak RSS (MiB)"]),
         (
+            "ratio-rps",
+            &[
+                "Throughput relative to go-nethttp",
+                "req/s relative to the reference (×, log scale)",
+                "static · 1 core · closed c=50 t=1 — reference: go-nethttp default/normalized",
+                "0.60× [0.60–0.60]",
+            ],
+        ),
+        (
+            "ratio-p99",
+            &["p99 latency relative to go-nethttp", "1.67× [1.66–1.67]"],
+        ),
+        (
+            "ratio-cpu",
+            &[
+                "Server CPU per request relative to go-nethttp",
+                "1.47× [1.47–1.47]",
+            ],
+        ),
+        (
             "sweep-1",
             &[
                 "Latency against offered rate — static · 1 core",

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::args::{resolve_run, RunSel};
 use crate::export::comparison;
 use crate::report::comparison::{compare_runs, RunRef};
+use crate::report::paired_compare;
 use crate::store::Store;
 use crate::usage::usage;
 
@@ -35,6 +36,10 @@ pub struct CompareArgs {
     /// PCT percent (req/s for closed loop, p99 for constant rate): for CI.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// Pair both runs relative to this server (or SERVER/MODE/RESPONSE)
+    /// [default: run A's suite's reference, else go-nethttp]
+    #[arg(long, value_name = "SERVER")]
+    pub reference: Option<String>,
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
@@ -53,13 +58,21 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let sb = store_b.as_ref().unwrap_or(&store_a);
     let run_a = resolve_run(&store_a, args.run_a)?;
     let run_b = resolve_run(sb, args.run_b)?;
-    let cmp = compare_runs(
+    let (cases_a, cases_b) = (store_a.cases(run_a.id)?, sb.cases(run_b.id)?);
+    let mut cmp = compare_runs(
         RunRef::of(&store_a.path().display().to_string(), &run_a),
-        &store_a.cases(run_a.id)?,
+        &cases_a,
         RunRef::of(&sb.path().display().to_string(), &run_b),
-        &sb.cases(run_b.id)?,
+        &cases_b,
         args.fail_on_regression,
     );
+    paired_compare::attach(
+        &mut cmp,
+        &run_a,
+        &cases_a,
+        &cases_b,
+        args.reference.as_deref(),
+    )?;
     let text = match args.format {
         Format::Text => comparison::text(&cmp),
         Format::Md => comparison::markdown_doc(&cmp),

@@ -50,12 +50,16 @@ pub struct ReportArgs {
     /// HdrHistogram interval logs (.hlog), one file per repetition.
     #[arg(long, value_name = "DIR")]
     pub hdr: Option<PathBuf>,
+    /// Ratios relative to this server (or SERVER/MODE/RESPONSE) instead of
+    /// the suite's reference [default: the suite's, else go-nethttp]
+    #[arg(long, value_name = "SERVER")]
+    pub reference: Option<String>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let store = Store::open_existing(&args.db)?;
     let run = resolve_run(&store, args.run)?;
-    let report = model::build(&store, &run)
+    let report = model::build_with(&store, &run, args.reference.as_deref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
     let text = match args.format {
         Format::Html => html::render(&report),

@@ -9,6 +9,7 @@ use crate::args::{load_zoo, resolve_root};
 use crate::output::run_table;
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
+use crate::suite::order::{self, Interleave};
 use crate::suite::{self, PlanItem, Suite};
 use crate::topology::{ClientArgs, Layout, ServerArgs};
 use crate::units;
@@ -34,6 +35,14 @@ pub struct RunArgs {
     /// Repetitions of each case instead of the suite's.
     #[arg(long)]
     pub repetitions: Option<usize>,
+    /// Order of cases within each repetition instead of the suite's:
+    /// `case` shuffles them (seeded, the seed stored with the run) and
+    /// rotates that order each repetition, so drift does not line up with one server.
+    #[arg(long, value_enum, value_name = "ORDER")]
+    pub interleave: Option<Interleave>,
+    /// The seed of `--interleave case`'s shuffle [default: drawn, then stored with the run]
+    #[arg(long, value_name = "N")]
+    pub interleave_seed: Option<u64>,
     /// Print the expanded plan, the case count and the estimated time; run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -47,7 +56,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_unfair: bool,
     /// Finish the remaining cases of an interrupted run.
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["servers", "scenarios", "cores", "duration", "repetitions", "dry_run"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["servers", "scenarios", "cores", "duration", "repetitions", "interleave", "interleave_seed", "dry_run"])]
     pub resume: Option<i64>,
     /// Write the HTML report of the run to FILE when it ends.
     #[arg(long, value_name = "FILE")]
@@ -73,7 +82,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     let (_, text) = Suite::resolve(&zoo.root, &args.suite)?;
     let text = apply_overrides(&text, args)?;
-    let suite = Suite::parse(&text, &args.suite)?;
+    let (suite, text) = record_seed(Suite::parse(&text, &args.suite)?, text, &args.suite)?;
     let plan = suite::plan(&suite, zoo)?;
     for s in &plan.skips {
         eprintln!("skipped {}: {}", s.what, units::one_line(&s.reason));
@@ -318,7 +327,8 @@ fn execute(
     };
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
-        print!("{}", run_table::render(&r, &cases));
+        let paired = crate::report::model::paired_of(&r, &cases, None).ok();
+        print!("{}", run_table::render(&r, &cases, paired.as_ref()));
     }
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);
@@ -356,6 +366,8 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         && a.cores.is_none()
         && a.duration.is_none()
         && a.repetitions.is_none()
+        && a.interleave.is_none()
+        && a.interleave_seed.is_none()
     {
         return Ok(text.to_string());
     }
@@ -396,11 +408,43 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         }
         doc.insert("repetitions".into(), toml::Value::Integer(r as i64));
     }
+    if let Some(i) = a.interleave {
+        doc.insert("interleave".into(), toml::Value::String(i.as_str().into()));
+    }
+    if let Some(seed) = a.interleave_seed {
+        let seed = i64::try_from(seed)
+            .map_err(|_| usage(format!("--interleave-seed {seed}: must be below 2^63")))?;
+        let mode = doc.get("interleave").and_then(toml::Value::as_str);
+        if mode != Some(Interleave::Case.as_str()) {
+            return Err(usage(
+                "--interleave-seed: only --interleave case shuffles (this suite runs cases in matrix order)",
+            ));
+        }
+        doc.insert("interleave_seed".into(), toml::Value::Integer(seed));
+    }
     Ok(toml::to_string(&doc)?)
+}
+
+/// A suite interleaving cases without a seed gets one now, written into the
+/// suite text the run stores, so the order can be told and repeated.
+fn record_seed(suite: Suite, text: String, shown: &str) -> anyhow::Result<(Suite, String)> {
+    if suite.interleave != Interleave::Case || suite.interleave_seed.is_some() {
+        return Ok((suite, text));
+    }
+    let mut doc: toml::Table = text.parse().map_err(|e| usage(format!("--suite: {e}")))?;
+    doc.insert(
+        "interleave_seed".into(),
+        toml::Value::Integer(order::fresh_seed() as i64),
+    );
+    let text = toml::to_string(&doc)?;
+    Ok((Suite::parse(&text, shown)?, text))
 }
 
 fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
     println!("suite {}: {}", suite.name, suite.description);
+    if let (Interleave::Case, Some(seed)) = (suite.interleave, suite.interleave_seed) {
+        println!("order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
+    }
     for (i, item) in plan.items.iter().enumerate() {
         match item {
             PlanItem::Case(c) => println!(

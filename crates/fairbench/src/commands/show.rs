@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use crate::args::{resolve_run, RunSel};
 use crate::output::run_table;
+use crate::report::model::paired_of;
+use crate::report::paired::Paired;
 use crate::store::{CaseRow, RunRow, Store};
 
 #[derive(clap::Args, Debug)]
@@ -19,6 +21,10 @@ pub struct ShowArgs {
     /// Print JSON (schema: docs/cli-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Ratios relative to this server (or SERVER/MODE/RESPONSE) instead of
+    /// the suite's reference [default: the suite's, else go-nethttp]
+    #[arg(long, value_name = "SERVER")]
+    pub reference: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -27,6 +33,7 @@ struct ShowJson<'a> {
     host: serde_json::Value,
     toolchains: serde_json::Value,
     cases: Vec<CaseJson<'a>>,
+    paired: &'a Paired,
 }
 
 #[derive(Serialize)]
@@ -44,6 +51,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let run = resolve_run(&store, args.run)?;
     let id = run.id;
     let cases = store.cases(id)?;
+    let paired = paired_of(&run, &cases, args.reference.as_deref())?;
     if args.json {
         let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
         let j = ShowJson {
@@ -60,10 +68,11 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                     warnings: parse(&c.warnings_json),
                 })
                 .collect(),
+            paired: &paired,
         };
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
-        print!("{}", run_table::render(&run, &cases));
+        print!("{}", run_table::render(&run, &cases, Some(&paired)));
         for s in store.sweeps(id)? {
             println!(
                 "sweep {} {}/{} {} {}c: {}",

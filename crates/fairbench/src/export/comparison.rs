@@ -49,6 +49,60 @@ const HEAD: [&str; 10] = [
     "VERDICT",
 ];
 
+/// The header, with the paired column when the runs paired.
+fn head(c: &Comparison) -> Vec<String> {
+    let mut h: Vec<String> = HEAD.iter().map(|s| s.to_string()).collect();
+    if let Some(p) = c.pairing.as_ref().filter(|p| p.paired) {
+        h.insert(h.len() - 1, format!("Δ vs {} (PAIRED)", p.reference));
+    }
+    h
+}
+
+/// "+5.3 % [+4.1 … +6.2]*" of the primary metric relative to the reference.
+fn paired_cell(c: &CaseDiff) -> String {
+    let Some(p) = &c.paired else {
+        return "—".into();
+    };
+    if p.is_reference {
+        return "reference".into();
+    }
+    let m = if c.primary == "req/s" {
+        &p.rps
+    } else {
+        &p.p99_us
+    };
+    let Some(m) = m else { return "—".into() };
+    let mut s = signed(m.change_pct);
+    if let (Some(lo), Some(hi)) = (m.ci_low_pct, m.ci_high_pct) {
+        s.push_str(&format!(" [{} … {}]", signed(lo), signed(hi)));
+    }
+    if m.significant {
+        s.push('*');
+    }
+    s
+}
+
+fn row(cmp: &Comparison, c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
+    let mut r = cells(c, esc);
+    if cmp.pairing.as_ref().is_some_and(|p| p.paired) {
+        let v = r.pop().expect("a verdict");
+        r.push(paired_cell(c));
+        r.push(v);
+    }
+    r
+}
+
+/// The pairing line under the heading.
+fn pairing_line(c: &Comparison) -> Option<String> {
+    c.pairing.as_ref().map(|p| match &p.reason {
+        None => format!("Paired relative to {}: {}.", p.reference, p.method),
+        Some(why) => format!(
+            "Cannot pair relative to {}: {why}. Only unpaired changes are shown.",
+            p.reference
+        ),
+    })
+}
+
 fn cells(c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
     let (ra, rb) = medians(&c.rps, 0);
     let (pa, pb) = medians(&c.p99_us, 0);
@@ -120,9 +174,14 @@ fn regression_line(c: &Comparison) -> Option<String> {
 }
 
 fn notes(c: &Comparison) -> Vec<String> {
+    let paired = c.cases.iter().filter_map(|d| {
+        let n = d.paired.as_ref()?.note.as_ref()?;
+        Some(format!("{} (paired): {n}", d.key.label()))
+    });
     c.cases
         .iter()
         .filter_map(|d| d.note.as_ref().map(|n| format!("{}: {n}", d.key.label())))
+        .chain(paired)
         .collect()
 }
 
@@ -132,10 +191,18 @@ fn keys(list: &[CaseKey]) -> Vec<String> {
 
 pub fn text(c: &Comparison) -> String {
     let mut o = heading(c);
+    if let Some(l) = pairing_line(c) {
+        o.push('\n');
+        o.push_str(&visible(&l));
+    }
     o.push_str("\n\n");
-    let mut t = Table::new(&HEAD).right_align(&[2, 3, 4, 5, 6, 7, 8]);
+    let h = head(c);
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    // Numbers right: every column but the first two and the verdict.
+    let numbers: Vec<usize> = (2..h.len() - 1).collect();
+    let mut t = Table::new(&h).right_align(&numbers);
     for d in &c.cases {
-        t.row(cells(d, visible));
+        t.row(row(c, d, visible));
     }
     o.push_str(&t.render());
     o.push('\n');
@@ -157,20 +224,27 @@ pub fn text(c: &Comparison) -> String {
 
 pub fn markdown_doc(c: &Comparison) -> String {
     let mut o = String::from("# fairbench compare\n\n");
-    for line in heading(c).lines() {
+    for line in heading(c).lines().chain(pairing_line(c).as_deref()) {
         let _ = writeln!(o, "{}  ", markdown(line));
     }
     o.push('\n');
-    let _ = writeln!(o, "| {} |", HEAD.join(" | "));
-    let _ = writeln!(
-        o,
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-    );
+    let h = head(c);
+    let _ = writeln!(o, "| {} |", h.join(" | "));
+    let rule: Vec<&str> = (0..h.len())
+        .map(|i| {
+            if i < 2 || i == h.len() - 1 {
+                "---"
+            } else {
+                "---:"
+            }
+        })
+        .collect();
+    let _ = writeln!(o, "| {} |", rule.join(" | "));
     for d in &c.cases {
         let _ = writeln!(
             o,
             "| {} |",
-            cells(d, str::to_string)
+            row(c, d, str::to_string)
                 .iter()
                 .map(|s| markdown(s))
                 .collect::<Vec<_>>()

@@ -4,6 +4,7 @@ pub mod comparison;
 pub mod hdr_log;
 pub mod load_json;
 pub mod report_csv;
+pub mod report_csv_ratios;
 pub mod report_hdr;
 pub mod report_json;
 pub mod report_md;

@@ -3,6 +3,7 @@
 //! in the HTML. Quoting is the csv crate's (RFC 4180), so any string a
 //! server sent stays one field.
 
+use super::report_csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
@@ -140,9 +141,11 @@ pub fn render(r: &RunReport) -> anyhow::Result<String> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(Vec::new());
-    w.write_record(COLUMNS)?;
+    w.write_record(COLUMNS.iter().chain(report_csv_ratios::COLUMNS.iter()))?;
     for g in &r.groups {
-        w.write_record(row(r, g))?;
+        let mut cells = row(r, g);
+        cells.extend(report_csv_ratios::cells(r, g));
+        w.write_record(cells)?;
     }
     let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
     Ok(String::from_utf8(bytes)?)

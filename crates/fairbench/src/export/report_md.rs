@@ -18,6 +18,9 @@ pub fn render(r: &RunReport) -> String {
         r.run.id,
         md(&r.run.suite)
     );
+    if let Some(aa) = &r.paired.aa {
+        let _ = writeln!(o, "**{}**\n", md(&aa.headline));
+    }
     o.push_str("## Run and machine\n\n");
     table(&mut o, &overview::run_table(r), false);
     o.push_str("## Servers and toolchains\n\n");
@@ -68,7 +71,15 @@ pub fn render(r: &RunReport) -> String {
 
     o.push_str("## How the numbers were made\n\n");
     let _ = writeln!(o, "- Aggregation: {}.", md(r.method.aggregate));
-    let _ = writeln!(o, "- Interval: {}.\n", md(r.method.interval));
+    let _ = writeln!(o, "- Interval: {}.", md(r.method.interval));
+    let _ = writeln!(
+        o,
+        "- Ratios to {} (the reference, from {}): {}.{}\n",
+        md(&r.paired.reference),
+        md(r.paired.reference_from),
+        md(r.paired.method),
+        r.paired.notes_text(md)
+    );
     o
 }
 

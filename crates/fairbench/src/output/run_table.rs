@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::report::model::CaseKey;
+use crate::report::paired::{Paired, RatioRow, Role};
 use crate::store::{CaseRow, RunRow};
 use crate::units;
 
@@ -28,7 +30,8 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
     out
 }
 
-pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
+/// With `paired`, a last column of ratios to the reference.
+pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -42,11 +45,17 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
         run.cases_skipped,
         run.planned_cases
     );
-    let header = [
+    let mut header: Vec<String> = [
         "server", "variant", "scenario", "cores", "load", "reps", "req/s", "p50", "p99", "errors",
         "CPU/req", "RSS", "bytes", "fair",
-    ];
-    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    if let Some(p) = paired {
+        header.push(format!("relative to {}", p.reference));
+    }
+    let mut rows: Vec<Vec<String>> = vec![header.clone()];
     let mut notes = Vec::new();
     for g in groups(cases) {
         let done: Vec<&&CaseRow> = g.iter().filter(|c| c.state == "done").collect();
@@ -57,7 +66,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
         let c0 = g[0];
         let errors: i64 = done.iter().filter_map(|c| c.errors_total()).sum();
         let dash = || "-".to_string();
-        rows.push(vec![
+        let mut row = vec![
             c0.server.clone(),
             format!("{}/{}", c0.mode, c0.response),
             c0.scenario.clone(),
@@ -91,7 +100,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
                 Some(false) => "NO".into(),
                 None => dash(),
             },
-        ]);
+        ];
+        if let Some(p) = paired {
+            row.push(relative_cell(p.row(&CaseKey::of(c0))));
+        }
+        rows.push(row);
         for c in g
             .iter()
             .filter(|c| c.state == "failed" || c.state == "skipped")
@@ -142,5 +155,32 @@ pub fn render(run: &RunRow, cases: &[CaseRow]) -> String {
         s,
         "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
     );
+    if let Some(p) = paired {
+        let _ = writeln!(
+            s,
+            "relative to {}: req/s (p99 for constant-rate loads) divided by the reference's in the same repetition, scenario, cores and load; geometric mean [{} % interval]",
+            p.reference,
+            (p.level * 100.0).round()
+        );
+        for n in &p.notes {
+            let _ = writeln!(s, "note: {}", units::one_line(n));
+        }
+        if let Some(aa) = &p.aa {
+            let _ = writeln!(s, "\n{}", units::one_line(&aa.headline));
+        }
+    }
     s
+}
+
+/// The primary ratio of a row: req/s for closed loop, p99 for constant rate.
+fn relative_cell(row: Option<&RatioRow>) -> String {
+    match row {
+        None => "-".into(),
+        Some(r) if r.role == Role::Reference => "reference".into(),
+        Some(r) => match r.primary() {
+            ("req/s", Some(q)) => q.summary.text(),
+            (name, Some(q)) => format!("{name} {}", q.summary.text()),
+            (_, None) => "-".into(),
+        },
+    }
 }

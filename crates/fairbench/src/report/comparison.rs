@@ -74,6 +74,8 @@ pub struct Comparison {
     /// `--fail-on-regression` when given.
     pub regression_threshold_pct: Option<f64>,
     pub regressions: usize,
+    /// The paired view (report::paired_compare), when asked for.
+    pub pairing: Option<super::paired_compare::Pairing>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +91,8 @@ pub struct CaseDiff {
     pub note: Option<String>,
     /// Slower by more than the `--fail-on-regression` threshold.
     pub regression: bool,
+    /// The change relative to the reference, when the runs pair.
+    pub paired: Option<super::paired_compare::PairedChange>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -246,6 +250,7 @@ pub fn compare_runs(
             verdict,
             note,
             regression,
+            paired: None,
         });
     }
     let only = |x: &BTreeMap<CaseKey, Reps>, y: &BTreeMap<CaseKey, Reps>| {
@@ -269,6 +274,7 @@ pub fn compare_runs(
         cases,
         regression_threshold_pct: fail_pct,
         regressions,
+        pairing: None,
     }
 }
 

@@ -493,3 +493,96 @@ pub fn hostile_run(store: &mut Store) -> i64 {
     pin_times(store, run, "2025-01-02T04:00:00Z");
     run
 }
+
+/// Machine drift per repetition, common to every server of a repetition.
+const DRIFT: [f64; 6] = [1.00, 0.82, 1.10, 0.95, 1.04, 0.88];
+
+/// Each variant's own small noise per repetition (±0.7 %).
+const OWN_NOISE: [[f64; 6]; 3] = [
+    [1.000, 1.006, 0.995, 1.003, 0.998, 1.001],
+    [0.996, 1.002, 1.004, 0.997, 1.005, 0.999],
+    [1.004, 0.993, 1.002, 1.006, 0.995, 1.001],
+];
+
+/// How a paired run departs from the ideal, for ratio tests.
+#[derive(Clone, Copy)]
+pub struct PairedShape {
+    pub repetitions: usize,
+    /// node-http's req/s as a fraction of go-nethttp's.
+    pub node: f64,
+    /// The A/A twin's req/s as a fraction of the reference's (1 = healthy).
+    pub twin: f64,
+    /// Every figure of the run multiplied by this (a slower or faster machine).
+    pub machine: f64,
+}
+
+pub const PAIRED_SUITE: &str = "name = \"aa\"\nservers = [\"go-nethttp\", \"node-http\"]\nresponses = [\"default\", \"normalized\"]\nscenarios = [\"static\"]\nduration = \"3s\"\nreference = \"go-nethttp/native/normalized\"\naa = [\"go-nethttp/native/default\"]\ninterleave = \"case\"\ninterleave_seed = 11\n[[load]]\nmodel = \"closed\"\nconnections = 50\n";
+
+/// A run shaped like the `aa` suite plus node-http: go-nethttp
+/// native/normalized (the reference), native/default (its A/A twin) and
+/// node-http native/normalized, static, 1 core, closed loop; every
+/// repetition scaled by a drift common to all three and a small noise of
+/// each variant's own. Returns the run id.
+pub fn paired_run(store: &mut Store, shape: PairedShape, started: &str) -> i64 {
+    let variants: [(&str, &str, &str, &str, f64, f64); 3] = [
+        ("go-nethttp", "go", "net/http", "normalized", 1.0, 8.0),
+        ("go-nethttp", "go", "net/http", "default", shape.twin, 8.0),
+        (
+            "node-http",
+            "javascript",
+            "node:http",
+            "normalized",
+            shape.node,
+            14.0,
+        ),
+    ];
+    let mut plan = Vec::new();
+    for rep in 1..=shape.repetitions {
+        for v in &variants {
+            plan.push(PlannedCase {
+                seq: plan.len(),
+                server: v.0.into(),
+                language: v.1.into(),
+                framework: v.2.into(),
+                mode: "native".into(),
+                response: v.3.into(),
+                variant_params_json: "{}".into(),
+                scenario: "static".into(),
+                cores: 1,
+                cores_requested: "1".into(),
+                load_label: "closed c=50".into(),
+                load_json: closed_json(),
+                sweep: None,
+                repetition: rep,
+            });
+        }
+    }
+    let run = store
+        .create_run(&NewRun {
+            started_at: started.into(),
+            suite: "aa".into(),
+            suite_toml: PAIRED_SUITE.into(),
+            git_revision: None,
+            host_json: r#"{"cpus":2}"#.into(),
+            toolchains_json: "{}".into(),
+            planned_cases: plan.len(),
+        })
+        .unwrap();
+    store.insert_planned(run, &plan).unwrap();
+    for c in store.cases(run).unwrap() {
+        let vi = variants
+            .iter()
+            .position(|v| v.0 == c.server && v.3 == c.response)
+            .unwrap();
+        let v = &variants[vi];
+        let r = (c.repetition - 1) as usize;
+        let rps = 80_000.0 * v.4 * DRIFT[r % 6] * OWN_NOISE[vi][r % 6] * shape.machine;
+        let cpu_us = v.5 / OWN_NOISE[vi][(r + 1) % 6];
+        let f = figures(rps, 50.0 * 1e6 / rps, cpu_us, 20 << 20, false, 0);
+        store.mark_running(c.id, ("1", "0", false)).unwrap();
+        store.record_done(c.id, &f).unwrap();
+    }
+    store.set_run_state(run, "done", None).unwrap();
+    pin_times(store, run, "2025-01-02T04:00:00Z");
+    run
+}

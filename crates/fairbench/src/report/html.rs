@@ -40,6 +40,7 @@ figcaption { font-size: 0.92em; color: #444; margin: 6px 0; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; white-space: pre-wrap;
       word-break: break-all; }
 .warn { color: #8a4b00; }
+p.aa { color: #1d5e2c; }
 footer { margin-top: 40px; color: #666; font-size: 0.9em; }
 "#;
 
@@ -71,6 +72,14 @@ pub fn render(r: &RunReport) -> String {
         plural(r.servers.len(), "server"),
         plural(r.groups.len(), "case")
     );
+    if let Some(aa) = &r.paired.aa {
+        let _ = writeln!(
+            o,
+            "<p id=\"aa-check\" class=\"{}\"><strong>{}</strong></p>",
+            if aa.warning { "warn" } else { "aa" },
+            html(&aa.headline)
+        );
+    }
     o.push_str("<h2 id=\"run\">Run and machine</h2>\n");
     table_html(&mut o, &overview::run_table(r), &["meta"], false);
     o.push_str("<h3 id=\"servers\">Servers and toolchains</h3>\n");
@@ -261,12 +270,17 @@ fn method(o: &mut String, r: &RunReport) {
         o,
         "<section id=\"method\">\n<h2>How the numbers were made</h2>\n<ul>\n\
          <li><strong>Aggregation:</strong> {}.</li>\n<li><strong>Interval:</strong> {}.</li>\n\
+         <li><strong>Ratios</strong> to {} (the reference, from {}): {}.{}</li>\n\
          <li><strong>Latency</strong> is recorded per request into HdrHistograms at microsecond resolution. Closed loop (wrk-like): from the send. Constant rate (wrk2-like): from when the request was due, which corrects coordinated omission.</li>\n\
          <li><strong>Server CPU and memory</strong> are read from /proc for the server's whole process tree during the measurement only.</li>\n\
          <li><strong>Colours</strong> are one per server, the same in every chart (Okabe–Ito palette, safe for colour-blind readers); dash patterns tell a server's variants apart.</li>\n</ul>\n\
          <details><summary>The suite as run</summary>\n<pre>{}</pre>\n</details>\n</section>\n",
         html(r.method.aggregate),
         html(r.method.interval),
+        html(&r.paired.reference),
+        html(r.paired.reference_from),
+        html(r.paired.method),
+        r.paired.notes_text(html),
         html_multiline(&r.run.suite_toml)
     );
 }

@@ -76,6 +76,8 @@ pub struct RunReport {
     pub problems: Vec<Problem>,
     /// How the numbers were aggregated, for the reader.
     pub method: Method,
+    /// Every case relative to the reference, repetition by repetition.
+    pub paired: super::paired::Paired,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -516,7 +518,18 @@ pub struct Problem {
 
 /// Reads `run` from the store into a report.
 pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<RunReport> {
+    build_with(store, run, None)
+}
+
+/// As [`build`], with the ratios relative to `reference` (`--reference`)
+/// instead of the suite's.
+pub fn build_with(
+    store: &Store,
+    run: &RunRow,
+    reference: Option<&str>,
+) -> anyhow::Result<RunReport> {
     let cases = store.cases(run.id)?;
+    let paired = paired_of(run, &cases, reference)?;
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
     let names: Vec<String> = cases
@@ -633,7 +646,40 @@ pub fn build(store: &Store, run: &RunRow) -> anyhow::Result<RunReport> {
         sweeps,
         problems,
         method: METHOD,
+        paired,
     })
+}
+
+/// The run's paired ratios; `reference` must name a server of the run.
+pub fn paired_of(
+    run: &RunRow,
+    cases: &[CaseRow],
+    reference: Option<&str>,
+) -> anyhow::Result<super::paired::Paired> {
+    let (pairing, note) =
+        crate::suite::pairing::Pairing::from_stored_suite(&run.suite_toml, reference)
+            .map_err(crate::usage::usage)?;
+    if reference.is_some()
+        && !cases.iter().any(|c| {
+            c.sweep.is_none() && pairing.reference.matches(&c.server, &c.mode, &c.response)
+        })
+    {
+        let mut have: Vec<String> = cases
+            .iter()
+            .map(|c| format!("{}/{}/{}", c.server, c.mode, c.response))
+            .collect();
+        have.sort();
+        have.dedup();
+        return Err(crate::usage::usage(format!(
+            "--reference {}: no case of run {} matches it (its variants: {})",
+            pairing.reference.label(),
+            run.id,
+            have.join(", ")
+        )));
+    }
+    let mut p = super::paired::build(cases, &pairing);
+    p.notes.extend(note);
+    Ok(p)
 }
 
 fn summary_of<F: Fn(&CaseRow) -> Option<f64>>(done: &[&CaseRow], f: F) -> Option<Summary> {

@@ -34,6 +34,10 @@ pub fn run_table(r: &RunReport) -> Table {
         ),
     );
     row(
+        "order",
+        crate::suite::order::describe_stored(&run.suite_toml),
+    );
+    row(
         "fairbench",
         match &run.git_revision {
             Some(g) => format!("{} ({g})", run.fairbench_version),

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::order::Interleave;
+use super::pairing::{Pairing, VariantSpec, DEFAULT_REFERENCE};
+
 /// A validated suite.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suite {
@@ -22,6 +25,11 @@ pub struct Suite {
     pub timeout: Duration,
     pub repetitions: usize,
     pub ready_timeout: Duration,
+    /// What ratios are relative to, and the reference's A/A twins.
+    pub pairing: Pairing,
+    pub interleave: Interleave,
+    /// The shuffle's seed when `interleave` is `case` (recorded by `run`).
+    pub interleave_seed: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -193,6 +201,14 @@ struct RawSuite {
     repetitions: Option<usize>,
     #[serde(default)]
     ready_timeout: Option<String>,
+    #[serde(default)]
+    reference: Option<String>,
+    #[serde(default)]
+    aa: Vec<String>,
+    #[serde(default)]
+    interleave: Option<String>,
+    #[serde(default)]
+    interleave_seed: Option<i64>,
     #[serde(rename = "load")]
     loads: Vec<RawLoad>,
 }
@@ -444,7 +460,41 @@ impl Suite {
                 }
             });
         }
+        let reference = match &raw.reference {
+            Some(r) => VariantSpec::parse(r).map_err(|e| bad("reference", e))?,
+            None => VariantSpec::parse(DEFAULT_REFERENCE).map_err(|e| bad("reference", e))?,
+        };
+        let mut aa = Vec::new();
+        for a in &raw.aa {
+            aa.push(VariantSpec::parse(a).map_err(|e| bad("aa", e))?);
+        }
+        let interleave = match raw.interleave.as_deref() {
+            None => Interleave::Repetition,
+            Some(s) => Interleave::parse(s).ok_or_else(|| {
+                bad(
+                    "interleave",
+                    format!("{s:?}: expected \"repetition\" or \"case\""),
+                )
+            })?,
+        };
+        let interleave_seed = match raw.interleave_seed {
+            Some(s) if s < 0 => {
+                return Err(bad("interleave_seed", format!("{s}: must be 0 or more")))
+            }
+            s => s.map(|s| s as u64),
+        };
         Ok(Suite {
+            pairing: Pairing {
+                reference,
+                reference_from: if raw.reference.is_some() {
+                    "suite"
+                } else {
+                    "default"
+                },
+                aa,
+            },
+            interleave,
+            interleave_seed,
             name: raw.name,
             description: raw.description,
             servers: raw.servers,
@@ -523,6 +573,25 @@ max_rate = 1000
             !json.contains("requests") && !json.contains("keepalive"),
             "{json}"
         );
+        assert_eq!(s.interleave, Interleave::Repetition);
+        assert_eq!(s.interleave_seed, None);
+        assert_eq!(s.pairing.reference.label(), "go-nethttp");
+        assert_eq!(s.pairing.reference_from, "default");
+        assert!(s.pairing.aa.is_empty());
+        let aa = Suite::parse(
+            &OK.replace(
+                "name = \"t\"",
+                "name = \"t\"\nreference = \"go-nethttp/native/normalized\"\naa = [\"go-nethttp/native/default\"]\ninterleave = \"case\"\ninterleave_seed = 5",
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            (aa.interleave, aa.interleave_seed),
+            (Interleave::Case, Some(5))
+        );
+        assert_eq!(aa.pairing.reference_from, "suite");
+        assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
         match &s.loads[1] {
             LoadProfile::Sweep(w) => {
                 assert_eq!(w.slo, Duration::from_millis(10));
@@ -531,6 +600,25 @@ max_rate = 1000
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_shipped_suites_parse_and_aa_declares_its_twins() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for name in ["quick", "study", "sweep", "aa", "ab2012"] {
+            let (s, _) = Suite::resolve(&root, name).unwrap();
+            assert_eq!(s.name, name);
+        }
+        let (aa, _) = Suite::resolve(&root, "aa").unwrap();
+        assert_eq!(aa.interleave, Interleave::Case);
+        assert_eq!(aa.pairing.reference.label(), "go-nethttp/native/normalized");
+        assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
+        assert!(!aa.pairing.is_aa("go-nethttp", "native", "normalized"));
+        assert_eq!(
+            aa.scenarios,
+            ["static"],
+            "the twins are identical for static"
+        );
     }
 
     #[test]
@@ -574,6 +662,22 @@ max_rate = 1000
             (
                 OK.replace("connections = 20", "connections = 20\nrequests = 100"),
                 "field load[1].model",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\ninterleave = \"random\""),
+                "field interleave: \"random\"",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\ninterleave_seed = -1"),
+                "field interleave_seed",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\nreference = \"go/x\""),
+                "field reference",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\naa = [\"go//x\"]"),
+                "field aa",
             ),
         ];
         for (text, needle) in cases {

@@ -1,6 +1,8 @@
 //! Suites: `suites/*.toml`, the matrix a `fairbench run` measures.
 
 mod file;
+pub mod order;
+pub mod pairing;
 mod plan;
 
 pub use file::{Ends, LoadProfile, Suite};

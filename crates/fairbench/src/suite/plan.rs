@@ -12,6 +12,7 @@ use fairbench_zoo::toolchain::{self, ToolchainStatus};
 use fairbench_zoo::{NameFilter, Scenario, Server, Zoo};
 
 use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
+use super::order::Interleave;
 
 /// What a case or a sweep measures: one server variant serving one
 /// scenario on some cores under one load profile, with the suite's warm-up
@@ -290,6 +291,9 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
                 }
             }
         }
+    }
+    if suite.interleave == Interleave::Case {
+        items = super::order::interleave(items, suite.interleave_seed.unwrap_or(0));
     }
     Ok(SuitePlan {
         items,

@@ -4,6 +4,7 @@
 //! this one holds the sections and what the families share.
 
 mod latency;
+mod ratio;
 mod resources;
 mod scaling;
 mod spectrum;
@@ -18,6 +19,7 @@ use crate::report::stats::Summary;
 use crate::report::svg::bar::{Bar, BarChart, BarRow};
 use crate::report::table::{fixed, percent, Cell, Table};
 use latency::latency;
+use ratio::Metric;
 use resources::{cpu_per_request, rss_peak};
 use scaling::scaling;
 use spectrum::spectra;
@@ -64,6 +66,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
             "Throughput, multi-core",
         ));
     }
+    figs.extend(ratio::figure(r, Metric::Rps));
     push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", figs);
 
     let mut figs = Vec::new();
@@ -81,6 +84,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
             "Mean and p99 latency, multi-core",
         ));
     }
+    figs.extend(ratio::figure(r, Metric::P99));
     push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
 
     if !main.is_empty() {
@@ -104,6 +108,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     if main.iter().any(|g| g.rss_peak.is_some()) {
         figs.push(rss_peak(&main));
     }
+    figs.extend(ratio::figure(r, Metric::CpuPerRequest));
     push(&mut out, "resources", "Server CPU and memory", "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.", figs);
 
     let figs = sweeps(r);
@@ -130,12 +135,20 @@ fn push(
 
 /// Groups in order, split into runs sharing a context (scenario · cores · load).
 fn by_context<'a>(groups: &[&'a Group]) -> Vec<(String, Vec<&'a Group>)> {
-    let mut out: Vec<(String, Vec<&Group>)> = Vec::new();
-    for g in groups {
-        let c = g.key.context();
-        match out.iter_mut().find(|(k, _)| *k == c) {
-            Some((_, v)) => v.push(g),
-            None => out.push((c, vec![g])),
+    grouped(groups.iter().copied(), |g| g.key.context())
+}
+
+/// Items gathered by `key`, keys in order of first appearance.
+fn grouped<'a, T>(
+    items: impl IntoIterator<Item = &'a T>,
+    key: impl Fn(&T) -> String,
+) -> Vec<(String, Vec<&'a T>)> {
+    let mut out: Vec<(String, Vec<&T>)> = Vec::new();
+    for item in items {
+        let k = key(item);
+        match out.iter_mut().find(|(have, _)| *have == k) {
+            Some((_, v)) => v.push(item),
+            None => out.push((k, vec![item])),
         }
     }
     out

@@ -97,43 +97,16 @@ impl BarChart {
         s.heading(&self.title, self.subtitle.as_deref());
 
         let plot_bottom = top + rows_h;
-        for t in &ticks {
-            let tx = x(*t);
-            s.line(tx, top - 4.0, tx, plot_bottom, "#e3e3e3", 1.0, "");
-            s.text(
-                tx,
-                plot_bottom + 16.0,
-                &tick_label(*t),
-                Anchor::Middle,
-                11.0,
-                "normal",
-                "#444444",
-            );
-        }
+        let grid: Vec<(f64, String)> = ticks.iter().map(|t| (x(*t), tick_label(*t))).collect();
+        s.x_grid(&grid, top, plot_bottom);
         s.line(left, top - 4.0, left, plot_bottom, "#888888", 1.0, "");
-        s.text(
-            left + plot_w / 2.0,
-            plot_bottom + 36.0,
-            &self.x_label,
-            Anchor::Middle,
-            12.0,
-            "normal",
-            "#222222",
-        );
+        s.x_label(left + plot_w / 2.0, plot_bottom, &self.x_label);
 
         let mut y = top;
         for r in &self.rows {
             match r {
                 BarRow::Section(title) => {
-                    s.text(
-                        12.0,
-                        y + 16.0,
-                        &fit(title, 110),
-                        Anchor::Start,
-                        12.0,
-                        "bold",
-                        "#333333",
-                    );
+                    s.row_section(y, title);
                     y += SECTION_H;
                 }
                 BarRow::Bars {

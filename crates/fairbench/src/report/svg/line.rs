@@ -241,15 +241,7 @@ impl LineChart {
             1.0,
             "",
         );
-        s.text(
-            (LEFT + WIDTH - RIGHT) / 2.0,
-            plot_bottom + 36.0,
-            &self.x.label,
-            Anchor::Middle,
-            12.0,
-            "normal",
-            "#222222",
-        );
+        s.x_label((LEFT + WIDTH - RIGHT) / 2.0, plot_bottom, &self.x.label);
         s.text_vertical(18.0, (top + plot_bottom) / 2.0, &self.y.label);
 
         for (i, m) in self.vmarks.iter().enumerate() {

@@ -8,6 +8,7 @@
 
 pub mod bar;
 pub mod line;
+pub mod ratio;
 
 use std::fmt::Write;
 
@@ -240,6 +241,49 @@ impl Svg {
         if let Some(s) = subtitle {
             self.text(12.0, 40.0, s, Anchor::Start, 12.0, "normal", "#555555");
         }
+    }
+
+    /// Vertical grid lines from `top` to `bottom` at each tick's x, with
+    /// its label under the plot (bar and ratio charts).
+    pub fn x_grid(&mut self, ticks: &[(f64, String)], top: f64, bottom: f64) {
+        for (tx, label) in ticks {
+            self.line(*tx, top - 4.0, *tx, bottom, "#e3e3e3", 1.0, "");
+            self.text(
+                *tx,
+                bottom + 16.0,
+                label,
+                Anchor::Middle,
+                11.0,
+                "normal",
+                "#444444",
+            );
+        }
+    }
+
+    /// The x-axis label, centred under a plot ending at `bottom`.
+    pub fn x_label(&mut self, centre: f64, bottom: f64, label: &str) {
+        self.text(
+            centre,
+            bottom + 36.0,
+            label,
+            Anchor::Middle,
+            12.0,
+            "normal",
+            "#222222",
+        );
+    }
+
+    /// A bold heading line above the rows it names (bar and ratio charts).
+    pub fn row_section(&mut self, y: f64, title: &str) {
+        self.text(
+            12.0,
+            y + 16.0,
+            &fit(title, 110),
+            Anchor::Start,
+            12.0,
+            "bold",
+            "#333333",
+        );
     }
 
     pub fn finish(mut self) -> String {
