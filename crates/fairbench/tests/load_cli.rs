@@ -46,6 +46,20 @@ fn usage_errors_name_the_flag_and_exit_2() {
             "--pipeline",
         ),
         (&["load", "-c", "0", "http://127.0.0.1:1/"], "--connections"),
+        (
+            &["load", "-c", "1q", "http://127.0.0.1:1/"],
+            "--connections",
+        ),
+        (
+            &["load", "-n", "1.0005k", "http://127.0.0.1:1/"],
+            "not a whole number",
+        ),
+        (&["load", "-R", "10q", "http://127.0.0.1:1/"], "--rate"),
+        (&["load", "-t", "0", "http://127.0.0.1:1/"], "--threads"),
+        (
+            &["load", "--pipeline", "1m", "http://127.0.0.1:1/"],
+            "M for million",
+        ),
         (&["load", "-R", "-5", "http://127.0.0.1:1/"], "--rate"),
         (&["load", "-d", "0", "http://127.0.0.1:1/"], "--duration"),
         (&["load", "-d", "1e20", "http://127.0.0.1:1/"], "--duration"),
@@ -422,6 +436,37 @@ fn n_with_a_duration_stops_at_whichever_comes_first() {
     assert_eq!(code, 0, "{err}");
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(json(&out)["ledger"]["planned"], 50);
+}
+
+/// wrk's SI suffixes: `-n 1.5k` is exactly 1500 requests, `-R 10k` ten
+/// thousand a second, `-c 0.02k` twenty connections (a thousand would
+/// overflow the test server's accept backlog).
+#[test]
+fn counts_and_rates_take_si_suffixes() {
+    let srv = Server::plain(HELLO);
+    let (code, out, err) = run(&["load", "--json", "-n", "1.5k", "-c", "2", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    let j = json(&out);
+    assert_eq!(j["requests"], 1500, "{out}");
+    let (code, out, err) = run(&[
+        "load",
+        "--json",
+        "-c",
+        "0.02k",
+        "-t",
+        "1",
+        "-R",
+        "10k",
+        "-n",
+        "2k",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j = json(&out);
+    assert_eq!(j["ledger"]["planned"], 2000, "{out}");
+    assert_eq!(j["connections"], 20, "{out}");
+    assert_eq!(j["mode"], "rate", "{out}");
+    assert_eq!(j["schedule"]["rate"], 10000.0, "{out}");
 }
 
 const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";

@@ -44,7 +44,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
     /// CORES given to the server (default: the number of --cpus, else 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
     pub cores: Option<usize>,
     /// How long a started server has to accept connections (e.g. 30s; a bare
     /// number is seconds).
@@ -178,7 +178,6 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
 
     let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
-        (Some(0), _) => return Err(usage("--cores: expected at least 1")),
         (Some(n), _) => n,
         (None, Some(c)) => c.len(),
         (None, None) => 1,

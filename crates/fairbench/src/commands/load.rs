@@ -9,7 +9,7 @@ use fairbench_engine::{
 };
 use hdrhistogram::serialization::V2DeflateSerializer;
 
-use crate::args::{duration, positive_duration, CpuList};
+use crate::args::{duration, positive_count, positive_duration, positive_usize, rate, CpuList};
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
 use crate::fleet::split::{split, Aim, GeneratorSite};
@@ -28,18 +28,19 @@ use fairbench_zoo::parity::RawExchange;
 pub struct LoadArgs {
     /// The URL to load, e.g. http://127.0.0.1:8080/, http://[::1]:8080/ or https://127.0.0.1:8443/
     pub url: String,
-    /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests at once).
-    #[arg(short = 'c', long, default_value_t = 50)]
+    /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests
+    /// at once). SI suffixes as in wrk: 1k = 1000.
+    #[arg(short = 'c', long, default_value = "50", value_parser = positive_usize)]
     pub connections: usize,
     /// Load threads, each with its own event loop [default: the CPUs this process may use]
-    #[arg(short = 't', long)]
+    #[arg(short = 't', long, value_parser = positive_usize)]
     pub threads: Option<usize>,
     /// How long to measure (e.g. 10s, 500ms, 2m) [default: 10s; with -n, as long as the N requests take]
     #[arg(short = 'd', long, value_parser = positive_duration)]
     pub duration: Option<Duration>,
-    /// Stop after N requests of the measurement (ab's and oha's -n): N sent in closed
-    /// loop, N due at constant rate. With -d too, whichever ends first.
-    #[arg(short = 'n', long, value_name = "N")]
+    /// Stop after N requests of the measurement (ab's and oha's -n; e.g. 10000, 10k, 1.5M):
+    /// N sent in closed loop, N due at constant rate. With -d too, whichever ends first.
+    #[arg(short = 'n', long, value_name = "N", value_parser = positive_count)]
     pub requests: Option<u64>,
     /// A new connection for every request, closed by fairbench after the answer (ab
     /// without -k). Latency then includes the connect and any TLS handshake.
@@ -61,9 +62,9 @@ pub struct LoadArgs {
     /// A request without an answer after this long is aborted and counted as a timeout.
     #[arg(long, default_value = "2s", value_parser = positive_duration)]
     pub timeout: Duration,
-    /// Constant rate in requests per second, in total: latency is measured from
+    /// Constant rate in requests per second, in total (e.g. 500, 10k): latency is measured from
     /// when each request was due (wrk2 semantics). Without it: closed loop.
-    #[arg(short = 'R', long, allow_negative_numbers = true)]
+    #[arg(short = 'R', long, allow_negative_numbers = true, value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
@@ -78,7 +79,7 @@ pub struct LoadArgs {
     #[arg(long)]
     pub body_file: Option<PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = positive_usize)]
     pub pipeline: usize,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]

@@ -33,7 +33,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub duration: Option<String>,
     /// Repetitions of each case instead of the suite's.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::positive_usize)]
     pub repetitions: Option<usize>,
     /// Order of cases within each repetition instead of the suite's:
     /// `case` shuffles them (seeded, the seed stored with the run) and
@@ -390,8 +390,8 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
     if let Some(c) = &a.cores {
         let mut v = Vec::new();
         for part in c.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-            v.push(match part.parse::<i64>() {
-                Ok(n) if n >= 1 => toml::Value::Integer(n),
+            v.push(match crate::args::positive_count(part).map(i64::try_from) {
+                Ok(Ok(n)) => toml::Value::Integer(n),
                 _ if part == "all" => toml::Value::String("all".into()),
                 _ => return Err(usage(format!("--cores: {part:?} is not a core count (expected numbers or \"all\", e.g. 1,all)"))),
             });
@@ -403,9 +403,6 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         doc.insert("duration".into(), toml::Value::String(d.clone()));
     }
     if let Some(r) = a.repetitions {
-        if r == 0 {
-            return Err(usage("--repetitions: must be at least 1"));
-        }
         doc.insert("repetitions".into(), toml::Value::Integer(r as i64));
     }
     if let Some(i) = a.interleave {
