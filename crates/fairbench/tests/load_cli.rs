@@ -469,6 +469,88 @@ fn counts_and_rates_take_si_suffixes() {
     assert_eq!(j["schedule"]["rate"], 10000.0, "{out}");
 }
 
+/// `load --save`: the result is a run of one case that `show`, `report`
+/// and `compare` read like any suite's, histograms and series included.
+#[test]
+fn saved_loads_are_runs_that_show_report_and_compare_read() {
+    let srv = Server::plain(HELLO);
+    let dir = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str]| {
+        let o = fairbench()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            err,
+        )
+    };
+    let url = srv.url();
+    for n in ["300", "0.4k"] {
+        let (code, out, err) = in_dir(&[
+            "load", "--format", "json", "-n", n, "-c", "2", "-t", "1", "--save", "--db",
+            "sub/r.db", &url,
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(json(&out)["requests"].as_u64().is_some(), "{out}");
+        assert!(err.contains("saved as run"), "{err}");
+    }
+    // --db is relative to the current directory.
+    assert!(dir.path().join("sub/r.db").is_file());
+    let (code, out, err) = in_dir(&["show", "latest", "--db", "sub/r.db", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let j = json(&out);
+    assert_eq!(j["run"]["suite"], "load");
+    assert_eq!(j["run"]["state"], "done");
+    let c = &j["cases"][0];
+    assert_eq!(c["server"], url.as_str(), "{c}");
+    assert_eq!(c["state"], "done");
+    assert_eq!(c["planned"], 400, "{c}");
+    assert_eq!(c["load"]["connections"], 2, "{c}");
+    assert_eq!(c["load"]["url"], url.as_str(), "{c}");
+    // The command line is kept as the run's suite.
+    let (_, out, _) = in_dir(&["report", "1", "--db", "sub/r.db", "--json", "-o", "-"]);
+    assert!(out.contains("--save"), "{out}");
+    assert_eq!(j["cases"].as_array().unwrap().len(), 1);
+
+    let (code, out, err) = in_dir(&[
+        "compare", "1", "latest", "--db", "sub/r.db", "--format", "json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(url.as_str()), "the two loads pair: {out}");
+    let (code, out, err) = in_dir(&[
+        "report", "1", "--db", "sub/r.db", "--format", "csv", "-o", "-", "--hdr", "hlogs",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(url.as_str()), "{out}");
+    let logs = std::fs::read_dir(dir.path().join("hlogs")).unwrap().count();
+    assert_eq!(logs, 1, "the latency histograms were stored");
+    let html = in_dir(&["report", "latest", "--db", "sub/r.db", "-o", "r.html"]);
+    assert_eq!(html.0, Some(0), "{}", html.2);
+
+    // Nothing answered: nothing stored, and said so.
+    let port = closed_port();
+    let (code, _, err) = in_dir(&[
+        "load",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--timeout",
+        "200ms",
+        "--save",
+        "--db",
+        "sub/r.db",
+        &format!("http://127.0.0.1:{port}/"),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let (_, out, _) = in_dir(&["runs", "--db", "sub/r.db", "--format", "json"]);
+    assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 2);
+}
+
 const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
 
 #[test]

@@ -18,6 +18,7 @@ use crate::host;
 use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::runner::adhoc::{self, SampleLog};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
 use crate::usage::usage;
@@ -94,9 +95,19 @@ pub struct LoadArgs {
     /// Send one request, print the request and the response bytes as exchanged, and exit.
     #[arg(long)]
     pub dump: bool,
-    /// Print the result as JSON (schema: docs/load-json.md) instead of text.
-    #[arg(long)]
+    /// text (the summary) or json (schema: docs/load-json.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::args::TextFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Store the result in the results database (--db) as a run of one case, for
+    /// `show`, `report` and `compare`.
+    #[arg(long)]
+    pub save: bool,
+    /// The results database --save writes to.
+    #[arg(long, value_name = "PATH", default_value = "results.db")]
+    pub db: PathBuf,
     /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
@@ -121,7 +132,8 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(&cfg);
 
-    let outcome = with_observers(&args, &mut progress, |obs| {
+    let mut log = SampleLog::default();
+    let outcome = with_observers(&args, &mut progress, &mut log, |obs| {
         fairbench_engine::run(&cfg, stop, obs)
     })?;
     progress.finish();
@@ -131,7 +143,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
         Err(e) => anyhow::bail!("{e}"),
     };
 
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
             serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
@@ -142,6 +154,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
             load_summary::render(&args.url, &outcome, &view(&args))
         );
     }
+    save(&args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
 }
 
@@ -158,22 +171,56 @@ fn exit_code(o: &fairbench_engine::Outcome) -> i32 {
     }
 }
 
-/// Runs `f` with the progress display, plus the HDR interval log if asked.
+/// `--save`: the result stored as a run of one case. A load nothing
+/// answered is not stored: there is no figure to keep.
+fn save(
+    args: &LoadArgs,
+    cfg: &LoadConfig,
+    o: &fairbench_engine::Outcome,
+    log: SampleLog,
+) -> anyhow::Result<()> {
+    if !args.save {
+        return Ok(());
+    }
+    if o.requests == 0 {
+        eprintln!("fairbench: not saved: no request was answered");
+        return Ok(());
+    }
+    let argv: Vec<String> = std::env::args().collect();
+    let run = adhoc::save(&args.db, &argv, cfg, o, log.samples)?;
+    eprintln!(
+        "saved as run {run} in {} (`fairbench show {run} --db {}`)",
+        args.db.display(),
+        args.db.display()
+    );
+    Ok(())
+}
+
+/// Runs `f` with the progress display, plus the per-second series when
+/// saving and the HDR interval log if asked.
 fn with_observers<R>(
     args: &LoadArgs,
     progress: &mut LoadProgress,
+    log: &mut SampleLog,
     f: impl FnOnce(&mut dyn Observer) -> R,
 ) -> anyhow::Result<R> {
     let Some(path) = &args.hdr_log else {
+        if args.save {
+            return Ok(f(&mut Fanout(vec![progress as &mut dyn Observer, log])));
+        }
         return Ok(f(progress));
     };
     let mut file = std::fs::File::create(path)
         .with_context(|| format!("--hdr-log: cannot create {}", path.display()))?;
     let mut ser = V2DeflateSerializer::new();
+    let series = log;
     let mut log = HdrLog::begin(&mut file, &mut ser, &format!("fairbench load {}", args.url))
         .with_context(|| format!("--hdr-log: cannot write {}", path.display()))?;
     let result = {
         let mut fan = Fanout(vec![progress as &mut dyn Observer, &mut log]);
+        if args.save {
+            fan.0.push(series);
+        }
         f(&mut fan)
     };
     if let Some(e) = &log.error {
@@ -240,7 +287,10 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         .jobs;
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(cfg);
-    let result = with_observers(args, &mut progress, |obs| fleet::run(jobs, stop, obs))?;
+    let mut log = SampleLog::default();
+    let result = with_observers(args, &mut progress, &mut log, |obs| {
+        fleet::run(jobs, stop, obs)
+    })?;
     progress.finish();
     let f = match result {
         Ok(f) => f,
@@ -256,7 +306,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             anyhow::bail!("{m}")
         }
     };
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
             serde_json::to_string_pretty(&fleet_json(args, &layout, &f)?)?
@@ -269,6 +319,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         print!("{}", clients_text(&f));
     }
     layout.teardown();
+    save(args, cfg, &f.merged, log)?;
     Ok(exit_code(&f.merged))
 }
 
