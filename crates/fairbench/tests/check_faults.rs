@@ -544,8 +544,16 @@ fn bad_arguments_are_usage_errors() {
     for (args, needle) in [
         (vec!["--servers", "no-such-server"], "matches no server"),
         (
+            vec!["--variant", "native/fancy"],
+            "expected MODE, RESPONSE (default or normalized) or MODE/RESPONSE",
+        ),
+        (
             vec!["--variant", "fancy"],
-            "expected `default` or `normalized`",
+            "--variant fancy: no selected server has that mode",
+        ),
+        (
+            vec!["--variant", "jit/normalized", "--mode", "native"],
+            "name different modes",
         ),
         (vec!["--scenarios", "nope"], "no scenario named nope"),
         (vec!["--mode", "nope"], "no selected server has that mode"),

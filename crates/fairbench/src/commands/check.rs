@@ -183,7 +183,12 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
     if let Some(m) = &mode {
         if !servers.iter().any(|s| s.modes.contains_key(m)) {
             return Err(usage(format!(
-                "--mode {m}: no selected server has that mode"
+                "{} {m}: no selected server has that mode",
+                if variant.mode.is_some() {
+                    "--variant"
+                } else {
+                    "--mode"
+                }
             )));
         }
     }
