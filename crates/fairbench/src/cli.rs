@@ -95,7 +95,13 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
-            let _ = e.print();
+            if e.use_stderr()
+                && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                eprintln!("fairbench: {}", one_line(&e.render().to_string()));
+            } else {
+                let _ = e.print();
+            }
             return e.exit_code();
         }
     };
@@ -126,4 +132,20 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// A clap error as one line, as every other usage error is: its first line
+/// (which names the flag and the value), with any tip it gives after it.
+fn one_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for l in lines {
+        if let Some(tip) = l.strip_prefix("tip: ") {
+            out.push_str(&format!(" ({tip})"));
+        } else if l.starts_with("[possible values:") {
+            out.push_str(&format!(" {l}"));
+        }
+    }
+    out
 }
