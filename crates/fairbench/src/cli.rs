@@ -1,13 +1,36 @@
 //! The command line: argument parsing and exit codes, nothing else.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands;
 use crate::usage::UsageError;
 
+/// The version and the git revision built from ("unknown" outside a checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (git ",
+    env!("FAIRBENCH_GIT_REVISION"),
+    ")"
+);
+
 /// Benchmark HTTP servers fairly: same bytes, pinned cores, honest latency.
 #[derive(Parser, Debug)]
-#[command(name = "fairbench", version, about, long_about = None)]
+#[command(
+    name = "fairbench",
+    version = VERSION,
+    about,
+    long_about = None,
+    after_help = "Examples:
+  fairbench load -c 50 -d 10s http://127.0.0.1:8080/
+  fairbench servers
+  fairbench check --servers 'go-*'
+  fairbench run --suite quick
+  fairbench show latest
+  fairbench report latest -o report.html
+  fairbench compare 1 latest
+
+Counts and rates take SI suffixes (-c 1k, -R 10k, -n 1.5M); durations take units (10s, 500ms, 2m)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -16,21 +39,51 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Drive load at one URL (closed loop like wrk, or constant rate like wrk2).
+    #[command(
+        after_help = "Examples:\n  fairbench load -c 50 -t 2 -d 10s http://127.0.0.1:8080/\n  fairbench load -c 1k -R 10k -d 30s --latency http://127.0.0.1:8080/\n  fairbench load -n 10000 -c 2 --no-keepalive http://127.0.0.1:8080/\n  fairbench load --insecure --format json https://127.0.0.1:8443/\n  fairbench load -n 100k --save --db results.db http://127.0.0.1:8080/"
+    )]
     Load(commands::load::LoadArgs),
     /// List every server definition, its variants, and whether its toolchain is present.
+    #[command(after_help = "Examples:\n  fairbench servers\n  fairbench servers --format json")]
     Servers(commands::servers::ServersArgs),
     /// Build and start servers and check their responses against the scenario contracts.
+    #[command(
+        after_help = "Examples:\n  fairbench check\n  fairbench check --servers 'go-*,node-http' --scenarios static\n  fairbench check --variant native/normalized --raw\n  fairbench check --format json > check.json"
+    )]
     Check(commands::check::CheckArgs),
     /// Run a suite: the benchmark matrix, stored case by case in the results database.
+    #[command(
+        after_help = "Examples:\n  fairbench run --suite quick\n  fairbench run --suite study --servers 'go-*' --cores 1,2 --dry-run\n  fairbench run --suite quick --variant normalized --connections 100 --rate 5k\n  fairbench run --resume 3"
+    )]
     Run(commands::run::RunArgs),
     /// List the runs stored in the results database.
+    #[command(
+        after_help = "Examples:\n  fairbench runs\n  fairbench runs --db baseline.db --format json"
+    )]
     Runs(commands::runs::RunsArgs),
     /// Print one stored run's summary table.
+    #[command(
+        after_help = "Examples:\n  fairbench show\n  fairbench show 3 --reference node-http\n  fairbench show latest --format json"
+    )]
     Show(commands::show::ShowArgs),
     /// Turn a stored run into a self-contained HTML report (or Markdown, CSV, JSON).
+    #[command(
+        after_help = "Examples:\n  fairbench report\n  fairbench report 3 -o report.html\n  fairbench report latest --format md -o -\n  fairbench report latest --format csv --hdr hlogs/"
+    )]
     Report(commands::report::ReportArgs),
     /// Compare two stored runs case by case, with a verdict on each difference.
+    #[command(
+        after_help = "Examples:\n  fairbench compare 1 latest\n  fairbench compare latest latest --db baseline.db --db-b results.db\n  fairbench compare 1 2 --format md --fail-on-regression 5"
+    )]
     Compare(commands::compare::CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  fairbench completions bash > /etc/bash_completion.d/fairbench\n  fairbench completions zsh > ~/.zfunc/_fairbench"
+    )]
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the man page (roff) on standard output.
+    #[command(after_help = "Examples:\n  fairbench man > fairbench.1 && man ./fairbench.1")]
+    Man(commands::completions::ManArgs),
     /// fairbench's own helper on other hosts and in network namespaces
     /// (load generator, server supervisor); not for direct use.
     #[command(hide = true)]
@@ -42,7 +95,13 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
-            let _ = e.print();
+            if e.use_stderr()
+                && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                eprintln!("fairbench: {}", one_line(&e.render().to_string()));
+            } else {
+                let _ = e.print();
+            }
             return e.exit_code();
         }
     };
@@ -56,6 +115,8 @@ pub fn main() -> i32 {
         Command::Show(args) => commands::show::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Completions(args) => commands::completions::completions(args, Cli::command()),
+        Command::Man(args) => commands::completions::man(args, Cli::command()),
         Command::Agent(args) => crate::fleet::agent::run(args),
     };
     match result {
@@ -71,4 +132,20 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// A clap error as one line, as every other usage error is: its first line
+/// (which names the flag and the value), with any tip it gives after it.
+fn one_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for l in lines {
+        if let Some(tip) = l.strip_prefix("tip: ") {
+            out.push_str(&format!(" ({tip})"));
+        } else if l.starts_with("[possible values:") {
+            out.push_str(&format!(" {l}"));
+        }
+    }
+    out
 }

@@ -251,7 +251,14 @@ fn default_variant_warns_about_extra_headers_and_passes_the_run() {
             root,
             workp,
             "ok,security-headers",
-            &["--scenarios", "static", "--variant", "default", "--json"],
+            &[
+                "--scenarios",
+                "static",
+                "--variant",
+                "default",
+                "--format",
+                "json",
+            ],
         ),
         &[],
         "default-variant",
@@ -537,8 +544,16 @@ fn bad_arguments_are_usage_errors() {
     for (args, needle) in [
         (vec!["--servers", "no-such-server"], "matches no server"),
         (
+            vec!["--variant", "native/fancy"],
+            "expected MODE, RESPONSE (default or normalized) or MODE/RESPONSE",
+        ),
+        (
             vec!["--variant", "fancy"],
-            "expected `default` or `normalized`",
+            "--variant fancy: no selected server has that mode",
+        ),
+        (
+            vec!["--variant", "jit/normalized", "--mode", "native"],
+            "name different modes",
         ),
         (vec!["--scenarios", "nope"], "no scenario named nope"),
         (vec!["--mode", "nope"], "no selected server has that mode"),

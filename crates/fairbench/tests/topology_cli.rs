@@ -42,8 +42,12 @@ fn mistakes_are_usage_errors_that_name_the_flag() {
         "does not combine with --server-host or --client-host",
     );
     usage_error(
-        &["load", url, "--clients", "0"],
+        &["load", url, "--clients", "65", "-c", "100"],
         "--clients: between 1 and 64",
+    );
+    usage_error(
+        &["load", url, "--clients", "0"],
+        "'--clients <N>': must be at least 1",
     );
     usage_error(
         &["load", url, "--clients", "2", "--client-host", "a@b"],

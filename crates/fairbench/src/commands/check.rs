@@ -34,9 +34,10 @@ pub struct CheckArgs {
     /// Scenarios to check, comma-separated (default: all).
     #[arg(long, value_name = "LIST")]
     pub scenarios: Option<String>,
-    /// Response variant: `default` or `normalized` (default: both).
-    #[arg(long, value_name = "V")]
-    pub variant: Option<String>,
+    /// Which variants: a response shape (`default` or `normalized`), a mode
+    /// (e.g. `native`, `jit`), or both as MODE/RESPONSE (default: all).
+    #[arg(long, value_name = "VARIANT")]
+    pub variant: Option<crate::args::VariantSel>,
     /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).
     #[arg(long, value_name = "M")]
     pub mode: Option<String>,
@@ -44,7 +45,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
     /// CORES given to the server (default: the number of --cpus, else 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
     pub cores: Option<usize>,
     /// How long a started server has to accept connections (e.g. 30s; a bare
     /// number is seconds).
@@ -74,8 +75,11 @@ pub struct CheckArgs {
     /// List passing rules too, not only warnings and failures.
     #[arg(long)]
     pub all_rules: bool,
-    /// Print JSON instead of tables.
-    #[arg(long)]
+    /// text (tables) or json (schema: docs/cli-json.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::args::TextFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
     #[command(flatten)]
     pub place: CheckPlaceArgs,
@@ -162,23 +166,35 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
         return Err(usage("no scenario to check"));
     }
 
-    let responses = match args.variant.as_deref() {
+    let variant = args.variant.clone().unwrap_or_default();
+    let responses = match variant.response {
         None => ResponseKind::ALL.to_vec(),
-        Some(v) => vec![ResponseKind::parse(v)
-            .ok_or_else(|| usage(format!("--variant {v}: expected `default` or `normalized`")))?],
+        Some(r) => vec![r],
     };
-
-    if let Some(m) = &args.mode {
+    let mode = match (&variant.mode, &args.mode) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(usage(format!(
+                "--variant {a}/… and --mode {b} name different modes"
+            )))
+        }
+        (Some(m), _) | (None, Some(m)) => Some(m.clone()),
+        (None, None) => None,
+    };
+    if let Some(m) = &mode {
         if !servers.iter().any(|s| s.modes.contains_key(m)) {
             return Err(usage(format!(
-                "--mode {m}: no selected server has that mode"
+                "{} {m}: no selected server has that mode",
+                if variant.mode.is_some() {
+                    "--variant"
+                } else {
+                    "--mode"
+                }
             )));
         }
     }
 
     let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
-        (Some(0), _) => return Err(usage("--cores: expected at least 1")),
         (Some(n), _) => n,
         (None, Some(c)) => c.len(),
         (None, None) => 1,
@@ -188,7 +204,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
         invalid,
         scenarios,
         responses,
-        mode: args.mode.clone(),
+        mode,
         cpus,
         cores,
     })
@@ -369,7 +385,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             c.raw = None;
         }
     }
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         let report = CheckJson {
             root: &zoo.root,
             reference: &args.reference,

@@ -30,8 +30,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PATH")]
     pub db_b: Option<PathBuf>,
     /// text (an aligned table), md or json.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: Format,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Exit with status 1 when any case is significantly slower by more than
     /// PCT percent (req/s for closed loop, p99 for constant rate): for CI.
     #[arg(long, value_name = "PCT")]
@@ -42,7 +45,10 @@ pub struct CompareArgs {
     pub reference: Option<String>,
 }
 
-pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
+pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
+    if args.json {
+        args.format = Format::Json;
+    }
     if let Some(p) = args.fail_on_regression {
         if !(p.is_finite() && p >= 0.0) {
             return Err(usage(format!(
@@ -50,9 +56,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
             )));
         }
     }
-    let store_a = Store::open_existing(&args.db)?;
+    let store_a = Store::open_read_only(&args.db)?;
     let store_b = match &args.db_b {
-        Some(p) => Some(Store::open_existing(p)?),
+        Some(p) => Some(Store::open_read_only(p)?),
         None => None,
     };
     let sb = store_b.as_ref().unwrap_or(&store_a);

@@ -9,7 +9,7 @@ use fairbench_engine::{
 };
 use hdrhistogram::serialization::V2DeflateSerializer;
 
-use crate::args::{duration, positive_duration, CpuList};
+use crate::args::{duration, positive_count, positive_duration, positive_usize, rate, CpuList};
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
 use crate::fleet::split::{split, Aim, GeneratorSite};
@@ -18,6 +18,7 @@ use crate::host;
 use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::runner::adhoc::{self, SampleLog};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
 use crate::usage::usage;
@@ -28,18 +29,19 @@ use fairbench_zoo::parity::RawExchange;
 pub struct LoadArgs {
     /// The URL to load, e.g. http://127.0.0.1:8080/, http://[::1]:8080/ or https://127.0.0.1:8443/
     pub url: String,
-    /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests at once).
-    #[arg(short = 'c', long, default_value_t = 50)]
+    /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests
+    /// at once). SI suffixes as in wrk: 1k = 1000.
+    #[arg(short = 'c', long, default_value = "50", value_parser = positive_usize)]
     pub connections: usize,
     /// Load threads, each with its own event loop [default: the CPUs this process may use]
-    #[arg(short = 't', long)]
+    #[arg(short = 't', long, value_parser = positive_usize)]
     pub threads: Option<usize>,
     /// How long to measure (e.g. 10s, 500ms, 2m) [default: 10s; with -n, as long as the N requests take]
     #[arg(short = 'd', long, value_parser = positive_duration)]
     pub duration: Option<Duration>,
-    /// Stop after N requests of the measurement (ab's and oha's -n): N sent in closed
-    /// loop, N due at constant rate. With -d too, whichever ends first.
-    #[arg(short = 'n', long, value_name = "N")]
+    /// Stop after N requests of the measurement (ab's and oha's -n; e.g. 10000, 10k, 1.5M):
+    /// N sent in closed loop, N due at constant rate. With -d too, whichever ends first.
+    #[arg(short = 'n', long, value_name = "N", value_parser = positive_count)]
     pub requests: Option<u64>,
     /// A new connection for every request, closed by fairbench after the answer (ab
     /// without -k). Latency then includes the connect and any TLS handshake.
@@ -61,9 +63,9 @@ pub struct LoadArgs {
     /// A request without an answer after this long is aborted and counted as a timeout.
     #[arg(long, default_value = "2s", value_parser = positive_duration)]
     pub timeout: Duration,
-    /// Constant rate in requests per second, in total: latency is measured from
+    /// Constant rate in requests per second, in total (e.g. 500, 10k): latency is measured from
     /// when each request was due (wrk2 semantics). Without it: closed loop.
-    #[arg(short = 'R', long, allow_negative_numbers = true)]
+    #[arg(short = 'R', long, allow_negative_numbers = true, value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
@@ -78,7 +80,7 @@ pub struct LoadArgs {
     #[arg(long)]
     pub body_file: Option<PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = positive_usize)]
     pub pipeline: usize,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]
@@ -93,9 +95,19 @@ pub struct LoadArgs {
     /// Send one request, print the request and the response bytes as exchanged, and exit.
     #[arg(long)]
     pub dump: bool,
-    /// Print the result as JSON (schema: docs/load-json.md) instead of text.
-    #[arg(long)]
+    /// text (the summary) or json (schema: docs/load-json.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::args::TextFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Store the result in the results database (--db) as a run of one case, for
+    /// `show`, `report` and `compare`.
+    #[arg(long)]
+    pub save: bool,
+    /// The results database --save writes to.
+    #[arg(long, value_name = "PATH", default_value = "results.db")]
+    pub db: PathBuf,
     /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
@@ -120,7 +132,8 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(&cfg);
 
-    let outcome = with_observers(&args, &mut progress, |obs| {
+    let mut log = SampleLog::default();
+    let outcome = with_observers(&args, &mut progress, &mut log, |obs| {
         fairbench_engine::run(&cfg, stop, obs)
     })?;
     progress.finish();
@@ -130,7 +143,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
         Err(e) => anyhow::bail!("{e}"),
     };
 
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
             serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
@@ -141,6 +154,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
             load_summary::render(&args.url, &outcome, &view(&args))
         );
     }
+    save(&args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
 }
 
@@ -157,22 +171,56 @@ fn exit_code(o: &fairbench_engine::Outcome) -> i32 {
     }
 }
 
-/// Runs `f` with the progress display, plus the HDR interval log if asked.
+/// `--save`: the result stored as a run of one case. A load nothing
+/// answered is not stored: there is no figure to keep.
+fn save(
+    args: &LoadArgs,
+    cfg: &LoadConfig,
+    o: &fairbench_engine::Outcome,
+    log: SampleLog,
+) -> anyhow::Result<()> {
+    if !args.save {
+        return Ok(());
+    }
+    if o.requests == 0 {
+        eprintln!("fairbench: not saved: no request was answered");
+        return Ok(());
+    }
+    let argv: Vec<String> = std::env::args().collect();
+    let run = adhoc::save(&args.db, &argv, cfg, o, log.samples)?;
+    eprintln!(
+        "saved as run {run} in {} (`fairbench show {run} --db {}`)",
+        args.db.display(),
+        args.db.display()
+    );
+    Ok(())
+}
+
+/// Runs `f` with the progress display, plus the per-second series when
+/// saving and the HDR interval log if asked.
 fn with_observers<R>(
     args: &LoadArgs,
     progress: &mut LoadProgress,
+    log: &mut SampleLog,
     f: impl FnOnce(&mut dyn Observer) -> R,
 ) -> anyhow::Result<R> {
     let Some(path) = &args.hdr_log else {
+        if args.save {
+            return Ok(f(&mut Fanout(vec![progress as &mut dyn Observer, log])));
+        }
         return Ok(f(progress));
     };
     let mut file = std::fs::File::create(path)
         .with_context(|| format!("--hdr-log: cannot create {}", path.display()))?;
     let mut ser = V2DeflateSerializer::new();
+    let series = log;
     let mut log = HdrLog::begin(&mut file, &mut ser, &format!("fairbench load {}", args.url))
         .with_context(|| format!("--hdr-log: cannot write {}", path.display()))?;
     let result = {
         let mut fan = Fanout(vec![progress as &mut dyn Observer, &mut log]);
+        if args.save {
+            fan.0.push(series);
+        }
         f(&mut fan)
     };
     if let Some(e) = &log.error {
@@ -239,7 +287,10 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         .jobs;
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(cfg);
-    let result = with_observers(args, &mut progress, |obs| fleet::run(jobs, stop, obs))?;
+    let mut log = SampleLog::default();
+    let result = with_observers(args, &mut progress, &mut log, |obs| {
+        fleet::run(jobs, stop, obs)
+    })?;
     progress.finish();
     let f = match result {
         Ok(f) => f,
@@ -255,7 +306,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             anyhow::bail!("{m}")
         }
     };
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
             serde_json::to_string_pretty(&fleet_json(args, &layout, &f)?)?
@@ -268,6 +319,7 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         print!("{}", clients_text(&f));
     }
     layout.teardown();
+    save(args, cfg, &f.merged, log)?;
     Ok(exit_code(&f.merged))
 }
 

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod completions;
 pub mod load;
 pub mod report;
 pub mod run;

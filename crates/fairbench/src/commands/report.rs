@@ -44,8 +44,11 @@ pub struct ReportArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// html (charts and tables, one offline file), md, csv (one row per case) or json (everything).
-    #[arg(long, value_enum, default_value = "html")]
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "html")]
     pub format: Format,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Also write each finished case's latency histograms into DIR as
     /// HdrHistogram interval logs (.hlog), one file per repetition.
     #[arg(long, value_name = "DIR")]
@@ -56,8 +59,11 @@ pub struct ReportArgs {
     pub reference: Option<String>,
 }
 
-pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
-    let store = Store::open_existing(&args.db)?;
+pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
+    if args.json {
+        args.format = Format::Json;
+    }
+    let store = Store::open_read_only(&args.db)?;
     let run = resolve_run(&store, args.run)?;
     let report = model::build_with(&store, &run, args.reference.as_deref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;

@@ -2,10 +2,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use fairbench_zoo::Zoo;
 
-use crate::args::{load_zoo, resolve_root};
+use crate::args::{load_zoo, resolve_root, VariantSel};
 use crate::output::run_table;
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
@@ -33,8 +34,32 @@ pub struct RunArgs {
     #[arg(long)]
     pub duration: Option<String>,
     /// Repetitions of each case instead of the suite's.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::positive_usize)]
     pub repetitions: Option<usize>,
+    /// Only these variants: a response shape (`default` or `normalized`), a
+    /// mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as for `check`).
+    #[arg(long, value_name = "VARIANT")]
+    pub variant: Option<VariantSel>,
+    /// One load profile instead of the suite's [[load]] list: this many
+    /// connections (e.g. 50, 1k). Unset parts come from the suite's first profile.
+    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    pub connections: Option<usize>,
+    /// One constant-rate profile at this many requests per second (e.g. 2000, 10k)
+    /// instead of the suite's [[load]] list.
+    #[arg(long, value_name = "RATE", value_parser = crate::args::rate)]
+    pub rate: Option<f64>,
+    /// Load threads of the one profile given by these flags.
+    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    pub threads: Option<usize>,
+    /// Requests in flight per connection of the one (closed-loop) profile.
+    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    pub pipeline: Option<usize>,
+    /// Warm-up before each case instead of the suite's (e.g. 2s).
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::duration)]
+    pub warmup: Option<Duration>,
+    /// Request timeout instead of the suite's (e.g. 2s, 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::positive_duration)]
+    pub timeout: Option<Duration>,
     /// Order of cases within each repetition instead of the suite's:
     /// `case` shuffles them (seeded, the seed stored with the run) and
     /// rotates that order each repetition, so drift does not line up with one server.
@@ -56,7 +81,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_unfair: bool,
     /// Finish the remaining cases of an interrupted run.
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["servers", "scenarios", "cores", "duration", "repetitions", "interleave", "interleave_seed", "dry_run"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["servers", "scenarios", "cores", "duration", "repetitions", "variant", "connections", "rate", "threads", "pipeline", "warmup", "timeout", "interleave", "interleave_seed", "dry_run"])]
     pub resume: Option<i64>,
     /// Write the HTML report of the run to FILE when it ends.
     #[arg(long, value_name = "FILE")]
@@ -368,6 +393,10 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         && a.repetitions.is_none()
         && a.interleave.is_none()
         && a.interleave_seed.is_none()
+        && a.variant.is_none()
+        && !load_flags(a)
+        && a.warmup.is_none()
+        && a.timeout.is_none()
     {
         return Ok(text.to_string());
     }
@@ -390,8 +419,8 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
     if let Some(c) = &a.cores {
         let mut v = Vec::new();
         for part in c.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-            v.push(match part.parse::<i64>() {
-                Ok(n) if n >= 1 => toml::Value::Integer(n),
+            v.push(match crate::args::positive_count(part).map(i64::try_from) {
+                Ok(Ok(n)) => toml::Value::Integer(n),
                 _ if part == "all" => toml::Value::String("all".into()),
                 _ => return Err(usage(format!("--cores: {part:?} is not a core count (expected numbers or \"all\", e.g. 1,all)"))),
             });
@@ -403,10 +432,28 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         doc.insert("duration".into(), toml::Value::String(d.clone()));
     }
     if let Some(r) = a.repetitions {
-        if r == 0 {
-            return Err(usage("--repetitions: must be at least 1"));
-        }
         doc.insert("repetitions".into(), toml::Value::Integer(r as i64));
+    }
+    if let Some(v) = &a.variant {
+        if let Some(m) = &v.mode {
+            doc.insert("modes".into(), list(m));
+        }
+        if let Some(r) = v.response {
+            doc.insert("responses".into(), list(r.as_str()));
+        }
+    }
+    let dur = |d: &Duration| toml::Value::String(humantime::format_duration(*d).to_string());
+    if let Some(w) = &a.warmup {
+        doc.insert("warmup".into(), dur(w));
+    }
+    if let Some(t) = &a.timeout {
+        doc.insert("timeout".into(), dur(t));
+    }
+    if load_flags(a) {
+        doc.insert(
+            "load".into(),
+            toml::Value::Array(vec![one_profile(&doc, a)?]),
+        );
     }
     if let Some(i) = a.interleave {
         doc.insert("interleave".into(), toml::Value::String(i.as_str().into()));
@@ -423,6 +470,54 @@ fn apply_overrides(text: &str, a: &RunArgs) -> anyhow::Result<String> {
         doc.insert("interleave_seed".into(), toml::Value::Integer(seed));
     }
     Ok(toml::to_string(&doc)?)
+}
+
+/// Any of the flags that make the one load profile.
+fn load_flags(a: &RunArgs) -> bool {
+    a.connections.is_some() || a.rate.is_some() || a.threads.is_some() || a.pipeline.is_some()
+}
+
+/// The [[load]] the flags describe: closed loop, or constant rate with
+/// `--rate`; connections, request count and keep-alive not given on the
+/// command line are the suite's first profile's, so `--rate` alone on
+/// ab2012 still opens a connection per request.
+fn one_profile(doc: &toml::Table, a: &RunArgs) -> anyhow::Result<toml::Value> {
+    let first = doc
+        .get("load")
+        .and_then(toml::Value::as_array)
+        .and_then(|l| l.first())
+        .and_then(toml::Value::as_table);
+    let mut p = toml::Table::new();
+    let model = if a.rate.is_some() { "rate" } else { "closed" };
+    p.insert("model".into(), model.into());
+    let connections = match (a.connections, first.and_then(|f| f.get("connections"))) {
+        (Some(c), _) => toml::Value::Integer(c as i64),
+        (None, Some(c)) => c.clone(),
+        (None, None) => toml::Value::Integer(50),
+    };
+    p.insert("connections".into(), connections);
+    if let Some(f) = first {
+        for k in ["requests", "keepalive"] {
+            if let Some(v) = f.get(k) {
+                p.insert(k.into(), v.clone());
+            }
+        }
+    }
+    if let Some(r) = a.rate {
+        p.insert("rate".into(), toml::Value::Float(r));
+    }
+    if let Some(t) = a.threads {
+        p.insert("threads".into(), toml::Value::Integer(t as i64));
+    }
+    if let Some(n) = a.pipeline {
+        if a.rate.is_some() {
+            return Err(usage(
+                "--pipeline: only closed-loop profiles pipeline (drop --rate or --pipeline)",
+            ));
+        }
+        p.insert("pipeline".into(), toml::Value::Integer(n as i64));
+    }
+    Ok(toml::Value::Table(p))
 }
 
 /// A suite interleaving cases without a seed gets one now, written into the

@@ -10,15 +10,18 @@ pub struct RunsArgs {
     /// The results database.
     #[arg(long, default_value = "results.db")]
     pub db: PathBuf,
-    /// Print JSON (schema: docs/cli-json.md).
-    #[arg(long)]
+    /// text (tables) or json (schema: docs/cli-json.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::args::TextFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
 }
 
 pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
-    let store = Store::open_existing(&args.db)?;
+    let store = Store::open_read_only(&args.db)?;
     let runs = store.runs()?;
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))?

@@ -16,8 +16,11 @@ pub struct ServersArgs {
     /// the nearest such folder at or above the current directory.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
+    /// text (tables) or json (schema: docs/cli-json.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::args::TextFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
 }
 
@@ -107,7 +110,7 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
         .map(|s| entry(s, prober.probe(&s.toolchain)))
         .collect();
 
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         let listing = Listing {
             root: &zoo.root,
             servers: entries,

@@ -18,8 +18,11 @@ pub struct ShowArgs {
     /// The results database.
     #[arg(long, default_value = "results.db")]
     pub db: PathBuf,
-    /// Print JSON (schema: docs/cli-json.md).
-    #[arg(long)]
+    /// text (tables) or json (schema: docs/cli-json.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::args::TextFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// Ratios relative to this server (or SERVER/MODE/RESPONSE) instead of
     /// the suite's reference [default: the suite's, else go-nethttp]
@@ -47,12 +50,12 @@ struct CaseJson<'a> {
 }
 
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
-    let store = Store::open_existing(&args.db)?;
+    let store = Store::open_read_only(&args.db)?;
     let run = resolve_run(&store, args.run)?;
     let id = run.id;
     let cases = store.cases(id)?;
     let paired = paired_of(&run, &cases, args.reference.as_deref())?;
-    if args.json {
+    if crate::args::wants_json(args.format, args.json) {
         let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
         let j = ShowJson {
             run: &run,

@@ -14,7 +14,7 @@ use crate::store::Store;
 /// Writes the HTML report of run `run` in the database `db` to `path` (for
 /// `fairbench run --report`).
 pub fn write_html(db: &Path, run: i64, path: &Path) -> anyhow::Result<()> {
-    let store = Store::open_existing(db)?;
+    let store = Store::open_read_only(db)?;
     let row = resolve_run(&store, RunSel::Id(run))?;
     let report = model::build(&store, &row)?;
     write_atomic(path, html::render(&report).as_bytes())

@@ -378,6 +378,20 @@ pub fn measure(
 }
 
 fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
+    CaseFigures {
+        server_cpu_s: Some(w.measure_cpu_s),
+        server_rss_peak: Some(w.rss_peak),
+        server_rss_mean: w.rss_mean(),
+        server_threads_max: Some(w.threads_max),
+        server_group_cpu_s: w.group_cpu_s(),
+        samples: w.samples.clone(),
+        ..load_figures(o)
+    }
+}
+
+/// What the load alone tells of a case: every figure but the server's
+/// (which only a server fairbench started can give) and the series.
+pub fn load_figures(o: &Outcome) -> CaseFigures {
     let t = o.throughput();
     let unc = o.uncorrected_summary();
     CaseFigures {
@@ -397,11 +411,11 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         generator_cpu_s: o.generator.cpu_s,
         generator_busy: o.generator.busy_fraction,
         saturated: o.generator.saturated,
-        server_cpu_s: Some(w.measure_cpu_s),
-        server_rss_peak: Some(w.rss_peak),
-        server_rss_mean: w.rss_mean(),
-        server_threads_max: Some(w.threads_max),
-        server_group_cpu_s: w.group_cpu_s(),
+        server_cpu_s: None,
+        server_rss_peak: None,
+        server_rss_mean: None,
+        server_threads_max: None,
+        server_group_cpu_s: None,
         server_group_memory_peak: None,
         generator_containment: None,
         generator_cpuset: None,
@@ -411,6 +425,6 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         answered: o.answered_latency.clone(),
         uncorrected: o.uncorrected.clone(),
         lateness: o.lateness.clone(),
-        samples: w.samples.clone(),
+        samples: Vec::new(),
     }
 }

@@ -2,6 +2,7 @@
 //! case as it finishes. Knows nothing of sockets (the load engine does) or
 //! of how servers are defined (the zoo does).
 
+pub mod adhoc;
 mod builds;
 mod case;
 pub mod knee;

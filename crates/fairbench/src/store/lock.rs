@@ -15,6 +15,11 @@ impl RunLock {
     /// kernel releases a flock when its holder dies, so a crashed run never
     /// leaves the database locked.
     pub fn acquire(db: &Path) -> anyhow::Result<RunLock> {
+        // The lock comes before the database, so it makes the folder both go in.
+        if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("cannot create directory {}: {e}", dir.display()))?;
+        }
         let mut name = db.as_os_str().to_owned();
         name.push(".lock");
         let path = PathBuf::from(name);

@@ -6,6 +6,7 @@
 
 mod lock;
 mod parts;
+mod readonly;
 mod rows;
 pub mod schema;
 
@@ -53,6 +54,22 @@ impl Store {
             );
         }
         Self::open(path)
+    }
+
+    /// Opens an existing database only to read it: never migrated, never
+    /// switched to WAL, never written, so a read-only file or folder works
+    /// (an older schema is read through a migrated private copy).
+    pub fn open_read_only(path: &Path) -> anyhow::Result<Store> {
+        if !path.exists() {
+            anyhow::bail!(
+                "no results database at {} (run `fairbench run` first, or pass --db PATH)",
+                path.display()
+            );
+        }
+        Ok(Store {
+            conn: readonly::open(path)?,
+            path: path.to_path_buf(),
+        })
     }
 
     fn configure(conn: &Connection, path: &Path) -> anyhow::Result<()> {

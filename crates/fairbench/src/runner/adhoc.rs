@@ -1,0 +1,138 @@
+//! `fairbench load --save`: an ad-hoc load stored as a run of one case, so
+//! `show`, `report` and `compare` read it like any suite's. The server was
+//! not started by fairbench, so its CPU and memory are unknown (left empty,
+//! never zero).
+
+use std::path::Path;
+
+use fairbench_engine::{LoadConfig, LoadModel, Observer, Outcome, SecondSample};
+use hdrhistogram::Histogram;
+
+use super::case::load_figures;
+use super::metadata;
+use crate::store::{encode_histogram, NewRun, PlannedCase, RunLock, SampleRow, Store};
+
+/// The per-second series with each interval's histogram, as stored.
+#[derive(Default)]
+pub struct SampleLog {
+    pub samples: Vec<SampleRow>,
+}
+
+impl Observer for SampleLog {
+    fn on_interval(&mut self, s: &SecondSample, h: &Histogram<u64>) {
+        self.samples.push(SampleRow {
+            second: s.second,
+            phase: s.phase.as_str().into(),
+            start_s: s.start_s,
+            duration_s: s.duration_s,
+            requests: s.requests,
+            errors: s.errors,
+            bytes: s.bytes,
+            p50_us: s.p50_us,
+            p99_us: s.p99_us,
+            interval_hist: encode_histogram(h).ok(),
+            server_cpu: None,
+            server_rss: None,
+            server_threads: None,
+        });
+    }
+}
+
+/// The suite name of stored loads, and the server, mode and scenario their
+/// one case is filed under: the URL is what was measured.
+pub const SUITE: &str = "load";
+
+/// Stores the load as a finished run of one case; returns the run's id.
+/// `argv` is the command line, kept with the run as its "suite".
+pub fn save(
+    db: &Path,
+    argv: &[String],
+    cfg: &LoadConfig,
+    o: &Outcome,
+    samples: Vec<SampleRow>,
+) -> anyhow::Result<i64> {
+    let _lock = RunLock::acquire(db)?;
+    let mut store = Store::open(db)?;
+    let usable = cfg.cpus.clone().unwrap_or_default();
+    let command = argv.join(" ");
+    let suite_toml = format!(
+        "# {}\nname = \"{SUITE}\"\nurl = {}\ncommand = {}\n",
+        command.replace('\n', " "),
+        toml::Value::String(cfg.target.url.clone()),
+        toml::Value::String(command.clone())
+    );
+    let run = store.create_run(&NewRun {
+        started_at: crate::store::now_rfc3339(),
+        suite: SUITE.into(),
+        suite_toml,
+        git_revision: None,
+        host_json: serde_json::to_string(&metadata::host(&usable))?,
+        toolchains_json: "{}".into(),
+        planned_cases: 1,
+    })?;
+    let load_json = serde_json::json!({
+        "model": match o.model { LoadModel::ClosedLoop => "closed", LoadModel::ConstantRate { .. } => "rate" },
+        "rate": match o.model { LoadModel::ConstantRate { rps } => Some(rps), LoadModel::ClosedLoop => None },
+        "connections": o.connections,
+        "threads": o.threads,
+        "pipeline": o.pipeline,
+        "keepalive": o.keepalive,
+        "requests": cfg.requests,
+        "warmup_s": o.warmup_s,
+        "duration_s": cfg.duration.as_secs_f64(),
+        "timeout_s": o.timeout_s,
+        "method": cfg.request.method,
+        "url": cfg.target.url,
+        "expect_status": o.expect_status,
+        "status_codes": o.status_codes,
+    });
+    let case = store.append_case(run, |seq| PlannedCase {
+        seq,
+        server: cfg.target.url.clone(),
+        language: String::new(),
+        framework: String::new(),
+        mode: "-".into(),
+        response: "default".into(),
+        variant_params_json: "{}".into(),
+        scenario: SUITE.into(),
+        cores: 0,
+        cores_requested: "-".into(),
+        load_label: label(o),
+        load_json: load_json.to_string(),
+        sweep: None,
+        repetition: 1,
+    })?;
+    let cpus = cfg
+        .cpus
+        .as_deref()
+        .map(crate::args::format_cpus)
+        .unwrap_or_default();
+    store.mark_running(case, ("", &cpus, false))?;
+    let mut figures = load_figures(o);
+    figures.samples = samples;
+    store.record_done(case, &figures)?;
+    store.set_run_state(
+        run,
+        if o.interrupted { "interrupted" } else { "done" },
+        o.interrupted
+            .then_some("interrupted by a signal (Ctrl-C or SIGTERM)"),
+    )?;
+    Ok(run)
+}
+
+/// As a suite's profiles are labelled, so equal loads pair in `compare`.
+fn label(o: &Outcome) -> String {
+    let t = format!(" t={}", o.threads);
+    let ends = if o.keepalive { "" } else { " no-keepalive" };
+    match o.model {
+        LoadModel::ClosedLoop => {
+            let p = if o.pipeline > 1 {
+                format!(" p={}", o.pipeline)
+            } else {
+                String::new()
+            };
+            format!("closed c={}{t}{p}{ends}", o.connections)
+        }
+        LoadModel::ConstantRate { rps } => format!("rate {rps}/s c={}{t}{ends}", o.connections),
+    }
+}
