@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 
 use super::case::load_figures;
 use super::metadata;
-use crate::store::{encode_histogram, NewRun, PlannedCase, RunLock, SampleRow, Store};
+use crate::store::{NewRun, PlannedCase, RunLock, SampleRow, Store};
 
 /// The per-second series with each interval's histogram, as stored.
 #[derive(Default)]
@@ -20,21 +20,7 @@ pub struct SampleLog {
 
 impl Observer for SampleLog {
     fn on_interval(&mut self, s: &SecondSample, h: &Histogram<u64>) {
-        self.samples.push(SampleRow {
-            second: s.second,
-            phase: s.phase.as_str().into(),
-            start_s: s.start_s,
-            duration_s: s.duration_s,
-            requests: s.requests,
-            errors: s.errors,
-            bytes: s.bytes,
-            p50_us: s.p50_us,
-            p99_us: s.p99_us,
-            interval_hist: encode_histogram(h).ok(),
-            server_cpu: None,
-            server_rss: None,
-            server_threads: None,
-        });
+        self.samples.push(SampleRow::of_interval(s, h));
     }
 }
 

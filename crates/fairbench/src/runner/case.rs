@@ -17,7 +17,7 @@ use crate::fleet::split::{split, Aim, LoadSplit};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
-use crate::store::{encode_histogram, CaseFigures, PartRow, SampleRow};
+use crate::store::{CaseFigures, PartRow, SampleRow};
 use crate::suite::{Ends, LoadProfile};
 use crate::topology::Layout;
 
@@ -221,19 +221,10 @@ impl Observer for Watch<'_> {
         self.rss_peak = self.rss_peak.max(tree.rss_bytes);
         self.threads_max = self.threads_max.max(tree.threads);
         self.samples.push(SampleRow {
-            second: s.second,
-            phase: s.phase.as_str().into(),
-            start_s: s.start_s,
-            duration_s: s.duration_s,
-            requests: s.requests,
-            errors: s.errors,
-            bytes: s.bytes,
-            p50_us: s.p50_us,
-            p99_us: s.p99_us,
-            interval_hist: encode_histogram(h).ok(),
             server_cpu: cores,
             server_rss: Some(tree.rss_bytes),
             server_threads: Some(tree.threads),
+            ..SampleRow::of_interval(s, h)
         });
         self.progress.live(s);
         if !self.server.is_alive() {

@@ -466,6 +466,26 @@ pub struct SampleRow {
 }
 
 impl SampleRow {
+    /// One interval of the load as stored, with its histogram; the server
+    /// figures are the caller's to add (an ad-hoc load has none).
+    pub fn of_interval(s: &fairbench_engine::SecondSample, h: &Histogram<u64>) -> SampleRow {
+        SampleRow {
+            second: s.second,
+            phase: s.phase.as_str().into(),
+            start_s: s.start_s,
+            duration_s: s.duration_s,
+            requests: s.requests,
+            errors: s.errors,
+            bytes: s.bytes,
+            p50_us: s.p50_us,
+            p99_us: s.p99_us,
+            interval_hist: super::encode_histogram(h).ok(),
+            server_cpu: None,
+            server_rss: None,
+            server_threads: None,
+        }
+    }
+
     pub(crate) const SELECT: &'static str = "SELECT second, phase, start_s, duration_s, requests,
         errors, bytes, p50_us, p99_us, interval_hist, server_cpu, server_rss, server_threads
         FROM samples";
