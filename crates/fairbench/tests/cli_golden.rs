@@ -55,13 +55,19 @@ fn show_matches_golden() {
 fn html_report_matches_golden() {
     let dir = fixture_dir();
     for run in ["1", "3"] {
-        assert_golden(
-            &format!("report-{run}.html"),
-            &ok(
-                dir.path(),
-                &["report", run, "--db", "results.db", "-o", "-"],
-            ),
+        let printed = ok(
+            dir.path(),
+            &["report", run, "--db", "results.db", "-o", "-"],
         );
+        assert_golden(&format!("report-{run}.html"), &printed);
+        // Written to a file, the report is the same bytes.
+        let file = format!("written-{run}.html");
+        ok(
+            dir.path(),
+            &["report", run, "--db", "results.db", "--output", &file],
+        );
+        let written = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+        assert_eq!(written, printed, "--output {file} differs from -o -");
     }
 }
 
