@@ -2,7 +2,9 @@
 //! sections (scenario · cores · load), optional whiskers for an interval.
 //! Horizontal, because variant names are long and there may be many.
 
-use super::{fit, linear_ticks, tick_label, Anchor, Svg, CHAR_W};
+use super::{
+    fit, label_column, linear_ticks, tick_label, Anchor, Svg, CHAR_W, LABEL_MAX_CHARS, SECTION_H,
+};
 
 pub struct BarChart {
     pub id: String,
@@ -43,21 +45,13 @@ pub struct LegendItem {
 
 const WIDTH: f64 = 960.0;
 const BAR_H: f64 = 14.0;
-const SECTION_H: f64 = 24.0;
-const LABEL_MAX_CHARS: usize = 44;
 
 impl BarChart {
     pub fn render(&self) -> String {
-        let label_chars = self
-            .rows
-            .iter()
-            .filter_map(|r| match r {
-                BarRow::Bars { label, .. } => Some(label.chars().count().min(LABEL_MAX_CHARS)),
-                BarRow::Section(_) => None,
-            })
-            .max()
-            .unwrap_or(10);
-        let left = (label_chars as f64 * CHAR_W + 24.0).clamp(120.0, 330.0);
+        let left = label_column(self.rows.iter().filter_map(|r| match r {
+            BarRow::Bars { label, .. } => Some(label.as_str()),
+            BarRow::Section(_) => None,
+        }));
         let right = 120.0;
         let top = if self.subtitle.is_some() { 56.0 } else { 40.0 };
         let plot_w = WIDTH - left - right;

@@ -293,6 +293,21 @@ impl Svg {
 }
 
 /// Cuts `s` to at most `max` characters, ending in `…` when cut.
+/// Longest a row label is drawn before [`fit`] shortens it.
+pub const LABEL_MAX_CHARS: usize = 44;
+/// Section rows of the row charts (bars, ratios).
+pub const SECTION_H: f64 = 24.0;
+
+/// The left margin of a chart with one label per row: wide enough for the
+/// longest label (as [`fit`] will draw it), within fixed bounds.
+pub fn label_column<'a>(labels: impl Iterator<Item = &'a str>) -> f64 {
+    let chars = labels
+        .map(|l| l.chars().count().min(LABEL_MAX_CHARS))
+        .max()
+        .unwrap_or(10);
+    (chars as f64 * CHAR_W + 24.0).clamp(120.0, 330.0)
+}
+
 pub fn fit(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()

@@ -3,7 +3,9 @@
 //! log axis with a line at 1 — so 2× and ½× sit equally far from "same as
 //! the reference", and an interval crossing the line says "cannot tell".
 
-use super::{fit, linear_ticks, log_ticks, tick_label, Anchor, Svg, CHAR_W};
+use super::{
+    fit, label_column, linear_ticks, log_ticks, tick_label, Anchor, Svg, LABEL_MAX_CHARS, SECTION_H,
+};
 
 pub struct RatioChart {
     pub id: String,
@@ -32,8 +34,6 @@ pub enum RatioRow {
 
 const WIDTH: f64 = 960.0;
 const ROW_H: f64 = 20.0;
-const SECTION_H: f64 = 24.0;
-const LABEL_MAX_CHARS: usize = 44;
 
 impl RatioChart {
     /// The axis range: every value and interval, and 1, with some air.
@@ -61,16 +61,10 @@ impl RatioChart {
     }
 
     pub fn render(&self) -> String {
-        let label_chars = self
-            .rows
-            .iter()
-            .filter_map(|r| match r {
-                RatioRow::Point { label, .. } => Some(label.chars().count().min(LABEL_MAX_CHARS)),
-                RatioRow::Section(_) => None,
-            })
-            .max()
-            .unwrap_or(10);
-        let left = (label_chars as f64 * CHAR_W + 24.0).clamp(120.0, 330.0);
+        let left = label_column(self.rows.iter().filter_map(|r| match r {
+            RatioRow::Point { label, .. } => Some(label.as_str()),
+            RatioRow::Section(_) => None,
+        }));
         let right = 170.0;
         let top = if self.subtitle.is_some() { 56.0 } else { 40.0 };
         let plot_w = WIDTH - left - right;
