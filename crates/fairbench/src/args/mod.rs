@@ -1,12 +1,13 @@
 //! Values typed on the command line and in suite files, each kind with one
 //! parser and one set of rules wherever it appears: counts and rates (SI
-//! suffixes), durations, CPU lists, output formats, variants,
+//! suffixes), durations, CPU lists, output formats, variants, percentiles,
 //! run ids, and where the fairbench root is.
 
 mod count;
 mod cpus;
 mod duration;
 mod format;
+mod percentiles;
 mod root;
 mod run;
 mod variant;
@@ -15,6 +16,7 @@ pub use count::{count, positive_count, positive_usize, rate};
 pub use cpus::{format_cpus, CpuList};
 pub use duration::{duration, positive_duration, MAX_DURATION};
 pub use format::{wants_json, TextFormat};
+pub use percentiles::{parse_percentiles, Percentiles};
 pub use root::{load_zoo, resolve_root};
 pub use run::{resolve_run, RunSel};
 pub use variant::VariantSel;
