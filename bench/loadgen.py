@@ -69,6 +69,16 @@ def start_nginx(port, server_cpu, workdir, conf_name="nginx.conf", subs=None):
     sys.exit("bench/loadgen.sh: nginx did not start; see " + workdir + "/err.log")
 
 
+def stop(proc):
+    """Ends a server started here: TERM, then KILL after 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def run(argv):
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=raise_nofile)
     # wait4 on the child itself gives its own rusage, unaffected by other children.
@@ -149,11 +159,7 @@ def main():
                 print(f"  {tool:<10} {rss / 1024:.1f} MiB")
         print("target: fairbench <= 100 MiB at 10,000 connections with 16 KiB responses")
     finally:
-        nginx.terminate()
-        try:
-            nginx.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            nginx.kill()
+        stop(nginx)
         shutil.rmtree(work, ignore_errors=True)
 
 

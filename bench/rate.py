@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loadgen import cpus, free_port, raise_nofile, run, start_nginx  # noqa: E402
+from loadgen import cpus, free_port, raise_nofile, run, start_nginx, stop  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -147,8 +147,7 @@ def main():
         try:
             point(a, tools, gen_cpu, "Go net/http", f"http://127.0.0.1:{port}/", 35_000)
         finally:
-            go.kill()
-            go.wait()
+            stop(go)
         port = free_port()
         nginx = start_nginx(port, server_cpu, work)
         url = f"http://127.0.0.1:{port}/"
@@ -162,8 +161,7 @@ def main():
             print(f"fairbench constant rate / its own closed loop, CPU per request: "
                   f"{med['fairbench']['cpu_us'] / closed['cpu_us']:.2f}x")
         finally:
-            nginx.terminate()
-            nginx.wait()
+            stop(nginx)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

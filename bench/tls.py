@@ -90,11 +90,7 @@ def main():
             print(f"{shape:<14} https/http: CPU per request {med['https'][1] / med['http'][1]:.2f}x, "
                   f"req/s {med['https'][0] / med['http'][0]:.2f}x")
     finally:
-        nginx.terminate()
-        try:
-            nginx.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            nginx.kill()
+        loadgen.stop(nginx)
         shutil.rmtree(work, ignore_errors=True)
 
 
