@@ -360,6 +360,8 @@ fn a_refusing_server_in_closed_loop_is_all_connect_errors() {
         let mut c = config(&url);
         c.duration = Duration::from_millis(600);
         c.timeout = Duration::from_millis(200);
+        // Load connections start well after the listener is gone.
+        c.start_at = Some(std::time::SystemTime::now() + Duration::from_secs(1));
         c
     };
     let handle = std::thread::spawn(move || {
@@ -482,6 +484,10 @@ fn without_keepalive_a_server_that_closes_first_is_no_error() {
 
 #[test]
 fn without_keepalive_a_refusing_server_fails_each_request_on_connect() {
+    // The listener takes the run's check connection and closes. The run
+    // starts a second later, so no load connection can reach the listener's
+    // queue before it is gone (one that did would be reset after it was
+    // accepted by the kernel: a read error, not a refused connect).
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", l.local_addr().unwrap());
     let handle = std::thread::spawn(move || {
@@ -492,6 +498,7 @@ fn without_keepalive_a_refusing_server_fails_each_request_on_connect() {
     cfg.requests = Some(30);
     cfg.duration = Duration::from_secs(30);
     cfg.timeout = Duration::from_millis(300);
+    cfg.start_at = Some(std::time::SystemTime::now() + Duration::from_secs(1));
     let o = go(&cfg);
     handle.join().unwrap();
     assert_balanced(&o);
