@@ -92,6 +92,8 @@ pub(crate) struct Tally {
     pub sent: u64,
     /// Requests of the window for which no connection was free when due.
     pub waited: u64,
+    /// Sent before their planned time (constant rate).
+    pub early: u64,
 }
 
 impl Tally {
@@ -120,6 +122,7 @@ impl Tally {
             lateness: new_histogram(),
             sent: 0,
             waited: 0,
+            early: 0,
         }
     }
 
@@ -159,6 +162,7 @@ impl Tally {
             if free_since > planned {
                 self.waited += 1;
             }
+            self.early += u64::from(now < planned);
         }
     }
 

@@ -116,12 +116,16 @@ impl Outcome {
                     sent: 0,
                     never_sent: 0,
                     waited_for_connection: 0,
+                    send_ahead_us: s.send_ahead_us,
+                    sent_early: 0,
                     behind: false,
                 });
                 m.rate += s.rate;
                 m.sent += s.sent;
                 m.never_sent += s.never_sent;
                 m.waited_for_connection += s.waited_for_connection;
+                m.sent_early += s.sent_early;
+                m.send_ahead_us = m.send_ahead_us.max(s.send_ahead_us);
                 m.behind |= s.behind;
             }
         }

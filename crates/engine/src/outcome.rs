@@ -72,6 +72,12 @@ pub struct Schedule {
     /// latency includes the wait, as it should, but the offered rate was
     /// limited by the connection count.
     pub waited_for_connection: u64,
+    /// How far before its planned time a request was allowed to go out
+    /// (`LoadConfig::send_ahead`), in µs.
+    pub send_ahead_us: f64,
+    /// Requests of the window that went out before their planned time (by at
+    /// most `send_ahead_us`); their latency counts from the send.
+    pub sent_early: u64,
     /// The generator's own lateness p99 exceeded 1 ms, or requests never went
     /// out.
     pub behind: bool,

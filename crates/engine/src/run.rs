@@ -113,6 +113,7 @@ pub fn run(
         no_body: cfg.request.expects_no_body(),
         max_head: cfg.max_head,
         pipeline: cfg.pipeline,
+        send_ahead: cfg.send_ahead.as_nanos() as Nanos,
         timeout: cfg.timeout.as_nanos() as Nanos,
         expect_status: cfg.expect_status.clone(),
         tls,

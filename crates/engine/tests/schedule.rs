@@ -82,3 +82,79 @@ fn requests_do_not_run_ahead_of_the_schedule() {
         -worst / 1e3
     );
 }
+
+#[test]
+fn without_a_send_ahead_window_nothing_goes_out_before_its_time() {
+    let _timing = timing();
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = rate_config(&srv.url("/"), 4_000.0, 20);
+    cfg.duration = Duration::from_secs(2);
+    cfg.send_ahead = Duration::ZERO;
+    let o = go(&cfg);
+    assert!(o.ledger().balances());
+    let s = o.schedule.as_ref().unwrap();
+    assert!(s.sent > 4_000, "{s:?}");
+    assert_eq!(s.sent_early, 0, "{s:?}");
+    assert_eq!(s.send_ahead_us, 0.0);
+}
+
+#[test]
+fn a_send_ahead_window_sends_early_within_it_and_says_so() {
+    let _timing = timing();
+    let arrivals = Arc::new(Mutex::new(Vec::with_capacity(8_000)));
+    let seen = arrivals.clone();
+    let srv = TestServer::start("127.0.0.1:0", move |_, _| {
+        seen.lock().unwrap().push(clock::now());
+        Reply::ok()
+    });
+    // One request per 500 µs, a 1 ms window: most go out early, in bursts
+    // of two or three, never more than the window ahead.
+    let rps = 2_000.0;
+    let mut cfg = rate_config(&srv.url("/"), rps, 20);
+    cfg.send_ahead = Duration::from_millis(1);
+    let o = go(&cfg);
+    assert!(o.ledger().balances());
+    let s = o.schedule.as_ref().unwrap();
+    assert!(s.sent_early > s.sent / 4, "{s:?}");
+    assert_eq!(s.send_ahead_us, 1_000.0);
+    let mut a = arrivals.lock().unwrap().clone();
+    a.sort_unstable();
+    // Each arrival's offset from its place in the schedule; the typical
+    // (median) offset is the generator's usual lag. Nothing may run ahead
+    // of that by more than the window plus a generous margin.
+    let gap = 1e9 / rps;
+    let mut offsets: Vec<f64> = a
+        .iter()
+        .enumerate()
+        .map(|(k, &t)| t as f64 - k as f64 * gap)
+        .collect();
+    offsets.sort_by(f64::total_cmp);
+    let median = offsets[offsets.len() / 2];
+    let ahead = median - offsets[0];
+    assert!(
+        ahead < 2_000_000.0,
+        "an arrival came {:.0} µs ahead of the usual",
+        ahead / 1e3
+    );
+}
+
+#[test]
+fn answers_read_late_are_timed_when_they_arrived() {
+    let _timing = timing();
+    // 50 requests a second: the load thread sleeps 20 ms between sends and
+    // reads each answer at its next wake-up, about 15 ms after it came.
+    // Timed by the kernel's receive stamp, latency is the server's 5 ms.
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::ok()
+    });
+    let mut cfg = rate_config(&srv.url("/"), 50.0, 4);
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg);
+    assert!(o.ledger().balances());
+    assert!(o.requests >= 90, "{:?}", o.ledger());
+    let p50 = o.latency.value_at_quantile(0.5);
+    // Never shorter than the server took; far from the 20 ms read time.
+    assert!(p50 >= 5_000, "p50 {p50} µs");
+    assert!(p50 < 12_000, "p50 {p50} µs: the read time, not the arrival");
+}

@@ -18,6 +18,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "duration" | "warmup" | "timeout" | "ready-timeout" | "fetch-timeout" | "stop-grace"
         | "build-timeout" => "1.5s",
         "rate" => "100",
+        "send-ahead" => "50us",
         "requests" => "1000",
         "cacert" => "/tmp/ca.pem",
         "expect-status" => "200,204,3xx",

@@ -72,6 +72,21 @@ fn usage_errors_name_the_flag_and_exit_2() {
             "--timeout",
         ),
         (&["load", "-R", "1e-12", "http://127.0.0.1:1/"], "--rate"),
+        (
+            &[
+                "load",
+                "-R",
+                "100",
+                "--send-ahead",
+                "5ms",
+                "http://127.0.0.1:1/",
+            ],
+            "--send-ahead",
+        ),
+        (
+            &["load", "--send-ahead", "soon", "http://127.0.0.1:1/"],
+            "--send-ahead",
+        ),
         (&["load", "--cpus", "x", "http://127.0.0.1:1/"], "--cpus"),
         (
             &["load", "-H", "nocolon", "http://127.0.0.1:1/"],
@@ -749,6 +764,43 @@ fn method_body_and_pipelining_reach_the_server() {
     let first = srv.first_request();
     assert!(first.starts_with("PUT / HTTP/1.1\r\n"), "{first:?}");
     assert!(first.ends_with("\r\n\r\nfrom a file"), "{first:?}");
+}
+
+#[test]
+fn send_ahead_bounds_how_early_a_request_may_go_out() {
+    let srv = Server::plain(HELLO);
+    let load = |window: &str| {
+        let (code, out, err) = run(&[
+            "load",
+            "--json",
+            "-R",
+            "4000",
+            "-c",
+            "8",
+            "-t",
+            "1",
+            "-d",
+            "1s",
+            "--send-ahead",
+            window,
+            &srv.url(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        json(&out)["schedule"].clone()
+    };
+    // None ahead of time: every request waits for its planned instant.
+    let strict = load("0");
+    assert_eq!(strict["send_ahead_us"], 0.0, "{strict}");
+    assert_eq!(strict["sent_early"], 0, "{strict}");
+    // A 1 ms window at one request per 250 µs: each wake-up sends the next
+    // few early, and says so.
+    let wide = load("1ms");
+    assert_eq!(wide["send_ahead_us"], 1000.0, "{wide}");
+    let (early, sent) = (
+        wide["sent_early"].as_u64().unwrap(),
+        wide["sent"].as_u64().unwrap(),
+    );
+    assert!(early >= sent / 4 && early < sent, "{wide}");
 }
 
 #[test]

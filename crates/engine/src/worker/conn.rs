@@ -45,6 +45,9 @@ pub(crate) struct Conn {
     /// connections with room.
     pub listed_at: Option<Nanos>,
     pub failures: u32,
+    /// When a read last found the socket empty: nothing read later can have
+    /// arrived before it. The floor for a receive timestamp.
+    pub drained_at: Nanos,
 }
 
 impl super::free::Slot for Conn {
@@ -86,6 +89,7 @@ impl Conn {
             free_since: 0,
             listed_at: None,
             failures: 0,
+            drained_at: 0,
         }
     }
 

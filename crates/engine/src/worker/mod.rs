@@ -18,6 +18,20 @@
 //! `keepalive` off) each request opens one and closes it after its answer:
 //! the connection's slot is `Idle` between requests. Over TLS a connection
 //! counts as open once its handshake is done (see [`tls`]).
+//!
+//! At a constant rate over plain TCP, answers are not read as they arrive.
+//! The thread sleeps until the next request is due (or the next scan or
+//! interval), sends what is due within `send_ahead`, and only then reads
+//! every answer that came in meanwhile. Each answer's time is the kernel's
+//! receive timestamp of its last segment (`SO_TIMESTAMPNS`), so reading it
+//! later does not lengthen its latency, and the thread's own wake-up delay
+//! is not charged to the server either. One wake-up then serves a batch of
+//! sends and answers, where waking for every answer cost a timer-less but
+//! equally expensive wake-up each. Answers are read as they come whenever
+//! that matters: a due request found no connection with room (`starved`),
+//! requests wait to go out again, the drain, TLS (whose records are not
+//! segments), and the closed loop, where the answer is what frees the
+//! connection for the next request.
 
 mod conn;
 mod free;
@@ -54,17 +68,6 @@ const BACKOFF_MIN: Nanos = 10_000_000;
 const BACKOFF_MAX: Nanos = 500_000_000;
 /// A load thread busier than this may be holding the load back.
 const SATURATED: f64 = 0.9;
-/// How far ahead of its planned time a constant-rate request may go out when
-/// the loop is awake anyway (an answer arrived, or another request was due).
-///
-/// Sleeping until a due time that is nearer than one turn of the loop costs a
-/// wake-up (two context switches, the timer interrupt) and would make the
-/// request late by about as much as sending it now makes it early. Sending it
-/// now keeps the arrival process within `SEND_AHEAD` of the schedule and the
-/// figures honest: latency is measured from min(planned, sent), so an early
-/// send can only lengthen a latency, and its lateness is zero. The loop still
-/// sleeps until the exact due time when nothing else wakes it.
-const SEND_AHEAD: Nanos = 10_000;
 
 /// Everything the workers share, fixed before they start.
 pub(crate) struct ThreadPlan {
@@ -76,6 +79,18 @@ pub(crate) struct ThreadPlan {
     pub no_body: bool,
     pub max_head: usize,
     pub pipeline: usize,
+    /// How far ahead of its planned time a constant-rate request may go out
+    /// when the loop is awake anyway (an answer arrived, another request was
+    /// due).
+    ///
+    /// Sleeping until a due time costs a wake-up (a timer interrupt, two
+    /// context switches) whatever the time slept; sending what is due soon
+    /// at once spares it. The arrival process stays within `send_ahead` of
+    /// the schedule and the figures stay honest: latency is measured from
+    /// min(planned, sent), so an early send can only lengthen a latency, and
+    /// its lateness is zero. The loop still sleeps until the exact due time
+    /// when nothing is due within the window.
+    pub send_ahead: Nanos,
     pub timeout: Nanos,
     pub expect_status: StatusSet,
     /// `https://`: every connection speaks TLS.
@@ -142,6 +157,15 @@ pub(crate) struct Worker {
     pacer: Option<ConstantPacer>,
     /// When the next planned request is due (constant rate, all due sent).
     next_due: Option<Nanos>,
+    /// A due request found no connection with room: answers must be read as
+    /// they come, for the connection they free.
+    starved: bool,
+    /// Constant rate over plain TCP: answers are read at the loop's next
+    /// wake-up, timed by the kernel's receive timestamps.
+    deferred: bool,
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, refreshed every turn: turns a
+    /// receive timestamp into the engine's clock.
+    realtime_offset: i128,
     ready: Vec<Ready>,
     /// Next schedule slot not yet taken (constant rate).
     next_i: u64,
@@ -227,6 +251,9 @@ impl Worker {
             tally,
             pacer,
             next_due: None,
+            starved: false,
+            deferred: plan.rate.is_some() && plan.tls.is_none(),
+            realtime_offset: 0,
             ready: Vec::with_capacity(1024),
             next_i: 0,
             free: FreeQueue::with_capacity(connections),
@@ -350,7 +377,23 @@ impl Worker {
             // the poller's buffer is free while connections are serviced.
             let mut ready = std::mem::take(&mut self.ready);
             ready.clear();
-            if let Err(e) = self.poller.wait(wake, |r| ready.push(r)) {
+            // Deferred: sleep through answers to the next thing due, then
+            // take everything that became ready at once.
+            let defer = self.deferred && !self.draining && !self.starved && self.retry.is_empty();
+            if defer {
+                clock::sleep_until(wake);
+                wake = 0;
+                // What is due goes out before the answers are read: reading
+                // a batch of them first would make it late.
+                if !self.stopped() && clock::now() < self.end {
+                    self.dispatch();
+                }
+            }
+            let waited = self.poller.wait(wake, |r| ready.push(r));
+            if self.deferred {
+                self.realtime_offset = clock::realtime() as i128 - clock::now() as i128;
+            }
+            if let Err(e) = waited {
                 let _ = self
                     .tx
                     .send(ThreadReport::Failed(format!("epoll failed: {e}")));
@@ -446,6 +489,8 @@ impl Worker {
                 sent: t.sent,
                 never_sent: self.never_sent,
                 waited_for_connection: t.waited,
+                send_ahead_us: plan.send_ahead as f64 / 1e3,
+                sent_early: t.early,
                 behind: lateness_p99 > 1_000 || self.never_sent > 0,
             }),
             sockets: self.sockets,
@@ -586,8 +631,14 @@ impl Worker {
                         }
                     },
                 };
+                if self.deferred {
+                    // Without stamps the read time stands: later, never
+                    // earlier.
+                    let _ = transport.stamp_arrivals();
+                }
                 let c = &mut self.conns[i];
                 c.stream = Some(transport);
+                c.drained_at = now;
                 c.state = State::Connecting { since: now };
             }
             Err(_) => self.open_failed(i, now, Failure::Connect),
@@ -849,6 +900,7 @@ impl Worker {
         // Without a free connection the next answer or opened connection
         // resumes dispatching, not the clock.
         self.next_due = None;
+        self.starved = false;
         loop {
             let now = clock::now();
             let retry = self.retry.front().map(|r| r.planned);
@@ -863,13 +915,14 @@ impl Worker {
                 (None, Some(s)) => (s, false),
                 (None, None) => return,
             };
-            if planned > now + SEND_AHEAD {
+            if planned > now + self.plan.send_ahead {
                 self.next_due = Some(planned);
                 return;
             }
             // No free connection: the next answer or opened connection
             // resumes us.
             let Some(i) = self.free.first(&mut self.conns, self.plan.pipeline) else {
+                self.starved = true;
                 return;
             };
             let free_since = self.conns[i].free_since;
@@ -986,14 +1039,20 @@ impl Worker {
             .stream
             .as_ref()
             .is_some_and(Transport::short_read_drains);
+        let stamped = self.deferred;
         while let Some(s) = self.conns[i].stream.as_mut() {
-            match s.read(&mut buf[..]) {
-                Ok(0) => {
+            let got = if stamped {
+                s.read_stamped(&mut buf[..])
+            } else {
+                s.read(&mut buf[..]).map(|n| (n, None))
+            };
+            match got {
+                Ok((0, _)) => {
                     self.on_eof(i);
                     break;
                 }
-                Ok(n) => {
-                    let now = clock::now();
+                Ok((n, stamp)) => {
+                    let now = self.arrival(i, stamp);
                     self.tally.bytes(now, n);
                     if !self.process(i, &buf[..n], now) {
                         break;
@@ -1010,7 +1069,25 @@ impl Worker {
                 }
             }
         }
+        if let Some(c) = self.conns.get_mut(i) {
+            c.drained_at = clock::now();
+        }
         self.buf = buf;
+    }
+
+    /// When bytes just read from connection `i` arrived: the kernel's
+    /// receive timestamp where there is one, else now. A timestamp is
+    /// trusted only between the last time the socket was found empty and
+    /// now; outside that (a wall-clock step between stamping and reading)
+    /// the read time stands, which can only lengthen a latency.
+    #[inline]
+    fn arrival(&self, i: usize, stamp: Option<u64>) -> Nanos {
+        arrival_time(
+            stamp,
+            self.realtime_offset,
+            self.conns[i].drained_at,
+            clock::now(),
+        )
     }
 
     /// Parses what arrived; returns false when the connection was replaced.
@@ -1164,6 +1241,21 @@ impl Worker {
 /// Keeps the retry queue in planned order after requests were put back at
 /// its front (rarely out of order: only when two connections strand requests
 /// of interleaved plans).
+/// A receive timestamp (`stamp`, CLOCK_REALTIME) on the engine's clock,
+/// given `offset` = realtime − monotonic. Trusted only within [`floor`,
+/// `now`]: bytes cannot have arrived before the socket was last found empty,
+/// nor after they were read. Outside that (a wall-clock step between the
+/// stamp and the read) or without a stamp, the read time `now` stands,
+/// which can only lengthen a latency.
+fn arrival_time(stamp: Option<u64>, offset: i128, floor: Nanos, now: Nanos) -> Nanos {
+    let Some(rt) = stamp else { return now };
+    let t = rt as i128 - offset;
+    if t < floor as i128 || t > now as i128 {
+        return now;
+    }
+    t as Nanos
+}
+
 fn sort_if_needed(q: &mut VecDeque<Req>) {
     let sorted = q
         .iter()
@@ -1199,5 +1291,32 @@ fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arrival_time;
+
+    const OFFSET: i128 = 1_700_000_000_000_000_000;
+
+    #[test]
+    fn a_stamp_between_the_last_empty_read_and_now_is_the_arrival() {
+        let rt = (OFFSET + 5_000) as u64;
+        assert_eq!(arrival_time(Some(rt), OFFSET, 1_000, 9_000), 5_000);
+    }
+
+    #[test]
+    fn without_a_stamp_or_with_an_impossible_one_the_read_time_stands() {
+        assert_eq!(arrival_time(None, OFFSET, 1_000, 9_000), 9_000);
+        // Before the socket was last found empty: the wall clock stepped
+        // forward after the stamp (a later arrival would look earlier).
+        let early = (OFFSET + 500) as u64;
+        assert_eq!(arrival_time(Some(early), OFFSET, 1_000, 9_000), 9_000);
+        // After the read: the wall clock stepped back.
+        let late = (OFFSET + 9_500) as u64;
+        assert_eq!(arrival_time(Some(late), OFFSET, 1_000, 9_000), 9_000);
+        // A stamp of 0 (timestamps not yet on) never yields a time.
+        assert_eq!(arrival_time(Some(0), OFFSET, 1_000, 9_000), 9_000);
     }
 }

@@ -9,6 +9,7 @@
 //! ciphertext the socket did not take is kept and written first next time.
 
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 
 use mio::net::TcpStream;
 use rustls::{ClientConnection, HandshakeKind};
@@ -50,6 +51,37 @@ impl Transport {
             Transport::Plain(s) => s.read(buf),
             Transport::Tls(t) => t.read(buf),
         }
+    }
+
+    /// Like `read`, with the kernel's receive time (CLOCK_REALTIME
+    /// nanoseconds) of the last segment read, where the socket stamps what
+    /// it receives (`stamp_arrivals`). TLS hands out records, not segments:
+    /// no time.
+    #[inline]
+    pub fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+        match self {
+            Transport::Plain(s) => recv_stamped(s.as_raw_fd(), buf),
+            Transport::Tls(t) => t.read(buf).map(|n| (n, None)),
+        }
+    }
+
+    /// Asks the kernel to stamp every segment this socket receives.
+    pub fn stamp_arrivals(&self) -> io::Result<()> {
+        let on: libc::c_int = 1;
+        // SAFETY: a valid descriptor and an int option of the right size.
+        let r = unsafe {
+            libc::setsockopt(
+                self.tcp().as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// Plaintext from `data`, as much as is taken.
@@ -201,4 +233,43 @@ impl TlsStream {
             }
         }
     }
+}
+
+/// `recvmsg` with room for the receive timestamp. For TCP the kernel reports
+/// the time of the last segment the read consumed: the moment the bytes read
+/// were complete in the socket.
+fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // u64s: the control buffer must be aligned for cmsghdr.
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: iov and control outlive the call and their lengths are theirs.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the CMSG_* walk stays within msg_controllen, which the kernel
+    // set; the timestamp is read unaligned from within that buffer.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                if ts.tv_sec > 0 {
+                    stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
 }

@@ -70,6 +70,11 @@ pub struct LoadArgs {
     /// when each request was due (wrk2 semantics). Without it: closed loop.
     #[arg(short = 'R', long, allow_negative_numbers = true, value_parser = rate)]
     pub rate: Option<f64>,
+    /// With -R: how long before its planned time a request may go out when a load thread is
+    /// awake anyway, e.g. 0, 10us, 100us (at most 1ms). Latency counts from the earlier of the
+    /// two times; a wider window costs less CPU per request (docs/load-json.md).
+    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
+    pub send_ahead: Duration,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,
@@ -426,6 +431,7 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.warmup = args.warmup;
     cfg.timeout = args.timeout;
     cfg.pipeline = args.pipeline;
+    cfg.send_ahead = args.send_ahead;
     cfg.cpus = args.cpus.clone().map(|c| c.0);
     cfg.model = match args.rate {
         None => LoadModel::ClosedLoop,
