@@ -52,11 +52,13 @@ def wait_port(port, proc):
     sys.exit(f"bench/rate.sh: server on port {port} did not start")
 
 
-def fairbench(a, gen_cpu, url, rate):
+def fairbench(a, gen_cpu, url, rate, send_ahead=None):
     argv = [a.fairbench, "load", "--json", "-c", str(a.connections), "-t", "1",
             "-d", f"{a.duration}s", "--cpus", gen_cpu, url]
     if rate:
         argv[3:3] = ["-R", str(rate)]
+    if send_ahead:
+        argv[3:3] = ["--send-ahead", send_ahead]
     out, cpu, _ = run(["taskset", "-c", gen_cpu] + argv)
     j = json.loads(out)
     reqs = j["requests"]
@@ -100,7 +102,7 @@ def wrk2(a, gen_cpu, url, rate):
 def point(a, tools, gen_cpu, name, url, rate):
     print(f"\n== {name} @ {rate:,}/s: {a.connections} connections, 1 thread, "
           f"{a.duration} s, {a.runs} alternating runs")
-    print(f"{'run':>3}  {'tool':<10} {'req/s':>10} {'CPU-µs/req':>11} {'p50 ms':>8} "
+    print(f"{'run':>3}  {'tool':<14} {'req/s':>10} {'CPU-µs/req':>11} {'p50 ms':>8} "
           f"{'p99 ms':>8} {'late p99 µs':>12} {'busy':>5}")
     rows = {t: [] for t in tools}
     for i in range(a.runs):
@@ -109,19 +111,19 @@ def point(a, tools, gen_cpu, name, url, rate):
             rows[t].append(r)
             late = "" if r["late_p99"] is None else f"{r['late_p99']:.0f}"
             busy = "" if r["busy"] is None else f"{r['busy'] * 100:.0f}%"
-            print(f"{i + 1:>3}  {t:<10} {r['rate']:>10.0f} {r['cpu_us']:>11.2f} "
+            print(f"{i + 1:>3}  {t:<14} {r['rate']:>10.0f} {r['cpu_us']:>11.2f} "
                   f"{r['p50']:>8.3f} {r['p99']:>8.3f} {late:>12} {busy:>5}")
     med = {t: {k: statistics.median(r[k] for r in v) if v[0][k] is not None else None
                for k in v[0]} for t, v in rows.items()}
-    print(f"median     {'req/s':>10} {'CPU-µs/req':>11} {'p50 ms':>8} {'p99 ms':>8} "
+    print(f"median         {'req/s':>10} {'CPU-µs/req':>11} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'late p99 µs':>12}  rate error")
     for t, m in med.items():
         late = "" if m["late_p99"] is None else f"{m['late_p99']:.0f}"
         err = (m["rate"] - rate) / rate * 100
-        print(f"{t:<10} {m['rate']:>10.0f} {m['cpu_us']:>11.2f} {m['p50']:>8.3f} "
+        print(f"{t:<14} {m['rate']:>10.0f} {m['cpu_us']:>11.2f} {m['p50']:>8.3f} "
               f"{m['p99']:>8.3f} {late:>12}  {err:+.2f}%")
     for t in tools:
-        if t != "fairbench":
+        if not t.startswith("f"):
             print(f"ratio fairbench/{t}: CPU per request "
                   f"{med['fairbench']['cpu_us'] / med[t]['cpu_us']:.2f}x (lower is better)")
     return med
@@ -135,9 +137,13 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--duration", type=int, default=8)
     ap.add_argument("--connections", type=int, default=50)
+    ap.add_argument("--send-ahead", action="append", default=[], metavar="DURATION",
+                    help="also run fairbench with this --send-ahead window (repeatable)")
     a = ap.parse_args()
     server_cpu, gen_cpu = cpus()
     tools = {"fairbench": fairbench, "oha": oha}
+    for w in a.send_ahead:
+        tools[f"fb sa={w}"] = lambda a, g, u, r, w=w: fairbench(a, g, u, r, w)
     if a.wrk2:
         tools["wrk2"] = wrk2
     work = tempfile.mkdtemp(prefix="fairbench-rate-")

@@ -801,6 +801,21 @@ fn send_ahead_bounds_how_early_a_request_may_go_out() {
         wide["sent"].as_u64().unwrap(),
     );
     assert!(early >= sent / 4 && early < sent, "{wide}");
+    // The summary says it too.
+    let (code, out, err) = run(&[
+        "load",
+        "-R",
+        "1000",
+        "-c",
+        "4",
+        "-d",
+        "1s",
+        "--send-ahead",
+        "250us",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("up to 250 µs early"), "{out}");
 }
 
 #[test]

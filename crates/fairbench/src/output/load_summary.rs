@@ -190,9 +190,11 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
             s,
-            "  {:<14}{} sent, {} never sent, {} found no free connection when due",
+            "  {:<14}{} sent ({} up to {:.0} µs early), {} never sent, {} found no free connection when due",
             "Schedule",
             count(sch.sent),
+            count(sch.sent_early),
+            sch.send_ahead_us,
             count(sch.never_sent),
             count(sch.waited_for_connection)
         );
