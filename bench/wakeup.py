@@ -6,7 +6,9 @@ pays for the timer interrupt and the two context switches in CPU time,
 whatever it slept. This prints that cost: a thread pinned to one CPU sleeps
 until absolute deadlines PERIOD apart (timer slack 1 µs, as the load threads
 set it), and its user + system time is divided by the wake-ups. The loop's
-own Python overhead is measured with zero-length sleeps and shown beside it.
+own Python overhead is measured without sleeping and shown beside it. For
+each period it also prints how late the thread woke (p50, p99, p99.9): the
+floor under any generator's send lateness on this machine.
 
     python3 bench/wakeup.py [--cpu 0] [--seconds 2]
 
@@ -39,10 +41,12 @@ def main():
     os.sched_setaffinity(0, {a.cpu})
     libc.prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0)
     print(f"CPU {a.cpu}, {a.seconds:.0f} s per period")
-    print(f"{'period':>8} {'wake-ups':>9} {'CPU-µs per wake-up':>19} {'context switches':>17}")
+    print(f"{'period':>8} {'wake-ups':>9} {'CPU-µs per wake-up':>19} {'context switches':>17}"
+          f" {'woke late by p50 / p99 / p99.9 µs':>36}")
     for period_us in (0, 30, 100, 1000):
         ts = Timespec()
         n = 0
+        late = []
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         start = time.monotonic_ns()
         due = start
@@ -52,6 +56,7 @@ def main():
             if period_us:
                 ts.tv_sec, ts.tv_nsec = divmod(due, 1_000_000_000)
                 libc.clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ctypes.byref(ts), None)
+                late.append(time.monotonic_ns() - due)
             else:
                 time.monotonic_ns()
             n += 1
@@ -59,7 +64,10 @@ def main():
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         cs = (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw)
         label = f"{period_us} µs" if period_us else "loop only"
-        print(f"{label:>8} {n:>9} {cpu * 1e6 / n:>19.2f} {cs:>17}")
+        late.sort()
+        q = ("" if not late else " / ".join(
+            f"{late[min(len(late) - 1, int(len(late) * f))] / 1e3:.0f}" for f in (0.5, 0.99, 0.999)))
+        print(f"{label:>8} {n:>9} {cpu * 1e6 / n:>19.2f} {cs:>17} {q:>36}")
 
 
 if __name__ == "__main__":
