@@ -22,6 +22,17 @@ fn rate_config(url: &str, rps: f64, connections: usize) -> LoadConfig {
     c
 }
 
+/// A server that notes when each request arrived, on the engine's clock.
+fn recording_server() -> (TestServer, Arc<Mutex<Vec<u64>>>) {
+    let arrivals = Arc::new(Mutex::new(Vec::with_capacity(20_000)));
+    let seen = arrivals.clone();
+    let srv = TestServer::start("127.0.0.1:0", move |_, _| {
+        seen.lock().unwrap().push(clock::now());
+        Reply::ok()
+    });
+    (srv, arrivals)
+}
+
 fn go(cfg: &LoadConfig) -> Outcome {
     run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
 }
@@ -54,12 +65,7 @@ fn the_rate_is_kept_and_every_send_is_in_the_lateness_record() {
 #[test]
 fn requests_do_not_run_ahead_of_the_schedule() {
     let _timing = timing();
-    let arrivals = Arc::new(Mutex::new(Vec::with_capacity(20_000)));
-    let seen = arrivals.clone();
-    let srv = TestServer::start("127.0.0.1:0", move |_, _| {
-        seen.lock().unwrap().push(clock::now());
-        Reply::ok()
-    });
+    let (srv, arrivals) = recording_server();
     let rps = 5_000.0;
     let o = go(&rate_config(&srv.url("/"), rps, 20));
     assert!(o.ledger().balances());
@@ -101,12 +107,7 @@ fn without_a_send_ahead_window_nothing_goes_out_before_its_time() {
 #[test]
 fn a_send_ahead_window_sends_early_within_it_and_says_so() {
     let _timing = timing();
-    let arrivals = Arc::new(Mutex::new(Vec::with_capacity(8_000)));
-    let seen = arrivals.clone();
-    let srv = TestServer::start("127.0.0.1:0", move |_, _| {
-        seen.lock().unwrap().push(clock::now());
-        Reply::ok()
-    });
+    let (srv, arrivals) = recording_server();
     // One request per 500 µs, a 1 ms window: most go out early, in bursts
     // of two or three, never more than the window ahead.
     let rps = 2_000.0;
