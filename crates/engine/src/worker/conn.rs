@@ -27,6 +27,14 @@ pub(crate) enum State {
     Idle,
 }
 
+impl State {
+    /// Being opened: its connect (or handshake) time is measured when the
+    /// loop sees it finish, so the loop must not sleep through that.
+    pub fn opening(&self) -> bool {
+        matches!(self, State::Connecting { .. } | State::Handshaking { .. })
+    }
+}
+
 pub(crate) struct Conn {
     pub stream: Option<Transport>,
     pub state: State,

@@ -163,6 +163,10 @@ pub(crate) struct Worker {
     /// Constant rate over plain TCP: answers are read at the loop's next
     /// wake-up, timed by the kernel's receive timestamps.
     deferred: bool,
+    /// Connections being opened (`State::opening`): while there are any,
+    /// the loop wakes for readiness, or their connect times would include
+    /// its sleep.
+    opening: usize,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, refreshed every turn: turns a
     /// receive timestamp into the engine's clock.
     realtime_offset: i128,
@@ -253,6 +257,7 @@ impl Worker {
             next_due: None,
             starved: false,
             deferred: plan.rate.is_some() && plan.tls.is_none(),
+            opening: 0,
             realtime_offset: 0,
             ready: Vec::with_capacity(1024),
             next_i: 0,
@@ -383,7 +388,11 @@ impl Worker {
             ready.clear();
             // Deferred: sleep through answers to the next thing due, then
             // take everything that became ready at once.
-            let defer = self.deferred && !self.draining && !self.starved && self.retry.is_empty();
+            let defer = self.deferred
+                && !self.draining
+                && !self.starved
+                && self.opening == 0
+                && self.retry.is_empty();
             if defer {
                 clock::sleep_until(wake);
                 wake = 0;
@@ -643,7 +652,7 @@ impl Worker {
                 let c = &mut self.conns[i];
                 c.stream = Some(transport);
                 c.drained_at = now;
-                c.state = State::Connecting { since: now };
+                self.set_state(i, State::Connecting { since: now });
             }
             Err(_) => self.open_failed(i, now, Failure::Connect),
         }
@@ -683,9 +692,12 @@ impl Worker {
         // busy loop of failed connects.
         let backoff = (BACKOFF_MIN << c.failures.min(6)).min(BACKOFF_MAX);
         c.failures += 1;
-        c.state = State::Backoff {
-            until: now + backoff,
-        };
+        self.set_state(
+            i,
+            State::Backoff {
+                until: now + backoff,
+            },
+        );
     }
 
     /// Drops the connection and opens a fresh one (keep-alive off: leaves
@@ -708,7 +720,7 @@ impl Worker {
     /// one at once for its next request; at constant rate it waits, free,
     /// for a request that falls due.
     fn idle(&mut self, i: usize, now: Nanos) {
-        self.conns[i].state = State::Idle;
+        self.set_state(i, State::Idle);
         if self.pacer.is_some() {
             self.conns[i].free_since = now;
             self.free.list(i, &mut self.conns[i], self.plan.pipeline);
@@ -797,7 +809,7 @@ impl Worker {
                 }
                 record_ns(&mut self.connect_time, now.saturating_sub(since));
                 if self.plan.tls.is_some() {
-                    self.conns[i].state = State::Handshaking { since: now };
+                    self.set_state(i, State::Handshaking { since: now });
                 } else {
                     self.on_open(i);
                 }
@@ -845,12 +857,24 @@ impl Worker {
         }
     }
 
+    /// Every change of a connection's state goes through here, so that the
+    /// count of connections being opened stays exact.
+    fn set_state(&mut self, i: usize, state: State) {
+        let c = &mut self.conns[i];
+        match (c.state.opening(), state.opening()) {
+            (false, true) => self.opening += 1,
+            (true, false) => self.opening -= 1,
+            _ => {}
+        }
+        c.state = state;
+    }
+
     fn on_open(&mut self, i: usize) {
         let now = clock::now();
         self.sockets.opened += 1;
         self.failing_connects = 0;
+        self.set_state(i, State::Open);
         let c = &mut self.conns[i];
-        c.state = State::Open;
         c.failures = 0;
         c.free_since = now;
         if let Some(s) = c.stream.as_ref() {
