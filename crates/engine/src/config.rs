@@ -242,7 +242,7 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(3_600);
 ///
 /// A wake-up of a sleeping load thread costs a timer interrupt and two
 /// context switches whatever the time slept; on the virtual machines this
-/// project measures on, 20–30 µs of CPU (bench/rate.sh). Waking once per
+/// project measures on, 25–35 µs of CPU (bench/wakeup.py). Waking once per
 /// window instead of once per request divides that by the requests due in
 /// it (3.5 at 35,000/s), which is what brings constant rate near the
 /// closed loop's cost. 100 µs keeps every arrival within a tenth of the

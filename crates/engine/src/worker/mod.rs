@@ -29,9 +29,10 @@
 //! sends and answers, where waking for every answer cost a timer-less but
 //! equally expensive wake-up each. Answers are read as they come whenever
 //! that matters: a due request found no connection with room (`starved`),
-//! requests wait to go out again, the drain, TLS (whose records are not
-//! segments), and the closed loop, where the answer is what frees the
-//! connection for the next request.
+//! requests wait to go out again, a connection is being opened (its connect
+//! time is taken when the loop sees it finish), the drain, TLS (whose
+//! records are not segments), and the closed loop, where the answer is what
+//! frees the connection for the next request.
 
 mod conn;
 mod free;
@@ -1266,9 +1267,6 @@ impl Worker {
     }
 }
 
-/// Keeps the retry queue in planned order after requests were put back at
-/// its front (rarely out of order: only when two connections strand requests
-/// of interleaved plans).
 /// A receive timestamp (`stamp`, CLOCK_REALTIME) on the engine's clock,
 /// given `offset` = realtime − monotonic. Trusted only within [`floor`,
 /// `now`]: bytes cannot have arrived before the socket was last found empty,
@@ -1284,6 +1282,9 @@ fn arrival_time(stamp: Option<u64>, offset: i128, floor: Nanos, now: Nanos) -> N
     t as Nanos
 }
 
+/// Keeps the retry queue in planned order after requests were put back at
+/// its front (rarely out of order: only when two connections strand requests
+/// of interleaved plans).
 fn sort_if_needed(q: &mut VecDeque<Req>) {
     let sorted = q
         .iter()
