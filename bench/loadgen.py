@@ -58,15 +58,22 @@ def start_nginx(port, server_cpu, workdir, conf_name="nginx.conf", subs=None):
         stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "err.log"), "w"),
         preexec_fn=raise_nofile,
     )
+    wait_port(port, proc, "nginx did not start; see " + workdir + "/err.log")
+    return proc
+
+
+def wait_port(port, proc, failure):
+    """Returns once 127.0.0.1:port accepts connections; kills proc and exits
+    with `failure` after 10 s."""
     deadline = time.time() + 10
     while time.time() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
+            return
         except OSError:
             time.sleep(0.05)
     proc.kill()
-    sys.exit("bench/loadgen.sh: nginx did not start; see " + workdir + "/err.log")
+    sys.exit("bench: " + failure)
 
 
 def stop(proc):
@@ -99,9 +106,10 @@ def run(argv):
 
 
 def wrk_requests(out):
+    """(requests, seconds) from wrk's or wrk2's summary line."""
     m = re.search(r"(\d+) requests in ([\d.]+)(m?s)", out)
     if not m:
-        sys.exit("bench/loadgen.sh: cannot read wrk output:\n" + out)
+        sys.exit("bench: cannot read wrk output:\n" + out)
     secs = float(m.group(2)) / (1000 if m.group(3) == "ms" else 1)
     return int(m.group(1)), secs
 

@@ -18,10 +18,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loadgen import cpus, free_port, raise_nofile, run, start_nginx, stop  # noqa: E402
+from loadgen import (cpus, free_port, raise_nofile, run, start_nginx, stop,  # noqa: E402
+                     wait_port, wrk_requests)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,21 +35,8 @@ def start_go(port, server_cpu, work):
     proc = subprocess.Popen(["taskset", "-c", server_cpu, out], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             preexec_fn=raise_nofile)
-    wait_port(port, proc)
+    wait_port(port, proc, f"server on port {port} did not start")
     return proc
-
-
-def wait_port(port, proc):
-    import socket
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    sys.exit(f"bench/rate.sh: server on port {port} did not start")
 
 
 def fairbench(a, gen_cpu, url, rate, send_ahead=None):
@@ -84,11 +71,7 @@ def wrk2(a, gen_cpu, url, rate):
     argv = [a.wrk2, "-t", "1", "-c", str(a.connections), "-d", f"{a.duration}s",
             "-R", str(rate), "--latency", url]
     out, cpu, _ = run(["taskset", "-c", gen_cpu] + argv)
-    m = re.search(r"(\d+) requests in ([\d.]+)(m?s)", out)
-    if not m:
-        sys.exit("bench/rate.sh: cannot read wrk2 output:\n" + out)
-    reqs = int(m.group(1))
-    secs = float(m.group(2)) / (1000 if m.group(3) == "ms" else 1)
+    reqs, secs = wrk_requests(out)
 
     def pct(p):
         m = re.search(rf"^\s*{p}\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
