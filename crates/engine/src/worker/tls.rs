@@ -14,6 +14,8 @@ use std::os::fd::AsRawFd;
 use mio::net::TcpStream;
 use rustls::{ClientConnection, HandshakeKind};
 
+use crate::clock::NANOS_PER_SEC;
+
 pub(crate) enum Transport {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
@@ -265,7 +267,7 @@ fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<(usize, Op
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                 let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
                 if ts.tv_sec > 0 {
-                    stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                    stamp = Some(ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64);
                 }
             }
             c = libc::CMSG_NXTHDR(&msg, c);
