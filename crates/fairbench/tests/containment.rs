@@ -348,11 +348,7 @@ fn interrupted_run_leaves_nothing(presses: usize) {
         root.path(),
         Duration::from_secs(60),
         |pid| {
-            let t = Instant::now();
-            while root.live_servers().is_empty() && t.elapsed() < Duration::from_secs(30) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            assert!(!root.live_servers().is_empty(), "the server never started");
+            assert!(root.wait_for_a_server(), "the server never started");
             // Into the load.
             std::thread::sleep(Duration::from_secs(3));
             assert!(!groups_of(pid).is_empty(), "the server runs in a group");
@@ -536,10 +532,7 @@ fn groups_of_a_killed_fairbench_are_removed_by_the_next() {
         root.path(),
         Duration::from_secs(60),
         |pid| {
-            let t = Instant::now();
-            while root.live_servers().is_empty() && t.elapsed() < Duration::from_secs(30) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            root.wait_for_a_server();
             std::thread::sleep(Duration::from_secs(2));
             // SAFETY: signalling the child we started.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };

@@ -144,6 +144,16 @@ threads = 2
         live_with(&self.token)
     }
 
+    /// Waits (up to 30 s) until a server of this root is alive; false if
+    /// none came.
+    pub fn wait_for_a_server(&self) -> bool {
+        let t = Instant::now();
+        while self.live_servers().is_empty() && t.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        !self.live_servers().is_empty()
+    }
+
     /// Waits (bounded) until no server of this root is alive.
     pub fn assert_no_servers_left(&self) {
         let t = Instant::now();
