@@ -94,6 +94,8 @@ pub(crate) struct Tally {
     pub waited: u64,
     /// Sent before their planned time (constant rate).
     pub early: u64,
+    /// The most any of them went out before its planned time.
+    pub early_max: Nanos,
 }
 
 impl Tally {
@@ -123,6 +125,7 @@ impl Tally {
             sent: 0,
             waited: 0,
             early: 0,
+            early_max: 0,
         }
     }
 
@@ -162,7 +165,10 @@ impl Tally {
             if free_since > planned {
                 self.waited += 1;
             }
-            self.early += u64::from(now < planned);
+            if now < planned {
+                self.early += 1;
+                self.early_max = self.early_max.max(planned - now);
+            }
         }
     }
 

@@ -118,6 +118,7 @@ impl Outcome {
                     waited_for_connection: 0,
                     send_ahead_us: s.send_ahead_us,
                     sent_early: 0,
+                    early_max_us: 0.0,
                     behind: false,
                 });
                 m.rate += s.rate;
@@ -125,6 +126,7 @@ impl Outcome {
                 m.never_sent += s.never_sent;
                 m.waited_for_connection += s.waited_for_connection;
                 m.sent_early += s.sent_early;
+                m.early_max_us = m.early_max_us.max(s.early_max_us);
                 m.send_ahead_us = m.send_ahead_us.max(s.send_ahead_us);
                 m.behind |= s.behind;
             }

@@ -78,6 +78,10 @@ pub struct Schedule {
     /// Requests of the window that went out before their planned time (by at
     /// most `send_ahead_us`); their latency counts from the send.
     pub sent_early: u64,
+    /// The most any request went out before its planned time, in µs: never
+    /// more than `send_ahead_us`.
+    #[serde(default)]
+    pub early_max_us: f64,
     /// The generator's own lateness p99 exceeded 1 ms, or requests never went
     /// out.
     pub behind: bool,

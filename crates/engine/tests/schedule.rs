@@ -111,6 +111,7 @@ fn without_a_send_ahead_window_nothing_goes_out_before_its_time() {
     let s = o.schedule.as_ref().unwrap();
     assert!(s.sent > 4_000, "{s:?}");
     assert_eq!(s.sent_early, 0, "{s:?}");
+    assert_eq!(s.early_max_us, 0.0, "{s:?}");
     assert_eq!(s.send_ahead_us, 0.0);
 }
 
@@ -127,6 +128,7 @@ fn a_send_ahead_window_sends_early_within_it_and_says_so() {
     assert!(o.ledger().balances());
     let s = o.schedule.as_ref().unwrap();
     assert!(s.sent_early > s.sent / 4, "{s:?}");
+    assert!(s.early_max_us > 0.0 && s.early_max_us <= 1_000.0, "{s:?}");
     assert_eq!(s.send_ahead_us, 1_000.0);
     let ahead = most_ahead(arrivals.lock().unwrap().clone(), rps);
     assert!(

@@ -505,6 +505,7 @@ impl Worker {
                 waited_for_connection: t.waited,
                 send_ahead_us: plan.send_ahead as f64 / 1e3,
                 sent_early: t.early,
+                early_max_us: t.early_max as f64 / 1e3,
                 behind: lateness_p99 > 1_000 || self.never_sent > 0,
             }),
             sockets: self.sockets,
