@@ -165,6 +165,11 @@ impl Outcome {
                 busy_fraction,
                 thread_busy,
                 saturated: parts.iter().any(|o| o.generator.saturated),
+                wait_fraction: parts
+                    .iter()
+                    .map(|o| o.generator.wait_fraction)
+                    .fold(0.0, f64::max),
+                contended: parts.iter().any(|o| o.generator.contended),
                 // The worst machine decides whether the merged result is
                 // steady.
                 steal_fraction: parts
@@ -175,6 +180,9 @@ impl Outcome {
             schedule,
             sockets,
             interrupted,
+            address: parts
+                .first()
+                .map_or_else(String::new, |o| o.address.clone()),
         }
     }
 }

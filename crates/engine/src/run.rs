@@ -111,6 +111,7 @@ pub fn run(
         wire,
         req_len: wire_one.len(),
         no_body: cfg.request.expects_no_body(),
+        idempotent: cfg.request.is_idempotent(),
         max_head: cfg.max_head,
         pipeline: cfg.pipeline,
         send_ahead: cfg.send_ahead.as_nanos() as Nanos,

@@ -218,18 +218,16 @@ fn a_failed_connection_counts_every_request_it_carried() {
     cfg.duration = Duration::from_secs(1);
     let o = go(&cfg);
     assert_balanced(&o);
-    // At least the two queued behind the answered pair fail with each close.
+    // The two queued behind the answered pair got not one byte: each goes
+    // out once more on a fresh connection (GET is idempotent), and only a
+    // second loss is a read error.
     assert!(
-        o.errors.read >= 2 * o.sockets.closed_by_server.saturating_sub(8),
-        "read {} for {} closes",
-        o.errors.read,
+        o.sockets.retried >= 2 * o.sockets.closed_by_server.saturating_sub(8),
+        "retried {} for {} closes",
+        o.sockets.retried,
         o.sockets.closed_by_server
     );
-    assert!(
-        o.errors.read > o.sockets.closed_by_server,
-        "{:?}",
-        o.ledger()
-    );
+    assert!(o.errors.read <= o.sockets.retried, "{:?}", o.sockets);
 }
 
 #[test]
