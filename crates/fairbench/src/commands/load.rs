@@ -124,7 +124,24 @@ pub struct LoadArgs {
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
-    let cfg = config(&args)?;
+    let result = run_load(&args);
+    if let Err(e) = &result {
+        // A machine reading --json gets an object on failure too: the
+        // error, where a person reads it on standard error.
+        if crate::args::wants_json(args.format, args.json) && !args.dump {
+            let v = serde_json::json!({
+                "fairbench_version": env!("CARGO_PKG_VERSION"),
+                "url": args.url,
+                "error": format!("{e:#}"),
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+    }
+    result
+}
+
+fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
+    let cfg = config(args)?;
     if args.dump {
         return dump(&args, &cfg);
     }
@@ -495,24 +512,26 @@ fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let result = fetch::exchange(&mut conn, &request, start, cfg.timeout, |c, d| {
         c.set_read_timeout(Some(d))
     });
+    let reached = conn.peer().unwrap_or(t.addr);
     let over = match conn.alpn() {
         Some(p) => format!("TLS, ALPN {p}"),
         None if t.tls => "TLS, no ALPN".to_string(),
         None => "plain".to_string(),
     };
-    let (response, error) = match &result {
-        Ok(r) => (r.bytes.clone(), None),
-        Err(e) => (e.partial().to_vec(), Some(e.to_string())),
+    let (interim, response, error) = match &result {
+        Ok(r) => (r.interim.clone(), r.bytes.clone(), None),
+        Err(e) => (Vec::new(), e.partial().to_vec(), Some(e.to_string())),
     };
     let x = RawExchange {
-        addr: t.addr.to_string(),
+        addr: reached.to_string(),
         request,
+        interim,
         response,
         error,
     };
     print!(
         "{}",
-        check_report::exchange_text(&format!("{} ({}, {over})", args.url, t.addr), &x)
+        check_report::exchange_text(&format!("{} ({reached}, {over})", args.url), &x)
     );
     match result {
         Ok(r) if !cfg.expect_status.contains(r.status) => {
