@@ -143,11 +143,11 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
 fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let cfg = config(args)?;
     if args.dump {
-        return dump(&args, &cfg);
+        return dump(args, &cfg);
     }
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
-        return run_fleet(&args, &cfg);
+        return run_fleet(args, &cfg);
     }
     if p.link_rate.is_some() || p.link_delay.is_some() {
         return Err(usage(
@@ -158,7 +158,7 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let mut progress = progress_for(&cfg);
 
     let mut log = SampleLog::default();
-    let outcome = with_observers(&args, &mut progress, &mut log, |obs| {
+    let outcome = with_observers(args, &mut progress, &mut log, |obs| {
         fairbench_engine::run(&cfg, stop, obs)
     })?;
     progress.finish();
@@ -176,10 +176,10 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &outcome, &view(&args))
+            load_summary::render(&args.url, &outcome, &view(args))
         );
     }
-    save(&args, &cfg, &outcome, log)?;
+    save(args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
 }
 
