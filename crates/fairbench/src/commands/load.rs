@@ -174,10 +174,7 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
             serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
         );
     } else {
-        print!(
-            "{}",
-            load_summary::render(&args.url, &outcome, &view(args))
-        );
+        print!("{}", load_summary::render(&args.url, &outcome, &view(args)));
     }
     save(args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
