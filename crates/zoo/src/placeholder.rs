@@ -9,11 +9,9 @@ pub const BUILD_PLACEHOLDERS: &[&str] = &["dir", "out", "files"];
 pub const RUN_PLACEHOLDERS: &[&str] = &[
     "dir", "out", "files", "port", "cores", "scenario", "response", "mode", "conf",
 ];
-/// Placeholders valid in a mode's `templates` files: the run ones but
-/// `{conf}`, the folder they are written to.
-pub const TEMPLATE_PLACEHOLDERS: &[&str] = &[
-    "dir", "out", "files", "port", "cores", "scenario", "response", "mode",
-];
+/// Placeholders valid in a mode's `templates` files: the run ones, `{conf}`
+/// included (a pid file or temporary folder of the start's own).
+pub const TEMPLATE_PLACEHOLDERS: &[&str] = RUN_PLACEHOLDERS;
 
 /// The placeholder names used in `s`: `{word}` where word is letters and
 /// underscores, in any case, so that `{PORT}` is seen (and rejected: the
