@@ -75,6 +75,21 @@ fn other_tools_flags_name_the_fairbench_equivalent() {
         (&["--ipv6"], &["http://[::1]:8080/"]),
         (&["--ipv4"], &["http://127.0.0.1:8080/"]),
         (&["-v"], &["--dump"]),
+        (
+            &["-T", "5s"],
+            &["`-T` is wrk's timeout: use `--timeout 5s`"],
+        ),
+        (&["-U"], &["service time", "drop it"]),
+        (&["-B"], &["planned time", "drop it"]),
+        (&["--batch_latency"], &["drop it"]),
+        (&["--burst-delay", "1s"], &["no bursts"]),
+        (&["--burst-rate", "10"], &["no bursts"]),
+        (&["--unix-socket", "/tmp/s"], &["TCP URLs only"]),
+        (&["--connect-to", "a:1:b:2"], &["-H 'Host: NAME'"]),
+        (&["--rand-regex-url"], &["one URL per run"]),
+        (&["--urls-from-file", "urls.txt"], &["one URL per run"]),
+        (&["--debug"], &["--dump"]),
+        (&["--fps", "30"], &["no TUI"]),
         // hey's and oha's -d is the body; here it is the duration, as in wrk.
         (
             &["-d", "{\"a\":1}"],
@@ -116,6 +131,7 @@ fn habits_that_mean_the_same_work() {
     let (code, out, err) = run(&[
         "load",
         "-j",
+        "-L",
         "--disable-keepalive",
         "-n",
         "20",
@@ -127,6 +143,14 @@ fn habits_that_mean_the_same_work() {
     let j: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(j["keepalive"], false, "{out}");
     assert_eq!(j["ledger"]["answered"], 20, "{out}");
+    // wrk's -L (--latency): the whole spectrum.
+    let (code, out, err) = run(&["load", "-L", "-n", "20", "-c", "1", &srv.url()]);
+    assert_eq!(code, 0, "{err}");
+    let (_, plain, _) = run(&["load", "-n", "20", "-c", "1", &srv.url()]);
+    assert!(
+        out.lines().count() > plain.lines().count(),
+        "{out}\n{plain}"
+    );
 }
 
 #[test]

@@ -33,6 +33,17 @@ const HABITS: &[Habit] = &[
     h("-p", Some("FILE"), "`-p` is ab's POST body file: use `-m POST --body-file {v}` (oha's -p, HTTP/2 streams, has no equivalent: fairbench speaks HTTP/1.1)"),
     h("-u", Some("FILE"), "`-u` is ab's PUT body file: use `-m PUT --body-file {v}`"),
     h("-T", Some("application/json"), "`-T` is the content type in ab, hey and oha: use `-H 'Content-Type: {v}'`"),
+    h("-U", None, "`-U` is wrk2's uncorrected latency: with -R fairbench always prints the service time beside the corrected latency; drop it"),
+    h("-B", None, "`-B` is wrk2's batch latency: fairbench times every request from its own planned time; drop it"),
+    h("--batch_latency", None, "`--batch_latency` is wrk2's: fairbench times every request from its own planned time; drop it"),
+    h("--burst-delay", Some("1s"), "`--burst-delay` is oha's: -R spreads the requests evenly, fairbench sends no bursts"),
+    h("--burst-rate", Some("10"), "`--burst-rate` is oha's: -R spreads the requests evenly, fairbench sends no bursts"),
+    h("--unix-socket", Some("PATH"), "`--unix-socket` is oha's: fairbench loads TCP URLs only (http:// or https://)"),
+    h("--connect-to", Some("HOST:PORT"), "`--connect-to` is oha's: put the address to connect to in the URL and the name in `-H 'Host: NAME'`"),
+    h("--rand-regex-url", None, "`--rand-regex-url` is oha's: fairbench loads one URL per run"),
+    h("--urls-from-file", Some("FILE"), "`--urls-from-file` is oha's: fairbench loads one URL per run"),
+    h("--debug", None, "`--debug` is oha's: use `--dump` to see one request and its response as exchanged"),
+    h("--fps", Some("16"), "`--fps` is oha's TUI refresh: fairbench has no TUI; drop it"),
     h("-D", Some("FILE"), "`-D` is hey's and oha's body file: use `--body-file {v}`"),
     h("-A", Some("*/*"), "`-A` is hey's and oha's Accept header: use `-H 'Accept: {v}'`"),
     h("-a", Some("USER:PASS"), "`-a` is hey's and oha's basic auth: use `-H 'Authorization: Basic <base64 of {v}>'`"),
@@ -101,6 +112,13 @@ pub fn hint(argv: &[String], e: &clap::Error) -> Option<String> {
                     rest => Some(rest.to_string()),
                 }
             });
+            // wrk's -T is its timeout: a duration says which tool it was.
+            if let Some(v) = value
+                .as_deref()
+                .filter(|v| flag == "-T" && super::duration(v).is_ok())
+            {
+                return Some(format!("`-T` is wrk's timeout: use `--timeout {v}`"));
+            }
             Some(advise(habit, value.as_deref()))
         }
         ErrorKind::ValueValidation => {

@@ -96,7 +96,7 @@ pub struct LoadArgs {
     pub cpus: Option<CpuList>,
     /// Print the full latency percentile spectrum (every quarter "nine", as the report
     /// draws it, and the maximum).
-    #[arg(long)]
+    #[arg(long, short_alias = 'L')]
     pub latency: bool,
     /// The percentiles the summary leads with, e.g. 50,90,99,99.9.
     #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9", value_parser = parse_percentiles)]
