@@ -192,3 +192,70 @@ fn a_wrongly_cased_placeholder_is_an_error_and_servers_says_why_nothing_is_liste
     );
     assert!(!run.stdout.contains("(no servers under"), "{}", run.stdout);
 }
+
+#[test]
+fn a_scenario_name_that_does_not_exist_is_a_manifest_error() {
+    let (_dir, root) = guide_root();
+    let manifest = root.join("servers/hello-py/server.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("[toolchain]", "scenarios = [\"statik\"]\n\n[toolchain]")
+            .replace(
+                "[responses.normalized]",
+                "[responses.normalized]\nknown_deviations = [{ header = \"Server\", scenario = \"files\", reason = \"r\" }]",
+            ),
+    )
+    .unwrap();
+    let r = root_arg(&root);
+    let run = fairbench(&["servers", "--root", &r], &[], "guide-unknown-scenario");
+    run.expect_code(1);
+    for needle in [
+        "field scenarios[0]: no scenario named \"statik\"; there are: dynamic, file, static",
+        "field responses.normalized.known_deviations[0].scenario: no scenario named \"files\"",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}\n{}", run.stderr);
+    }
+    assert!(
+        run.stdout.starts_with("not listed: hello-py: "),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_suite_plans_no_case_for_a_scenario_the_server_does_not_list() {
+    let (_dir, root) = guide_root();
+    let manifest = root.join("servers/hello-py/server.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("[toolchain]", "scenarios = [\"static\"]\n\n[toolchain]"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("suites")).unwrap();
+    std::fs::copy(
+        repo().join("suites/quick.toml"),
+        root.join("suites/quick.toml"),
+    )
+    .unwrap();
+    let r = root_arg(&root);
+    let run = fairbench(
+        &["run", "--root", &r, "--suite", "quick", "--dry-run"],
+        &[],
+        "guide-plan",
+    );
+    run.expect_code(0);
+    assert!(
+        run.stderr
+            .contains("skipped hello-py dynamic: not implemented (server.toml lists static)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("hello-py native/normalized static"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("dynamic 1c"), "{}", run.stdout);
+}
