@@ -68,3 +68,33 @@ threads = 1
         );
     }
 }
+
+#[test]
+fn a_case_measured_with_allow_unfair_is_marked_as_failing_its_contract() {
+    let _serial = serial();
+    let root = Root::new(&[("unfair", &["--evil"])]);
+    root.one_case_suite("unfair", 2, "1s");
+    let out = root.run(&["run", "--suite", "unfair", "--allow-unfair"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let live = stderr
+        .lines()
+        .find(|l| l.starts_with("[1/1]") && l.contains("req/s"))
+        .unwrap_or_else(|| panic!("no case line in {stderr}"));
+    assert!(live.ends_with('⚠'), "{live}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.trim_start() == "⚠ failed its contract in the check"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("  ⚠ 1 unfair ")
+                && l.ends_with(": failed its contract in the check")),
+        "{stdout}"
+    );
+}

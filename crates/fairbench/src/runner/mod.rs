@@ -235,14 +235,14 @@ impl<'a> Runner<'a> {
                 let line = format!("{label}: {}", summary(&figs));
                 // Every warning the case carries, where it is watched: the
                 // same notes the report and `show` list.
-                let notes = crate::report::model::notes(
-                    if figs.saturated {
-                        vec!["load generator saturated".to_string()]
-                    } else {
-                        Vec::new()
-                    },
-                    &figs.warnings,
-                );
+                let mut flags = Vec::new();
+                if !running.fair() {
+                    flags.push("failed its contract in the check".to_string());
+                }
+                if figs.saturated {
+                    flags.push("load generator saturated".to_string());
+                }
+                let notes = crate::report::model::notes(flags, &figs.warnings);
                 if notes.is_empty() {
                     self.progress.case_finished(self.n, self.total, &line);
                 } else {
