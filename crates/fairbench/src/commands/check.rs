@@ -292,6 +292,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 yes
             })
             .collect();
+        if scenarios.is_empty() {
+            // Nothing to check: no build either.
+            continue;
+        }
         let modes: Vec<&String> = match &plan.mode {
             Some(m) => match server.modes.get_key_value(m) {
                 Some((name, _)) => vec![name],
