@@ -10,8 +10,8 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    duration, parse_percentiles, positive_count, positive_duration, positive_usize, rate, CpuList,
-    Percentiles,
+    duration, migrant, parse_percentiles, positive_count, positive_duration, positive_usize, rate,
+    CpuList, Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
@@ -21,6 +21,7 @@ use crate::host;
 use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::output::tls_error;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
@@ -48,7 +49,7 @@ pub struct LoadArgs {
     pub requests: Option<u64>,
     /// A new connection for every request, closed by fairbench after the answer (ab
     /// without -k). Latency then includes the connect and any TLS handshake.
-    #[arg(long)]
+    #[arg(long, alias = "disable-keepalive")]
     pub no_keepalive: bool,
     /// https:// only: accept any certificate (self-signed, expired, for another name).
     #[arg(long)]
@@ -95,7 +96,7 @@ pub struct LoadArgs {
     pub cpus: Option<CpuList>,
     /// Print the full latency percentile spectrum (every quarter "nine", as the report
     /// draws it, and the maximum).
-    #[arg(long)]
+    #[arg(long, short_alias = 'L')]
     pub latency: bool,
     /// The percentiles the summary leads with, e.g. 50,90,99,99.9.
     #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9", value_parser = parse_percentiles)]
@@ -107,7 +108,7 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: crate::args::TextFormat,
     /// Same as --format json.
-    #[arg(long, conflicts_with = "format")]
+    #[arg(long, short_alias = 'j', conflicts_with = "format")]
     pub json: bool,
     /// Store the result in the results database (--db) as a run of one case, for
     /// `show`, `report` and `compare`.
@@ -165,7 +166,10 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let outcome = match outcome {
         Ok(o) => o,
         Err(RunError::Config(e)) => return Err(usage(flag_error(&e))),
-        Err(e) => anyhow::bail!("{e}"),
+        Err(e) => anyhow::bail!(
+            "{}",
+            tls_error::in_words(&e.to_string(), args.cacert.is_some())
+        ),
     };
 
     if crate::args::wants_json(args.format, args.json) {
@@ -414,7 +418,8 @@ fn fleet_json(
 }
 
 fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
-    let target = Target::parse(&args.url).map_err(|e| usage(e.to_string()))?;
+    let target = Target::parse(&args.url)
+        .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| e.to_string())))?;
     let mut cfg = LoadConfig::new(target);
     cfg.connections = args.connections;
     // One load thread per CPU it is given, unless told otherwise.
@@ -504,7 +509,7 @@ fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let request = cfg.request.serialize(&cfg.target)?;
     let t = &cfg.target;
     let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
-        .map_err(|m| anyhow::anyhow!("{m}"))?;
+        .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, args.cacert.is_some())))?;
     let start = std::time::Instant::now();
     let result = fetch::exchange(&mut conn, &request, start, cfg.timeout, |c, d| {
         c.set_read_timeout(Some(d))

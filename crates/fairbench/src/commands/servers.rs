@@ -118,10 +118,16 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
         };
         println!("{}", serde_json::to_string_pretty(&listing)?);
     } else {
-        print!("{}", table(&entries).render());
+        if !zoo.servers.is_empty() {
+            print!("{}", table(&entries).render());
+        }
         print!("{}", install_lines(&entries));
-        if zoo.servers.is_empty() {
-            println!("(no servers under {})", zoo.root.join("servers").display());
+        print!("{}", not_listed(&zoo));
+        if zoo.servers.is_empty() && zoo.invalid_server_names().is_empty() {
+            println!(
+                "(no servers under {}: a server is a folder there with a server.toml, see docs/server-manifest.md)",
+                zoo.root.join("servers").display()
+            );
         }
     }
     for e in &zoo.errors {
@@ -181,6 +187,30 @@ fn table(entries: &[ServerEntry]) -> Table {
         }
     }
     t
+}
+
+/// One line per server folder that is not in the table, saying why: its
+/// manifest's first error (every error follows on stderr).
+fn not_listed(zoo: &fairbench_zoo::Zoo) -> String {
+    let mut out = String::new();
+    for name in zoo.invalid_server_names() {
+        let errors = zoo.errors_for_server(&name);
+        let Some(first) = errors.first() else {
+            continue;
+        };
+        out.push_str(&format!(
+            "not listed: {name}: {}{}\n",
+            fairbench_zoo::text::escape_line(&first.to_string()),
+            match errors.len() {
+                1 => String::new(),
+                n => format!(" (and {} more, below)", n - 1),
+            }
+        ));
+    }
+    if !out.is_empty() && !zoo.servers.is_empty() {
+        out.insert(0, '\n');
+    }
+    out
 }
 
 /// One line per server whose toolchain is missing: the command its manifest
