@@ -124,6 +124,13 @@ fn p50_us(o: &Outcome) -> u64 {
 
 /// The constant-rate p50 is the closed loop's one-connection service time,
 /// within 1 ms + 50 % (reading late charged nothing), and nothing timed out.
+///
+/// A loop that reads at once still has to be woken for each piece of a
+/// large answer, and on a machine whose CPUs are busy with other work each
+/// wake-up waits its turn: a few times the generator's own measured delay
+/// in waking (its send lateness p99) is allowed on top. Charging answers to
+/// the next due time, the fault this guards against, costs tens to
+/// hundreds of milliseconds at these rates.
 fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, label: &str) {
     let service = go(&closed_loop(&server.url(), Duration::from_secs(1)));
     assert!(
@@ -134,9 +141,10 @@ fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, label: &str) {
     let o = go(&at_rate(&server.url(), rps, 4, Duration::from_secs(2)));
     let p = p50_us(&o);
     assert_eq!(o.errors.not_answered(), 0, "{label}: {:?}", o.ledger());
+    let late = o.lateness.as_ref().map_or(0, |l| l.value_at_quantile(0.99));
     assert!(
-        p <= 1_000 + s * 3 / 2,
-        "{label}: constant-rate p50 {p} µs for a {s} µs service time"
+        p <= 1_000 + s * 3 / 2 + 4 * late,
+        "{label}: constant-rate p50 {p} µs for a {s} µs service time (send lateness p99 {late} µs)"
     );
 }
 
@@ -191,7 +199,10 @@ fn a_server_closing_idle_connections_costs_no_request() {
 }
 
 /// Every answer comes after 50 ms, and a copy of it after `gap` (in the
-/// same segment when `gap` is zero).
+/// same segment when `gap` is zero). A copy is sent only while no request
+/// is waiting on the connection: one sent after the next request went out
+/// could not be told from that request's answer by anyone, and a test
+/// server delayed by a busy CPU would otherwise send some.
 fn answers_twice(gap: Duration) -> Scripted {
     Scripted::start(move |mut c| {
         let mut held = Vec::new();
@@ -203,7 +214,11 @@ fn answers_twice(gap: Duration) -> Scripted {
             } else {
                 c.write_all(HELLO).and_then(|_| {
                     std::thread::sleep(gap);
-                    c.write_all(HELLO)
+                    if held.is_empty() && !request_waiting(&c) {
+                        c.write_all(HELLO)
+                    } else {
+                        Ok(())
+                    }
                 })
             };
             if sent.is_err() {
@@ -211,6 +226,15 @@ fn answers_twice(gap: Duration) -> Scripted {
             }
         }
     })
+}
+
+/// Whether bytes of a request are waiting in `c`'s socket.
+fn request_waiting(c: &TcpStream) -> bool {
+    let _ = c.set_nonblocking(true);
+    let mut b = [0u8; 1];
+    let waiting = !matches!(c.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    let _ = c.set_nonblocking(false);
+    waiting
 }
 
 #[test]
@@ -252,7 +276,11 @@ fn stray_bytes_on_an_idle_connection_charge_no_request() {
             }
         }
     });
-    let o = go(&at_rate(&srv.url(), 20.0, 2, Duration::from_secs(2)));
+    // Two connections at 8/s: each is idle 250 ms between its requests,
+    // so the bytes come long before its next request even when the test
+    // server's thread waits for a busy CPU (bytes that come after the
+    // request went out are indistinguishable from a malformed answer).
+    let o = go(&at_rate(&srv.url(), 8.0, 2, Duration::from_secs(3)));
     assert!(o.sockets.stray_bytes > 0, "{:?}", o.sockets);
     assert_eq!(o.errors.parse, 0, "{:?}", o.ledger());
     assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());

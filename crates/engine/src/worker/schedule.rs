@@ -126,6 +126,11 @@ impl Worker {
             if !self.is_clean(i) {
                 continue;
             }
+            // The send time is taken after that read, just before the write:
+            // bytes that came before it cannot be this request's answer, and
+            // a system call between the two would widen the window in which
+            // stray bytes could pass for one.
+            let now = clock::now();
             let free_since = self.conns[i].free_since;
             let req = if from_retry {
                 self.retry.pop_front().expect("peeked").resent(now)
