@@ -149,7 +149,9 @@ fn a_server_that_drops_some_requests_has_a_p99_at_least_the_timeout() {
     let honest = o.latency_summary().p99;
     let answered = o.answered_summary().p99;
     assert!(honest >= 400_000, "p99 {honest} µs with 2.5 % dropped");
-    assert!(answered < 100_000, "answered-only p99 {answered} µs");
+    // The answered alone stay clearly below the timeout; how far below is
+    // the machine's (a loaded 2-core machine has measured 112 ms here).
+    assert!(answered < 300_000, "answered-only p99 {answered} µs");
 }
 
 /// Answers every request, but every `every`-th response on a connection says
