@@ -193,12 +193,33 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
         }
     }
 
+    // A typo here would silently drop the reference-bytes rule (a zoo
+    // without the default reference has nothing to compare with).
+    if args.reference != REFERENCE_SERVER
+        && !zoo.servers.iter().any(|s| s.name == args.reference)
+        && !zoo.invalid_server_names().contains(&args.reference)
+    {
+        let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+        return Err(usage(format!(
+            "--reference {}: no server has that name; there are: {}",
+            args.reference,
+            names.join(", ")
+        )));
+    }
     let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
         (Some(n), _) => n,
         (None, Some(c)) => c.len(),
         (None, None) => 1,
     };
+    // CORES beyond the CPUs would size the server's threads for a machine
+    // it does not have; on an ssh host its own CPUs are what count.
+    let here = crate::host::allowed_cpus().len();
+    if args.place.server_host.is_none() && cores > here {
+        return Err(usage(format!(
+            "--cores {cores}: this machine lets fairbench use {here} CPUs"
+        )));
+    }
     Ok(CheckSelection {
         servers,
         invalid,

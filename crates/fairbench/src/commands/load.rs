@@ -10,7 +10,7 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    duration, parse_percentiles, positive_count, positive_duration, positive_usize, rate, CpuList,
+    bounds, duration, parse_percentiles, positive_count, positive_duration, rate, CpuList,
     Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
@@ -34,10 +34,10 @@ pub struct LoadArgs {
     pub url: String,
     /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests
     /// at once). SI suffixes as in wrk: 1k = 1000.
-    #[arg(short = 'c', long, default_value = "50", value_parser = positive_usize)]
+    #[arg(short = 'c', long, default_value = "50", value_parser = bounds::connections)]
     pub connections: usize,
     /// Load threads, each with its own event loop [default: the CPUs this process may use]
-    #[arg(short = 't', long, value_parser = positive_usize)]
+    #[arg(short = 't', long, value_parser = bounds::threads)]
     pub threads: Option<usize>,
     /// How long to measure (e.g. 10s, 500ms, 2m) [default: 10s; with -n, as long as the N requests take]
     #[arg(short = 'd', long, value_parser = positive_duration)]
@@ -88,7 +88,7 @@ pub struct LoadArgs {
     #[arg(long)]
     pub body_file: Option<PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
-    #[arg(long, default_value = "1", value_parser = positive_usize)]
+    #[arg(long, default_value = "1", value_parser = bounds::pipeline)]
     pub pipeline: usize,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]
@@ -453,6 +453,9 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         body,
     };
     cfg.validate().map_err(|e| usage(flag_error(&e)))?;
+    let generators = args.place.client_hosts.len().max(args.place.clients);
+    bounds::connections_fit(cfg.connections, generators)
+        .map_err(|m| usage(format!("--connections: {m}")))?;
     if args.cacert.is_some() && args.insecure {
         return Err(usage(
             "--cacert and --insecure: choose one (--insecure accepts any certificate)",

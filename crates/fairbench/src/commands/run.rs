@@ -34,7 +34,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub duration: Option<String>,
     /// Repetitions of each case instead of the suite's.
-    #[arg(long, value_parser = crate::args::positive_usize)]
+    #[arg(long, value_parser = crate::args::bounds::repetitions)]
     pub repetitions: Option<usize>,
     /// Only these variants: a response shape (`default` or `normalized`), a
     /// mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as for `check`).
@@ -42,17 +42,17 @@ pub struct RunArgs {
     pub variant: Option<VariantSel>,
     /// One load profile instead of the suite's [[load]] list: this many
     /// connections (e.g. 50, 1k). Unset parts come from the suite's first profile.
-    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", value_parser = crate::args::bounds::connections)]
     pub connections: Option<usize>,
     /// One constant-rate profile at this many requests per second (e.g. 2000, 10k)
     /// instead of the suite's [[load]] list.
     #[arg(long, value_name = "RATE", value_parser = crate::args::rate)]
     pub rate: Option<f64>,
     /// Load threads of the one profile given by these flags.
-    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", value_parser = crate::args::bounds::threads)]
     pub threads: Option<usize>,
     /// Requests in flight per connection of the one (closed-loop) profile.
-    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", value_parser = crate::args::bounds::pipeline)]
     pub pipeline: Option<usize>,
     /// Warm-up before each case instead of the suite's (e.g. 2s).
     #[arg(long, value_name = "DURATION", value_parser = crate::args::duration)]
@@ -109,10 +109,13 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     let text = apply_overrides(&text, args)?;
     let (suite, text) = record_seed(Suite::parse(&text, &args.suite)?, text, &args.suite)?;
     let plan = suite::plan(&suite, zoo)?;
+    fits_here(&suite, &args.clients)?;
     for s in &plan.skips {
         eprintln!("skipped {}: {}", s.what, units::one_line(&s.reason));
     }
     if args.dry_run {
+        // What a real run refuses before it starts, a dry run refuses too.
+        args.clients.check(Some(&args.server))?;
         print_plan(&suite, &plan);
         return Ok(0);
     }
@@ -178,6 +181,22 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     )
 }
 
+/// Each profile's connections fit this machine's open-file limit, split
+/// over the load generators the flags ask for.
+fn fits_here(suite: &Suite, clients: &ClientArgs) -> anyhow::Result<()> {
+    let generators = clients.client_hosts.len().max(clients.clients);
+    for (i, l) in suite.loads.iter().enumerate() {
+        let connections = match l {
+            suite::LoadProfile::Closed { connections, .. }
+            | suite::LoadProfile::Rate { connections, .. } => *connections,
+            suite::LoadProfile::Sweep(s) => s.connections,
+        };
+        crate::args::bounds::connections_fit(connections, generators)
+            .map_err(|m| usage(format!("{}: field load[{i}].connections: {m}", suite.name)))?;
+    }
+    Ok(())
+}
+
 /// Where the server and the load run, as the flags say; notes printed once.
 fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
     let layout = Layout::for_run(&args.clients, &args.server)?;
@@ -203,6 +222,7 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     }
     let suite = Suite::parse(&run.suite_toml, &format!("run {id}'s suite"))?;
     let plan = suite::plan(&suite, zoo)?;
+    fits_here(&suite, &args.clients)?;
     store.reset_unfinished(id)?;
     let key = |server: &str,
                mode: &str,

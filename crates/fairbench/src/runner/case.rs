@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fairbench_engine::{LoadConfig, LoadModel, Observer, Outcome, Phase, SecondSample, Target};
+use fairbench_engine::{Observer, Outcome, Phase, SecondSample, Target};
 use fairbench_zoo::{fetch, Scenario};
 use hdrhistogram::Histogram;
 
@@ -18,7 +18,7 @@ use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
 use crate::store::{CaseFigures, PartRow, SampleRow};
-use crate::suite::{Ends, LoadProfile};
+use crate::suite::LoadProfile;
 use crate::topology::Layout;
 
 /// Liveness probes after the load before a server counts as hung.
@@ -67,13 +67,7 @@ impl From<StartError> for CaseEnd {
     }
 }
 
-/// How long a measurement warms up, lasts, and waits for each response.
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    pub warmup: Duration,
-    pub duration: Duration,
-    pub timeout: Duration,
-}
+pub use crate::suite::Timing;
 
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
@@ -86,41 +80,6 @@ pub fn load_split(
     layout: &Layout,
     t: Timing,
 ) -> Result<LoadSplit, String> {
-    let (connections, threads, pipeline, model, ends) = match load {
-        LoadProfile::Closed {
-            connections,
-            threads,
-            pipeline,
-            ends,
-        } => (
-            *connections,
-            *threads,
-            *pipeline,
-            LoadModel::ClosedLoop,
-            *ends,
-        ),
-        LoadProfile::Rate {
-            rate,
-            connections,
-            threads,
-            ends,
-        } => (
-            *connections,
-            *threads,
-            1,
-            LoadModel::ConstantRate { rps: *rate },
-            *ends,
-        ),
-        LoadProfile::Sweep(s) => (
-            s.connections,
-            s.threads,
-            1,
-            LoadModel::ConstantRate {
-                rps: rate_override.unwrap_or(s.start_rate),
-            },
-            Ends::default(),
-        ),
-    };
     // The server as the first generator reaches it; each generator is then
     // aimed at its own address of the server.
     let url = format!(
@@ -128,17 +87,17 @@ pub fn load_split(
         host::url_host(&layout.clients[0].server_addr),
         scenario.path
     );
-    let mut cfg = LoadConfig::new(Target::parse(&url).map_err(|e| e.to_string())?);
+    let target = Target::parse(&url).map_err(|e| e.to_string())?;
+    let mut cfg = load.engine_config(target, rate_override, t);
     cfg.request.method = scenario.method.clone();
-    cfg.connections = connections;
-    cfg.pipeline = pipeline;
-    cfg.model = model;
-    cfg.warmup = t.warmup;
-    cfg.duration = t.duration;
-    cfg.timeout = t.timeout;
-    cfg.requests = ends.requests;
-    cfg.keepalive = ends.keepalive;
-    split(&cfg, layout, &sites.generators, threads, Aim::EachSite).map_err(|e| e.to_string())
+    split(
+        &cfg,
+        layout,
+        &sites.generators,
+        load.threads(),
+        Aim::EachSite,
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Samples the server tree every interval, watches that it is alive, and
