@@ -128,7 +128,10 @@ fn run_flags_and_suite_values_are_checked_alike_before_a_run_row() {
         ),
     ] {
         let mut a = run(extra);
-        if !matches!(extra[0], "--rate" | "--timeout" | "--link-rate") {
+        if !matches!(
+            extra[0],
+            "--rate" | "--timeout" | "--link-rate" | "--report"
+        ) {
             // Refused by clap before anything: only once.
             a.push("--dry-run");
             refused(&root.run(&a), needle);

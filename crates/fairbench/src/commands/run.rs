@@ -113,6 +113,9 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     for s in &plan.skips {
         eprintln!("skipped {}: {}", s.what, units::one_line(&s.reason));
     }
+    if let Some(p) = &args.report {
+        crate::report::check_target(p).map_err(|e| usage(format!("--report: {e:#}")))?;
+    }
     if args.dry_run {
         // What a real run refuses before it starts, a dry run refuses too.
         args.clients.check(Some(&args.server))?;
