@@ -198,7 +198,7 @@ fn install_lines(entries: &[ServerEntry]) -> String {
         String::from("\nTo install a missing toolchain (fairbench runs none of these):\n");
     for e in missing {
         let how = match e.toolchain.install {
-            Some(cmd) => fairbench_zoo::text::escape_line(cmd),
+            Some(cmd) => fairbench_zoo::text::visible(cmd),
             None => format!(
                 "no install command in {}",
                 e.dir.join("server.toml").display()
@@ -207,7 +207,7 @@ fn install_lines(entries: &[ServerEntry]) -> String {
         out.push_str(&format!(
             "  {:width$}  {}: {how}\n",
             e.name,
-            fairbench_zoo::text::escape_line(e.toolchain.name)
+            fairbench_zoo::text::visible(e.toolchain.name)
         ));
     }
     out
