@@ -55,6 +55,7 @@ fn the_open_file_limit_bounds_connections() {
         std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("ulimit -n 256 && exec {bin} {args}"))
+            .env("FAIRBENCH_LOCK", support::own_lock())
             .output()
             .unwrap()
     };

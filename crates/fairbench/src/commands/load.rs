@@ -116,6 +116,9 @@ pub struct LoadArgs {
     /// The results database --save writes to.
     #[arg(long, value_name = "PATH", default_value = "results.db")]
     pub db: PathBuf,
+    /// When another benchmark holds the machine, wait for it instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
     /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
@@ -128,6 +131,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     if args.dump {
         return dump(&args, &cfg);
     }
+    let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
         return run_fleet(&args, &cfg);

@@ -7,6 +7,7 @@ use std::time::Duration;
 use fairbench_zoo::Zoo;
 
 use crate::args::{load_zoo, resolve_root, VariantSel};
+use crate::machine_lock::MachineLock;
 use crate::output::run_table;
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
@@ -86,6 +87,9 @@ pub struct RunArgs {
     /// Write the HTML report of the run to FILE when it ends.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// When another benchmark holds the machine, wait for it instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
@@ -125,6 +129,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     if plan.items.is_empty() {
         anyhow::bail!("nothing to run: the suite selected no runnable case");
     }
+    let _machine = MachineLock::acquire(args.wait)?;
     let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
@@ -214,6 +219,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
 }
 
 fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
+    let _machine = MachineLock::acquire(args.wait)?;
     let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open_existing(&args.db)?;
