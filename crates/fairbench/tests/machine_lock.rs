@@ -105,3 +105,44 @@ fn a_second_measurement_is_refused_naming_the_holder_or_waits() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// Another process busy on a case's cores — here a Python loop, as a build
+/// or another benchmark would be — is measured and stored with the case as
+/// a warning.
+#[test]
+fn a_busy_process_on_the_cases_cores_is_warned_about_and_stored() {
+    let _serial = support::serial();
+    let root = Root::new(&[("fast-a", &[])]);
+    root.one_case_suite("one", 2, "2s");
+    // One busy thread on every CPU fairbench may use, for at most 60 s.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let burners: Vec<Child> = (0..cpus)
+        .map(|_| {
+            std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import time\nt = time.time()\nwhile time.time() - t < 60: pass",
+                ])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    struct Kill(Vec<Child>);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let burners = Kill(burners);
+    let o = root.run(&["run", "--suite", "one", "--quiet"]);
+    drop(burners);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let warnings: String = root.sql("SELECT warnings_json FROM cases");
+    assert!(
+        warnings.contains("other processes used") && warnings.contains("shared the cores"),
+        "{warnings}"
+    );
+}

@@ -207,10 +207,12 @@ pub struct Measured {
 pub fn measure(
     running: &Started,
     load: &LoadSplit,
+    sites: &Sites,
     progress: &RunProgress,
 ) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
+    let busy = BusyWatch::start(running, load, sites, &watch);
     let mut generator = (None, None);
     let (outcome, parts, mut warnings) = match load.in_process() {
         Some(cfg) => {
@@ -320,11 +322,62 @@ pub fn measure(
             Some(&running.process),
         ));
     }
+    let others = busy.and_then(|b| b.finish(&watch));
     let mut figures = figures(&outcome, &watch);
+    figures.warnings.extend(others);
     figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
     (figures.generator_containment, figures.generator_cpuset) = generator;
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })
+}
+
+/// Others' use of the case's CPUs, watched where it can be told apart: a
+/// server on this machine and the load in this process (a generator in
+/// another process would count as another).
+struct BusyWatch {
+    cpus: Vec<usize>,
+    before: host::busy::BusySnapshot,
+    server_cpu_s: f64,
+}
+
+impl BusyWatch {
+    fn start(
+        running: &Started,
+        load: &LoadSplit,
+        sites: &Sites,
+        w: &Watch<'_>,
+    ) -> Option<BusyWatch> {
+        if !matches!(running.process.host(), host::Host::Local) {
+            return None;
+        }
+        let mut cpus = sites.server.clone();
+        cpus.extend(load.in_process()?.cpus.clone()?);
+        cpus.sort_unstable();
+        cpus.dedup();
+        Some(BusyWatch {
+            before: host::busy::snapshot(&cpus)?,
+            cpus,
+            server_cpu_s: server_cpu_s(w),
+        })
+    }
+
+    /// The warning, when others used a notable share.
+    fn finish(self, w: &Watch<'_>) -> Option<String> {
+        let after = host::busy::snapshot(&self.cpus)?;
+        let server = (server_cpu_s(w) - self.server_cpu_s).max(0.0);
+        let tck = host::local_info().clk_tck;
+        host::busy::others(&self.before, &after, server, self.cpus.len(), tck)
+            .warning(&crate::args::format_cpus(&self.cpus))
+    }
+}
+
+/// The server's CPU time so far: its control group's (every process in
+/// it, whatever its process group), else its process group's.
+fn server_cpu_s(w: &Watch<'_>) -> f64 {
+    w.server
+        .group_usage()
+        .and_then(|u| u.cpu_s)
+        .unwrap_or_else(|| w.sampler.sample().cpu_s)
 }
 
 fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
