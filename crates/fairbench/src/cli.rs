@@ -122,12 +122,14 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
+            // Messages carry names from manifests, folders and suites.
+            let shown = |m: String| crate::output::terminal::text(&m);
             if let Some(u) = e.downcast_ref::<UsageError>() {
-                eprintln!("fairbench: {u}");
+                eprintln!("fairbench: {}", shown(u.to_string()));
                 2
             } else {
                 // `{:#}` prints the context chain on one line: no backtraces for users.
-                eprintln!("fairbench: {e:#}");
+                eprintln!("fairbench: {}", shown(format!("{e:#}")));
                 1
             }
         }

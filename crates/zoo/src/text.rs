@@ -33,6 +33,11 @@ pub fn push_visible(out: &mut String, c: char) {
     }
 }
 
+/// Whether [`visible`] shows `c` as an escape.
+pub fn is_hidden(c: char) -> bool {
+    (c as u32) < 0x20 || ('\u{7f}'..='\u{9f}').contains(&c) || is_invisible_format(c)
+}
+
 /// Characters that change how text around them is shown without showing
 /// themselves: the bidirectional marks, embeddings, overrides and isolates,
 /// zero-width characters, the line and paragraph separators, the word

@@ -240,7 +240,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     // Where the servers run: here, in a namespace, or on an ssh host.
     let layout = Layout::for_check(&args.place)?;
     for n in &layout.notes {
-        eprintln!("{n}");
+        crate::note!("{n}");
     }
     crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     let work = args
@@ -252,10 +252,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
 
     let mut failed_setup = false;
     for e in &zoo.errors {
-        eprintln!("fairbench: {e}");
+        crate::note!("fairbench: {e}");
     }
     for name in &plan.invalid {
-        eprintln!("skip {name}: invalid server.toml (see above)");
+        crate::note!("skip {name}: invalid server.toml (see above)");
         failed_setup = true;
     }
     let scenario_broken = !zoo.scenario_errors().is_empty() && args.scenarios.is_none();
@@ -284,7 +284,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         }
         let status = prober.probe(&server.toolchain);
         if let fairbench_zoo::toolchain::ToolchainStatus::Unavailable { reason } = &status {
-            eprintln!("skip {}: {reason}", server.name);
+            crate::note!("skip {}: {reason}", server.name);
             skipped.push(Skipped {
                 server: server.name.clone(),
                 mode: None,
@@ -297,7 +297,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 Some((name, _)) => vec![name],
                 None => {
                     let reason = format!("has no mode {m}");
-                    eprintln!("skip {}: {reason}", server.name);
+                    crate::note!("skip {}: {reason}", server.name);
                     skipped.push(Skipped {
                         server: server.name.clone(),
                         mode: Some(m.clone()),
@@ -311,7 +311,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         for mode_name in modes {
             let mode = &server.modes[mode_name];
             if let Some(reason) = &mode.unsupported {
-                eprintln!("skip {} {mode_name}: unsupported: {reason}", server.name);
+                crate::note!("skip {} {mode_name}: unsupported: {reason}", server.name);
                 skipped.push(Skipped {
                     server: server.name.clone(),
                     mode: Some(mode_name.clone()),
@@ -319,14 +319,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 });
                 continue;
             }
-            eprintln!("build {} {mode_name} …", server.name);
+            crate::note!("build {} {mode_name} …", server.name);
             let built = match build::ensure_built_with(server, mode_name, &cache_dir, &build_opts) {
                 Ok(b) => {
                     match b.status {
                         BuildStatus::Cached => {
-                            eprintln!("build {} {mode_name}: cached", server.name)
+                            crate::note!("build {} {mode_name}: cached", server.name)
                         }
-                        BuildStatus::Built => eprintln!(
+                        BuildStatus::Built => crate::note!(
                             "build {} {mode_name}: built in {:.1}s",
                             server.name,
                             b.duration.as_secs_f64()
@@ -335,9 +335,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     b
                 }
                 Err(e) => {
-                    eprintln!("build {} {mode_name}: failed: {e}", server.name);
+                    crate::note!("build {} {mode_name}: failed: {e}", server.name);
                     for l in e.log_tail() {
-                        eprintln!("  | {l}");
+                        crate::note!("  | {l}");
                     }
                     for &resp in &plan.responses {
                         for sc in &plan.scenarios {
@@ -376,9 +376,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                         stop_grace,
                         &inspect_opts,
                     );
-                    eprintln!(
+                    crate::note!(
                         "check {} {} {}: {}",
-                        c.server, c.variant, c.scenario, c.grade
+                        c.server,
+                        c.variant,
+                        c.scenario,
+                        c.grade
                     );
                     cases.push(c);
                 }
@@ -416,22 +419,35 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             cases: &cases,
             errors: zoo.errors.iter().collect(),
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!(
+            "{}",
+            crate::output::terminal::json(&serde_json::to_string_pretty(&report)?)
+        );
     } else {
         // Printed at the end: the reference comparison needs every case.
         for c in &cases {
-            print!("{}", check_report::case_block(c, args.all_rules));
+            print!(
+                "{}",
+                crate::output::terminal::text(&check_report::case_block(c, args.all_rules))
+            );
             if args.raw {
-                print!("{}", check_report::raw_exchange(c));
+                print!(
+                    "{}",
+                    crate::output::terminal::text(&check_report::raw_exchange(c))
+                );
             }
         }
         print!(
             "{}",
-            check_report::summary(&cases, &args.reference, skipped.len())
+            crate::output::terminal::text(&check_report::summary(
+                &cases,
+                &args.reference,
+                skipped.len()
+            ))
         );
     }
     if interrupted {
-        eprintln!("fairbench: interrupted; every started server was stopped");
+        crate::note!("fairbench: interrupted; every started server was stopped");
         return Ok(130);
     }
     Ok(if ok { 0 } else { 1 })
@@ -486,7 +502,7 @@ fn check_case(
             let tail = e.log_tail();
             c.log_tail = tail[tail.len().saturating_sub(CHECK_LOG_TAIL)..].to_vec();
             if let StartError::NotReady { .. } = e {
-                eprintln!(
+                crate::note!(
                     "{} {} {}: {e}; last lines of {}:",
                     id.server,
                     format_args!("{}/{}", id.mode, id.response),
@@ -494,7 +510,7 @@ fn check_case(
                     log_path.display()
                 );
                 for l in &c.log_tail {
-                    eprintln!("  | {l}");
+                    crate::note!("  | {l}");
                 }
             }
             // A log exists once a process was started.
@@ -522,7 +538,7 @@ fn check_case(
     }
     proc.stop();
     if let Some(why) = proc.leftover() {
-        eprintln!(
+        crate::note!(
             "warning: the control group of {} was not removed: {why}",
             id.server
         );

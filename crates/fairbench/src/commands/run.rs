@@ -115,7 +115,14 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     let plan = suite::plan(&suite, zoo)?;
     fits_here(&suite, &args.clients)?;
     for s in &plan.skips {
-        eprintln!("skipped {}: {}", s.what, units::one_line(&s.reason));
+        eprintln!(
+            "{}",
+            crate::output::terminal::text(&format!(
+                "skipped {}: {}",
+                s.what,
+                units::one_line(&s.reason)
+            ))
+        );
     }
     if let Some(p) = &args.report {
         crate::report::check_target(p).map_err(|e| usage(format!("--report: {e:#}")))?;
@@ -172,7 +179,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         .collect();
     eprintln!(
         "run {run}: suite {}, {} cases{}, results in {}",
-        suite.name,
+        crate::output::terminal::text(&suite.name),
         planned.len(),
         sweeps_note(&work),
         args.db.display()
@@ -382,7 +389,10 @@ fn execute(
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
         let paired = crate::report::model::paired_of(&r, &cases, None).ok();
-        print!("{}", run_table::render(&r, &cases, paired.as_ref()));
+        print!(
+            "{}",
+            crate::output::terminal::text(&run_table::render(&r, &cases, paired.as_ref()))
+        );
     }
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);
@@ -565,33 +575,40 @@ fn record_seed(suite: Suite, text: String, shown: &str) -> anyhow::Result<(Suite
 }
 
 fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
-    println!("suite {}: {}", suite.name, suite.description);
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "suite {}: {}", suite.name, suite.description);
     if let (Interleave::Case, Some(seed)) = (suite.interleave, suite.interleave_seed) {
-        println!("order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
+        let _ = writeln!(
+        o,"order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
     }
     for (i, item) in plan.items.iter().enumerate() {
-        match item {
-            PlanItem::Case(c) => println!(
+        let _ = match item {
+            PlanItem::Case(c) => writeln!(
+                o,
                 "{:>4}  {}  ({} warm-up + {})",
                 i + 1,
                 c.label(),
                 humantime::format_duration(c.subject.warmup),
                 humantime::format_duration(c.duration)
             ),
-            PlanItem::Sweep(s) => println!(
+            PlanItem::Sweep(s) => writeln!(
+                o,
                 "{:>4}  {}  (rate sweep {}..{} req/s)",
                 i + 1,
                 s.subject.label(),
                 s.spec.start_rate,
                 s.spec.max_rate
             ),
-        }
+        };
     }
     let est = plan.estimate();
-    println!(
+    let _ = writeln!(
+        o,
         "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
         plan.case_count(),
         plan.sweep_count(),
         humantime::format_duration(std::time::Duration::from_secs(est.as_secs()))
     );
+    print!("{}", crate::output::terminal::text(&o));
 }

@@ -116,16 +116,25 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
             servers: entries,
             errors: &zoo.errors,
         };
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        println!(
+            "{}",
+            crate::output::terminal::json(&serde_json::to_string_pretty(&listing)?)
+        );
     } else {
-        print!("{}", table(&entries).render());
-        print!("{}", install_lines(&entries));
+        print!(
+            "{}",
+            crate::output::terminal::text(&table(&entries).render())
+        );
+        print!(
+            "{}",
+            crate::output::terminal::text(&install_lines(&entries))
+        );
         if zoo.servers.is_empty() {
             println!("(no servers under {})", zoo.root.join("servers").display());
         }
     }
     for e in &zoo.errors {
-        eprintln!("fairbench: {e}");
+        crate::note!("fairbench: {e}");
     }
     Ok(if zoo.errors.is_empty() { 0 } else { 1 })
 }
