@@ -122,8 +122,10 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            // Messages carry names from manifests, folders and suites.
-            let shown = |m: String| crate::output::terminal::text(&m);
+            // Messages carry names from manifests, folders and suites; a
+            // database error names its file.
+            let shown =
+                |m: String| crate::output::terminal::text(&crate::store::name_the_file(&e, m));
             if let Some(u) = e.downcast_ref::<UsageError>() {
                 eprintln!("fairbench: {}", shown(u.to_string()));
                 2

@@ -150,7 +150,6 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         toolchains_json: metadata::toolchains(&plan.toolchains).to_string(),
         planned_cases: plan.case_count(),
     })?;
-    store.set_run_topology(run, &layout.describe())?;
     let mut planned = Vec::new();
     for (seq, item) in plan.items.iter().enumerate() {
         if let PlanItem::Case(c) = item {
@@ -163,8 +162,15 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
             ));
         }
     }
-    store.insert_planned(run, &planned)?;
-    let ids: HashMap<i64, i64> = store.cases(run)?.iter().map(|c| (c.seq, c.id)).collect();
+    // From here the run exists: whatever stops it is stored with it, so
+    // it is never left `running` by a process that is gone.
+    let ids = match store_plan(&mut store, run, &layout, &planned) {
+        Ok(ids) => ids,
+        Err(e) => {
+            let _ = store.set_run_state(run, "failed", Some(&format!("{e:#}")));
+            return Err(e);
+        }
+    };
     let work: Vec<Work> = plan
         .items
         .into_iter()
@@ -194,6 +200,28 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         work,
         layout,
     )
+}
+
+/// Stores the run's topology and planned cases; the case id of each
+/// planned case's place in the plan, every one of them read back.
+fn store_plan(
+    store: &mut Store,
+    run: i64,
+    layout: &Layout,
+    planned: &[crate::store::PlannedCase],
+) -> anyhow::Result<HashMap<i64, i64>> {
+    store.set_run_topology(run, &layout.describe())?;
+    store.insert_planned(run, planned)?;
+    let ids: HashMap<i64, i64> = store.cases(run)?.iter().map(|c| (c.seq, c.id)).collect();
+    if let Some(p) = planned.iter().find(|p| !ids.contains_key(&(p.seq as i64))) {
+        anyhow::bail!(
+            "{}: planned case {} of run {run} cannot be read back (is the database damaged? `sqlite3 {} 'PRAGMA integrity_check'`)",
+            store.path().display(),
+            p.seq,
+            store.path().display()
+        );
+    }
+    Ok(ids)
 }
 
 /// Each profile's connections fit this machine's open-file limit, split
