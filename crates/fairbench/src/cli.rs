@@ -106,6 +106,9 @@ pub fn main() -> i32 {
         }
     };
     crate::interrupt::install();
+    if !matches!(cli.command, Command::Agent(_)) {
+        clean_after_killed();
+    }
     let result = match cli.command {
         Command::Load(args) => commands::load::run(args),
         Command::Servers(args) => commands::servers::run(args),
@@ -135,6 +138,44 @@ pub fn main() -> i32 {
                 1
             }
         }
+    }
+}
+
+/// What fairbench processes killed outright (SIGKILL, a crash, a power
+/// cut) left behind — control groups and, as root, network namespaces and
+/// veth links — removed at the start of every command, with one line
+/// saying what. Only what a dead process owned is touched: each name
+/// carries its owner's pid (and start time, for groups). An agent does
+/// not: it runs inside a command that already did.
+fn clean_after_killed() {
+    let (groups, problems) = fairbench_zoo::containment::clean_leftovers();
+    // SAFETY: geteuid has no preconditions.
+    let netns = if unsafe { libc::geteuid() } == 0 {
+        crate::topology::netns::clean_leftovers()
+    } else {
+        Vec::new()
+    };
+    let mut what = Vec::new();
+    if !groups.is_empty() {
+        what.push(format!("control groups {}", groups.join(", ")));
+    }
+    if !netns.is_empty() {
+        what.push(format!(
+            "network namespaces and veth links {}",
+            netns.join(", ")
+        ));
+    }
+    if !what.is_empty() {
+        eprintln!(
+            "fairbench: removed what earlier fairbench processes left behind: {}",
+            crate::output::terminal::text(&what.join("; "))
+        );
+    }
+    for p in problems {
+        eprintln!(
+            "fairbench: warning: a leftover control group would not go: {}",
+            crate::output::terminal::text(&p)
+        );
     }
 }
 

@@ -550,7 +550,9 @@ fn groups_of_a_killed_fairbench_are_removed_by_the_next() {
     let next = check(&root, "daemon", &[]);
     let name = left[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(
-        next.stderr.contains("removed control groups") && next.stderr.contains(&name),
+        next.stderr
+            .contains("removed what earlier fairbench processes left behind: control groups")
+            && next.stderr.contains(&name),
         "{}",
         next.text()
     );
