@@ -1,6 +1,6 @@
 //! The command line: argument parsing and exit codes, nothing else.
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::commands;
 use crate::usage::UsageError;
@@ -91,14 +91,23 @@ pub enum Command {
 }
 
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match negatives_to_their_flags(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
             if e.use_stderr()
                 && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             {
-                eprintln!("fairbench: {}", one_line(&e.render().to_string()));
+                eprintln!(
+                    "fairbench: {}",
+                    without_dash_dash_tip(
+                        one_line(&e.render().to_string()),
+                        &std::env::args().collect::<Vec<_>>()
+                    )
+                );
             } else {
                 let _ = e.print();
             }
@@ -177,6 +186,46 @@ fn clean_after_killed() {
             crate::output::terminal::text(&p)
         );
     }
+}
+
+/// Every value-taking argument accepts a value that looks negative, so
+/// `-c -1` reaches `--connections`' own parser and its message rather than
+/// clap's "unexpected argument" tip (which suggests `-- -1`, which does not
+/// work for a flag's value).
+fn negatives_to_their_flags(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negatives_to_their_flags)
+}
+
+/// clap's tip for a value that starts with `-` (`use '-- -1s'`) does not
+/// work for a flag's value; what is meant is a value below zero, given to
+/// the flag before it in `argv`.
+fn without_dash_dash_tip(line: String, argv: &[String]) -> String {
+    let Some(value) = line
+        .strip_prefix("unexpected argument '")
+        .and_then(|r| r.split('\'').next())
+    else {
+        return line;
+    };
+    let negative = value
+        .strip_prefix('-')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+    if !negative {
+        return line;
+    }
+    let given = argv
+        .windows(2)
+        .find(|w| w[1].starts_with(value) && w[0].starts_with('-'))
+        .map_or_else(|| value.to_string(), |w| format!("{} {}", w[0], w[1]));
+    format!(
+        "{given}: a value below zero is not accepted (counts, rates and durations are positive)"
+    )
 }
 
 /// A clap error as one line, as every other usage error is: its first line

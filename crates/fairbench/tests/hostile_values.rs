@@ -223,3 +223,79 @@ fn check_refuses_a_reference_or_cores_that_would_change_what_it_checks() {
         &format!("--cores {too_many}: this machine lets fairbench use {cpus} CPUs"),
     );
 }
+
+#[test]
+fn negative_values_reach_the_flags_own_message() {
+    for (args, needle) in [
+        (
+            &["load", "-c", "-1", URL][..],
+            "--connections <CONNECTIONS>': \"-1\" is negative",
+        ),
+        (
+            &["load", "-R", "-5", URL][..],
+            "--rate <RATE>': \"-5\" is negative",
+        ),
+        (
+            &["load", "-d", "-1s", URL][..],
+            "-d -1s: a value below zero is not accepted",
+        ),
+        (
+            &["run", "--duration", "-5s"][..],
+            "--duration -5s: a value below zero",
+        ),
+        (
+            &["check", "--cores", "-2"][..],
+            "--cores <N>': \"-2\" is negative",
+        ),
+    ] {
+        let o = command().args(args).output().unwrap();
+        refused(&o, needle);
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("'-- -"),
+            "{}",
+            text(&o)
+        );
+    }
+}
+
+#[test]
+fn a_broken_scenario_says_what_is_broken_and_regex_errors_fit_one_line() {
+    let root = Root::new(&[("fast-a", &[])]);
+    let scenarios = root.path().join("scenarios");
+    std::fs::write(
+        scenarios.join("broken.toml"),
+        "name = \"broken\"\nmethod = [\n",
+    )
+    .unwrap();
+    let o = root.run(&["check", "--scenarios", "broken"]);
+    refused(
+        &o,
+        "--scenarios: scenario broken is broken: scenarios/broken.toml",
+    );
+    root.suite("b", &SUITE.replace("[\"static\"]", "[\"broken\"]"));
+    refused_both_ways(
+        &root,
+        &["run", "--suite", "b"],
+        "names a broken scenario: scenarios/broken.toml",
+    );
+
+    std::fs::remove_file(scenarios.join("broken.toml")).unwrap();
+    let regex = std::fs::read_to_string(scenarios.join("static.toml"))
+        .unwrap()
+        .replace("name = \"static\"", "name = \"regex\"")
+        .replace(
+            "body = \"Hello World!\\n\"",
+            "body_regex = \"Hello (World\"",
+        );
+    std::fs::write(scenarios.join("regex.toml"), regex).unwrap();
+    let o = root.run(&["check", "--scenarios", "regex"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("body_regex"))
+        .unwrap_or_else(|| panic!("{}", text(&o)));
+    assert!(
+        line.ends_with("expected a regular expression: unclosed group (at character 7)"),
+        "{line}"
+    );
+}

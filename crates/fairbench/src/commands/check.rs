@@ -149,6 +149,13 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
             for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 match zoo.scenario(name) {
                     Some(s) => out.push(s),
+                    None if zoo.scenario_error(name).is_some() => {
+                        let e = zoo.scenario_error(name).map(|e| e.to_string());
+                        return Err(usage(format!(
+                            "--scenarios: scenario {name} is broken: {}",
+                            e.unwrap_or_default()
+                        )));
+                    }
                     None => {
                         let known: Vec<&str> =
                             zoo.scenarios.iter().map(|s| s.name.as_str()).collect();

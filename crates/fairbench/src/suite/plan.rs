@@ -184,6 +184,12 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
         .filter(|s| scenario_filter.matches(&s.name))
         .collect();
     if scenarios.is_empty() {
+        if let Some(e) = suite.scenarios.iter().find_map(|n| zoo.scenario_error(n)) {
+            anyhow::bail!(crate::usage::usage(format!(
+                "scenarios: {:?} names a broken scenario: {e}",
+                suite.scenarios.join(",")
+            )));
+        }
         let known: Vec<&str> = zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
         anyhow::bail!(crate::usage::usage(format!(
             "scenarios: {:?} matches no scenario (scenarios here: {})",
