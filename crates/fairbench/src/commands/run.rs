@@ -130,6 +130,9 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     if args.dry_run {
         // What a real run refuses before it starts, a dry run refuses too.
         args.clients.check(Some(&args.server))?;
+        if args.clients.topology == crate::topology::TopologyKind::Netns {
+            crate::topology::netns::require_root()?;
+        }
         print_plan(&suite, &plan);
         return Ok(0);
     }
