@@ -124,7 +124,11 @@ fn replace(target: &Path, bytes: &[u8], mode: Option<u32>) -> anyhow::Result<()>
 fn bare(e: std::io::Error) -> std::io::Error {
     match e.raw_os_error() {
         Some(n) => std::io::Error::from_raw_os_error(n),
-        None => std::io::Error::from(e.kind()),
+        None => {
+            let text = e.to_string();
+            let reason = text.split(" at path ").next().unwrap_or(&text);
+            std::io::Error::new(e.kind(), reason.to_string())
+        }
     }
 }
 
