@@ -21,6 +21,7 @@ use crate::host;
 use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::output::terminal;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
@@ -158,12 +159,16 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
+            terminal::json(&serde_json::to_string_pretty(&LoadJson::new(
+                &args.url,
+                &outcome,
+                &args.percentiles.0
+            ))?)
         );
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &outcome, &view(&args))
+            terminal::text(&load_summary::render(&args.url, &outcome, &view(&args)))
         );
     }
     save(&args, &cfg, &outcome, log)?;
@@ -321,14 +326,16 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            serde_json::to_string_pretty(&fleet_json(args, &layout, &f)?)?
+            terminal::json(&serde_json::to_string_pretty(&fleet_json(
+                args, &layout, &f
+            )?)?)
         );
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &f.merged, &view(args))
+            terminal::text(&load_summary::render(&args.url, &f.merged, &view(args)))
         );
-        print!("{}", clients_text(&f));
+        print!("{}", terminal::text(&clients_text(&f)));
     }
     layout.teardown();
     save(args, cfg, &f.merged, log)?;
