@@ -18,7 +18,8 @@ pub struct BusySnapshot {
     /// and softirq time is the network's work for the load itself, and is
     /// not counted to any process).
     cpus_ticks: u64,
-    /// This process's user + system ticks (all its threads).
+    /// This process's user + system ticks (all its threads) and those of
+    /// the children it has waited for (load agents, once a load ends).
     own_ticks: u64,
     at: Instant,
 }
@@ -40,7 +41,7 @@ pub fn snapshot(cpus: &[usize]) -> Option<BusySnapshot> {
     let own = super::procfs::Stat::parse(&own)?;
     Some(BusySnapshot {
         cpus_ticks: cpus_ticks(&stat, cpus)?,
-        own_ticks: own.num(11) + own.num(12),
+        own_ticks: own.num(11) + own.num(12) + own.num(13) + own.num(14),
         at: Instant::now(),
     })
 }

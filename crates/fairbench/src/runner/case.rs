@@ -332,8 +332,9 @@ pub fn measure(
 }
 
 /// Others' use of the case's CPUs, watched where it can be told apart: a
-/// server on this machine and the load in this process (a generator in
-/// another process would count as another).
+/// server on this machine (here or in a namespace) and every load generator
+/// on it too — in this process, or an agent this process waits for when the
+/// load ends (its CPU time then counts as fairbench's own).
 struct BusyWatch {
     cpus: Vec<usize>,
     before: host::busy::BusySnapshot,
@@ -347,11 +348,14 @@ impl BusyWatch {
         sites: &Sites,
         w: &Watch<'_>,
     ) -> Option<BusyWatch> {
-        if !matches!(running.process.host(), host::Host::Local) {
+        let here = |h: &host::Host| matches!(h, host::Host::Local | host::Host::Netns(_));
+        if !here(running.process.host()) || !load.jobs.iter().all(|j| here(&j.host)) {
             return None;
         }
         let mut cpus = sites.server.clone();
-        cpus.extend(load.in_process()?.cpus.clone()?);
+        for j in &load.jobs {
+            cpus.extend(j.config.cpus.clone()?);
+        }
         cpus.sort_unstable();
         cpus.dedup();
         Some(BusyWatch {
