@@ -195,6 +195,23 @@ fn run_flags_and_suite_values_are_checked_alike_before_a_run_row() {
         );
         refused_both_ways(&root, &["run", "--suite", name], needle);
     }
+    // A plan with nothing runnable (more cores than the machine's) is
+    // refused by a dry run as by a real one, after saying what was skipped.
+    let many = (std::thread::available_parallelism().unwrap().get() + 1).to_string();
+    for dry in [true, false] {
+        let mut a = vec!["run", "--suite", "t", "--cores", many.as_str()];
+        if dry {
+            a.push("--dry-run");
+        }
+        let o = root.run(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(
+            err.contains(&format!("skipped cores = {many}")) && err.contains("nothing to run"),
+            "{err}"
+        );
+        assert!(!root.db().exists());
+    }
     // The matrix's size is checked before it is built: 1000 repetitions of
     // 101 load profiles.
     let mut big = SUITE.replace("repetitions = 1", "repetitions = 1000");

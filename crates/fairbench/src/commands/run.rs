@@ -124,6 +124,9 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
             ))
         );
     }
+    if plan.items.is_empty() {
+        anyhow::bail!("nothing to run: the suite selected no runnable case");
+    }
     if let Some(p) = &args.report {
         crate::report::check_target(p).map_err(|e| usage(format!("--report: {e:#}")))?;
     }
@@ -135,9 +138,6 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         }
         print_plan(&suite, &plan);
         return Ok(0);
-    }
-    if plan.items.is_empty() {
-        anyhow::bail!("nothing to run: the suite selected no runnable case");
     }
     let _machine = MachineLock::acquire(args.wait)?;
     let layout = layout(args)?;
