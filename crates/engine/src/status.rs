@@ -57,7 +57,7 @@ impl StatusSet {
                     let d: u16 = class
                         .parse()
                         .ok()
-                        .filter(|d| (1..=9).contains(d))
+                        .filter(|d| (1..=5).contains(d))
                         .ok_or_else(|| {
                             bad(format!(
                                 "{part:?} is not a status class (expected e.g. 2xx)"
@@ -104,11 +104,13 @@ fn code(s: &str, part: &str) -> Result<u16, ConfigError> {
     s.trim()
         .parse::<u16>()
         .ok()
-        .filter(|c| (100..=999).contains(c))
+        // RFC 9110 §15: a status code is 100 to 599; a code past it in a
+        // list is a typo that would count every answer as an error.
+        .filter(|c| (100..=599).contains(c))
         .ok_or_else(|| {
             ConfigError::new(
                 "expect-status",
-                format!("{part:?}: {:?} is not a status code (100 to 999)", s.trim()),
+                format!("{part:?}: {:?} is not a status code (100 to 599)", s.trim()),
             )
         })
 }
@@ -206,7 +208,7 @@ mod tests {
     #[test]
     fn bad_lists_name_the_flag() {
         for bad in [
-            "", ",", "abc", "2000", "99", "399-300", "0xx", "200-x", "1e3",
+            "", ",", "abc", "2000", "99", "399-300", "0xx", "200-x", "1e3", "999", "600", "6xx",
         ] {
             let e = StatusSet::parse(bad).unwrap_err();
             assert_eq!(e.field, "expect-status", "{bad}");

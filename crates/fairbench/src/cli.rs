@@ -1,6 +1,6 @@
 //! The command line: argument parsing and exit codes, nothing else.
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::args::migrant;
 use crate::commands;
@@ -97,15 +97,19 @@ pub fn main() -> i32 {
         eprintln!("fairbench: {line}");
         return 2;
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match negatives_to_their_flags(Cli::command())
+        .try_get_matches_from(&argv)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
             if e.use_stderr()
                 && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             {
-                let line =
-                    migrant::hint(&argv, &e).unwrap_or_else(|| one_line(&e.render().to_string()));
+                let line = migrant::hint(&argv, &e).unwrap_or_else(|| {
+                    without_dash_dash_tip(one_line(&e.render().to_string()), &argv)
+                });
                 eprintln!("fairbench: {line}");
             } else {
                 let _ = e.print();
@@ -114,6 +118,9 @@ pub fn main() -> i32 {
         }
     };
     crate::interrupt::install();
+    if !matches!(cli.command, Command::Agent(_)) {
+        clean_after_killed();
+    }
     let result = match cli.command {
         Command::Load(args) => commands::load::run(args),
         Command::Servers(args) => commands::servers::run(args),
@@ -130,16 +137,98 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
+            // Messages carry names from manifests, folders and suites; a
+            // database error names its file.
+            let shown =
+                |m: String| crate::output::terminal::text(&crate::store::name_the_file(&e, m));
             if let Some(u) = e.downcast_ref::<UsageError>() {
-                eprintln!("fairbench: {u}");
+                eprintln!("fairbench: {}", shown(u.to_string()));
                 2
             } else {
                 // `{:#}` prints the context chain on one line: no backtraces for users.
-                eprintln!("fairbench: {e:#}");
+                eprintln!("fairbench: {}", shown(format!("{e:#}")));
                 1
             }
         }
     }
+}
+
+/// What fairbench processes killed outright (SIGKILL, a crash, a power
+/// cut) left behind — control groups and, as root, network namespaces and
+/// veth links — removed at the start of every command, with one line
+/// saying what. Only what a dead process owned is touched: each name
+/// carries its owner's pid (and start time, for groups). An agent does
+/// not: it runs inside a command that already did.
+fn clean_after_killed() {
+    let (groups, problems) = fairbench_zoo::containment::clean_leftovers();
+    // SAFETY: geteuid has no preconditions.
+    let netns = if unsafe { libc::geteuid() } == 0 {
+        crate::topology::netns::clean_leftovers()
+    } else {
+        Vec::new()
+    };
+    let mut what = Vec::new();
+    if !groups.is_empty() {
+        what.push(format!("control groups {}", groups.join(", ")));
+    }
+    if !netns.is_empty() {
+        what.push(format!(
+            "network namespaces and veth links {}",
+            netns.join(", ")
+        ));
+    }
+    if !what.is_empty() {
+        eprintln!(
+            "fairbench: removed what earlier fairbench processes left behind: {}",
+            crate::output::terminal::text(&what.join("; "))
+        );
+    }
+    for p in problems {
+        eprintln!(
+            "fairbench: warning: a leftover control group would not go: {}",
+            crate::output::terminal::text(&p)
+        );
+    }
+}
+
+/// Every value-taking argument accepts a value that looks negative, so
+/// `-c -1` reaches `--connections`' own parser and its message rather than
+/// clap's "unexpected argument" tip (which suggests `-- -1`, which does not
+/// work for a flag's value).
+fn negatives_to_their_flags(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negatives_to_their_flags)
+}
+
+/// clap's tip for a value that starts with `-` (`use '-- -1s'`) does not
+/// work for a flag's value; what is meant is a value below zero, given to
+/// the flag before it in `argv`.
+fn without_dash_dash_tip(line: String, argv: &[String]) -> String {
+    let Some(value) = line
+        .strip_prefix("unexpected argument '")
+        .and_then(|r| r.split('\'').next())
+    else {
+        return line;
+    };
+    let negative = value
+        .strip_prefix('-')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+    if !negative {
+        return line;
+    }
+    let given = argv
+        .windows(2)
+        .find(|w| w[1].starts_with(value) && w[0].starts_with('-'))
+        .map_or_else(|| value.to_string(), |w| format!("{} {}", w[0], w[1]));
+    format!(
+        "{given}: a value below zero is not accepted (counts, rates and durations are positive)"
+    )
 }
 
 /// A clap error as one line, as every other usage error is: its first line

@@ -5,8 +5,8 @@
 //! top: `cli` and `commands` (one module per subcommand; nothing imports
 //! from them); `runner`; `start`, `fleet` and `topology`; `report`, `export`
 //! and `output`; `suite`; and at the bottom `store`, `host`, `containment`,
-//! `args`, `units` and `usage`. A module imports only from the layers below
-//! it.
+//! `machine_lock`, `args`, `units` and `usage`. A module imports only from
+//! the layers below it.
 
 pub mod args;
 pub mod cli;
@@ -16,6 +16,7 @@ pub mod export;
 pub mod fleet;
 pub mod host;
 pub mod interrupt;
+pub mod machine_lock;
 pub mod output;
 pub mod report;
 pub mod runner;

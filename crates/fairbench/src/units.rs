@@ -64,15 +64,15 @@ fn sig3(v: f64, unit: &str) -> String {
     }
 }
 
-/// Text from a server or a log, made safe for one terminal line: control
-/// characters (escape sequences included) shown as `\xNN`, newlines as `⏎`.
+/// Text from a server or a log, made safe for one terminal line: newlines
+/// shown as `⏎`, everything else by the one rule
+/// ([`fairbench_zoo::text::visible`]).
 pub fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
             '\n' => out.push_str(" ⏎ "),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
+            c => fairbench_zoo::text::push_visible(&mut out, c),
         }
     }
     out

@@ -111,7 +111,7 @@ pub fn grade_reachability(
             format!(
                 "answered on {addr} ({} {})",
                 resp.status,
-                crate::text::escape_line(&resp.reason)
+                crate::text::visible(&resp.reason)
             ),
         ),
         Err(e) if e.is_connect() => {
@@ -163,7 +163,7 @@ fn canonical_reason(status: u16) -> Option<&'static str> {
 }
 
 fn status(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
-    let line = crate::text::escape_line(&r.status_line());
+    let line = crate::text::visible(&r.status_line());
     if r.status != s.expect.status {
         return RuleResult::new(
             Rule::Status,
@@ -225,7 +225,7 @@ fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
                     format!(
                         "{n} bytes {} do not match /{}/",
                         quote(&r.body, 60),
-                        crate::text::escape_line(source)
+                        crate::text::visible(source)
                     ),
                 )
             }
@@ -287,7 +287,7 @@ fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<Rul
             ctx.strict(),
             format!(
                 "`{}`; expected `{want}` byte for byte",
-                crate::text::escape_line(got)
+                crate::text::visible(got)
             ),
         ),
         [got] => RuleResult::new(
@@ -295,7 +295,7 @@ fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<Rul
             Grade::Fail,
             format!(
                 "`{}` is a different media type than `{want}`",
-                crate::text::escape_line(got)
+                crate::text::visible(got)
             ),
         ),
         _ => RuleResult::new(
@@ -366,7 +366,7 @@ fn date(r: &RawResponse, ctx: &GradeContext) -> Vec<RuleResult> {
             "no Date header; Go net/http always sends one",
         )];
     };
-    let shown = crate::text::escape_line(value);
+    let shown = crate::text::visible(value);
     let present = if dates.len() > 1 {
         RuleResult::new(
             Rule::DatePresent,
@@ -489,7 +489,7 @@ fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResul
             .partition(|h| ctx.header_deviation(&h.name).is_some());
     let list = |hs: &[&crate::fetch::Header]| {
         hs.iter()
-            .map(|h| crate::text::escape_line(&h.name))
+            .map(|h| crate::text::visible(&h.name))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -498,7 +498,7 @@ fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResul
         .map(|h| {
             format!(
                 "{}: {}",
-                crate::text::escape_line(&h.name),
+                crate::text::visible(&h.name),
                 ctx.header_deviation(&h.name)
                     .map(|d| d.reason.as_str())
                     .unwrap_or("")

@@ -48,7 +48,14 @@ impl fmt::Display for DefinitionError {
         if let Some(field) = &self.field {
             write!(f, ": field {field}")?;
         }
-        write!(f, ": {}", self.message)
+        // One line, as every message is: a TOML parser's spans several.
+        let lines: Vec<&str> = self
+            .message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        write!(f, ": {}", lines.join(" "))
     }
 }
 
@@ -173,5 +180,45 @@ mod tests {
         );
         assert_eq!(field.as_deref(), Some("modes.native.run"));
         assert_eq!(msg, "expected an array, found string \"x\"");
+    }
+}
+
+/// A regex error on one line: the regex crate's message spans four (the
+/// pattern, a caret under the place, the reason); this keeps the reason and
+/// says where: "unclosed group (at character 1)".
+pub fn regex_message(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let reason = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| lines.join(" "));
+    match lines.iter().find(|l| l.trim_start().starts_with('^')) {
+        Some(caret) => {
+            // The caret line is indented like the pattern line above it.
+            let pattern_indent = lines
+                .iter()
+                .find(|l| !l.trim().is_empty() && !l.starts_with("regex parse error"))
+                .map_or(0, |l| l.len() - l.trim_start().len());
+            let at = caret.len() - caret.trim_start().len() - pattern_indent + 1;
+            format!("{reason} (at character {at})")
+        }
+        None => reason,
+    }
+}
+
+#[cfg(test)]
+mod regex_tests {
+    #[test]
+    fn regex_errors_fit_one_line() {
+        // Built at run time: the patterns are invalid on purpose.
+        let bad = |p: &str| regex::Regex::new(std::hint::black_box(p)).unwrap_err();
+        let e = bad("ab(c");
+        let m = super::regex_message(&e);
+        assert_eq!(m, "unclosed group (at character 3)");
+        let e = bad("x{2,1}");
+        assert!(!super::regex_message(&e).contains('\n'));
     }
 }

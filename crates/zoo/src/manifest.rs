@@ -426,7 +426,10 @@ fn validate(
             Err(e) => {
                 c.err(
                     "toolchain.version_regex",
-                    format!("expected a regular expression: {e}"),
+                    format!(
+                        "expected a regular expression: {}",
+                        crate::error::regex_message(&e)
+                    ),
                 );
                 None
             }

@@ -537,7 +537,7 @@ pub fn log_tail(path: &Path, n: usize) -> Vec<String> {
     let skip = lines.len().saturating_sub(n);
     lines[skip..]
         .iter()
-        .map(|l| crate::text::escape_line(l))
+        .map(|l| crate::text::visible(l))
         .collect()
 }
 
@@ -716,6 +716,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         let tail = p.log_tail(1).join("");
-        assert!(tail.ends_with("\t0"), "{tail}");
+        // The tab is shown as the escape every output uses.
+        assert!(tail.ends_with("Cpus_allowed_list:\\t0"), "{tail}");
     }
 }

@@ -94,7 +94,7 @@ fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
         .headers
         .iter()
         .filter(|r| !row.header_names.iter().any(|n| n.eq_ignore_ascii_case(r)))
-        .map(|r| crate::text::escape_line(r))
+        .map(|r| crate::text::visible(r))
         .collect();
     let mut parts = vec![format!(
         "{} bytes vs {who}'s {} ({diff:+}): headers {} vs {}, body {} vs {}",

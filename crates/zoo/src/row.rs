@@ -76,7 +76,7 @@ impl ComparisonRow {
             header_names: r
                 .headers
                 .iter()
-                .map(|h| crate::text::escape_line(&h.name))
+                .map(|h| crate::text::visible(&h.name))
                 .collect(),
             header_bytes: r.head_len,
             body_bytes: r.wire_body_len(),

@@ -197,7 +197,10 @@ impl Scenario {
                         Err(x) => {
                             err(
                                 "expect.body_regex",
-                                format!("expected a regular expression: {x}"),
+                                format!(
+                                    "expected a regular expression: {}",
+                                    crate::error::regex_message(&x)
+                                ),
                             );
                             None
                         }

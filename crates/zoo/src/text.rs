@@ -1,18 +1,55 @@
-//! Bytes from servers and tools are data: before they reach a terminal,
-//! control characters become visible escapes.
+//! Bytes from servers, manifests, folders and tools are data: before they
+//! reach a terminal, a CSV cell, a log line or a report, every character
+//! that could move the cursor, recolour the screen, open a link or make
+//! text read backwards becomes a visible escape. One rule for every output
+//! ([`visible`]); the HTML and Markdown escapers of the report add their
+//! own syntax on top of it.
 
-/// One line of text with control characters (and invalid UTF-8) escaped;
-/// tabs kept.
-pub fn escape_line(s: &str) -> String {
+/// One line of text with every control character, escape sequence and
+/// invisible formatting character made visible: `\n`, `\r` and `\t`
+/// spelled out, other C0 and C1 controls and DEL as `\x1b`, bidirectional
+/// and other invisible format characters (U+202E, U+2066, U+200B, U+FEFF,
+/// the line and paragraph separators) as `\u{202e}`. A terminal escape
+/// sequence is thereby inert: its ESC shows as `\x1b`.
+pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
-        match ch {
-            '\t' => out.push('\t'),
-            c if c.is_control() => push_escape(&mut out, c),
-            c => out.push(c),
-        }
+        push_visible(&mut out, ch);
     }
     out
+}
+
+/// Pushes `c`, or its visible escape (see [`visible`]).
+pub fn push_visible(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x20 || ('\u{7f}'..='\u{9f}').contains(&c) => {
+            out.push_str(&format!("\\x{:02x}", c as u32))
+        }
+        c if is_invisible_format(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+/// Whether [`visible`] shows `c` as an escape.
+pub fn is_hidden(c: char) -> bool {
+    (c as u32) < 0x20 || ('\u{7f}'..='\u{9f}').contains(&c) || is_invisible_format(c)
+}
+
+/// Characters that change how text around them is shown without showing
+/// themselves: the bidirectional marks, embeddings, overrides and isolates,
+/// zero-width characters, the line and paragraph separators, the word
+/// joiner and invisible operators, and the byte-order mark.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{061c}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{2069}'
+        | '\u{feff}'
+    )
 }
 
 /// Raw bytes as printable text: `\r` and `\n` spelled out (`\n` also ends the
@@ -32,22 +69,24 @@ pub fn escape_bytes(bytes: &[u8]) -> String {
     out
 }
 
-fn push_escape(out: &mut String, c: char) {
-    let n = c as u32;
-    if n <= 0xff {
-        out.push_str(&format!("\\x{n:02x}"));
-    } else {
-        out.push_str(&format!("\\u{{{n:x}}}"));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn escapes_terminal_controls() {
-        assert_eq!(escape_line("a\x1b[31mb"), "a\\x1b[31mb");
+        assert_eq!(visible("a\x1b[31mb"), "a\\x1b[31mb");
+        assert_eq!(
+            visible("\x1b]8;;http://x\x07link\x1b]8;;\x07"),
+            "\\x1b]8;;http://x\\x07link\\x1b]8;;\\x07"
+        );
+        assert_eq!(visible("tab\there\r\n"), "tab\\there\\r\\n");
+        assert_eq!(visible("\u{9b}31m\u{7f}"), "\\x9b31m\\x7f");
+        assert_eq!(
+            visible("\u{202e}olleh\u{2066}\u{200b}\u{feff}\u{2028}"),
+            "\\u{202e}olleh\\u{2066}\\u{200b}\\u{feff}\\u{2028}"
+        );
+        assert_eq!(visible("café ünï 日本"), "café ünï 日本");
         assert_eq!(
             escape_bytes(b"HTTP/1.1 200 OK\r\n\x00"),
             "HTTP/1.1 200 OK\\r\\n\n\\x00"

@@ -86,7 +86,7 @@ pub fn probe(tc: &Toolchain) -> ToolchainStatus {
                     if last.is_empty() {
                         String::new()
                     } else {
-                        format!(": {}", crate::text::escape_line(last))
+                        format!(": {}", crate::text::visible(last))
                     }
                 ),
             }
@@ -97,7 +97,7 @@ pub fn probe(tc: &Toolchain) -> ToolchainStatus {
                 .as_ref()
                 .and_then(|re| re.captures(&out))
                 .and_then(|c| c.get(1))
-                .map(|m| crate::text::escape_line(m.as_str())),
+                .map(|m| crate::text::visible(m.as_str())),
         },
     }
 }

@@ -154,6 +154,14 @@ impl Zoo {
     }
 
     /// Errors in scenario files.
+    /// Why the scenario `name` (`scenarios/NAME.toml`) did not load, when
+    /// its file is there but broken.
+    pub fn scenario_error(&self, name: &str) -> Option<&DefinitionError> {
+        self.scenario_errors()
+            .into_iter()
+            .find(|e| e.file.file_stem().is_some_and(|s| s == name))
+    }
+
     pub fn scenario_errors(&self) -> Vec<&DefinitionError> {
         self.errors
             .iter()

@@ -28,6 +28,11 @@ fn not_a_number(s: &str) -> String {
 /// A whole number of zero or more, suffixes allowed.
 pub fn count(s: &str) -> Result<u64, String> {
     let s = s.trim();
+    if s.starts_with('-') {
+        return Err(format!(
+            "{s:?} is negative (expected a count, e.g. 50, 1k or 1.5M)"
+        ));
+    }
     let (num, exp) = split_suffix(s)?;
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     let digits_ok = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
@@ -70,6 +75,11 @@ pub fn positive_usize(s: &str) -> Result<usize, String> {
 /// "2.5k").
 pub fn rate(s: &str) -> Result<f64, String> {
     let s = s.trim();
+    if s.starts_with('-') {
+        return Err(format!(
+            "{s:?} is negative (expected requests per second, e.g. 500 or 10k)"
+        ));
+    }
     let (num, exp) = split_suffix(s)?;
     // Only plain decimals: no "inf", "NaN" or exponents hiding in a rate.
     if num.is_empty()

@@ -3,6 +3,7 @@
 //! suffixes), durations, CPU lists, output formats, variants, percentiles,
 //! run ids, and where the fairbench root is.
 
+pub mod bounds;
 mod count;
 mod cpus;
 mod duration;

@@ -149,6 +149,13 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
             for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 match zoo.scenario(name) {
                     Some(s) => out.push(s),
+                    None if zoo.scenario_error(name).is_some() => {
+                        let e = zoo.scenario_error(name).map(|e| e.to_string());
+                        return Err(usage(format!(
+                            "--scenarios: scenario {name} is broken: {}",
+                            e.unwrap_or_default()
+                        )));
+                    }
                     None => {
                         let known: Vec<&str> =
                             zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
@@ -193,12 +200,33 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
         }
     }
 
+    // A typo here would silently drop the reference-bytes rule (a zoo
+    // without the default reference has nothing to compare with).
+    if args.reference != REFERENCE_SERVER
+        && !zoo.servers.iter().any(|s| s.name == args.reference)
+        && !zoo.invalid_server_names().contains(&args.reference)
+    {
+        let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+        return Err(usage(format!(
+            "--reference {}: no server has that name; there are: {}",
+            args.reference,
+            names.join(", ")
+        )));
+    }
     let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
         (Some(n), _) => n,
         (None, Some(c)) => c.len(),
         (None, None) => 1,
     };
+    // CORES beyond the CPUs would size the server's threads for a machine
+    // it does not have; on an ssh host its own CPUs are what count.
+    let here = crate::host::allowed_cpus().len();
+    if args.place.server_host.is_none() && cores > here {
+        return Err(usage(format!(
+            "--cores {cores}: this machine lets fairbench use {here} CPUs"
+        )));
+    }
     Ok(CheckSelection {
         servers,
         invalid,
@@ -219,7 +247,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     // Where the servers run: here, in a namespace, or on an ssh host.
     let layout = Layout::for_check(&args.place)?;
     for n in &layout.notes {
-        eprintln!("{n}");
+        crate::note!("{n}");
     }
     crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     let work = args
@@ -231,10 +259,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
 
     let mut failed_setup = false;
     for e in &zoo.errors {
-        eprintln!("fairbench: {e}");
+        crate::note!("fairbench: {e}");
     }
     for name in &plan.invalid {
-        eprintln!("skip {name}: invalid server.toml (see above)");
+        crate::note!("skip {name}: invalid server.toml (see above)");
         failed_setup = true;
     }
     let scenario_broken = !zoo.scenario_errors().is_empty() && args.scenarios.is_none();
@@ -263,7 +291,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         }
         let status = prober.probe(&server.toolchain);
         if let fairbench_zoo::toolchain::ToolchainStatus::Unavailable { reason } = &status {
-            eprintln!("skip {}: {reason}", server.name);
+            crate::note!("skip {}: {reason}", server.name);
             skipped.push(Skipped {
                 server: server.name.clone(),
                 mode: None,
@@ -301,7 +329,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 Some((name, _)) => vec![name],
                 None => {
                     let reason = format!("has no mode {m}");
-                    eprintln!("skip {}: {reason}", server.name);
+                    crate::note!("skip {}: {reason}", server.name);
                     skipped.push(Skipped {
                         server: server.name.clone(),
                         mode: Some(m.clone()),
@@ -315,7 +343,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         for mode_name in modes {
             let mode = &server.modes[mode_name];
             if let Some(reason) = &mode.unsupported {
-                eprintln!("skip {} {mode_name}: unsupported: {reason}", server.name);
+                crate::note!("skip {} {mode_name}: unsupported: {reason}", server.name);
                 skipped.push(Skipped {
                     server: server.name.clone(),
                     mode: Some(mode_name.clone()),
@@ -323,14 +351,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 });
                 continue;
             }
-            eprintln!("build {} {mode_name} …", server.name);
+            crate::note!("build {} {mode_name} …", server.name);
             let built = match build::ensure_built_with(server, mode_name, &cache_dir, &build_opts) {
                 Ok(b) => {
                     match b.status {
                         BuildStatus::Cached => {
-                            eprintln!("build {} {mode_name}: cached", server.name)
+                            crate::note!("build {} {mode_name}: cached", server.name)
                         }
-                        BuildStatus::Built => eprintln!(
+                        BuildStatus::Built => crate::note!(
                             "build {} {mode_name}: built in {:.1}s",
                             server.name,
                             b.duration.as_secs_f64()
@@ -339,9 +367,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     b
                 }
                 Err(e) => {
-                    eprintln!("build {} {mode_name}: failed: {e}", server.name);
+                    crate::note!("build {} {mode_name}: failed: {e}", server.name);
                     for l in e.log_tail() {
-                        eprintln!("  | {l}");
+                        crate::note!("  | {l}");
                     }
                     for &resp in &plan.responses {
                         for sc in &scenarios {
@@ -380,9 +408,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                         stop_grace,
                         &inspect_opts,
                     );
-                    eprintln!(
+                    crate::note!(
                         "check {} {} {}: {}",
-                        c.server, c.variant, c.scenario, c.grade
+                        c.server,
+                        c.variant,
+                        c.scenario,
+                        c.grade
                     );
                     cases.push(c);
                 }
@@ -423,22 +454,35 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             cases: &cases,
             errors: zoo.errors.iter().collect(),
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!(
+            "{}",
+            crate::output::terminal::json(&serde_json::to_string_pretty(&report)?)
+        );
     } else {
         // Printed at the end: the reference comparison needs every case.
         for c in &cases {
-            print!("{}", check_report::case_block(c, args.all_rules));
+            print!(
+                "{}",
+                crate::output::terminal::text(&check_report::case_block(c, args.all_rules))
+            );
             if args.raw {
-                print!("{}", check_report::raw_exchange(c));
+                print!(
+                    "{}",
+                    crate::output::terminal::text(&check_report::raw_exchange(c))
+                );
             }
         }
         print!(
             "{}",
-            check_report::summary(&cases, &args.reference, skipped.len())
+            crate::output::terminal::text(&check_report::summary(
+                &cases,
+                &args.reference,
+                skipped.len()
+            ))
         );
     }
     if interrupted {
-        eprintln!("fairbench: interrupted; every started server was stopped");
+        crate::note!("fairbench: interrupted; every started server was stopped");
         return Ok(130);
     }
     Ok(if ok { 0 } else { 1 })
@@ -517,7 +561,7 @@ fn check_case(
             let tail = e.log_tail();
             c.log_tail = tail[tail.len().saturating_sub(CHECK_LOG_TAIL)..].to_vec();
             if let StartError::NotReady { .. } = e {
-                eprintln!(
+                crate::note!(
                     "{} {} {}: {e}; last lines of {}:",
                     id.server,
                     format_args!("{}/{}", id.mode, id.response),
@@ -525,7 +569,7 @@ fn check_case(
                     log_path.display()
                 );
                 for l in &c.log_tail {
-                    eprintln!("  | {l}");
+                    crate::note!("  | {l}");
                 }
             }
             // A log exists once a process was started.
@@ -553,7 +597,7 @@ fn check_case(
     }
     proc.stop();
     if let Some(why) = proc.leftover() {
-        eprintln!(
+        crate::note!(
             "warning: the control group of {} was not removed: {why}",
             id.server
         );

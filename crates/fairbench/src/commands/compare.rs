@@ -84,7 +84,13 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
         Format::Md => comparison::markdown_doc(&cmp),
         Format::Json => comparison::json(&cmp)?,
     };
-    print!("{text}");
+    print!(
+        "{}",
+        match args.format {
+            Format::Json => crate::output::terminal::json(&text),
+            _ => crate::output::terminal::text(&text),
+        }
+    );
     if cmp.regressions > 0 {
         eprintln!(
             "fairbench: {} case(s) regressed by more than {} % (--fail-on-regression)",

@@ -10,8 +10,8 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    duration, migrant, parse_percentiles, positive_count, positive_duration, positive_usize, rate,
-    CpuList, Percentiles,
+    bounds, duration, migrant, parse_percentiles, positive_count, positive_duration,
+    positive_usize, rate, CpuList, Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
@@ -21,6 +21,7 @@ use crate::host;
 use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::output::terminal;
 use crate::output::tls_error;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
@@ -35,10 +36,10 @@ pub struct LoadArgs {
     pub url: String,
     /// Connections kept open, spread evenly over the threads (with --no-keepalive: requests
     /// at once). SI suffixes as in wrk: 1k = 1000.
-    #[arg(short = 'c', long, default_value = "50", value_parser = positive_usize)]
+    #[arg(short = 'c', long, default_value = "50", value_parser = bounds::connections)]
     pub connections: usize,
     /// Load threads, each with its own event loop [default: the CPUs this process may use]
-    #[arg(short = 't', long, value_parser = positive_usize)]
+    #[arg(short = 't', long, value_parser = bounds::threads)]
     pub threads: Option<usize>,
     /// How long to measure (e.g. 10s, 500ms, 2m) [default: 10s; with -n, as long as the N requests take]
     #[arg(short = 'd', long, value_parser = positive_duration)]
@@ -89,7 +90,7 @@ pub struct LoadArgs {
     #[arg(long)]
     pub body_file: Option<PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
-    #[arg(long, default_value = "1", value_parser = positive_usize)]
+    #[arg(long, default_value = "1", value_parser = bounds::pipeline)]
     pub pipeline: usize,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]
@@ -117,6 +118,9 @@ pub struct LoadArgs {
     /// The results database --save writes to.
     #[arg(long, value_name = "PATH", default_value = "results.db")]
     pub db: PathBuf,
+    /// When another benchmark holds the machine, wait for it instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
     /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
@@ -146,6 +150,7 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     if args.dump {
         return dump(args, &cfg);
     }
+    let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
         return run_fleet(args, &cfg);
@@ -175,10 +180,17 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
+            terminal::json(&serde_json::to_string_pretty(&LoadJson::new(
+                &args.url,
+                &outcome,
+                &args.percentiles.0
+            ))?)
         );
     } else {
-        print!("{}", load_summary::render(&args.url, &outcome, &view(args)));
+        print!(
+            "{}",
+            terminal::text(&load_summary::render(&args.url, &outcome, &view(args)))
+        );
     }
     save(args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
@@ -335,14 +347,16 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            serde_json::to_string_pretty(&fleet_json(args, &layout, &f)?)?
+            terminal::json(&serde_json::to_string_pretty(&fleet_json(
+                args, &layout, &f
+            )?)?)
         );
     } else {
         print!(
             "{}",
-            load_summary::render(&args.url, &f.merged, &view(args))
+            terminal::text(&load_summary::render(&args.url, &f.merged, &view(args)))
         );
-        print!("{}", clients_text(&f));
+        print!("{}", terminal::text(&clients_text(&f)));
     }
     layout.teardown();
     save(args, cfg, &f.merged, log)?;
@@ -472,6 +486,9 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         body,
     };
     cfg.validate().map_err(|e| usage(flag_error(&e)))?;
+    let generators = args.place.client_hosts.len().max(args.place.clients);
+    bounds::connections_fit(cfg.connections, generators)
+        .map_err(|m| usage(format!("--connections: {m}")))?;
     if args.cacert.is_some() && args.insecure {
         return Err(usage(
             "--cacert and --insecure: choose one (--insecure accepts any certificate)",

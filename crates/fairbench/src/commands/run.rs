@@ -7,6 +7,7 @@ use std::time::Duration;
 use fairbench_zoo::Zoo;
 
 use crate::args::{load_zoo, resolve_root, VariantSel};
+use crate::machine_lock::MachineLock;
 use crate::output::run_table;
 use crate::runner::{self, metadata, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, RunLock, Store};
@@ -34,7 +35,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub duration: Option<String>,
     /// Repetitions of each case instead of the suite's.
-    #[arg(long, value_parser = crate::args::positive_usize)]
+    #[arg(long, value_parser = crate::args::bounds::repetitions)]
     pub repetitions: Option<usize>,
     /// Only these variants: a response shape (`default` or `normalized`), a
     /// mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as for `check`).
@@ -42,17 +43,17 @@ pub struct RunArgs {
     pub variant: Option<VariantSel>,
     /// One load profile instead of the suite's [[load]] list: this many
     /// connections (e.g. 50, 1k). Unset parts come from the suite's first profile.
-    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", value_parser = crate::args::bounds::connections)]
     pub connections: Option<usize>,
     /// One constant-rate profile at this many requests per second (e.g. 2000, 10k)
     /// instead of the suite's [[load]] list.
     #[arg(long, value_name = "RATE", value_parser = crate::args::rate)]
     pub rate: Option<f64>,
     /// Load threads of the one profile given by these flags.
-    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", value_parser = crate::args::bounds::threads)]
     pub threads: Option<usize>,
     /// Requests in flight per connection of the one (closed-loop) profile.
-    #[arg(long, value_name = "N", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", value_parser = crate::args::bounds::pipeline)]
     pub pipeline: Option<usize>,
     /// Warm-up before each case instead of the suite's (e.g. 2s).
     #[arg(long, value_name = "DURATION", value_parser = crate::args::duration)]
@@ -86,6 +87,9 @@ pub struct RunArgs {
     /// Write the HTML report of the run to FILE when it ends.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// When another benchmark holds the machine, wait for it instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
@@ -109,16 +113,33 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     let text = apply_overrides(&text, args)?;
     let (suite, text) = record_seed(Suite::parse(&text, &args.suite)?, text, &args.suite)?;
     let plan = suite::plan(&suite, zoo)?;
+    fits_here(&suite, &args.clients)?;
     for s in &plan.skips {
-        eprintln!("skipped {}: {}", s.what, units::one_line(&s.reason));
-    }
-    if args.dry_run {
-        print_plan(&suite, &plan);
-        return Ok(0);
+        eprintln!(
+            "{}",
+            crate::output::terminal::text(&format!(
+                "skipped {}: {}",
+                s.what,
+                units::one_line(&s.reason)
+            ))
+        );
     }
     if plan.items.is_empty() {
         anyhow::bail!("nothing to run: the suite selected no runnable case");
     }
+    if let Some(p) = &args.report {
+        crate::report::check_target(p).map_err(|e| usage(format!("--report: {e:#}")))?;
+    }
+    if args.dry_run {
+        // What a real run refuses before it starts, a dry run refuses too.
+        args.clients.check(Some(&args.server))?;
+        if args.clients.topology == crate::topology::TopologyKind::Netns {
+            crate::topology::netns::require_root()?;
+        }
+        print_plan(&suite, &plan);
+        return Ok(0);
+    }
+    let _machine = MachineLock::acquire(args.wait)?;
     let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
@@ -132,7 +153,6 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         toolchains_json: metadata::toolchains(&plan.toolchains).to_string(),
         planned_cases: plan.case_count(),
     })?;
-    store.set_run_topology(run, &layout.describe())?;
     let mut planned = Vec::new();
     for (seq, item) in plan.items.iter().enumerate() {
         if let PlanItem::Case(c) = item {
@@ -145,8 +165,15 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
             ));
         }
     }
-    store.insert_planned(run, &planned)?;
-    let ids: HashMap<i64, i64> = store.cases(run)?.iter().map(|c| (c.seq, c.id)).collect();
+    // From here the run exists: whatever stops it is stored with it, so
+    // it is never left `running` by a process that is gone.
+    let ids = match store_plan(&mut store, run, &layout, &planned) {
+        Ok(ids) => ids,
+        Err(e) => {
+            let _ = store.set_run_state(run, "failed", Some(&format!("{e:#}")));
+            return Err(e);
+        }
+    };
     let work: Vec<Work> = plan
         .items
         .into_iter()
@@ -161,7 +188,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         .collect();
     eprintln!(
         "run {run}: suite {}, {} cases{}, results in {}",
-        suite.name,
+        crate::output::terminal::text(&suite.name),
         planned.len(),
         sweeps_note(&work),
         args.db.display()
@@ -178,6 +205,44 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     )
 }
 
+/// Stores the run's topology and planned cases; the case id of each
+/// planned case's place in the plan, every one of them read back.
+fn store_plan(
+    store: &mut Store,
+    run: i64,
+    layout: &Layout,
+    planned: &[crate::store::PlannedCase],
+) -> anyhow::Result<HashMap<i64, i64>> {
+    store.set_run_topology(run, &layout.describe())?;
+    store.insert_planned(run, planned)?;
+    let ids: HashMap<i64, i64> = store.cases(run)?.iter().map(|c| (c.seq, c.id)).collect();
+    if let Some(p) = planned.iter().find(|p| !ids.contains_key(&(p.seq as i64))) {
+        anyhow::bail!(
+            "{}: planned case {} of run {run} cannot be read back (is the database damaged? `sqlite3 {} 'PRAGMA integrity_check'`)",
+            store.path().display(),
+            p.seq,
+            store.path().display()
+        );
+    }
+    Ok(ids)
+}
+
+/// Each profile's connections fit this machine's open-file limit, split
+/// over the load generators the flags ask for.
+fn fits_here(suite: &Suite, clients: &ClientArgs) -> anyhow::Result<()> {
+    let generators = clients.client_hosts.len().max(clients.clients);
+    for (i, l) in suite.loads.iter().enumerate() {
+        let connections = match l {
+            suite::LoadProfile::Closed { connections, .. }
+            | suite::LoadProfile::Rate { connections, .. } => *connections,
+            suite::LoadProfile::Sweep(s) => s.connections,
+        };
+        crate::args::bounds::connections_fit(connections, generators)
+            .map_err(|m| usage(format!("{}: field load[{i}].connections: {m}", suite.name)))?;
+    }
+    Ok(())
+}
+
 /// Where the server and the load run, as the flags say; notes printed once.
 fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
     let layout = Layout::for_run(&args.clients, &args.server)?;
@@ -192,6 +257,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
 }
 
 fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
+    let _machine = MachineLock::acquire(args.wait)?;
     let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open_existing(&args.db)?;
@@ -203,6 +269,7 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     }
     let suite = Suite::parse(&run.suite_toml, &format!("run {id}'s suite"))?;
     let plan = suite::plan(&suite, zoo)?;
+    fits_here(&suite, &args.clients)?;
     store.reset_unfinished(id)?;
     let key = |server: &str,
                mode: &str,
@@ -353,7 +420,10 @@ fn execute(
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
         let paired = crate::report::model::paired_of(&r, &cases, None).ok();
-        print!("{}", run_table::render(&r, &cases, paired.as_ref()));
+        print!(
+            "{}",
+            crate::output::terminal::text(&run_table::render(&r, &cases, paired.as_ref()))
+        );
     }
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);
@@ -536,33 +606,40 @@ fn record_seed(suite: Suite, text: String, shown: &str) -> anyhow::Result<(Suite
 }
 
 fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
-    println!("suite {}: {}", suite.name, suite.description);
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "suite {}: {}", suite.name, suite.description);
     if let (Interleave::Case, Some(seed)) = (suite.interleave, suite.interleave_seed) {
-        println!("order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
+        let _ = writeln!(
+        o,"order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
     }
     for (i, item) in plan.items.iter().enumerate() {
-        match item {
-            PlanItem::Case(c) => println!(
+        let _ = match item {
+            PlanItem::Case(c) => writeln!(
+                o,
                 "{:>4}  {}  ({} warm-up + {})",
                 i + 1,
                 c.label(),
                 humantime::format_duration(c.subject.warmup),
                 humantime::format_duration(c.duration)
             ),
-            PlanItem::Sweep(s) => println!(
+            PlanItem::Sweep(s) => writeln!(
+                o,
                 "{:>4}  {}  (rate sweep {}..{} req/s)",
                 i + 1,
                 s.subject.label(),
                 s.spec.start_rate,
                 s.spec.max_rate
             ),
-        }
+        };
     }
     let est = plan.estimate();
-    println!(
+    let _ = writeln!(
+        o,
         "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
         plan.case_count(),
         plan.sweep_count(),
         humantime::format_duration(std::time::Duration::from_secs(est.as_secs()))
     );
+    print!("{}", crate::output::terminal::text(&o));
 }

@@ -24,7 +24,9 @@ pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))?
+            crate::output::terminal::json(&serde_json::to_string_pretty(
+                &serde_json::json!({ "runs": runs })
+            )?)
         );
         return Ok(0);
     }
@@ -41,7 +43,7 @@ pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
             "{:>4}  {:<20}  {:<12}  {:>11}  {:>6}  {:>7}  {}",
             r.id,
             r.started_at,
-            one_line(&r.suite),
+            crate::output::terminal::text(&one_line(&r.suite)),
             state(&r),
             r.cases_done,
             r.cases_failed,

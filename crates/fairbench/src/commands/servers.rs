@@ -116,13 +116,22 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
             servers: entries,
             errors: &zoo.errors,
         };
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        println!(
+            "{}",
+            crate::output::terminal::json(&serde_json::to_string_pretty(&listing)?)
+        );
     } else {
         if !zoo.servers.is_empty() {
-            print!("{}", table(&entries).render());
+            print!(
+                "{}",
+                crate::output::terminal::text(&table(&entries).render())
+            );
         }
-        print!("{}", install_lines(&entries));
-        print!("{}", not_listed(&zoo));
+        print!(
+            "{}",
+            crate::output::terminal::text(&install_lines(&entries))
+        );
+        print!("{}", crate::output::terminal::text(&not_listed(&zoo)));
         if zoo.servers.is_empty() && zoo.invalid_server_names().is_empty() {
             println!(
                 "(no servers under {}: a server is a folder there with a server.toml, see docs/server-manifest.md)",
@@ -131,7 +140,7 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
         }
     }
     for e in &zoo.errors {
-        eprintln!("fairbench: {e}");
+        crate::note!("fairbench: {e}");
     }
     Ok(if zoo.errors.is_empty() { 0 } else { 1 })
 }
@@ -228,7 +237,7 @@ fn install_lines(entries: &[ServerEntry]) -> String {
         String::from("\nTo install a missing toolchain (fairbench runs none of these):\n");
     for e in missing {
         let how = match e.toolchain.install {
-            Some(cmd) => fairbench_zoo::text::escape_line(cmd),
+            Some(cmd) => fairbench_zoo::text::visible(cmd),
             None => format!(
                 "no install command in {}",
                 e.dir.join("server.toml").display()
@@ -237,7 +246,7 @@ fn install_lines(entries: &[ServerEntry]) -> String {
         out.push_str(&format!(
             "  {:width$}  {}: {how}\n",
             e.name,
-            fairbench_zoo::text::escape_line(e.toolchain.name)
+            fairbench_zoo::text::visible(e.toolchain.name)
         ));
     }
     out

@@ -73,11 +73,17 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 .collect(),
             paired: &paired,
         };
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        println!(
+            "{}",
+            crate::output::terminal::json(&serde_json::to_string_pretty(&j)?)
+        );
     } else {
-        print!("{}", run_table::render(&run, &cases, Some(&paired)));
+        print!(
+            "{}",
+            crate::output::terminal::text(&run_table::render(&run, &cases, Some(&paired)))
+        );
         for s in store.sweeps(id)? {
-            println!(
+            let line = format!(
                 "sweep {} {}/{} {} {}c: {}",
                 s.server,
                 s.mode,
@@ -95,6 +101,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                     _ => format!("failed: {}", s.reason.as_deref().unwrap_or("")),
                 }
             );
+            println!("{}", crate::output::terminal::text(&line));
         }
     }
     Ok(0)

@@ -1,7 +1,8 @@
 //! The report's results table as CSV: one row per case (server × variant ×
 //! scenario × cores × load, sweep steps included), repetitions aggregated as
 //! in the HTML. Quoting is the csv crate's (RFC 4180), so any string a
-//! server sent stays one field.
+//! server sent stays one field, its control and bidi characters shown as
+//! escapes.
 
 use super::report_csv_ratios;
 use crate::report::model::{Group, RunReport};
@@ -145,7 +146,9 @@ pub fn render(r: &RunReport) -> anyhow::Result<String> {
     for g in &r.groups {
         let mut cells = row(r, g);
         cells.extend(report_csv_ratios::cells(r, g));
-        w.write_record(cells)?;
+        // The csv crate quotes; what a cell shows follows the one rule, so
+        // a spreadsheet or a `cat` shows a server's escapes as text.
+        w.write_record(cells.iter().map(|c| fairbench_zoo::text::visible(c)))?;
     }
     let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
     Ok(String::from_utf8(bytes)?)

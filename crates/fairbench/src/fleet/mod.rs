@@ -243,7 +243,7 @@ pub fn run(
                     .lines()
                     .rev()
                     .take(20)
-                    .map(fairbench_zoo::text::escape_line)
+                    .map(fairbench_zoo::text::visible)
                     .collect::<Vec<_>>()
                     .into_iter()
                     .rev()
@@ -309,7 +309,7 @@ pub fn run(
                 return Err(FleetError::Agent(format!(
                     "load generator on {}: unexpected output {:?} (is the fairbench there the same version?)",
                     agents[i].label,
-                    fairbench_zoo::text::escape_line(&line)
+                    fairbench_zoo::text::visible(&line)
                 )))
             }
             Ok(Event::Msg(..)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -379,7 +379,7 @@ pub fn run(
             Ok(Event::Garbled(i, line)) => {
                 agents[i].error = Some(format!(
                     "unexpected output {:?}",
-                    fairbench_zoo::text::escape_line(&line)
+                    fairbench_zoo::text::visible(&line)
                 ))
             }
             Ok(Event::Closed(i)) => {

@@ -8,6 +8,7 @@
 //! parity check, read /proc for its CPU and memory, copy files across. They
 //! never ask which kind of host they hold.
 
+pub mod busy;
 pub mod procfs;
 pub mod quote;
 mod server;

@@ -301,7 +301,7 @@ impl RemoteServer {
                 let mut text = String::new();
                 let _ = BufReader::new(stderr).read_to_string(&mut text);
                 let (lock_, cv) = &*state;
-                lock(lock_).stderr = text.lines().map(fairbench_zoo::text::escape_line).collect();
+                lock(lock_).stderr = text.lines().map(fairbench_zoo::text::visible).collect();
                 cv.notify_all();
             });
         }
@@ -442,7 +442,7 @@ impl RemoteServer {
         let skip = lines.len().saturating_sub(n);
         lines[skip..]
             .iter()
-            .map(|l| fairbench_zoo::text::escape_line(l))
+            .map(|l| fairbench_zoo::text::visible(l))
             .collect()
     }
 
@@ -521,7 +521,7 @@ fn parse_contained(rest: &str) -> (Held, Option<String>) {
         .next()
         .map(str::trim)
         .filter(|w| !w.is_empty())
-        .map(fairbench_zoo::text::escape_line);
+        .map(fairbench_zoo::text::visible);
     (Held { method, cpuset }, why)
 }
 

@@ -553,7 +553,7 @@ fn last_line(s: &str) -> Option<String> {
     s.lines()
         .map(str::trim)
         .rfind(|l| !l.is_empty())
-        .map(fairbench_zoo::text::escape_line)
+        .map(fairbench_zoo::text::visible)
 }
 
 fn sanitize(s: &str) -> String {

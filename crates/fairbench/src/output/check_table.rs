@@ -1,7 +1,9 @@
 //! A plain aligned text table (no colour, no box drawing) for `check` and
 //! `servers`: readable in a terminal, a CI log and a pasted issue alike.
 
-/// Rows of cells under a header row; every cell must already be escaped.
+/// Rows of cells under a header row; each cell is shown with the one
+/// escaping rule ([`fairbench_zoo::text::visible`]) before it is measured,
+/// so columns line up whatever a cell carries.
 #[derive(Debug, Default)]
 pub struct Table {
     header: Vec<String>,
@@ -30,7 +32,12 @@ impl Table {
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .iter()
+                .map(|c| fairbench_zoo::text::visible(c))
+                .collect(),
+        );
     }
 
     pub fn is_empty(&self) -> bool {

@@ -6,4 +6,5 @@ pub mod load_summary;
 pub mod progress;
 pub mod run_progress;
 pub mod run_table;
+pub mod terminal;
 pub mod tls_error;

@@ -9,6 +9,11 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::units;
 
+/// Labels and lines carry server, scenario and suite names.
+fn shown(s: &str) -> String {
+    super::terminal::text(s)
+}
+
 pub struct RunProgress {
     bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,
 }
@@ -39,6 +44,7 @@ impl RunProgress {
 
     /// A line that stays: printed above the bars, or to stderr.
     pub fn note(&self, line: &str) {
+        let line = &shown(line);
         match &self.bars {
             Some((m, _, _)) => {
                 let _ = m.println(line);
@@ -48,6 +54,7 @@ impl RunProgress {
     }
 
     pub fn case_started(&self, n: usize, total: usize, label: &str) {
+        let label = &shown(label);
         match &self.bars {
             Some((_, o, l)) => {
                 o.set_position(n.saturating_sub(1) as u64);
@@ -58,6 +65,7 @@ impl RunProgress {
     }
 
     pub fn case_finished(&self, n: usize, total: usize, line: &str) {
+        let line = &shown(line);
         match &self.bars {
             Some((m, o, _)) => {
                 o.set_position(n as u64);

@@ -38,7 +38,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         "run {} ({}), suite {}, {}: {} done, {} failed, {} skipped of {} planned",
         run.id,
         run.started_at,
-        run.suite,
+        units::one_line(&run.suite),
         run.state,
         run.cases_done,
         run.cases_failed,
@@ -107,7 +107,12 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         if let Some(p) = paired {
             row.push(relative_cell(p.row(&CaseKey::of(c0))));
         }
-        rows.push(row);
+        // Escaped before the columns are measured.
+        rows.push(
+            row.iter()
+                .map(|c| fairbench_zoo::text::visible(c))
+                .collect(),
+        );
         let case_notes = crate::report::model::case_notes(&g);
         if case_notes.is_empty() {
             marks.push(None);
@@ -127,10 +132,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         {
             notes.push(format!(
                 "  {} {}/{} {} {}c #{}: {} {}",
-                c.server,
-                c.mode,
+                units::one_line(&c.server),
+                units::one_line(&c.mode),
                 c.response,
-                c.scenario,
+                units::one_line(&c.scenario),
                 c.cores,
                 c.repetition,
                 c.state,

@@ -1,5 +1,7 @@
 //! Escaping, in one place. Every string that came from a server, a manifest or
-//! the database goes through here before it reaches HTML, SVG or Markdown.
+//! the database goes through here before it reaches HTML, SVG or Markdown;
+//! what is made visible is the one rule of every output
+//! ([`fairbench_zoo::text::visible`]), with each format's syntax on top.
 //!
 //! Control characters are not just made harmless but made *visible*
 //! (`\x07`, `\r`): a report is evidence, and a header name with a stray byte
@@ -39,33 +41,12 @@ fn push_html(out: &mut String, ch: char, multiline: bool) {
     }
 }
 
-/// Pushes `c`, or a visible escape of it when it is a control or
-/// direction-changing character.
-fn push_visible(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-        c if ('\u{80}'..='\u{9f}').contains(&c) => out.push_str(&format!("\\x{:02x}", c as u32)),
-        c if is_bidi_control(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
-        c => out.push(c),
-    }
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+use fairbench_zoo::text::push_visible;
 
 /// Plain text on one line with control characters made visible, no entity
-/// escaping (for terminal tables and CSV cells, where the csv crate quotes).
-pub fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        push_visible(&mut out, ch);
-    }
-    out
-}
+/// escaping (for terminal tables and CSV cells, where the csv crate quotes):
+/// the one rule of every output, [`fairbench_zoo::text::visible`].
+pub use fairbench_zoo::text::visible;
 
 /// A Markdown table cell: one line, control characters visible, and every
 /// character that Markdown or the HTML it may pass through would interpret

@@ -22,7 +22,7 @@ pub mod svg;
 pub mod table;
 mod write;
 
-pub use write::{write_atomic, write_html};
+pub use write::{check_target, write_atomic, write_html};
 
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;

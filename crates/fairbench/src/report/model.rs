@@ -284,6 +284,27 @@ impl ParityRow {
     }
 }
 
+/// Each row's total bytes minus the byte reference's (the server `check`
+/// compares normalized bytes with) for the same scenario and response, from
+/// the stored bytes, where the stored check did not already say.
+fn fill_vs_reference(parity: &mut [ParityRow]) {
+    let reference = fairbench_zoo::reference::REFERENCE_SERVER;
+    let totals: Vec<(String, String, i64)> = parity
+        .iter()
+        .filter(|p| p.server == reference)
+        .filter_map(|p| Some((p.scenario.clone(), p.response.clone(), p.total_bytes?)))
+        .collect();
+    for p in parity.iter_mut().filter(|p| p.vs_reference.is_none()) {
+        let reference_total = totals
+            .iter()
+            .find(|(s, r, _)| *s == p.scenario && *r == p.response)
+            .map(|t| t.2);
+        if let (Some(total), Some(rt)) = (p.total_bytes, reference_total) {
+            p.vs_reference = Some(total - rt);
+        }
+    }
+}
+
 /// The load profile of a case, from `load_json` (and its label as a fallback).
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadInfo {
@@ -654,6 +675,8 @@ pub fn build_with(
         }
     }
 
+    fill_vs_reference(&mut parity);
+
     let mut groups = Vec::new();
     for k in order {
         let rows = &by_key[&k];
@@ -917,5 +940,40 @@ mod tests {
         let l = LoadInfo::parse("not json", "rate 5000/s c=50 t=1");
         assert_eq!((l.model.as_str(), l.rate), ("rate", Some(5000.0)));
         assert!(LoadInfo::parse("{}", "closed c=50 t=1").is_closed());
+    }
+
+    #[test]
+    fn the_byte_difference_to_the_reference_comes_from_the_stored_bytes() {
+        let row = |server: &str, response: &str, total: Option<i64>, vs: Option<i64>| ParityRow {
+            server: server.into(),
+            mode: "native".into(),
+            response: response.into(),
+            scenario: "static".into(),
+            header_bytes: None,
+            body_bytes: None,
+            total_bytes: total,
+            fair: None,
+            grade: None,
+            rules: Vec::new(),
+            framing: None,
+            date: None,
+            ipv4: None,
+            ipv6: None,
+            vs_reference: vs,
+            header_names: Vec::new(),
+            raw_response: None,
+            note: None,
+        };
+        let mut p = vec![
+            row("go-nethttp", "normalized", Some(130), None),
+            row("node-http", "normalized", Some(142), None),
+            row("node-http", "default", Some(200), None),
+            row("dart-io", "normalized", Some(150), Some(7)),
+            row("rust-hyper", "normalized", None, None),
+        ];
+        fill_vs_reference(&mut p);
+        let vs: Vec<Option<i64>> = p.iter().map(|r| r.vs_reference).collect();
+        // No default reference row: no difference; a stored one is kept.
+        assert_eq!(vs, [Some(0), Some(12), None, Some(7), None]);
     }
 }

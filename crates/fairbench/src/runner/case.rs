@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fairbench_engine::{LoadConfig, LoadModel, Observer, Outcome, Phase, SecondSample, Target};
+use fairbench_engine::{Observer, Outcome, Phase, SecondSample, Target};
 use fairbench_zoo::{fetch, Scenario};
 use hdrhistogram::Histogram;
 
@@ -18,7 +18,7 @@ use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
 use crate::store::{CaseFigures, PartRow, SampleRow};
-use crate::suite::{Ends, LoadProfile};
+use crate::suite::LoadProfile;
 use crate::topology::Layout;
 
 /// Liveness probes after the load before a server counts as hung.
@@ -67,13 +67,7 @@ impl From<StartError> for CaseEnd {
     }
 }
 
-/// How long a measurement warms up, lasts, and waits for each response.
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    pub warmup: Duration,
-    pub duration: Duration,
-    pub timeout: Duration,
-}
+pub use crate::suite::Timing;
 
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
@@ -86,41 +80,6 @@ pub fn load_split(
     layout: &Layout,
     t: Timing,
 ) -> Result<LoadSplit, String> {
-    let (connections, threads, pipeline, model, ends) = match load {
-        LoadProfile::Closed {
-            connections,
-            threads,
-            pipeline,
-            ends,
-        } => (
-            *connections,
-            *threads,
-            *pipeline,
-            LoadModel::ClosedLoop,
-            *ends,
-        ),
-        LoadProfile::Rate {
-            rate,
-            connections,
-            threads,
-            ends,
-        } => (
-            *connections,
-            *threads,
-            1,
-            LoadModel::ConstantRate { rps: *rate },
-            *ends,
-        ),
-        LoadProfile::Sweep(s) => (
-            s.connections,
-            s.threads,
-            1,
-            LoadModel::ConstantRate {
-                rps: rate_override.unwrap_or(s.start_rate),
-            },
-            Ends::default(),
-        ),
-    };
     // The server as the first generator reaches it; each generator is then
     // aimed at its own address of the server.
     let url = format!(
@@ -128,17 +87,17 @@ pub fn load_split(
         host::url_host(&layout.clients[0].server_addr),
         scenario.path
     );
-    let mut cfg = LoadConfig::new(Target::parse(&url).map_err(|e| e.to_string())?);
+    let target = Target::parse(&url).map_err(|e| e.to_string())?;
+    let mut cfg = load.engine_config(target, rate_override, t);
     cfg.request.method = scenario.method.clone();
-    cfg.connections = connections;
-    cfg.pipeline = pipeline;
-    cfg.model = model;
-    cfg.warmup = t.warmup;
-    cfg.duration = t.duration;
-    cfg.timeout = t.timeout;
-    cfg.requests = ends.requests;
-    cfg.keepalive = ends.keepalive;
-    split(&cfg, layout, &sites.generators, threads, Aim::EachSite).map_err(|e| e.to_string())
+    split(
+        &cfg,
+        layout,
+        &sites.generators,
+        load.threads(),
+        Aim::EachSite,
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Samples the server tree every interval, watches that it is alive, and
@@ -248,10 +207,12 @@ pub struct Measured {
 pub fn measure(
     running: &Started,
     load: &LoadSplit,
+    sites: &Sites,
     progress: &RunProgress,
 ) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
     let mut watch = Watch::new(&running.process, stop.clone(), progress);
+    let busy = BusyWatch::start(running, load, sites, &watch);
     let mut generator = (None, None);
     let (outcome, parts, mut warnings) = match load.in_process() {
         Some(cfg) => {
@@ -361,11 +322,66 @@ pub fn measure(
             Some(&running.process),
         ));
     }
+    let others = busy.and_then(|b| b.finish(&watch));
     let mut figures = figures(&outcome, &watch);
+    figures.warnings.extend(others);
     figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
     (figures.generator_containment, figures.generator_cpuset) = generator;
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })
+}
+
+/// Others' use of the case's CPUs, watched where it can be told apart: a
+/// server on this machine (here or in a namespace) and every load generator
+/// on it too — in this process, or an agent this process waits for when the
+/// load ends (its CPU time then counts as fairbench's own).
+struct BusyWatch {
+    cpus: Vec<usize>,
+    before: host::busy::BusySnapshot,
+    server_cpu_s: f64,
+}
+
+impl BusyWatch {
+    fn start(
+        running: &Started,
+        load: &LoadSplit,
+        sites: &Sites,
+        w: &Watch<'_>,
+    ) -> Option<BusyWatch> {
+        let here = |h: &host::Host| matches!(h, host::Host::Local | host::Host::Netns(_));
+        if !here(running.process.host()) || !load.jobs.iter().all(|j| here(&j.host)) {
+            return None;
+        }
+        let mut cpus = sites.server.clone();
+        for j in &load.jobs {
+            cpus.extend(j.config.cpus.clone()?);
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        Some(BusyWatch {
+            before: host::busy::snapshot(&cpus)?,
+            cpus,
+            server_cpu_s: server_cpu_s(w),
+        })
+    }
+
+    /// The warning, when others used a notable share.
+    fn finish(self, w: &Watch<'_>) -> Option<String> {
+        let after = host::busy::snapshot(&self.cpus)?;
+        let server = (server_cpu_s(w) - self.server_cpu_s).max(0.0);
+        let tck = host::local_info().clk_tck;
+        host::busy::others(&self.before, &after, server, self.cpus.len(), tck)
+            .warning(&crate::args::format_cpus(&self.cpus))
+    }
+}
+
+/// The server's CPU time so far: its control group's (every process in
+/// it, whatever its process group), else its process group's.
+fn server_cpu_s(w: &Watch<'_>) -> f64 {
+    w.server
+        .group_usage()
+        .and_then(|u| u.cpu_s)
+        .unwrap_or_else(|| w.sampler.sample().cpu_s)
 }
 
 fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {

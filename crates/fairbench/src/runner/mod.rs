@@ -214,7 +214,7 @@ impl<'a> Runner<'a> {
                 );
             }
         };
-        let result = case::measure(&running, &cfg, &self.progress);
+        let result = case::measure(&running, &cfg, &placement, &self.progress);
         running.process.stop();
         match result {
             Ok(Measured { figures, parts }) => {
@@ -376,7 +376,7 @@ impl<'a> Runner<'a> {
                 },
             )
             .map_err(|e| anyhow::anyhow!(e))?;
-            match case::measure(&running, &cfg, &self.progress) {
+            match case::measure(&running, &cfg, &placement, &self.progress) {
                 Ok(Measured {
                     figures: figs,
                     parts,

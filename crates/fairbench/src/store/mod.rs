@@ -27,6 +27,39 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// Every database this process opened, so that an SQLite error that
+/// surfaces far from its `Store` still names the file ([`name_the_file`]).
+static OPENED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn opened(path: &Path) {
+    if let Ok(mut v) = OPENED.lock() {
+        if !v.iter().any(|p| p == path) {
+            v.push(path.to_path_buf());
+        }
+    }
+}
+
+/// `message` for an error whose chain holds an SQLite error: the databases
+/// this process opened named after it when it names none of them ("disk
+/// I/O error" alone says nothing about which file).
+pub fn name_the_file(e: &anyhow::Error, message: String) -> String {
+    if !e
+        .chain()
+        .any(|c| c.downcast_ref::<rusqlite::Error>().is_some())
+    {
+        return message;
+    }
+    let paths: Vec<String> = OPENED
+        .lock()
+        .map(|v| v.iter().map(|p| p.display().to_string()).collect())
+        .unwrap_or_default();
+    if paths.is_empty() || paths.iter().any(|p| message.contains(p.as_str())) {
+        return message;
+    }
+    let s = if paths.len() > 1 { "s" } else { "" };
+    format!("{message} (results database{s} {})", paths.join(", "))
+}
+
 impl Store {
     /// Opens (creating if needed) and migrates the database at `path`.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
@@ -34,6 +67,7 @@ impl Store {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
+        opened(path);
         let mut conn = Connection::open(path)
             .with_context(|| format!("cannot open results database {}", path.display()))?;
         Self::configure(&conn, path)?;
@@ -66,6 +100,7 @@ impl Store {
                 path.display()
             );
         }
+        opened(path);
         Ok(Store {
             conn: readonly::open(path)?,
             path: path.to_path_buf(),

@@ -16,9 +16,21 @@ use super::schema;
 /// database is migrated in a private copy, never in place.
 pub fn open(path: &Path) -> anyhow::Result<Connection> {
     let conn = connect(path)?;
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .with_context(|| format!("cannot read results database {}", path.display()))?;
+    let version: i64 = match conn.query_row("PRAGMA user_version", [], |r| r.get(0)) {
+        Ok(v) => v,
+        // A WAL whose index cannot be read (a writer that failed on a full
+        // disk leaves a `-shm` it could not size, which a read-only
+        // connection may not repair): read through a private copy of the
+        // database and its WAL instead.
+        Err(_) if side(path, "-wal").exists() => {
+            return migrated_copy(path)
+                .with_context(|| format!("cannot read results database {}", path.display()))
+        }
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot read results database {}", path.display()))
+        }
+    };
     if version > schema::VERSION {
         anyhow::bail!(
             "{}: the database has schema version {version}, newer than this fairbench understands ({}); use a newer fairbench",
@@ -39,8 +51,8 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
     })
 }
 
-/// Read-only. A database no connection has open (no `-wal` or `-journal`
-/// beside it) is read as immutable: SQLite then makes no side files, where
+/// Read-only. A database no connection has open (no `-journal` and no
+/// `-wal` with anything in it beside it) is read as immutable: SQLite then makes no side files, where
 /// a plain read-only connection to a WAL-mode file would leave a `-wal`
 /// and `-shm` behind (and cannot make them in a read-only folder). One in
 /// use is read through its WAL like any reader, so a run in progress is
@@ -52,7 +64,10 @@ fn connect(path: &Path) -> anyhow::Result<Connection> {
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let ctx = || format!("cannot open results database {}", path.display());
-    let in_use = ["-wal", "-journal"].iter().any(|s| side(path, s).exists());
+    // An empty WAL holds nothing committed: the main file is the whole
+    // database (a writer that failed on a full disk leaves one behind).
+    let wal_len = std::fs::metadata(side(path, "-wal")).map_or(0, |m| m.len());
+    let in_use = wal_len > 0 || side(path, "-journal").exists();
     let conn = Connection::open_with_flags(uri(path, !in_use), flags).with_context(ctx)?;
     conn.busy_timeout(Duration::from_secs(10))
         .with_context(ctx)?;

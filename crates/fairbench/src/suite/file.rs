@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::engine::Timing;
 use super::order::Interleave;
 use super::pairing::{Pairing, VariantSpec, DEFAULT_REFERENCE};
 
@@ -362,6 +363,8 @@ impl Suite {
         if repetitions == 0 {
             return Err(bad("repetitions", "must be at least 1".into()));
         }
+        crate::args::bounds::at_most(repetitions, crate::args::bounds::MAX_REPETITIONS)
+            .map_err(|m| bad("repetitions", m))?;
         if raw.loads.is_empty() {
             return Err(bad("load", "expected at least one [[load]] profile".into()));
         }
@@ -373,6 +376,9 @@ impl Suite {
             }
             if l.threads == Some(0) {
                 return Err(bad(&f("threads"), "must be at least 1".into()));
+            }
+            if l.pipeline == Some(0) {
+                return Err(bad(&f("pipeline"), "must be at least 1".into()));
             }
             let positive = |name: &str, v: Option<f64>| -> anyhow::Result<f64> {
                 match v {
@@ -406,7 +412,7 @@ impl Suite {
                 "closed" => LoadProfile::Closed {
                     connections: l.connections,
                     threads: l.threads,
-                    pipeline: l.pipeline.unwrap_or(1).max(1),
+                    pipeline: l.pipeline.unwrap_or(1),
                     ends,
                 },
                 "rate" => LoadProfile::Rate {
@@ -459,6 +465,14 @@ impl Suite {
                     ))
                 }
             });
+        }
+        let timing = Timing {
+            warmup,
+            duration,
+            timeout,
+        };
+        for (i, l) in loads.iter().enumerate() {
+            l.check(i, timing).map_err(|(field, m)| bad(&field, m))?;
         }
         let reference = match &raw.reference {
             Some(r) => VariantSpec::parse(r).map_err(|e| bad("reference", e))?,
@@ -678,6 +692,64 @@ max_rate = 1000
             (
                 OK.replace("name = \"t\"", "name = \"t\"\naa = [\"go//x\"]"),
                 "field aa",
+            ),
+            // Values that would silently change or crash a measurement.
+            (
+                OK.replace("connections = 10", "connections = 10\npipeline = 0"),
+                "field load[0].pipeline: must be at least 1",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 10\npipeline = 2000"),
+                "field load[0].pipeline",
+            ),
+            (
+                OK.replace("start_rate = 100", "start_rate = 1e-300"),
+                "field load[1].start_rate: must be at least 0.001",
+            ),
+            (
+                OK.replace("max_rate = 1000", "max_rate = 1e9"),
+                "field load[1].max_rate",
+            ),
+            (
+                OK.replace("max_rate = 1000", "max_rate = 1000\nstep_factor = 1.000001"),
+                "field load[1].step_factor",
+            ),
+            (
+                OK.replace("max_rate = 1000", "max_rate = 1000\nbisect_steps = 1000000"),
+                "field load[1].step_factor",
+            ),
+            (
+                OK.replace(
+                    "max_rate = 1000",
+                    "max_rate = 1000\nstep_duration = \"31days\"",
+                ),
+                "field load[1].step_duration",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\nrepetitions = 1001"),
+                "field repetitions",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 10\nthreads = 5000"),
+                "field load[0].threads",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 2000000"),
+                "field load[0].connections",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 10\nmodel2 = 1")
+                    .replace("model = \"closed\"\n", "model = \"rate\"\nrate = 1e9\n")
+                    .replace("model2 = 1", ""),
+                "field load[0].rate",
+            ),
+            (
+                OK.replace("warmup = \"1s\"", "warmup = \"40days\""),
+                "field warmup",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\ntimeout = \"2h\""),
+                "field timeout",
             ),
         ];
         for (text, needle) in cases {

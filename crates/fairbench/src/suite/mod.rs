@@ -1,9 +1,11 @@
 //! Suites: `suites/*.toml`, the matrix a `fairbench run` measures.
 
+mod engine;
 mod file;
 pub mod order;
 pub mod pairing;
 mod plan;
 
+pub use engine::Timing;
 pub use file::{Ends, LoadProfile, Suite};
 pub use plan::{plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem};

@@ -114,6 +114,57 @@ impl Pairing {
         ))
     }
 
+    /// Every server and variant named in the suite exists in `zoo` (a
+    /// typo would silently leave the ratios without a reference or the A/A
+    /// twins unmarked): the field and why, when one does not. The built-in
+    /// default is not checked: a zoo without it has no reference to name.
+    pub fn check(&self, zoo: &fairbench_zoo::Zoo) -> Result<(), (&'static str, String)> {
+        let named = std::iter::once(("reference", &self.reference))
+            .filter(|_| self.reference_from != "default")
+            .chain(self.aa.iter().map(|a| ("aa", a)));
+        for (field, spec) in named {
+            let Some(server) = zoo.servers.iter().find(|s| s.name == spec.server) else {
+                if zoo.invalid_server_names().contains(&spec.server) {
+                    continue;
+                }
+                let known: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+                return Err((
+                    field,
+                    format!(
+                        "{:?}: no server named {:?} (servers here: {})",
+                        spec.label(),
+                        spec.server,
+                        known.join(", ")
+                    ),
+                ));
+            };
+            if let Some((mode, response)) = &spec.variant {
+                if !server.modes.contains_key(mode) {
+                    let modes: Vec<&str> = server.modes.keys().map(String::as_str).collect();
+                    return Err((
+                        field,
+                        format!(
+                            "{:?}: {} has no mode {mode:?} (its modes: {})",
+                            spec.label(),
+                            server.name,
+                            modes.join(", ")
+                        ),
+                    ));
+                }
+                if !matches!(response.as_str(), "default" | "normalized") {
+                    return Err((
+                        field,
+                        format!(
+                            "{:?}: response {response:?}: expected \"default\" or \"normalized\"",
+                            spec.label()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether this variant is one of the A/A twins of the reference.
     pub fn is_aa(&self, server: &str, mode: &str, response: &str) -> bool {
         self.aa.iter().any(|a| a.matches(server, mode, response))

@@ -13,6 +13,7 @@ use fairbench_zoo::{NameFilter, Scenario, Server, Zoo};
 
 use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
 use super::order::Interleave;
+use crate::args::bounds;
 
 /// What a case or a sweep measures: one server variant serving one
 /// scenario on some cores under one load profile, with the suite's warm-up
@@ -126,7 +127,9 @@ impl SuitePlan {
                 }
             })
             .sum();
-        Duration::from_secs_f64(secs)
+        // The suite's bounds keep this far from overflow; saturate anyway
+        // rather than let an estimate end a run.
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
     }
 }
 
@@ -135,6 +138,9 @@ fn filter(field: &str, list: &[String]) -> anyhow::Result<NameFilter> {
 }
 
 pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
+    suite.pairing.check(zoo).map_err(|(field, m)| {
+        crate::usage::usage(format!("suite {}: field {field}: {m}", suite.name))
+    })?;
     let cpus = crate::host::allowed_cpus();
     let server_filter = filter("servers", &suite.servers)?;
     let mode_filter = filter("modes", &suite.modes)?;
@@ -178,6 +184,12 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
         .filter(|s| scenario_filter.matches(&s.name))
         .collect();
     if scenarios.is_empty() {
+        if let Some(e) = suite.scenarios.iter().find_map(|n| zoo.scenario_error(n)) {
+            anyhow::bail!(crate::usage::usage(format!(
+                "scenarios: {:?} names a broken scenario: {e}",
+                suite.scenarios.join(",")
+            )));
+        }
         let known: Vec<&str> = zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
         anyhow::bail!(crate::usage::usage(format!(
             "scenarios: {:?} matches no scenario (scenarios here: {})",
@@ -251,6 +263,29 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
         }
     }
 
+    let size = [
+        runnable.len(),
+        responses.len(),
+        scenarios.len(),
+        cores.len(),
+        suite.loads.len(),
+        suite.repetitions,
+    ]
+    .into_iter()
+    .try_fold(1usize, usize::checked_mul)
+    .filter(|&n| n <= bounds::MAX_PLAN_ITEMS);
+    if size.is_none() {
+        return Err(crate::usage::usage(format!(
+            "the suite's matrix ({} server variants x {} responses x {} scenarios x {} core counts x {} loads x {} repetitions) is more than {} cases: select fewer (--servers, --scenarios, --repetitions)",
+            runnable.len(),
+            responses.len(),
+            scenarios.len(),
+            cores.len(),
+            suite.loads.len(),
+            suite.repetitions,
+            bounds::MAX_PLAN_ITEMS
+        )));
+    }
     let mut items = Vec::new();
     for rep in 1..=suite.repetitions {
         for (server, mode) in &runnable {

@@ -47,7 +47,7 @@ pub struct ClientArgs {
     pub link_delay: Option<String>,
     /// Split the load over N load generators started together, their results
     /// merged exactly (each in its own namespace with --topology netns).
-    #[arg(long, value_name = "N", default_value = "1", value_parser = crate::args::positive_usize)]
+    #[arg(long, value_name = "N", default_value = "1", value_parser = crate::args::bounds::clients)]
     pub clients: usize,
     /// Run a load generator on this ssh host (repeatable: the connections and
     /// the rate are split between them and the results merged).
@@ -114,7 +114,9 @@ pub struct Layout {
 }
 
 impl ClientArgs {
-    fn check(&self, server: Option<&ServerArgs>) -> anyhow::Result<Link> {
+    /// The flags' own consistency, without opening anything (`run
+    /// --dry-run` checks what a real run would).
+    pub fn check(&self, server: Option<&ServerArgs>) -> anyhow::Result<Link> {
         let link =
             Link::parse(self.link_rate.as_deref(), self.link_delay.as_deref()).map_err(usage)?;
         let ssh = !self.client_hosts.is_empty() || server.is_some_and(|s| s.server_host.is_some());

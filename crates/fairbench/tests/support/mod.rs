@@ -32,9 +32,22 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fairbench")
 }
 
-/// The fairbench binary, to be given arguments.
+/// The fairbench binary, to be given arguments; a measuring command takes
+/// a machine lock of its own (tests run many at once, each measuring a
+/// test server of its own), unless a test sets `FAIRBENCH_LOCK` itself.
 pub fn command() -> Command {
-    Command::new(bin())
+    let mut c = Command::new(bin());
+    c.env("FAIRBENCH_LOCK", own_lock());
+    c
+}
+
+/// A lock file path no other command of this test run uses.
+pub fn own_lock() -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("machine-locks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!("{}-{n}.lock", std::process::id()))
 }
 
 /// Runs fairbench in `dir` (so `--db results.db` stays relative and outputs
