@@ -10,8 +10,8 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    bounds, duration, migrant, parse_percentiles, positive_count, positive_duration,
-    positive_usize, rate, CpuList, Percentiles,
+    bounds, duration, migrant, parse_percentiles, positive_count, positive_duration, rate, CpuList,
+    Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;

@@ -209,7 +209,7 @@ fn not_listed(zoo: &fairbench_zoo::Zoo) -> String {
         };
         out.push_str(&format!(
             "not listed: {name}: {}{}\n",
-            fairbench_zoo::text::escape_line(&first.to_string()),
+            fairbench_zoo::text::visible(&first.to_string()),
             match errors.len() {
                 1 => String::new(),
                 n => format!(" (and {} more, below)", n - 1),
