@@ -112,7 +112,12 @@ fn constant_rate_is_kept_and_latency_is_from_plan() {
     // Sanity only: the point is the count and that both histograms hold
     // every response.
     assert!(o.latency_summary().p50 < 200_000);
-    assert!(o.latency.len() == o.uncorrected.len());
+    assert!(
+        o.latency.len() == o.uncorrected.len(),
+        "{:?} {:?}",
+        o.ledger(),
+        o.sockets
+    );
     assert_eq!(o.schedule.as_ref().unwrap().never_sent, 0);
 }
 

@@ -131,14 +131,19 @@ fn p50_us(o: &Outcome) -> u64 {
 /// in waking (its send lateness p99) is allowed on top. Charging answers to
 /// the next due time, the fault this guards against, costs tens to
 /// hundreds of milliseconds at these rates.
-fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, label: &str) {
+fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, connections: usize, label: &str) {
     let service = go(&closed_loop(&server.url(), Duration::from_secs(1)));
     assert!(
         service.requests > 0,
         "{label}: closed loop answered nothing"
     );
     let s = p50_us(&service);
-    let o = go(&at_rate(&server.url(), rps, 4, Duration::from_secs(2)));
+    let o = go(&at_rate(
+        &server.url(),
+        rps,
+        connections,
+        Duration::from_secs(2),
+    ));
     let p = p50_us(&o);
     assert_eq!(o.errors.not_answered(), 0, "{label}: {:?}", o.ledger());
     let late = o.lateness.as_ref().map_or(0, |l| l.value_at_quantile(0.99));
@@ -153,7 +158,7 @@ fn large_bodies_are_read_as_they_come() {
     let _timing = timing();
     for (len, rps) in [(256 * 1024, 20.0), (1024 * 1024, 20.0), (16 << 20, 5.0)] {
         let srv = Scripted::start(answer_each(ok_with_body(len)));
-        assert_same_as_a_prompt_reader(&srv, rps, &format!("{len}-byte body"));
+        assert_same_as_a_prompt_reader(&srv, rps, 4, &format!("{len}-byte body"));
     }
 }
 
@@ -174,7 +179,10 @@ fn an_answer_that_ends_at_the_close_is_timed_when_it_ends() {
     let _timing = timing();
     for pause in [Duration::ZERO, Duration::from_millis(20)] {
         let srv = close_delimited(pause);
-        assert_same_as_a_prompt_reader(&srv, 100.0, &format!("close after {pause:?}"));
+        // A connection per answer: 16 of them at 50/s leave each 320 ms to
+        // be closed and opened again, which a thread-per-connection test
+        // server manages on a loaded machine too.
+        assert_same_as_a_prompt_reader(&srv, 50.0, 16, &format!("close after {pause:?}"));
     }
 }
 
@@ -271,7 +279,9 @@ fn stray_bytes_on_an_idle_connection_charge_no_request() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
-            if c.write_all(b"garbage\r\n").is_err() {
+            // Only onto an idle connection: once a request waits, bytes
+            // are that request's (malformed) answer to anyone.
+            if held.is_empty() && !request_waiting(&c) && c.write_all(b"garbage\r\n").is_err() {
                 return;
             }
         }
