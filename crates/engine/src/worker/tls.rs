@@ -69,34 +69,23 @@ impl Transport {
 
     /// Asks the kernel to stamp every segment this socket receives.
     pub fn stamp_arrivals(&self) -> io::Result<()> {
-        let on: libc::c_int = 1;
-        // SAFETY: a valid descriptor and an int option of the right size.
-        let r = unsafe {
-            libc::setsockopt(
-                self.tcp().as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.set_socket_option(libc::SO_TIMESTAMPNS, 1)
     }
 
     /// Wakes a reader only once `bytes` are queued (`SO_RCVLOWAT`); the end
     /// of the stream, a reset and write space wake it regardless.
     pub fn set_low_water(&self, bytes: usize) -> io::Result<()> {
-        let n = bytes.min(libc::c_int::MAX as usize) as libc::c_int;
+        self.set_socket_option(libc::SO_RCVLOWAT, bytes.min(libc::c_int::MAX as usize) as _)
+    }
+
+    fn set_socket_option(&self, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
         // SAFETY: a valid descriptor and an int option of the right size.
         let r = unsafe {
             libc::setsockopt(
                 self.tcp().as_raw_fd(),
                 libc::SOL_SOCKET,
-                libc::SO_RCVLOWAT,
-                (&n as *const libc::c_int).cast(),
+                name,
+                (&value as *const libc::c_int).cast(),
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         };
