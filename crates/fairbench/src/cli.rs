@@ -90,11 +90,19 @@ pub enum Command {
     Agent(crate::fleet::agent::AgentArgs),
 }
 
-pub fn main() -> i32 {
-    let cli = match negatives_to_their_flags(Cli::command())
-        .try_get_matches()
+/// The command line `argv` (program name first) as fairbench reads it.
+pub fn parse<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    negatives_to_their_flags(Cli::command())
+        .try_get_matches_from(argv)
         .and_then(|m| Cli::from_arg_matches(&m))
-    {
+}
+
+pub fn main() -> i32 {
+    let cli = match parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
