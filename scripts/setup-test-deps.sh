@@ -2,8 +2,9 @@
 # What the tests need beyond the machine image (Rust, Go, Node, Java, Python):
 # Python packages for the Dart syntax tests, Debian's chromium for the
 # report's browser test, OpenSSH (client and server, for the ssh-host tests,
-# which start their own sshd on a loopback port) and iproute2 (ip, tc: the
-# network-namespace tests). Installs only what is missing.
+# which start their own sshd on a loopback port), iproute2 (ip, tc: the
+# network-namespace tests) and nginx (servers/nginx). Installs only what is
+# missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,8 @@ command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tc >/dev/null 2>&1 || need+=(iproute2)
+# nginx: servers/nginx, checked by the tests and in `make quick`.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2

@@ -33,22 +33,6 @@ pub fn realtime() -> Nanos {
     read(libc::CLOCK_REALTIME)
 }
 
-/// Sleeps until the monotonic clock reaches `deadline` (at once if it has).
-/// Unlike a wait on sockets, nothing but the deadline ends it early, apart
-/// from a signal.
-pub fn sleep_until(deadline: Nanos) {
-    let ts = to_timespec(deadline);
-    // SAFETY: `ts` is a valid timespec that outlives the call.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
-}
-
 pub fn to_timespec(t: Nanos) -> libc::timespec {
     libc::timespec {
         tv_sec: (t / NANOS_PER_SEC) as libc::time_t,

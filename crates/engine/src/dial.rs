@@ -32,6 +32,11 @@ impl Dialed {
         self.tcp().set_write_timeout(d)
     }
 
+    /// The address this connection reached (one of the target's).
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.tcp().peer_addr().ok()
+    }
+
     /// The protocol the server chose by ALPN, if any.
     pub fn alpn(&self) -> Option<String> {
         match self {
@@ -90,18 +95,13 @@ pub(crate) fn dial_with(
     tls: Option<&TlsClient>,
     timeout: Duration,
 ) -> Result<Dialed, String> {
-    let tcp = TcpStream::connect_timeout(&target.addr, timeout)
-        .map_err(|e| format!("cannot connect to {}: {e}", target.addr))?;
+    let tcp = connect_any(target, timeout)?;
     let _ = tcp.set_nodelay(true);
     let Some(client) = tls else {
         return Ok(Dialed::Plain(tcp));
     };
-    let failed = |e: String| {
-        format!(
-            "TLS handshake with {} ({}) failed: {e}",
-            target.host, target.addr
-        )
-    };
+    let reached = tcp.peer_addr().unwrap_or(target.addr);
+    let failed = |e: String| format!("TLS handshake with {} ({reached}) failed: {e}", target.host);
     let mut conn = client.session().map_err(|e| failed(e.to_string()))?;
     let mut tcp = tcp;
     let set = tcp
@@ -114,6 +114,25 @@ pub(crate) fn dial_with(
         }
     }
     Ok(Dialed::Tls(Box::new(StreamOwned::new(conn, tcp))))
+}
+
+/// A connection to the first of the target's addresses that accepts one,
+/// tried in the resolver's order (as curl does: `localhost` may resolve to
+/// `::1` first while the server listens on `127.0.0.1` only).
+fn connect_any(target: &Target, timeout: Duration) -> Result<TcpStream, String> {
+    let addrs: &[std::net::SocketAddr] = if target.addrs.is_empty() {
+        std::slice::from_ref(&target.addr)
+    } else {
+        &target.addrs
+    };
+    let mut failed = Vec::new();
+    for a in addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => failed.push(format!("{a}: {e}")),
+        }
+    }
+    Err(format!("cannot connect to {}", failed.join("; ")))
 }
 
 /// The handshake's error in words, with what to do about a certificate that

@@ -48,6 +48,25 @@ pub(crate) struct Req {
     pub planned: Nanos,
     /// When it last went out on the wire; 0 before that.
     pub sent: Nanos,
+    /// It was sent again once already because its connection closed before
+    /// any byte of its answer came (see the worker's `lost`): a second such
+    /// loss is an error.
+    pub retried: bool,
+}
+
+impl Req {
+    pub fn new(planned: Nanos, sent: Nanos) -> Req {
+        Req {
+            planned,
+            sent,
+            retried: false,
+        }
+    }
+
+    /// The same request going out again at `now`.
+    pub fn resent(self, now: Nanos) -> Req {
+        Req { sent: now, ..self }
+    }
 }
 
 /// One interval's share of the per-second series.
@@ -94,6 +113,8 @@ pub(crate) struct Tally {
     pub waited: u64,
     /// Sent before their planned time (constant rate).
     pub early: u64,
+    /// The most any of them went out before its planned time.
+    pub early_max: Nanos,
 }
 
 impl Tally {
@@ -123,6 +144,7 @@ impl Tally {
             sent: 0,
             waited: 0,
             early: 0,
+            early_max: 0,
         }
     }
 
@@ -162,7 +184,10 @@ impl Tally {
             if free_since > planned {
                 self.waited += 1;
             }
-            self.early += u64::from(now < planned);
+            if now < planned {
+                self.early += 1;
+                self.early_max = self.early_max.max(planned - now);
+            }
         }
     }
 
@@ -190,14 +215,22 @@ impl Tally {
         }
     }
 
-    /// A request ends without an answer.
+    /// A request ends without an answer. It is charged at least the
+    /// timeout, except when the run was interrupted: then it waited only
+    /// until the interrupt, and is charged that.
     #[inline]
     pub fn failed(&mut self, now: Nanos, planned: Nanos, why: Failure) {
-        let charged = now.saturating_sub(planned).max(self.timeout);
+        let waited = now.saturating_sub(planned);
+        let charged = if why == Failure::Interrupted {
+            waited
+        } else {
+            waited.max(self.timeout)
+        };
         self.iv.errors += 1;
         record_ns(&mut self.iv.hist, charged);
         if self.in_window(planned) {
             *self.errors.slot(why) += 1;
+            self.errors.interrupted += u64::from(why == Failure::Interrupted);
             record_ns(&mut self.latency, charged);
         }
     }
@@ -230,14 +263,7 @@ mod tests {
         let mut t = tally();
         for p in [999 * MS, 1000 * MS, 1999 * MS, 2000 * MS] {
             t.plan(p);
-            t.answered(
-                p + MS,
-                Req {
-                    planned: p,
-                    sent: p,
-                },
-                200,
-            );
+            t.answered(p + MS, Req::new(p, p), 200);
         }
         assert_eq!((t.planned, t.answered), (2, 2));
         // The series sees all four: it is by when things happened.
@@ -271,14 +297,7 @@ mod tests {
         for i in 0..98u64 {
             let p = 1000 * MS + i * MS;
             t.plan(p);
-            t.answered(
-                p + (i + 1) * 10_000,
-                Req {
-                    planned: p,
-                    sent: p,
-                },
-                200,
-            );
+            t.answered(p + (i + 1) * 10_000, Req::new(p, p), 200);
         }
         for _ in 0..2 {
             t.plan(1500 * MS);
@@ -293,10 +312,7 @@ mod tests {
     #[test]
     fn early_sends_count_from_the_send() {
         let mut t = tally();
-        let r = Req {
-            planned: 1500 * MS,
-            sent: 1490 * MS,
-        };
+        let r = Req::new(1500 * MS, 1490 * MS);
         t.plan(r.planned);
         t.answered(1501 * MS, r, 200);
         assert!(t.latency.max() >= 10_900, "{}", t.latency.max());
@@ -306,14 +322,7 @@ mod tests {
     fn status_errors_are_answered() {
         let mut t = tally();
         t.plan(1500 * MS);
-        t.answered(
-            1501 * MS,
-            Req {
-                planned: 1500 * MS,
-                sent: 1500 * MS,
-            },
-            503,
-        );
+        t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), 503);
         assert_eq!(
             (t.answered, t.errors.status, t.errors.not_answered()),
             (1, 1, 0)
@@ -332,14 +341,7 @@ mod tests {
         );
         for status in [200, 404, 204, 500] {
             t.plan(1500 * MS);
-            t.answered(
-                1501 * MS,
-                Req {
-                    planned: 1500 * MS,
-                    sent: 1500 * MS,
-                },
-                status,
-            );
+            t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), status);
         }
         assert_eq!((t.answered, t.errors.status), (4, 2));
     }

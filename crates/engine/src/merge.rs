@@ -118,6 +118,7 @@ impl Outcome {
                     waited_for_connection: 0,
                     send_ahead_us: s.send_ahead_us,
                     sent_early: 0,
+                    early_max_us: 0.0,
                     behind: false,
                 });
                 m.rate += s.rate;
@@ -125,6 +126,7 @@ impl Outcome {
                 m.never_sent += s.never_sent;
                 m.waited_for_connection += s.waited_for_connection;
                 m.sent_early += s.sent_early;
+                m.early_max_us = m.early_max_us.max(s.early_max_us);
                 m.send_ahead_us = m.send_ahead_us.max(s.send_ahead_us);
                 m.behind |= s.behind;
             }
@@ -163,6 +165,11 @@ impl Outcome {
                 busy_fraction,
                 thread_busy,
                 saturated: parts.iter().any(|o| o.generator.saturated),
+                wait_fraction: parts
+                    .iter()
+                    .map(|o| o.generator.wait_fraction)
+                    .fold(0.0, f64::max),
+                contended: parts.iter().any(|o| o.generator.contended),
                 // The worst machine decides whether the merged result is
                 // steady.
                 steal_fraction: parts
@@ -173,6 +180,9 @@ impl Outcome {
             schedule,
             sockets,
             interrupted,
+            address: parts
+                .first()
+                .map_or_else(String::new, |o| o.address.clone()),
         }
     }
 }

@@ -78,6 +78,10 @@ pub struct Schedule {
     /// Requests of the window that went out before their planned time (by at
     /// most `send_ahead_us`); their latency counts from the send.
     pub sent_early: u64,
+    /// The most any request went out before its planned time, in µs: never
+    /// more than `send_ahead_us`.
+    #[serde(default)]
+    pub early_max_us: f64,
     /// The generator's own lateness p99 exceeded 1 ms, or requests never went
     /// out.
     pub behind: bool,
@@ -93,9 +97,22 @@ pub struct Sockets {
     /// Connections the server closed (after a `Connection: close` answer or
     /// at any other time).
     pub closed_by_server: u64,
-    /// Responses that arrived with no request awaiting them (a 408 sent
-    /// before closing an idle connection, say): counted, not an error.
+    /// Responses that no request can own: they arrived with nothing in
+    /// flight (a 408 sent before closing an idle connection, say), or before
+    /// the request they would answer was sent. Each closed its connection,
+    /// and no request was credited with it.
     pub unsolicited_responses: u64,
+    /// Bytes that were not a whole response arrived on a connection with
+    /// nothing in flight: the connection was closed and replaced, and no
+    /// request was charged with them.
+    #[serde(default)]
+    pub stray_bytes: u64,
+    /// Requests sent a second time, with their planned time, because their
+    /// connection closed or was reset before any byte of their answer came
+    /// (a request crossing a server's idle close; RFC 9110 §9.2.2). Only
+    /// idempotent methods, and only once: a second loss is an error.
+    #[serde(default)]
+    pub retried: u64,
     /// Connections fairbench closed after their answer (`--no-keepalive`).
     #[serde(default)]
     pub closed_by_client: u64,
@@ -115,6 +132,8 @@ impl Sockets {
         self.connect_failed += o.connect_failed;
         self.closed_by_server += o.closed_by_server;
         self.unsolicited_responses += o.unsolicited_responses;
+        self.stray_bytes += o.stray_bytes;
+        self.retried += o.retried;
         self.closed_by_client += o.closed_by_client;
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
@@ -168,6 +187,14 @@ pub struct Generator {
     /// The busiest thread above 90 %: the generator, not the server, may be
     /// the bottleneck.
     pub saturated: bool,
+    /// The largest share of the window a load thread spent ready to run but
+    /// waiting for its CPU (another process or thread on it).
+    #[serde(default)]
+    pub wait_fraction: f64,
+    /// `wait_fraction` above [`CONTENDED`]: the generator shared its CPU,
+    /// so what it offered (throughput, above all) is a lower bound.
+    #[serde(default)]
+    pub contended: bool,
     /// Share of the machine's CPU time the hypervisor stole during the run
     /// (/proc/stat), when readable. Above [`STEAL_WARN`] the numbers are not
     /// steady: the machine itself was being slowed from outside.
@@ -184,6 +211,10 @@ fn default_expected() -> String {
 
 /// Hypervisor steal above this share of CPU time makes a result suspect.
 pub const STEAL_WARN: f64 = 0.05;
+
+/// A load thread that waited for its CPU this share of the window or more
+/// was contended: something else ran there.
+pub const CONTENDED: f64 = 0.05;
 
 /// It travels whole (load agents send it as JSON, histograms encoded; see
 /// [`crate::histogram`]), so a generator elsewhere reports exactly what one
@@ -255,6 +286,10 @@ pub struct Outcome {
     pub schedule: Option<Schedule>,
     pub sockets: Sockets,
     pub interrupted: bool,
+    /// The address the load went to: the first of the URL's resolved
+    /// addresses that accepted a connection.
+    #[serde(default)]
+    pub address: String,
 }
 
 impl Outcome {
@@ -414,8 +449,37 @@ impl Outcome {
         }
         if self.sockets.unsolicited_responses > 0 {
             w.push(format!(
-                "the server sent {} responses nobody asked for (counted apart, not as errors)",
+                "the server sent {} responses nobody asked for (with nothing in flight, or before the request they would answer was sent): each connection was closed and replaced, no request was credited with them",
                 self.sockets.unsolicited_responses
+            ));
+        }
+        if self.generator.contended {
+            w.push(format!(
+                "a load thread waited for its CPU {:.0}% of the time (another process ran on the generator's CPUs): what it offered, throughput above all, is a lower bound",
+                self.generator.wait_fraction * 100.0
+            ));
+        }
+        let redirects: u64 = self
+            .status_codes
+            .iter()
+            .filter(|(c, _)| (300..400).contains(*c) && **c != 304)
+            .map(|(_, n)| n)
+            .sum();
+        if redirects > 0 {
+            w.push(format!(
+                "{redirects} answers were redirects (3xx): redirects are not followed, so this measured the redirect itself; load the URL it points to to measure that"
+            ));
+        }
+        if self.sockets.stray_bytes > 0 {
+            w.push(format!(
+                "bytes nobody asked for arrived {} times on connections with nothing in flight (a protocol fault of the server): each connection was closed and replaced, no request was charged with them",
+                self.sockets.stray_bytes
+            ));
+        }
+        if self.sockets.retried > 0 {
+            w.push(format!(
+                "{} requests were sent again because their connection closed or was reset before any byte of their answer came (a request crossing the server's close); they kept their planned time",
+                self.sockets.retried
             ));
         }
         if let Some(st) = self.generator.steal_fraction.filter(|&f| f > STEAL_WARN) {

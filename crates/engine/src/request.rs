@@ -87,6 +87,14 @@ impl RequestSpec {
     pub fn expects_no_body(&self) -> bool {
         self.method.eq_ignore_ascii_case("HEAD")
     }
+
+    /// Safe to send again when the connection was lost before any byte of
+    /// its answer came (RFC 9110 §9.2.2).
+    pub fn is_idempotent(&self) -> bool {
+        ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]
+            .iter()
+            .any(|m| self.method.eq_ignore_ascii_case(m))
+    }
 }
 
 fn is_token_byte(b: u8) -> bool {

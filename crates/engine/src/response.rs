@@ -11,7 +11,19 @@ use std::fmt;
 /// error (a hostile or broken server cannot make the generator buffer
 /// unboundedly).
 pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
-const MAX_HEADERS: usize = 100;
+/// Header fields parsed without allocating; a head with more is parsed
+/// again with room for one field per line it can hold. There is no other
+/// limit on the count: the head's bytes (`max_head`) bound it, for `load`,
+/// `--dump` and `check` alike.
+const FEW_HEADERS: usize = 64;
+
+/// What a parsed head leads to.
+enum HeadStep {
+    Partial,
+    /// An interim (1xx) response: the final one follows.
+    Interim,
+    Body,
+}
 const MAX_CHUNK_LINE: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,28 +104,25 @@ impl ResponseParser {
             let rest = &buf[pos..];
             match self.state {
                 State::Head => {
-                    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                    let mut headers = [httparse::EMPTY_HEADER; FEW_HEADERS];
                     let mut resp = httparse::Response::new(&mut headers);
-                    match resp.parse(rest) {
-                        Ok(httparse::Status::Partial) => {
-                            if rest.len() > self.max_head {
-                                return Err(ParseError::HeadTooLarge(self.max_head));
-                            }
-                            return Ok(Step::NeedMore { consumed: pos });
+                    let parsed = match resp.parse(rest) {
+                        // Rare: a head with more fields than the usual
+                        // handful is parsed again with room for as many as
+                        // its bytes can hold.
+                        Err(httparse::Error::TooManyHeaders) => {
+                            let head = &rest[..rest.len().min(self.max_head)];
+                            let n = head.iter().filter(|&&b| b == b'\n').count() + 1;
+                            let mut many = vec![httparse::EMPTY_HEADER; n];
+                            let mut resp = httparse::Response::new(&mut many);
+                            let r = resp.parse(rest);
+                            self.head_parsed(r, &resp, rest.len(), &mut pos)?
                         }
-                        Ok(httparse::Status::Complete(n)) => {
-                            if n > self.max_head {
-                                return Err(ParseError::HeadTooLarge(self.max_head));
-                            }
-                            pos += n;
-                            let status = resp.code.unwrap_or(0);
-                            if (100..200).contains(&status) && status != 101 {
-                                // Interim response (e.g. 100 Continue): the real one follows.
-                                continue;
-                            }
-                            self.begin_body(status, resp.version.unwrap_or(1), resp.headers)?;
-                        }
-                        Err(e) => return Err(ParseError::Malformed(e.to_string())),
+                        r => self.head_parsed(r, &resp, rest.len(), &mut pos)?,
+                    };
+                    match parsed {
+                        HeadStep::Partial => return Ok(Step::NeedMore { consumed: pos }),
+                        HeadStep::Interim | HeadStep::Body => {}
                     }
                 }
                 State::Length { remaining } => {
@@ -212,6 +221,38 @@ impl ResponseParser {
             }
             State::Head if pending == 0 => Ok(None),
             _ => Err(ParseError::Truncated),
+        }
+    }
+
+    /// Takes the result of parsing a head from a slice of `len` bytes.
+    fn head_parsed(
+        &mut self,
+        r: httparse::Result<usize>,
+        resp: &httparse::Response<'_, '_>,
+        len: usize,
+        pos: &mut usize,
+    ) -> Result<HeadStep, ParseError> {
+        match r {
+            Ok(httparse::Status::Partial) => {
+                if len > self.max_head {
+                    return Err(ParseError::HeadTooLarge(self.max_head));
+                }
+                Ok(HeadStep::Partial)
+            }
+            Ok(httparse::Status::Complete(n)) => {
+                if n > self.max_head {
+                    return Err(ParseError::HeadTooLarge(self.max_head));
+                }
+                *pos += n;
+                let status = resp.code.unwrap_or(0);
+                if (100..200).contains(&status) && status != 101 {
+                    // Interim response (e.g. 100 Continue): the real one follows.
+                    return Ok(HeadStep::Interim);
+                }
+                self.begin_body(status, resp.version.unwrap_or(1), resp.headers)?;
+                Ok(HeadStep::Body)
+            }
+            Err(e) => Err(ParseError::Malformed(e.to_string())),
         }
     }
 
@@ -358,6 +399,39 @@ mod tests {
     fn interim_100_is_skipped() {
         let r = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
         assert_eq!(parse_all(r, 7).unwrap(), vec![(200, false)]);
+    }
+
+    #[test]
+    fn an_early_hints_and_a_continue_precede_the_answer() {
+        let r = b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(parse_all(r, 9).unwrap(), vec![(200, false)]);
+    }
+
+    #[test]
+    fn any_number_of_header_fields_that_fits_the_head_is_taken() {
+        let mut head = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+        for i in 0..3000 {
+            head.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        head.extend_from_slice(b"\r\nok");
+        assert!(head.len() < DEFAULT_MAX_HEAD);
+        for split in [1000, 4096] {
+            assert_eq!(
+                parse_all(&head, split).unwrap(),
+                vec![(200, false)],
+                "{split}"
+            );
+        }
+        // The bytes, not the count, are the limit.
+        let mut big = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while big.len() <= DEFAULT_MAX_HEAD {
+            big.extend_from_slice(b"a:\n");
+        }
+        big.extend_from_slice(b"\r\n");
+        assert!(matches!(
+            parse_all(&big, 4096),
+            Err(ParseError::HeadTooLarge(_))
+        ));
     }
 
     #[test]

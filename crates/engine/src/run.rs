@@ -1,6 +1,7 @@
 //! Runs a load: spawns the workers, gathers their per-second reports into
 //! one time series, and merges their histograms at the end.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -74,7 +75,9 @@ pub fn run(
     } else {
         None
     };
-    preflight(cfg, tls.as_ref())?;
+    // The first of the URL's addresses that accepts a connection is the
+    // one measured.
+    let addr = preflight(cfg, tls.as_ref())?;
 
     let threads = cfg.effective_threads();
     let mut wire = Vec::with_capacity(wire_one.len() * cfg.pipeline);
@@ -107,10 +110,11 @@ pub fn run(
         None => 0,
     };
     let plan = Arc::new(ThreadPlan {
-        addr: cfg.target.addr,
+        addr,
         wire,
         req_len: wire_one.len(),
         no_body: cfg.request.expects_no_body(),
+        idempotent: cfg.request.is_idempotent(),
         max_head: cfg.max_head,
         pipeline: cfg.pipeline,
         send_ahead: cfg.send_ahead.as_nanos() as Nanos,
@@ -236,12 +240,11 @@ fn wait_until(t: Nanos, stop: &AtomicBool) {
 /// certificate that is not trusted are the most common mistakes and deserve
 /// one line, not a run full of connect or handshake errors. Its TLS session
 /// is not kept: the run's first handshakes are as full as they would be.
-fn preflight(cfg: &LoadConfig, tls: Option<&TlsClient>) -> Result<(), RunError> {
+fn preflight(cfg: &LoadConfig, tls: Option<&TlsClient>) -> Result<SocketAddr, RunError> {
     let wait = cfg.timeout.min(Duration::from_secs(5));
     let own = tls.map(TlsClient::isolated);
-    dial_with(&cfg.target, own.as_ref(), wait)
-        .map(drop)
-        .map_err(RunError::Connect)
+    let conn = dial_with(&cfg.target, own.as_ref(), wait).map_err(RunError::Connect)?;
+    Ok(conn.peer().unwrap_or(cfg.target.addr))
 }
 
 #[cfg(test)]

@@ -99,6 +99,10 @@ pub struct ErrorCounts {
     /// short), before its timeout had passed.
     #[serde(default)]
     pub unanswered: u64,
+    /// Of `unanswered`: in flight when the run was interrupted, charged
+    /// what they had waited until the interrupt (not the timeout).
+    #[serde(default)]
+    pub interrupted: u64,
 }
 
 impl ErrorCounts {
@@ -111,6 +115,7 @@ impl ErrorCounts {
         self.status += o.status;
         self.parse += o.parse;
         self.unanswered += o.unanswered;
+        self.interrupted += o.interrupted;
     }
 
     /// Every request that went wrong: not answered, or answered with an
@@ -138,7 +143,7 @@ impl ErrorCounts {
             Failure::Read => &mut self.read,
             Failure::Parse => &mut self.parse,
             Failure::Timeout => &mut self.timeout,
-            Failure::Unanswered => &mut self.unanswered,
+            Failure::Unanswered | Failure::Interrupted => &mut self.unanswered,
         }
     }
 }
@@ -153,6 +158,9 @@ pub enum Failure {
     Parse,
     Timeout,
     Unanswered,
+    /// Still awaited when the run was interrupted: an `Unanswered` that
+    /// waited only until the interrupt.
+    Interrupted,
 }
 
 #[cfg(test)]

@@ -19,7 +19,12 @@ pub struct Target {
     pub host_header: String,
     /// Origin-form request target: path plus query.
     pub path: String,
+    /// The address the load goes to: the first of `addrs` until a
+    /// connection finds which of them answers (see [`crate::dial`]).
     pub addr: SocketAddr,
+    /// Every address the host resolved to, in the resolver's order (`localhost`
+    /// may give `::1` before `127.0.0.1`).
+    pub addrs: Vec<SocketAddr>,
 }
 
 /// A target travels as its URL and is resolved again where it arrives: a
@@ -91,10 +96,17 @@ impl Target {
             url::Host::Ipv6(a) => format!("[{a}]:{port}"),
             other => format!("{other}:{port}"),
         };
-        let addr = lookup
+        let mut addrs: Vec<SocketAddr> = Vec::new();
+        let resolved = lookup
             .to_socket_addrs()
-            .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?
-            .next()
+            .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?;
+        for a in resolved {
+            if !addrs.contains(&a) {
+                addrs.push(a);
+            }
+        }
+        let addr = *addrs
+            .first()
             .ok_or_else(|| ConfigError::new("URL", format!("{host_str} resolves to no address")))?;
         let mut path = url.path().to_string();
         if let Some(q) = url.query() {
@@ -112,6 +124,7 @@ impl Target {
             host_header,
             path,
             addr,
+            addrs,
         })
     }
 }

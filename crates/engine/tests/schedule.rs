@@ -84,11 +84,14 @@ fn the_rate_is_kept_and_every_send_is_in_the_lateness_record() {
 fn requests_do_not_run_ahead_of_the_schedule() {
     let _timing = timing();
     let (srv, arrivals) = recording_server();
-    let rps = 5_000.0;
+    // A rate the thread-per-connection test server keeps up with on a
+    // loaded 2-core machine: one that fell behind would make its first
+    // arrivals look early against the median.
+    let rps = 2_000.0;
     let o = go(&rate_config(&srv.url("/"), rps, 20));
     assert!(o.ledger().balances());
     let a = arrivals.lock().unwrap().clone();
-    assert!(a.len() > 10_000, "{} arrivals", a.len());
+    assert!(a.len() > 5_000, "{} arrivals", a.len());
     // The default window is 100 µs; a generator that sent bursts several
     // milliseconds ahead of time would break this by their size.
     let ahead = most_ahead(a, rps);
@@ -111,6 +114,7 @@ fn without_a_send_ahead_window_nothing_goes_out_before_its_time() {
     let s = o.schedule.as_ref().unwrap();
     assert!(s.sent > 4_000, "{s:?}");
     assert_eq!(s.sent_early, 0, "{s:?}");
+    assert_eq!(s.early_max_us, 0.0, "{s:?}");
     assert_eq!(s.send_ahead_us, 0.0);
 }
 
@@ -127,6 +131,7 @@ fn a_send_ahead_window_sends_early_within_it_and_says_so() {
     assert!(o.ledger().balances());
     let s = o.schedule.as_ref().unwrap();
     assert!(s.sent_early > s.sent / 4, "{s:?}");
+    assert!(s.early_max_us > 0.0 && s.early_max_us <= 1_000.0, "{s:?}");
     assert_eq!(s.send_ahead_us, 1_000.0);
     let ahead = most_ahead(arrivals.lock().unwrap().clone(), rps);
     assert!(

@@ -2,6 +2,7 @@
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::args::migrant;
 use crate::commands;
 use crate::usage::UsageError;
 
@@ -102,20 +103,22 @@ where
 }
 
 pub fn main() -> i32 {
-    let cli = match parse(std::env::args_os()) {
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(line) = migrant::single_dash_habit(&argv) {
+        eprintln!("fairbench: {line}");
+        return 2;
+    }
+    let cli = match parse(&argv) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.
             if e.use_stderr()
                 && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             {
-                eprintln!(
-                    "fairbench: {}",
-                    without_dash_dash_tip(
-                        one_line(&e.render().to_string()),
-                        &std::env::args().collect::<Vec<_>>()
-                    )
-                );
+                let line = migrant::hint(&argv, &e).unwrap_or_else(|| {
+                    without_dash_dash_tip(one_line(&e.render().to_string()), &argv)
+                });
+                eprintln!("fairbench: {line}");
             } else {
                 let _ = e.print();
             }
@@ -237,17 +240,44 @@ fn without_dash_dash_tip(line: String, argv: &[String]) -> String {
 }
 
 /// A clap error as one line, as every other usage error is: its first line
-/// (which names the flag and the value), with any tip it gives after it.
+/// (which names the flag and the value), what it lists when it ends in a
+/// colon (the missing arguments), and any tip it gives after it.
 fn one_line(rendered: &str) -> String {
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("invalid arguments");
     let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let mut listed = Vec::new();
+    let mut usage = None;
     for l in lines {
         if let Some(tip) = l.strip_prefix("tip: ") {
             out.push_str(&format!(" ({tip})"));
         } else if l.starts_with("[possible values:") {
             out.push_str(&format!(" {l}"));
+        } else if let Some(u) = l.strip_prefix("Usage: ") {
+            usage = Some(u);
+        } else if first.ends_with(':') && usage.is_none() {
+            listed.push(l);
+        }
+    }
+    if !listed.is_empty() {
+        out.push_str(&format!(" {}", listed.join(", ")));
+        if let Some(u) = usage {
+            out.push_str(&format!(" (usage: {u})"));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_missing_argument_is_named_with_the_usage() {
+        let rendered = "error: the following required arguments were not provided:\n  <URL>\n\nUsage: fairbench load [OPTIONS] <URL>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(rendered),
+            "the following required arguments were not provided: <URL> (usage: fairbench load [OPTIONS] <URL>)"
+        );
+    }
 }

@@ -128,12 +128,30 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         cores: s.cores,
         cpus: s.cpus.clone(),
         out_dir,
+        // Beside the log: one folder per start, as the log is one file.
+        conf_dir: s.log_path.with_extension("conf"),
         log_path: s.log_path.clone(),
         stop_grace: s.stop_grace,
         extra_env: Vec::new(),
     };
     let spec = launch::spec(&server, s.mode, s.response, &params)
         .map_err(|e| StartError::Spec(e.to_string()))?;
+    let templates = server
+        .modes
+        .get(s.mode)
+        .is_some_and(|m| !m.templates.is_empty());
+    if templates {
+        // Written on this machine, where a namespace's server reads them too.
+        if let Host::Ssh(_) = host {
+            return Err(StartError::Spec(format!(
+                "{}: config-file templates are written on this machine, and the server runs on {}: run it here or in a namespace",
+                s.server.name,
+                host.label()
+            )));
+        }
+        launch::render_templates(&server, s.mode, s.response, &params)
+            .map_err(|e| StartError::Spec(format!("templates: {e}")))?;
+    }
     let process = host
         .start_server(&spec, port, s.ready_timeout)
         .map_err(StartError::Start)?;
@@ -147,7 +165,10 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         return Err(e);
     }
     let id = s.case_id();
-    let deviations = &s.server.response(s.response).known_deviations;
+    let deviations = &s
+        .server
+        .response(s.response)
+        .deviations_for(&s.scenario.name);
     let parity = host
         .with_loopback(port, |p| {
             parity::inspect(p, s.scenario, &id, deviations, &s.inspect)

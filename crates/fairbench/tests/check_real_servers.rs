@@ -66,7 +66,17 @@ fn normalized_variants_of_every_runnable_server_pass_and_match_go_nethttp() {
                 ));
             }
         }
-        if c["server"] == "go-nethttp" || c["row"].is_null() {
+        // A difference made entirely of the manifest's known deviations
+        // (nginx's Server and Connection headers) is a documented warn.
+        let documented_bytes = c["rules"].as_array().unwrap().iter().any(|r| {
+            r["rule"] == "reference-bytes"
+                && r["grade"] == "warn"
+                && r["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("all from known deviations")
+        });
+        if c["server"] == "go-nethttp" || c["row"].is_null() || documented_bytes {
             continue;
         }
         let go = case(
@@ -98,4 +108,90 @@ fn normalized_variants_of_every_runnable_server_pass_and_match_go_nethttp() {
     );
     run.expect_code(0);
     assert_eq!(r["ok"], true);
+}
+
+/// nginx (Debian's; scripts/setup-test-deps.sh installs it) in the zoo:
+/// every variant and scenario meets its contract, started from its
+/// templated nginx.conf, and the normalized bytes differ from go-nethttp's
+/// only by the headers its manifest documents.
+#[test]
+fn nginx_passes_its_contracts() {
+    let zoo = Zoo::load(&repo()).unwrap();
+    let present = Prober::new()
+        .probe(&zoo.server("nginx").expect("servers/nginx").toolchain)
+        .is_present();
+    if !present {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("nginx is not installed, and CI=true requires it (scripts/setup-test-deps.sh installs it)");
+        }
+        eprintln!("SKIPPED nginx_passes_its_contracts: nginx is not installed (apt-get install nginx-light)");
+        return;
+    }
+    let root = repo();
+    let run = fairbench(
+        &[
+            "check",
+            "--root",
+            root.to_str().unwrap(),
+            "--servers",
+            "nginx,go-nethttp",
+            "--json",
+        ],
+        &[],
+        "real-nginx",
+    );
+    run.expect_code(0);
+    let r = run.json();
+    let nginx: Vec<&serde_json::Value> = r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["server"] == "nginx")
+        .collect();
+    assert_eq!(nginx.len(), 6, "{}", run.stderr);
+    for c in nginx {
+        let who = format!("{} {}", c["variant"], c["scenario"]);
+        assert_ne!(c["grade"], "fail", "{who}: {c:#}");
+        for rule in c["rules"].as_array().unwrap() {
+            let detail = rule["detail"].as_str().unwrap();
+            match (
+                c["variant"].as_str().unwrap(),
+                rule["grade"].as_str().unwrap(),
+            ) {
+                (_, "pass") => {}
+                // Normalized: only what server.toml documents.
+                ("native/normalized", "warn") => {
+                    assert!(detail.contains("known deviation"), "{who}: {rule}")
+                }
+                // Default: nginx as a user configures it (no charset, its
+                // own headers), never more than a warn.
+                ("native/default", "warn") => assert!(
+                    ["content-type", "extra-headers", "reference-bytes"]
+                        .contains(&rule["rule"].as_str().unwrap()),
+                    "{who}: {rule}"
+                ),
+                _ => panic!("{who}: {rule}"),
+            }
+        }
+        assert_eq!(c["row"]["ipv4"], true, "{who}");
+        assert_eq!(c["row"]["ipv6"], true, "{who}");
+    }
+    // And `make quick` measures it: the quick suite's plan has its cases.
+    let dir = tempfile::tempdir().unwrap();
+    let out = support::command()
+        .current_dir(dir.path())
+        .args(["run", "--suite", "quick", "--dry-run", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{plan}");
+    for v in ["default", "normalized"] {
+        for sc in ["static", "dynamic"] {
+            assert!(
+                plan.contains(&format!("nginx native/{v} {sc} 1c")),
+                "nginx native/{v} {sc} not in the quick plan:\n{plan}"
+            );
+        }
+    }
 }

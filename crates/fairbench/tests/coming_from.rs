@@ -1,4 +1,4 @@
-//! The README's "Coming from wrk, wrk2, ab or oha" table: every fairbench
+//! The README's "Coming from wrk, wrk2, ab, hey or oha" table: every fairbench
 //! command in it is run as written, against local test servers put in place
 //! of its URLs, and what its row promises is checked in the output.
 
@@ -18,7 +18,7 @@ fn rows() -> Vec<(String, String)> {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
             .expect("README.md");
     let section = readme
-        .split("### Coming from wrk, wrk2, ab or oha")
+        .split("### Coming from wrk, wrk2, ab, hey or oha")
         .nth(1)
         .expect("the README has the section");
     section
@@ -92,7 +92,7 @@ fn every_row_of_the_readme_table_runs() {
         .iter()
         .map(|(t, _)| t.split(' ').next().unwrap())
         .collect();
-    for tool in ["wrk", "wrk2", "ab", "oha", "curl"] {
+    for tool in ["wrk", "wrk2", "ab", "hey", "oha", "curl"] {
         assert!(tools.contains(&tool), "no {tool} row: {tools:?}");
     }
     let dir = tempfile::tempdir().unwrap();

@@ -646,6 +646,7 @@ mod tests {
         let dev = [Deviation {
             target: DeviationTarget::Rule(Rule::ContentType),
             reason: "framework".into(),
+            scenario: None,
         }];
         let ctx = GradeContext {
             response: ResponseKind::Normalized,

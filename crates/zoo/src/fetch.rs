@@ -72,6 +72,9 @@ pub struct RawResponse {
     pub body: Vec<u8>,
     /// Bytes that arrived after the message ended.
     pub excess: usize,
+    /// Interim (1xx) responses that came before this one (`103 Early
+    /// Hints`, `100 Continue`), exactly as received.
+    pub interim: Vec<u8>,
     pub elapsed: Duration,
 }
 
@@ -197,7 +200,7 @@ pub fn exchange<S: Read + Write>(
     loop {
         if let Some(done) = complete(&buf, head_only)? {
             let mut r = done;
-            r.excess = linger(s, r.bytes.len(), &buf, &read_timeout);
+            r.excess = linger(s, r.interim.len() + r.bytes.len(), &buf, &read_timeout);
             r.elapsed = start.elapsed();
             return Ok(r);
         }
@@ -245,7 +248,7 @@ pub fn exchange<S: Read + Write>(
 /// ends at the end of `bytes`.
 pub fn parse(bytes: &[u8]) -> Result<RawResponse, FetchError> {
     if let Some(mut r) = complete(bytes, false)? {
-        r.excess = bytes.len() - r.bytes.len();
+        r.excess = bytes.len() - r.interim.len() - r.bytes.len();
         return Ok(r);
     }
     close_delimited(bytes, false)?.ok_or_else(|| FetchError::Closed {
@@ -303,7 +306,11 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, FetchError> {
                         .collect(),
                 }))
             }
-            Err(httparse::Error::TooManyHeaders) if n < 1024 => n *= 4,
+            // No count limit but the head's own bytes: room for a field
+            // per line it holds (as the load engine parses).
+            Err(httparse::Error::TooManyHeaders) if n == 32 => {
+                n = buf.iter().filter(|&&b| b == b'\n').count() + 1;
+            }
             Err(e) => {
                 return Err(FetchError::Malformed {
                     reason: format!("{e} in the status line or headers"),
@@ -380,12 +387,40 @@ fn response(head: Head, framing: Framing, buf: &[u8], end: usize, body: Vec<u8>)
         framing,
         body,
         excess: 0,
+        interim: Vec::new(),
         elapsed: Duration::ZERO,
     }
 }
 
-/// The response, if `buf` holds a complete one whose end the framing tells.
+/// How many bytes of `buf` are interim (1xx) responses before the final
+/// one; `None` until the final one's head has begun to arrive whole.
+fn interim_len(buf: &[u8]) -> Result<Option<usize>, FetchError> {
+    let mut at = 0;
+    loop {
+        let Some(head) = parse_head(&buf[at..])? else {
+            return Ok(None);
+        };
+        if head.status / 100 != 1 || head.status == 101 {
+            return Ok(Some(at));
+        }
+        at += head.len;
+    }
+}
+
+/// The final response, if `buf` holds a complete one whose end the framing
+/// tells, with the interim responses before it.
 fn complete(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, FetchError> {
+    let Some(skip) = interim_len(buf)? else {
+        return Ok(None);
+    };
+    let Some(mut r) = complete_final(&buf[skip..], head_only)? else {
+        return Ok(None);
+    };
+    r.interim = buf[..skip].to_vec();
+    Ok(Some(r))
+}
+
+fn complete_final(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, FetchError> {
     let Some(head) = parse_head(buf)? else {
         return Ok(None);
     };
@@ -415,7 +450,11 @@ fn complete(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, FetchErr
 }
 
 /// At connection close: a close-delimited body is complete now.
-fn close_delimited(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, FetchError> {
+fn close_delimited(all: &[u8], head_only: bool) -> Result<Option<RawResponse>, FetchError> {
+    let Some(skip) = interim_len(all)? else {
+        return Ok(None);
+    };
+    let buf = &all[skip..];
     let Some(head) = parse_head(buf)? else {
         return Ok(None);
     };
@@ -423,7 +462,9 @@ fn close_delimited(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, F
         (Framing::Close, _) => {
             let body = buf[head.len..].to_vec();
             let end = buf.len();
-            Ok(Some(response(head, Framing::Close, buf, end, body)))
+            let mut r = response(head, Framing::Close, buf, end, body);
+            r.interim = all[..skip].to_vec();
+            Ok(Some(r))
         }
         _ => Ok(None),
     }

@@ -20,6 +20,8 @@ pub struct LaunchParams {
     pub cpus: Option<Vec<usize>>,
     /// The mode's build output (`BuildOutcome::out_dir`).
     pub out_dir: PathBuf,
+    /// `{conf}`: where the mode's templates are written for this start.
+    pub conf_dir: PathBuf,
     pub log_path: PathBuf,
     pub stop_grace: Duration,
     /// Added last, overriding everything else (e.g. a test's marker).
@@ -32,6 +34,8 @@ pub enum LaunchError {
     UnknownMode(String),
     #[error("mode {mode} is unsupported: {reason}")]
     Unsupported { mode: String, reason: String },
+    #[error("{file}: {message}")]
+    Template { file: String, message: String },
 }
 
 /// The process spec for `mode`/`response` of `server`.
@@ -54,15 +58,7 @@ pub fn spec(
             })
         }
     };
-    let mut v: HashMap<&str, String> = HashMap::new();
-    v.insert("dir", server.dir.display().to_string());
-    v.insert("out", p.out_dir.display().to_string());
-    v.insert("files", server.files_dir.display().to_string());
-    v.insert("port", p.port.to_string());
-    v.insert("cores", p.cores.to_string());
-    v.insert("scenario", p.scenario.clone());
-    v.insert("response", response.as_str().to_string());
-    v.insert("mode", mode_name.to_string());
+    let v = values(server, mode_name, response, p);
 
     let mut env: Vec<(String, String)> = vec![
         ("PORT".into(), v["port"].clone()),
@@ -86,4 +82,54 @@ pub fn spec(
     spec.cpus = p.cpus.clone();
     spec.stop_grace = p.stop_grace;
     Ok(spec)
+}
+
+/// Every placeholder's value for one start.
+fn values<'a>(
+    server: &Server,
+    mode_name: &str,
+    response: ResponseKind,
+    p: &LaunchParams,
+) -> HashMap<&'a str, String> {
+    let mut v: HashMap<&str, String> = HashMap::new();
+    v.insert("dir", server.dir.display().to_string());
+    v.insert("out", p.out_dir.display().to_string());
+    v.insert("files", server.files_dir.display().to_string());
+    v.insert("port", p.port.to_string());
+    v.insert("cores", p.cores.to_string());
+    v.insert("scenario", p.scenario.clone());
+    v.insert("response", response.as_str().to_string());
+    v.insert("mode", mode_name.to_string());
+    v.insert("conf", p.conf_dir.display().to_string());
+    v
+}
+
+/// Writes the mode's templates, placeholders filled, to `p.conf_dir`: the
+/// config files a server reads its port (and cores, scenario, ...) from.
+/// Nothing is written for a mode without templates.
+pub fn render_templates(
+    server: &Server,
+    mode_name: &str,
+    response: ResponseKind,
+    p: &LaunchParams,
+) -> Result<(), LaunchError> {
+    let Some(mode) = server.modes.get(mode_name) else {
+        return Err(LaunchError::UnknownMode(mode_name.to_string()));
+    };
+    if mode.templates.is_empty() {
+        return Ok(());
+    }
+    let v = values(server, mode_name, response, p);
+    let failed = |file: &str, e: std::io::Error| LaunchError::Template {
+        file: file.to_string(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(&p.conf_dir)
+        .map_err(|e| failed(&p.conf_dir.display().to_string(), e))?;
+    for name in &mode.templates {
+        let text = std::fs::read_to_string(server.dir.join(name)).map_err(|e| failed(name, e))?;
+        std::fs::write(p.conf_dir.join(name), placeholder::substitute(&text, &v))
+            .map_err(|e| failed(name, e))?;
+    }
+    Ok(())
 }

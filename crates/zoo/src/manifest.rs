@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{parse_toml, DefinitionError};
-use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS};
+use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS};
 use crate::rule::Rule;
 use crate::token::is_token;
 
@@ -39,6 +39,9 @@ pub struct Server {
     pub modes: IndexMap<String, Mode>,
     pub default_response: ResponseConfig,
     pub normalized_response: ResponseConfig,
+    /// The scenarios the server implements, when it says (`scenarios =
+    /// [...]`); the others are skipped with one line, never failed.
+    pub scenarios: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -63,6 +66,10 @@ pub struct Mode {
     pub params: IndexMap<String, String>,
     /// Why this mode cannot run, when it cannot (e.g. AOT with dart:mirrors).
     pub unsupported: Option<String>,
+    /// Config files in the server folder whose run placeholders are filled
+    /// at each start and written to `{conf}/<file name>`: how a server that
+    /// reads its port from a config file (nginx, Caddy, HAProxy) gets it.
+    pub templates: Vec<String>,
 }
 
 /// The response shape a variant produces.
@@ -112,6 +119,9 @@ pub struct ResponseConfig {
 pub struct Deviation {
     pub target: DeviationTarget,
     pub reason: String,
+    /// Only in this scenario; `None`: in every scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -137,7 +147,25 @@ impl fmt::Display for Variant {
     }
 }
 
+impl ResponseConfig {
+    /// The known deviations that apply in `scenario`.
+    pub fn deviations_for(&self, scenario: &str) -> Vec<Deviation> {
+        self.known_deviations
+            .iter()
+            .filter(|d| d.scenario.as_deref().is_none_or(|s| s == scenario))
+            .cloned()
+            .collect()
+    }
+}
+
 impl Server {
+    /// Whether the server implements `scenario` (all, unless it lists them).
+    pub fn implements(&self, scenario: &str) -> bool {
+        self.scenarios
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|s| s == scenario))
+    }
+
     pub fn response(&self, kind: ResponseKind) -> &ResponseConfig {
         match kind {
             ResponseKind::Default => &self.default_response,
@@ -196,6 +224,8 @@ struct RawManifest {
     build: Option<RawBuild>,
     modes: IndexMap<String, RawMode>,
     responses: RawResponses,
+    #[serde(default)]
+    scenarios: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -233,6 +263,8 @@ struct RawMode {
     params: IndexMap<String, String>,
     #[serde(default)]
     unsupported: Option<String>,
+    #[serde(default)]
+    templates: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -259,6 +291,8 @@ struct RawDeviation {
     #[serde(default)]
     rule: Option<String>,
     reason: String,
+    #[serde(default)]
+    scenario: Option<String>,
 }
 
 /// Collects every problem instead of stopping at the first, so that one run
@@ -291,11 +325,36 @@ impl Checker<'_> {
             if let Some(p) = placeholder::first_unknown(a, allowed) {
                 self.err(
                     format!("{field}[{i}]"),
-                    format!(
-                        "unknown placeholder {{{p}}}; expected one of {}",
-                        braces(allowed)
-                    ),
+                    placeholder::unknown_message(p, allowed),
                 );
+            }
+        }
+    }
+
+    /// A config file to fill at each start: a plain file name in the server
+    /// folder, readable, with run placeholders only.
+    fn template(&mut self, field: &str, dir: &Path, name: &str) {
+        let plain = !name.is_empty()
+            && Path::new(name).file_name().map(|f| f.to_string_lossy()) == Some(name.into());
+        if !plain {
+            self.err(
+                field,
+                format!("expected the name of a file in the server folder, found {name:?}"),
+            );
+            return;
+        }
+        match std::fs::read_to_string(dir.join(name)) {
+            Err(e) => self.err(field, format!("cannot read {name}: {e}")),
+            Ok(text) => {
+                if let Some(p) = placeholder::first_unknown(&text, TEMPLATE_PLACEHOLDERS) {
+                    self.err(
+                        field,
+                        format!(
+                            "{name}: {}",
+                            placeholder::unknown_message(p, TEMPLATE_PLACEHOLDERS)
+                        ),
+                    );
+                }
             }
         }
     }
@@ -311,22 +370,11 @@ impl Checker<'_> {
             if let Some(p) = placeholder::first_unknown(v, allowed) {
                 self.err(
                     format!("{field}.{k}"),
-                    format!(
-                        "unknown placeholder {{{p}}}; expected one of {}",
-                        braces(allowed)
-                    ),
+                    placeholder::unknown_message(p, allowed),
                 );
             }
         }
     }
-}
-
-fn braces(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("{{{n}}}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn is_mode_name(s: &str) -> bool {
@@ -431,6 +479,9 @@ fn validate(
         if let Some(reason) = &m.unsupported {
             c.non_empty(&format!("{f}.unsupported"), reason);
         }
+        for (i, t) in m.templates.iter().enumerate() {
+            c.template(&format!("{f}.templates[{i}]"), dir, t);
+        }
         c.env(&format!("{f}.env"), &m.env, RUN_PLACEHOLDERS);
         c.env(&format!("{f}.build_env"), &m.build_env, BUILD_PLACEHOLDERS);
         modes.insert(
@@ -444,6 +495,7 @@ fn validate(
                 build_env: m.build_env,
                 params: m.params,
                 unsupported: m.unsupported,
+                templates: m.templates,
             },
         );
     }
@@ -484,9 +536,13 @@ fn validate(
                     continue;
                 }
             };
+            if let Some(sc) = &d.scenario {
+                c.non_empty(&format!("{df}.scenario"), sc);
+            }
             known.push(Deviation {
                 target,
                 reason: d.reason,
+                scenario: d.scenario,
             });
         }
         ResponseConfig {
@@ -496,6 +552,14 @@ fn validate(
     };
     let default_response = response("default", raw.responses.default, &mut c);
     let normalized_response = response("normalized", raw.responses.normalized, &mut c);
+    if let Some(list) = &raw.scenarios {
+        if list.is_empty() {
+            c.err(
+                "scenarios",
+                "expected the names of the scenarios the server implements, e.g. [\"static\", \"file\"] (leave the field out for all)",
+            );
+        }
+    }
 
     if !c.errors.is_empty() {
         return Err(c.errors);
@@ -526,6 +590,7 @@ fn validate(
         modes,
         default_response,
         normalized_response,
+        scenarios: raw.scenarios,
     })
 }
 
@@ -644,6 +709,87 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
     fn run_required_unless_unsupported() {
         let e = load(&GOOD.replace("run = [\"{out}/server\"]\n", "")).unwrap_err();
         assert_eq!(e[0].field.as_deref(), Some("modes.native.run"));
+    }
+
+    #[test]
+    fn a_placeholder_in_the_wrong_case_is_an_error_naming_it() {
+        let e = load(&GOOD.replace(
+            "run = [\"{out}/server\"]",
+            "run = [\"{out}/server\", \"{PORT}\"]",
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e[0].field.as_deref(),
+            Some("modes.native.run[1]"),
+            "{}",
+            e[0]
+        );
+        assert!(
+            e[0].message.contains("{PORT}") && e[0].message.contains("use {port}"),
+            "{}",
+            e[0]
+        );
+    }
+
+    #[test]
+    fn scenarios_listed_and_deviations_scoped() {
+        let s = load(
+            &GOOD
+                .replace(
+                    "[toolchain]",
+                    "scenarios = [\"static\", \"dynamic\"]\n[toolchain]",
+                )
+                .replace(
+                    "reason = \"always added\" }",
+                    "reason = \"always added\", scenario = \"dynamic\" }",
+                ),
+        )
+        .unwrap();
+        assert!(s.implements("static") && !s.implements("file"));
+        assert!(load(GOOD).unwrap().implements("file"));
+        let n = &s.normalized_response;
+        assert_eq!(n.deviations_for("dynamic").len(), 1);
+        assert_eq!(n.deviations_for("static").len(), 0);
+        let e = load(&GOOD.replace("[toolchain]", "scenarios = []\n[toolchain]")).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("scenarios"), "{}", e[0]);
+    }
+
+    #[test]
+    fn templates_are_files_of_the_folder_with_known_placeholders() {
+        let with = |name: &str, body: Option<&str>| {
+            let dir = tempfile::tempdir().unwrap();
+            let sdir = dir.path().join("demo");
+            std::fs::create_dir(&sdir).unwrap();
+            if let Some(b) = body {
+                std::fs::write(sdir.join("app.conf"), b).unwrap();
+            }
+            let text = GOOD.replace(
+                "run = [\"{out}/server\"]",
+                &format!(
+                    "templates = [\"{name}\"]\nrun = [\"{{out}}/server\", \"{{conf}}/app.conf\"]"
+                ),
+            );
+            std::fs::write(sdir.join("server.toml"), text).unwrap();
+            Server::load(&sdir, Path::new("servers/demo/server.toml"))
+        };
+        let ok = with("app.conf", Some("listen {port};\nhttp { ${x} }\n")).unwrap();
+        assert_eq!(ok.modes["native"].templates, vec!["app.conf"]);
+        let e = with("app.conf", Some("listen {PORT};\n")).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("modes.native.templates[0]"));
+        assert!(
+            e[0].message
+                .contains("app.conf: unknown placeholder {PORT}"),
+            "{}",
+            e[0]
+        );
+        let e = with("app.conf", None).unwrap_err();
+        assert!(e[0].message.contains("cannot read app.conf"), "{}", e[0]);
+        let e = with("../app.conf", Some("")).unwrap_err();
+        assert!(
+            e[0].message.contains("a file in the server folder"),
+            "{}",
+            e[0]
+        );
     }
 
     #[test]

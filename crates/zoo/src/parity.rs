@@ -46,6 +46,9 @@ pub struct RawExchange {
     pub addr: String,
     #[serde(serialize_with = "lossy")]
     pub request: Vec<u8>,
+    /// Interim (1xx) responses received before the final one.
+    #[serde(serialize_with = "lossy", skip_serializing_if = "Vec::is_empty")]
+    pub interim: Vec<u8>,
     /// Everything received, also when the response was incomplete.
     #[serde(serialize_with = "lossy")]
     pub response: Vec<u8>,
@@ -174,6 +177,7 @@ pub fn inspect(
             report.raw = Some(RawExchange {
                 addr: addr.to_string(),
                 request: req,
+                interim: resp.interim.clone(),
                 response: resp.bytes.clone(),
                 error: None,
             });
@@ -205,12 +209,14 @@ fn exchange(addr: SocketAddr, req: &[u8], r: &Result<RawResponse, FetchError>) -
         Ok(resp) => RawExchange {
             addr: addr.to_string(),
             request: req.to_vec(),
+            interim: resp.interim.clone(),
             response: resp.bytes.clone(),
             error: None,
         },
         Err(e) => RawExchange {
             addr: addr.to_string(),
             request: req.to_vec(),
+            interim: Vec::new(),
             response: e.partial().to_vec(),
             error: Some(e.to_string()),
         },

@@ -7,18 +7,25 @@ pub const BUILD_PLACEHOLDERS: &[&str] = &["dir", "out", "files"];
 /// Placeholders valid in the run command and run env: build ones plus the
 /// per-start values.
 pub const RUN_PLACEHOLDERS: &[&str] = &[
-    "dir", "out", "files", "port", "cores", "scenario", "response", "mode",
+    "dir", "out", "files", "port", "cores", "scenario", "response", "mode", "conf",
 ];
+/// Placeholders valid in a mode's `templates` files: the run ones, `{conf}`
+/// included (a pid file or temporary folder of the start's own).
+pub const TEMPLATE_PLACEHOLDERS: &[&str] = RUN_PLACEHOLDERS;
 
-/// The placeholder names used in `s`: `{word}` where word is lowercase
-/// letters/underscores. Anything else in braces (JSON, Go templates) is text.
+/// The placeholder names used in `s`: `{word}` where word is letters and
+/// underscores, in any case, so that `{PORT}` is seen (and rejected: the
+/// known ones are lower case) rather than silently left in place. Anything
+/// else in braces (JSON, Go templates) is text, and so is a shell's or
+/// nginx's `${NAME}`.
 pub fn names(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = s;
     while let Some(i) = rest.find('{') {
         let after = &rest[i + 1..];
+        let dollar = rest[..i].ends_with('$');
         match after.find('}') {
-            Some(j) if is_word(&after[..j]) => {
+            Some(j) if is_word(&after[..j]) && !dollar => {
                 out.push(&after[..j]);
                 rest = &after[j + 1..];
             }
@@ -29,12 +36,28 @@ pub fn names(s: &str) -> Vec<&str> {
 }
 
 fn is_word(w: &str) -> bool {
-    !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+    !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
 }
 
 /// The first placeholder in `s` not in `allowed`, if any.
 pub fn first_unknown<'a>(s: &'a str, allowed: &[&str]) -> Option<&'a str> {
     names(s).into_iter().find(|n| !allowed.contains(n))
+}
+
+/// The error for an unknown placeholder `p`: what is known, and the known
+/// one it is in the wrong case of, if any.
+pub fn unknown_message(p: &str, allowed: &[&str]) -> String {
+    let list = allowed
+        .iter()
+        .map(|n| format!("{{{n}}}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let lower = p.to_ascii_lowercase();
+    if lower != p && allowed.contains(&lower.as_str()) {
+        format!("unknown placeholder {{{p}}}: placeholders are lower case, use {{{lower}}}; expected one of {list}")
+    } else {
+        format!("unknown placeholder {{{p}}}; expected one of {list}")
+    }
 }
 
 /// Replaces every known placeholder; unknown ones were rejected at load time
@@ -46,7 +69,11 @@ pub fn substitute(s: &str, values: &HashMap<&str, String>) -> String {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
         match after.find('}') {
-            Some(j) if is_word(&after[..j]) && values.contains_key(&after[..j]) => {
+            Some(j)
+                if is_word(&after[..j])
+                    && values.contains_key(&after[..j])
+                    && !rest[..i].ends_with('$') =>
+            {
                 out.push_str(&values[&after[..j]]);
                 rest = &after[j + 1..];
             }
@@ -75,6 +102,22 @@ mod tests {
             Some("oops")
         );
         assert_eq!(first_unknown("{port}", BUILD_PLACEHOLDERS), Some("port"));
+    }
+
+    #[test]
+    fn a_placeholder_in_the_wrong_case_is_unknown_and_named() {
+        assert_eq!(
+            first_unknown("--port={PORT}", RUN_PLACEHOLDERS),
+            Some("PORT")
+        );
+        let m = unknown_message("PORT", RUN_PLACEHOLDERS);
+        assert!(
+            m.starts_with("unknown placeholder {PORT}: placeholders are lower case, use {port}"),
+            "{m}"
+        );
+        // A shell's or nginx's ${NAME} is theirs.
+        assert_eq!(first_unknown("exec srv ${PORT}", RUN_PLACEHOLDERS), None);
+        assert_eq!(names("${port} {port}"), vec!["port"]);
     }
 
     #[test]

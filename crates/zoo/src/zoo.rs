@@ -59,7 +59,51 @@ impl Zoo {
                 Err(e) => zoo.errors.extend(e),
             }
         }
+        zoo.check_scenario_names();
         Ok(zoo)
+    }
+
+    /// A manifest's scenario names (the list it implements, a deviation's
+    /// scope) must name scenarios that exist; a server with a wrong one is
+    /// invalid like any other manifest error.
+    fn check_scenario_names(&mut self) {
+        let known: Vec<String> = self.scenarios.iter().map(|s| s.name.clone()).collect();
+        let mut errors = Vec::new();
+        self.servers.retain(|s| {
+            let shown = relative(&self.root, &s.manifest_path);
+            let unknown = |field: String, name: &str| {
+                DefinitionError::field(
+                    &shown,
+                    field,
+                    format!(
+                        "no scenario named {name:?}; there are: {}",
+                        known.join(", ")
+                    ),
+                )
+            };
+            let before = errors.len();
+            for (i, name) in s.scenarios.iter().flatten().enumerate() {
+                if !known.contains(name) {
+                    errors.push(unknown(format!("scenarios[{i}]"), name));
+                }
+            }
+            for kind in crate::manifest::ResponseKind::ALL {
+                for (i, d) in s.response(kind).known_deviations.iter().enumerate() {
+                    if let Some(name) = d
+                        .scenario
+                        .as_deref()
+                        .filter(|n| !known.contains(&n.to_string()))
+                    {
+                        errors.push(unknown(
+                            format!("responses.{kind}.known_deviations[{i}].scenario"),
+                            name,
+                        ));
+                    }
+                }
+            }
+            errors.len() == before
+        });
+        self.errors.extend(errors);
     }
 
     pub fn server(&self, name: &str) -> Option<&Server> {

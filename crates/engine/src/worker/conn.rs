@@ -27,14 +27,6 @@ pub(crate) enum State {
     Idle,
 }
 
-impl State {
-    /// Being opened: its connect (or handshake) time is measured when the
-    /// loop sees it finish, so the loop must not sleep through that.
-    pub fn opening(&self) -> bool {
-        matches!(self, State::Connecting { .. } | State::Handshaking { .. })
-    }
-}
-
 pub(crate) struct Conn {
     pub stream: Option<Transport>,
     pub state: State,
@@ -56,6 +48,15 @@ pub(crate) struct Conn {
     /// When a read last found the socket empty: nothing read later can have
     /// arrived before it. The floor for a receive timestamp.
     pub drained_at: Nanos,
+    /// The socket's receive low-water mark: 1 (every byte wakes the thread)
+    /// or [`super::LOW_WATER`] (answers are polled; reading late).
+    pub lowat: usize,
+    /// Polls in a row that found nothing (reading late).
+    pub empty_polls: u8,
+    /// In the worker's list of polled connections.
+    pub polled: bool,
+    /// The loop turn in which it was last read.
+    pub read_turn: u64,
 }
 
 impl super::free::Slot for Conn {
@@ -98,6 +99,10 @@ impl Conn {
             listed_at: None,
             failures: 0,
             drained_at: 0,
+            lowat: 1,
+            empty_polls: 0,
+            polled: false,
+            read_turn: 0,
         }
     }
 
@@ -109,6 +114,14 @@ impl Conn {
         self.inflight.clear();
         self.to_write = 0;
         self.write_pos = 0;
+        // A new socket's mark is the kernel's default.
+        self.lowat = 1;
+        self.empty_polls = 0;
+    }
+
+    /// Open, with a request in flight.
+    pub fn busy(&self) -> bool {
+        self.state == State::Open && !self.inflight.is_empty()
     }
 
     /// An idle slot has room too: a request given to it opens its

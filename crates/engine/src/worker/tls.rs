@@ -86,6 +86,26 @@ impl Transport {
         Ok(())
     }
 
+    /// Wakes a reader only once `bytes` are queued (`SO_RCVLOWAT`); the end
+    /// of the stream, a reset and write space wake it regardless.
+    pub fn set_low_water(&self, bytes: usize) -> io::Result<()> {
+        let n = bytes.min(libc::c_int::MAX as usize) as libc::c_int;
+        // SAFETY: a valid descriptor and an int option of the right size.
+        let r = unsafe {
+            libc::setsockopt(
+                self.tcp().as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&n as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Plaintext from `data`, as much as is taken.
     #[inline]
     pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {

@@ -8,6 +8,7 @@ mod count;
 mod cpus;
 mod duration;
 mod format;
+pub mod migrant;
 mod percentiles;
 mod root;
 mod run;

@@ -299,6 +299,31 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             });
             continue;
         }
+        let scenarios: Vec<&&Scenario> = plan
+            .scenarios
+            .iter()
+            .filter(|sc| {
+                let yes = server.implements(&sc.name);
+                if !yes {
+                    let reason = format!(
+                        "{}: not implemented (server.toml lists {})",
+                        sc.name,
+                        server.scenarios.as_deref().unwrap_or_default().join(", ")
+                    );
+                    eprintln!("skip {} {reason}", server.name);
+                    skipped.push(Skipped {
+                        server: server.name.clone(),
+                        mode: None,
+                        reason,
+                    });
+                }
+                yes
+            })
+            .collect();
+        if scenarios.is_empty() {
+            // Nothing to check: no build either.
+            continue;
+        }
         let modes: Vec<&String> = match &plan.mode {
             Some(m) => match server.modes.get_key_value(m) {
                 Some((name, _)) => vec![name],
@@ -347,11 +372,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                         crate::note!("  | {l}");
                     }
                     for &resp in &plan.responses {
-                        for sc in &plan.scenarios {
+                        for sc in &scenarios {
                             let id = case_id(server, mode_name, resp, sc);
                             let mut c = CaseReport::failed(
                                 &id,
-                                &server.response(resp).known_deviations,
+                                &server.response(resp).deviations_for(&sc.name),
                                 Rule::Build,
                                 e.to_string(),
                             );
@@ -366,7 +391,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 }
             };
             for &resp in &plan.responses {
-                for sc in &plan.scenarios {
+                for sc in &scenarios {
                     if crate::interrupt::interrupted() {
                         break 'servers;
                     }
@@ -397,6 +422,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     }
 
     apply_reference(&mut cases, &args.reference);
+    if !cases.is_empty() && !cases.iter().any(|c| c.server == args.reference) {
+        eprintln!("{}", reference_absent(&zoo, &plan, &args.reference));
+    }
     let interrupted = crate::interrupt::interrupted();
     let case_failed = cases.iter().any(|c| {
         c.grade == Grade::Fail
@@ -460,6 +488,30 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     Ok(if ok { 0 } else { 1 })
 }
 
+/// One line: the byte comparison with the reference did not happen, and
+/// why, so that an empty VS column is not read as "no difference".
+fn reference_absent(zoo: &Zoo, plan: &CheckSelection, reference: &str) -> String {
+    let (why, remedy) = if zoo.server(reference).is_none() {
+        (
+            format!("there is no servers/{reference} in this root"),
+            format!("copy servers/{reference} from fairbench's own zoo, or name another with --reference"),
+        )
+    } else if !plan.servers.iter().any(|s| s.name == reference) {
+        (
+            "--servers does not select it".to_string(),
+            format!("add {reference} to --servers"),
+        )
+    } else {
+        (
+            "it was skipped, see above".to_string(),
+            "make it runnable here".to_string(),
+        )
+    };
+    format!(
+        "note: the reference server {reference} is not part of this check ({why}): each response was graded against its contract, but no bytes were compared with {reference}'s (the VS {reference} column is empty); for that comparison, {remedy}"
+    )
+}
+
 fn case_id(server: &Server, mode: &str, response: ResponseKind, sc: &Scenario) -> CaseId {
     CaseId {
         server: server.name.clone(),
@@ -484,7 +536,7 @@ fn check_case(
     stop_grace: Duration,
     inspect_opts: &InspectOptions,
 ) -> CaseReport {
-    let deviations = &server.response(id.response).known_deviations;
+    let deviations = &server.response(id.response).deviations_for(&sc.name);
     let log_path = log_dir.join(format!(
         "{}-{}-{}-{}.log",
         id.server, id.mode, id.response, id.scenario

@@ -10,7 +10,7 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    bounds, duration, parse_percentiles, positive_count, positive_duration, rate, CpuList,
+    bounds, duration, migrant, parse_percentiles, positive_count, positive_duration, rate, CpuList,
     Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
@@ -22,6 +22,7 @@ use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
 use crate::output::terminal;
+use crate::output::tls_error;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
@@ -49,7 +50,7 @@ pub struct LoadArgs {
     pub requests: Option<u64>,
     /// A new connection for every request, closed by fairbench after the answer (ab
     /// without -k). Latency then includes the connect and any TLS handshake.
-    #[arg(long)]
+    #[arg(long, alias = "disable-keepalive")]
     pub no_keepalive: bool,
     /// https:// only: accept any certificate (self-signed, expired, for another name).
     #[arg(long)]
@@ -96,7 +97,7 @@ pub struct LoadArgs {
     pub cpus: Option<CpuList>,
     /// Print the full latency percentile spectrum (every quarter "nine", as the report
     /// draws it, and the maximum).
-    #[arg(long)]
+    #[arg(long, short_alias = 'L')]
     pub latency: bool,
     /// The percentiles the summary leads with, e.g. 50,90,99,99.9.
     #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9", value_parser = parse_percentiles)]
@@ -108,7 +109,7 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: crate::args::TextFormat,
     /// Same as --format json.
-    #[arg(long, conflicts_with = "format")]
+    #[arg(long, short_alias = 'j', conflicts_with = "format")]
     pub json: bool,
     /// Store the result in the results database (--db) as a run of one case, for
     /// `show`, `report` and `compare`.
@@ -128,14 +129,31 @@ pub struct LoadArgs {
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
-    let cfg = config(&args)?;
+    let result = run_load(&args);
+    if let Err(e) = &result {
+        // A machine reading --json gets an object on failure too: the
+        // error, where a person reads it on standard error.
+        if crate::args::wants_json(args.format, args.json) && !args.dump {
+            let v = serde_json::json!({
+                "fairbench_version": env!("CARGO_PKG_VERSION"),
+                "url": args.url,
+                "error": format!("{e:#}"),
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+    }
+    result
+}
+
+fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
+    let cfg = config(args)?;
     if args.dump {
-        return dump(&args, &cfg);
+        return dump(args, &cfg);
     }
     let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
-        return run_fleet(&args, &cfg);
+        return run_fleet(args, &cfg);
     }
     if p.link_rate.is_some() || p.link_delay.is_some() {
         return Err(usage(
@@ -146,14 +164,17 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     let mut progress = progress_for(&cfg);
 
     let mut log = SampleLog::default();
-    let outcome = with_observers(&args, &mut progress, &mut log, |obs| {
+    let outcome = with_observers(args, &mut progress, &mut log, |obs| {
         fairbench_engine::run(&cfg, stop, obs)
     })?;
     progress.finish();
     let outcome = match outcome {
         Ok(o) => o,
         Err(RunError::Config(e)) => return Err(usage(flag_error(&e))),
-        Err(e) => anyhow::bail!("{e}"),
+        Err(e) => anyhow::bail!(
+            "{}",
+            tls_error::in_words(&e.to_string(), args.cacert.is_some())
+        ),
     };
 
     if crate::args::wants_json(args.format, args.json) {
@@ -168,10 +189,10 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
     } else {
         print!(
             "{}",
-            terminal::text(&load_summary::render(&args.url, &outcome, &view(&args)))
+            terminal::text(&load_summary::render(&args.url, &outcome, &view(args)))
         );
     }
-    save(&args, &cfg, &outcome, log)?;
+    save(args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
 }
 
@@ -413,7 +434,8 @@ fn fleet_json(
 }
 
 fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
-    let target = Target::parse(&args.url).map_err(|e| usage(e.to_string()))?;
+    let target = Target::parse(&args.url)
+        .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| e.to_string())))?;
     let mut cfg = LoadConfig::new(target);
     cfg.connections = args.connections;
     // One load thread per CPU it is given, unless told otherwise.
@@ -506,29 +528,31 @@ fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let request = cfg.request.serialize(&cfg.target)?;
     let t = &cfg.target;
     let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
-        .map_err(|m| anyhow::anyhow!("{m}"))?;
+        .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, args.cacert.is_some())))?;
     let start = std::time::Instant::now();
     let result = fetch::exchange(&mut conn, &request, start, cfg.timeout, |c, d| {
         c.set_read_timeout(Some(d))
     });
+    let reached = conn.peer().unwrap_or(t.addr);
     let over = match conn.alpn() {
         Some(p) => format!("TLS, ALPN {p}"),
         None if t.tls => "TLS, no ALPN".to_string(),
         None => "plain".to_string(),
     };
-    let (response, error) = match &result {
-        Ok(r) => (r.bytes.clone(), None),
-        Err(e) => (e.partial().to_vec(), Some(e.to_string())),
+    let (interim, response, error) = match &result {
+        Ok(r) => (r.interim.clone(), r.bytes.clone(), None),
+        Err(e) => (Vec::new(), e.partial().to_vec(), Some(e.to_string())),
     };
     let x = RawExchange {
-        addr: t.addr.to_string(),
+        addr: reached.to_string(),
         request,
+        interim,
         response,
         error,
     };
     print!(
         "{}",
-        check_report::exchange_text(&format!("{} ({}, {over})", args.url, t.addr), &x)
+        check_report::exchange_text(&format!("{} ({reached}, {over})", args.url), &x)
     );
     match result {
         Ok(r) if !cfg.expect_status.contains(r.status) => {

@@ -121,16 +121,17 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
             crate::output::terminal::json(&serde_json::to_string_pretty(&listing)?)
         );
     } else {
-        print!(
-            "{}",
-            crate::output::terminal::text(&table(&entries).render())
-        );
-        print!(
-            "{}",
-            crate::output::terminal::text(&install_lines(&entries))
-        );
-        if zoo.servers.is_empty() {
-            println!("(no servers under {})", zoo.root.join("servers").display());
+        let shown = crate::output::terminal::text;
+        if !zoo.servers.is_empty() {
+            print!("{}", shown(&table(&entries).render()));
+        }
+        print!("{}", shown(&install_lines(&entries)));
+        print!("{}", shown(&not_listed(&zoo)));
+        if zoo.servers.is_empty() && zoo.invalid_server_names().is_empty() {
+            println!(
+                "(no servers under {}: a server is a folder there with a server.toml, see docs/server-manifest.md)",
+                zoo.root.join("servers").display()
+            );
         }
     }
     for e in &zoo.errors {
@@ -190,6 +191,30 @@ fn table(entries: &[ServerEntry]) -> Table {
         }
     }
     t
+}
+
+/// One line per server folder that is not in the table, saying why: its
+/// manifest's first error (every error follows on stderr).
+fn not_listed(zoo: &fairbench_zoo::Zoo) -> String {
+    let mut out = String::new();
+    for name in zoo.invalid_server_names() {
+        let errors = zoo.errors_for_server(&name);
+        let Some(first) = errors.first() else {
+            continue;
+        };
+        out.push_str(&format!(
+            "not listed: {name}: {}{}\n",
+            fairbench_zoo::text::visible(&first.to_string()),
+            match errors.len() {
+                1 => String::new(),
+                n => format!(" (and {} more, below)", n - 1),
+            }
+        ));
+    }
+    if !out.is_empty() && !zoo.servers.is_empty() {
+        out.insert(0, '\n');
+    }
+    out
 }
 
 /// One line per server whose toolchain is missing: the command its manifest

@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 pub struct LoadJson<'a> {
     pub fairbench_version: &'static str,
     pub url: &'a str,
+    /// The address measured: the first of the URL's that accepted a
+    /// connection.
+    pub address: &'a str,
     /// "closed" or "rate".
     pub mode: &'static str,
     pub connections: usize,
@@ -55,6 +58,11 @@ pub struct LoadJson<'a> {
     pub generator_cpu_us_per_request: Option<f64>,
     pub generator_busy_fraction: f64,
     pub generator_thread_busy: &'a [f64],
+    /// The largest share of the window a load thread waited for its CPU.
+    pub generator_wait_fraction: f64,
+    /// `generator_wait_fraction` ≥ 5 %: something else ran on the
+    /// generator's CPUs; throughput is a lower bound.
+    pub generator_contended: bool,
     /// Share of the machine's CPU time stolen by the hypervisor during the run.
     pub host_steal_fraction: Option<f64>,
     pub saturated: bool,
@@ -68,6 +76,7 @@ impl<'a> LoadJson<'a> {
         LoadJson {
             fairbench_version: env!("CARGO_PKG_VERSION"),
             url,
+            address: &o.address,
             mode: match o.model {
                 LoadModel::ClosedLoop => "closed",
                 LoadModel::ConstantRate { .. } => "rate",
@@ -111,6 +120,8 @@ impl<'a> LoadJson<'a> {
             generator_cpu_us_per_request: o.cpu_us_per_request(),
             generator_busy_fraction: o.generator.busy_fraction,
             generator_thread_busy: &o.generator.thread_busy,
+            generator_wait_fraction: o.generator.wait_fraction,
+            generator_contended: o.generator.contended,
             host_steal_fraction: o.generator.steal_fraction,
             saturated: o.generator.saturated,
             interrupted: o.interrupted,

@@ -76,6 +76,7 @@ pub fn raw_exchange(c: &CaseReport) -> String {
 pub fn exchange_text(title: &str, x: &RawExchange) -> String {
     let mut out = format!("=== {title}\n");
     push_prefixed(&mut out, "> ", &x.request);
+    push_prefixed(&mut out, "< ", &x.interim);
     let head_end = x
         .response
         .windows(4)
@@ -95,7 +96,10 @@ pub fn exchange_text(title: &str, x: &RawExchange) -> String {
     if let Some(e) = &x.error {
         out.push_str(&format!("!! {e}\n"));
     }
-    out.push_str(&format!("({} bytes received)\n\n", x.response.len()));
+    out.push_str(&format!(
+        "({} bytes received)\n\n",
+        x.interim.len() + x.response.len()
+    ));
     out
 }
 

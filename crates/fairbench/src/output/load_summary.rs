@@ -27,9 +27,14 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     } else {
         String::new()
     };
+    let at = if o.address.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", o.address)
+    };
     let _ = writeln!(
         s,
-        "{url}: {model}, {} connections on {} threads{}{}{warm}",
+        "{url}{at}: {model}, {} connections on {} threads{}{}{warm}",
         o.connections,
         o.threads,
         if o.pipeline > 1 {
@@ -140,7 +145,7 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     } else {
         let _ = writeln!(
             s,
-            "  {:<14}connect {}  tls {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}",
+            "  {:<14}connect {}  tls {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}{}",
             "Errors",
             count(e.connect),
             count(e.tls),
@@ -149,13 +154,18 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             count(e.timeout),
             count(e.status),
             count(e.parse),
-            count(e.unanswered)
+            count(e.unanswered),
+            if e.interrupted > 0 {
+                format!(" ({} of them interrupted)", count(e.interrupted))
+            } else {
+                String::new()
+            }
         );
     }
     let k = &o.sockets;
     let _ = writeln!(
         s,
-        "  {:<14}{} opened, {} failed to open, {} closed by the server{}{}",
+        "  {:<14}{} opened, {} failed to open, {} closed by the server{}{}{}{}",
         "Connections",
         count(k.opened),
         count(k.connect_failed),
@@ -167,6 +177,16 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         },
         if k.unsolicited_responses > 0 {
             format!(", {} unsolicited responses", count(k.unsolicited_responses))
+        } else {
+            String::new()
+        },
+        if k.stray_bytes > 0 {
+            format!(", {} closed for stray bytes", count(k.stray_bytes))
+        } else {
+            String::new()
+        },
+        if k.retried > 0 {
+            format!(", {} requests sent again", count(k.retried))
         } else {
             String::new()
         }
@@ -205,10 +225,18 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         .unwrap_or_default();
     let _ = writeln!(
         s,
-        "  {:<14}{:.2} s CPU in the window, busiest thread {:.0}% busy{per_req}",
+        "  {:<14}{:.2} s CPU in the window, busiest thread {:.0}% busy{}{per_req}",
         "Generator",
         o.generator.cpu_s,
-        o.generator.busy_fraction * 100.0
+        o.generator.busy_fraction * 100.0,
+        if o.generator.wait_fraction >= 0.005 {
+            format!(
+                " ({:.0}% waiting for its CPU)",
+                o.generator.wait_fraction * 100.0
+            )
+        } else {
+            String::new()
+        }
     );
     if view.spectrum {
         let _ = writeln!(s);

@@ -7,3 +7,4 @@ pub mod progress;
 pub mod run_progress;
 pub mod run_table;
 pub mod terminal;
+pub mod tls_error;

@@ -57,6 +57,9 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     }
     let mut rows: Vec<Vec<String>> = vec![header.clone()];
     let mut notes = Vec::new();
+    // Per row, the number of its entry under the table, if it has notes.
+    let mut marks: Vec<Option<usize>> = vec![None];
+    let mut flagged: Vec<(String, Vec<String>)> = Vec::new();
     for g in groups(cases) {
         let done: Vec<&&CaseRow> = g.iter().filter(|c| c.state == "done").collect();
         let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| {
@@ -110,6 +113,19 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 .map(|c| fairbench_zoo::text::visible(c))
                 .collect(),
         );
+        let case_notes = crate::report::model::case_notes(&g);
+        if case_notes.is_empty() {
+            marks.push(None);
+        } else {
+            flagged.push((
+                format!(
+                    "{} {}/{} {} {}c {}",
+                    c0.server, c0.mode, c0.response, c0.scenario, c0.cores, c0.load_label
+                ),
+                case_notes,
+            ));
+            marks.push(Some(flagged.len()));
+        }
         for c in g
             .iter()
             .filter(|c| c.state == "failed" || c.state == "skipped")
@@ -141,6 +157,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 let _ = write!(line, "{}{cell}  ", " ".repeat(pad));
             }
         }
+        // The mark goes after the row, so rows without one are unchanged.
+        if let Some(m) = marks[n] {
+            let _ = write!(line, "⚠ {m}");
+        }
         let _ = writeln!(s, "{}", line.trim_end());
         if n == 0 {
             let _ = writeln!(
@@ -148,6 +168,23 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 "{}",
                 "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
             );
+        }
+    }
+    if !flagged.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n⚠ problems and notes (as in the report), for the rows marked:"
+        );
+        for (m, (label, list)) in flagged.iter().enumerate() {
+            for n in list {
+                let _ = writeln!(
+                    s,
+                    "  ⚠ {} {}: {}",
+                    m + 1,
+                    units::one_line(label),
+                    units::one_line(n)
+                );
+            }
         }
     }
     if !notes.is_empty() {

@@ -396,29 +396,85 @@ impl Group {
 
     /// Notes a reader must see beside the numbers.
     pub fn flags(&self) -> Vec<String> {
-        let mut f = Vec::new();
-        if self.fair == Some(false) {
-            f.push("failed its contract in the check".to_string());
-        }
-        if self.saturated {
-            f.push("load generator saturated".to_string());
-        }
-        if self.cpus_shared {
-            f.push("server and load shared CPUs".to_string());
-        }
-        if self.failed > 0 {
-            f.push(format!(
-                "{} of {} repetitions failed",
-                self.failed, self.planned
-            ));
-        } else if self.done < self.planned {
-            f.push(format!(
-                "{} of {} repetitions done",
-                self.done, self.planned
-            ));
-        }
-        f
+        flags(
+            self.fair,
+            self.saturated,
+            self.cpus_shared,
+            (self.failed, self.done, self.planned),
+        )
     }
+}
+
+/// A case's flags from what its repetitions recorded; `reps` is (failed,
+/// done, planned).
+fn flags(
+    fair: Option<bool>,
+    saturated: bool,
+    cpus_shared: bool,
+    (failed, done, planned): (usize, usize, usize),
+) -> Vec<String> {
+    let mut f = Vec::new();
+    if fair == Some(false) {
+        f.push("failed its contract in the check".to_string());
+    }
+    if saturated {
+        f.push("load generator saturated".to_string());
+    }
+    if cpus_shared {
+        f.push("server and load shared CPUs".to_string());
+    }
+    if failed > 0 {
+        f.push(format!("{failed} of {planned} repetitions failed"));
+    } else if done < planned {
+        f.push(format!("{done} of {planned} repetitions done"));
+    }
+    f
+}
+
+/// Everything a reader must see beside a case's numbers: its flags, then
+/// the warnings stored with its repetitions, a flag that a warning already
+/// states in full not repeated. The report's "Problems and notes" and the
+/// terminal tables of `run` and `show` list exactly these.
+pub fn notes(flags: Vec<String>, warnings: &[String]) -> Vec<String> {
+    flags
+        .into_iter()
+        .filter(|f| !warnings.iter().any(|w| w.starts_with(f.as_str())))
+        .chain(warnings.iter().cloned())
+        .collect()
+}
+
+/// [`notes`] of the repetitions of one case, from their stored rows.
+pub fn case_notes(rows: &[&CaseRow]) -> Vec<String> {
+    let done = rows.iter().filter(|c| c.state == "done");
+    let f = flags(
+        rows.iter().find_map(|c| c.fair),
+        done.clone().any(|c| c.saturated == Some(true)),
+        rows.iter().any(|c| c.cpus_shared),
+        (
+            rows.iter().filter(|c| c.state == "failed").count(),
+            done.count(),
+            rows.len(),
+        ),
+    );
+    notes(f, &stored_warnings(rows))
+}
+
+/// The warnings stored with the repetitions, each once, in order.
+fn stored_warnings(rows: &[&CaseRow]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for c in rows {
+        let list: Vec<String> = match serde_json::from_str::<Vec<Value>>(&c.warnings_json) {
+            Ok(v) => v.iter().map(value_text).collect(),
+            Err(_) if c.warnings_json.trim().is_empty() => Vec::new(),
+            Err(_) => vec![c.warnings_json.clone()],
+        };
+        for w in list {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    warnings
 }
 
 /// The latency percentile spectrum of a case: every repetition's histogram
@@ -721,19 +777,7 @@ fn group(
     let first = rows[0];
     let mut done: Vec<&CaseRow> = rows.iter().copied().filter(|c| c.state == "done").collect();
     done.sort_by_key(|c| c.repetition);
-    let mut warnings = Vec::new();
-    for c in rows {
-        let list: Vec<String> = match serde_json::from_str::<Vec<Value>>(&c.warnings_json) {
-            Ok(v) => v.iter().map(value_text).collect(),
-            Err(_) if c.warnings_json.trim().is_empty() => Vec::new(),
-            Err(_) => vec![c.warnings_json.clone()],
-        };
-        for w in list {
-            if !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-    }
+    let mut warnings = stored_warnings(rows);
     let lat = |f: fn(&CaseRow) -> Option<i64>| summary_of(&done, move |c| f(c).map(|v| v as f64));
     let load = LoadInfo::parse(&first.load_json, &first.load_label);
 

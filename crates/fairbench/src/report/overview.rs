@@ -209,12 +209,7 @@ pub fn notes_table(r: &RunReport) -> Table {
         &[("variant", false), ("context", false), ("note", false)],
     );
     for g in &r.groups {
-        // A flag that a stored warning already states in full is not repeated.
-        let flags = g
-            .flags()
-            .into_iter()
-            .filter(|f| !g.warnings.iter().any(|w| w.starts_with(f.as_str())));
-        for n in flags.chain(g.warnings.iter().cloned()) {
+        for n in crate::report::model::notes(g.flags(), &g.warnings) {
             t.push(vec![
                 Cell::text(g.label.clone()),
                 Cell::text(g.key.context()),

@@ -233,7 +233,26 @@ impl<'a> Runner<'a> {
                     self.store.record_done_with_parts(id, &figs, &parts)?;
                 }
                 let line = format!("{label}: {}", summary(&figs));
-                self.progress.case_finished(self.n, self.total, &line);
+                // Every warning the case carries, where it is watched: the
+                // same notes the report and `show` list.
+                let mut flags = Vec::new();
+                if !running.fair() {
+                    flags.push("failed its contract in the check".to_string());
+                }
+                if figs.saturated {
+                    flags.push("load generator saturated".to_string());
+                }
+                let notes = crate::report::model::notes(flags, &figs.warnings);
+                if notes.is_empty() {
+                    self.progress.case_finished(self.n, self.total, &line);
+                } else {
+                    self.progress
+                        .case_finished(self.n, self.total, &format!("{line}  ⚠"));
+                    for n in notes {
+                        self.progress
+                            .note(&format!("    ⚠ {}", units::one_line(&n)));
+                    }
+                }
                 Ok(false)
             }
             Err(end) => self.end(id, &label, end),

@@ -226,6 +226,15 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
             });
             continue;
         }
+        for sc in scenarios.iter().filter(|sc| !s.implements(&sc.name)) {
+            skips.push(Skip {
+                what: format!("{} {}", s.name, sc.name),
+                reason: format!(
+                    "not implemented (server.toml lists {})",
+                    s.scenarios.as_deref().unwrap_or_default().join(", ")
+                ),
+            });
+        }
         let mut any = false;
         for (mode_name, mode) in &s.modes {
             if !mode_filter.matches(mode_name) {
@@ -281,7 +290,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
     for rep in 1..=suite.repetitions {
         for (server, mode) in &runnable {
             for &response in &responses {
-                for scenario in &scenarios {
+                for scenario in scenarios.iter().filter(|sc| server.implements(&sc.name)) {
                     for &(n, requested) in &cores {
                         for load in &suite.loads {
                             let subject = Subject {

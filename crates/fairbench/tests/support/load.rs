@@ -50,21 +50,40 @@ pub fn pki(names: &[&str], expired: bool) -> Pki {
         params.not_after = date_time_ymd(2000, 12, 31);
     }
     let cert = params.signed_by(&key, &ca).unwrap();
+    Pki {
+        ca_pem: ca.pem(),
+        config: server_config(cert.der().to_vec(), &key),
+    }
+}
+
+/// The mistake of a first TLS set-up: one self-signed CA certificate (as
+/// `openssl req -x509` makes by default) served as the server's own, and
+/// the same file given to --cacert.
+pub fn ca_as_server(names: &[&str]) -> Pki {
+    let mut params =
+        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    Pki {
+        ca_pem: cert.pem(),
+        config: server_config(cert.der().to_vec(), &key),
+    }
+}
+
+fn server_config(cert_der: Vec<u8>, key: &KeyPair) -> Arc<ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_no_client_auth()
         .with_single_cert(
-            vec![CertificateDer::from(cert.der().to_vec())],
+            vec![CertificateDer::from(cert_der)],
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
         )
         .unwrap();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Pki {
-        ca_pem: ca.pem(),
-        config: Arc::new(config),
-    }
+    Arc::new(config)
 }
 
 pub struct Server {

@@ -1,0 +1,175 @@
+//! The thread's books: the per-second series as it goes, and at the end its
+//! share of the run's outcome, with every request still outstanding closed
+//! in the ledger.
+
+use crate::clock::{Nanos, NANOS_PER_SEC};
+use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, CONTENDED};
+use crate::stats::Failure;
+use crate::LoadModel;
+
+use super::{ThreadPlan, ThreadReport, Usage, Worker, SATURATED};
+
+impl Worker {
+    /// This thread's part of the run's outcome.
+    pub(super) fn result(self, now: Nanos, interrupted: bool) -> Outcome {
+        let (from, to) = match (self.window_from, self.window_to) {
+            (Some(a), Some(b)) if b.at > a.at => (a, b),
+            _ => {
+                let u = Usage::now();
+                (u, u)
+            }
+        };
+        let elapsed = to.at.saturating_sub(from.at).max(1) as f64;
+        let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64 / elapsed;
+        let busy = busy.min(1.0);
+        // Ready to run but not running: another thread or process had the
+        // CPU. What the thread offered then is less than it would have.
+        let waiting = (to.wait.saturating_sub(from.wait) as f64 / elapsed).min(1.0);
+        let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
+        let plan = &self.plan;
+        let t = self.tally;
+        let lateness_p99 = if t.lateness.is_empty() {
+            0
+        } else {
+            t.lateness.value_at_quantile(0.99)
+        };
+        let thread_rate = plan.rate.map(|r| r / plan.threads as f64);
+        let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
+        Outcome {
+            model: match thread_rate {
+                Some(rps) => LoadModel::ConstantRate { rps },
+                None => LoadModel::ClosedLoop,
+            },
+            connections: self.conns.len(),
+            threads: 1,
+            pipeline: plan.pipeline,
+            timeout_s: secs(plan.timeout),
+            warmup_s: secs(plan.measure_start - plan.start),
+            measured_s: secs(window_end.saturating_sub(plan.measure_start)),
+            planned: t.planned,
+            requests: t.answered,
+            bytes_read: t.bytes,
+            errors: t.errors,
+            latency: t.latency,
+            answered_latency: t.answered_latency.clone(),
+            uncorrected: if thread_rate.is_some() {
+                t.uncorrected
+            } else {
+                // In closed loop the send is the plan: service time is the
+                // answered requests' latency.
+                t.answered_latency
+            },
+            lateness: thread_rate.map(|_| t.lateness),
+            status_codes: t.codes.to_map(),
+            expect_status: plan.expect_status.as_str().to_string(),
+            connect_time: self.connect_time,
+            handshake_time: plan.tls.as_ref().map(|_| self.handshake_time),
+            tls_error: self.tls_error,
+            keepalive: plan.keepalive,
+            series: Vec::new(),
+            generator: Generator {
+                cpu_s: secs(to.cpu.saturating_sub(from.cpu)),
+                busy_fraction: busy,
+                thread_busy: vec![busy],
+                saturated: busy > SATURATED,
+                wait_fraction: waiting,
+                contended: waiting >= CONTENDED,
+                steal_fraction: None,
+            },
+            schedule: thread_rate.map(|rate| Schedule {
+                rate,
+                sent: t.sent,
+                never_sent: self.never_sent,
+                waited_for_connection: t.waited,
+                send_ahead_us: plan.send_ahead as f64 / 1e3,
+                sent_early: t.early,
+                early_max_us: t.early_max as f64 / 1e3,
+                behind: lateness_p99 > 1_000 || self.never_sent > 0,
+            }),
+            sockets: self.sockets,
+            interrupted,
+            address: plan.addr.to_string(),
+        }
+    }
+
+    /// The drain waits at most this long after the window: every request
+    /// planned in the window has reached its timeout by then, and one more
+    /// scan interval lets the scan see it.
+    pub(super) fn drain_deadline(&self) -> Nanos {
+        self.end + self.plan.timeout + self.scan_every
+    }
+
+    /// Requests planned and not yet ended.
+    pub(super) fn outstanding(&self) -> u64 {
+        let flying: usize = self.conns.iter().map(|c| c.inflight.len()).sum();
+        flying as u64 + self.retry.len() as u64 + self.untaken(self.end)
+    }
+
+    /// Ends every outstanding request: a timeout if its time is up, else
+    /// unanswered. Interrupted runs end their schedule at `now`, and what
+    /// was still awaited then is charged what it waited until the interrupt.
+    pub(super) fn close_books(&mut self, now: Nanos, interrupted: bool) {
+        let timeout = self.plan.timeout;
+        let why = |planned: Nanos| {
+            if now.saturating_sub(planned) >= timeout {
+                Failure::Timeout
+            } else if interrupted {
+                Failure::Interrupted
+            } else {
+                Failure::Unanswered
+            }
+        };
+        for i in 0..self.conns.len() {
+            while let Some(r) = self.conns[i].inflight.pop_front() {
+                self.tally.failed(now, r.planned, why(r.planned));
+            }
+        }
+        while let Some(r) = self.retry.pop_front() {
+            self.tally.failed(now, r.planned, why(r.planned));
+        }
+        let until = if interrupted { now } else { self.end };
+        let left = self.untaken(until);
+        for _ in 0..left {
+            let due = self.take_slot();
+            self.never_sent_in_window(due);
+            self.tally.failed(now, due, why(due));
+        }
+    }
+
+    pub(super) fn flush_interval(&mut self, to: Nanos) {
+        let iv = self.tally.take_interval();
+        let phase = if self.iv_second < 0 {
+            Phase::Warmup
+        } else if self.draining {
+            Phase::Drain
+        } else {
+            Phase::Measure
+        };
+        let start = self.plan.start;
+        let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
+        let sample = SecondSample {
+            second: self.iv_second,
+            phase,
+            start_s: secs(self.iv_from - start),
+            duration_s: secs(to.max(self.iv_from) - self.iv_from),
+            requests: iv.requests,
+            errors: iv.errors,
+            bytes: iv.bytes,
+            // Drawn from the merged histogram.
+            p50_us: 0,
+            p99_us: 0,
+        };
+        let _ = self
+            .tx
+            .send(ThreadReport::Interval(self.index, sample, iv.hist));
+        self.iv_second += 1;
+        self.iv_from = to.max(self.iv_from);
+        self.iv_end = interval_end(&self.plan, self.iv_second, self.end);
+    }
+}
+
+/// The end of interval `second`, at most the window's `end`.
+pub(super) fn interval_end(plan: &ThreadPlan, second: i64, end: Nanos) -> Nanos {
+    let edge = plan.measure_start as i128 + (second as i128 + 1) * NANOS_PER_SEC as i128;
+    (edge.max(0) as u64).min(end)
+}

@@ -1,0 +1,178 @@
+//! What ends a request other than its answer, and when a request goes out
+//! again instead.
+//!
+//! - A connection that ends without fault (the server said `Connection:
+//!   close`, or a request timed out with others queued behind it): the
+//!   requests queued behind go out again on another connection, keeping
+//!   their planned time.
+//! - A connection lost (closed, reset, a write refused) or faulted (a
+//!   malformed answer): the request whose answer had begun fails with the
+//!   class of the loss. Requests of which not one byte of answer came are
+//!   those that crossed the server's close: an idempotent one goes out once
+//!   more, with its planned time, as HTTP clients do (RFC 9110 §9.2.2), and
+//!   is counted (`Sockets::retried`); lost a second time, it fails.
+//! - Bytes nobody asked for (on a connection with nothing in flight, or
+//!   stamped before the request they would answer was sent): a protocol
+//!   fault. The connection is closed and replaced, the fault counted, and the
+//!   requests it carried go out again under the rule above: no request is
+//!   ever credited with what was not its answer.
+
+use std::collections::VecDeque;
+
+use crate::clock::{self, Nanos};
+use crate::ledger::Req;
+use crate::pacer::Pacer;
+use crate::stats::Failure;
+
+use super::conn::State;
+use super::Worker;
+
+impl Worker {
+    /// The connection failed with `why`: the request whose answer had begun
+    /// (a malformed answer has begun) fails; the others go out again once
+    /// (see the module doc).
+    pub(super) fn fail(&mut self, i: usize, why: Failure) {
+        let c = &self.conns[i];
+        let begun = !c.parser.is_idle() || !c.pending.is_empty() || why == Failure::Parse;
+        self.lose(i, why, begun);
+    }
+
+    /// Bytes nobody asked for arrived on connection `i` (`response`: they
+    /// began like a response): a protocol fault of the server. No request
+    /// is charged with them; those in flight go out again once.
+    pub(super) fn stray(&mut self, i: usize, response: bool) {
+        if response {
+            self.sockets.unsolicited_responses += 1;
+        } else {
+            self.sockets.stray_bytes += 1;
+        }
+        self.lose(i, Failure::Parse, false);
+    }
+
+    /// Connection `i` is lost: with `charge_first`, its oldest request fails
+    /// with `why`; every other one goes out again if it may, else fails too.
+    fn lose(&mut self, i: usize, why: Failure, charge_first: bool) {
+        let now = clock::now();
+        let mut stranded = std::mem::take(&mut self.conns[i].inflight);
+        if charge_first {
+            if let Some(r) = stranded.pop_front() {
+                self.tally.failed(now, r.planned, why);
+            }
+        }
+        let (tally, sockets) = (&mut self.tally, &mut self.sockets);
+        let idempotent = self.plan.idempotent;
+        stranded.retain_mut(|r| {
+            if idempotent && !r.retried {
+                sockets.retried += 1;
+                r.retried = true;
+                true
+            } else {
+                tally.failed(now, r.planned, why);
+                false
+            }
+        });
+        self.conns[i].inflight = stranded;
+        self.requeue_and_reconnect(i, now);
+    }
+
+    /// The connection ends without fault (the server asked to close, or a
+    /// request timed out): requests queued behind go out again on another
+    /// connection, keeping their planned time.
+    pub(super) fn requeue_and_reconnect(&mut self, i: usize, now: Nanos) {
+        let stranded = std::mem::take(&mut self.conns[i].inflight);
+        // Older than anything already waiting? Keep the queue in planned order.
+        for r in stranded.into_iter().rev() {
+            self.retry.push_front(r);
+        }
+        sort_if_needed(&mut self.retry);
+        self.reconnect(i, now);
+        if self.pacer.is_some() {
+            self.dispatch();
+        }
+    }
+
+    /// Timeouts, slow connects, reconnect back-offs, and requests that waited
+    /// for a connection until their time was up. Scanning every few
+    /// milliseconds is far cheaper than a timer per request.
+    pub(super) fn scan(&mut self, now: Nanos) {
+        let timeout = self.plan.timeout;
+        let mut open = 0;
+        // In the drain, a connection is only worth reopening for requests
+        // still to be sent.
+        let wanted = !self.draining || !self.retry.is_empty() || self.untaken(self.end) > 0;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.state {
+                State::Open => {
+                    open += 1;
+                    if let Some(r) = c.inflight.front() {
+                        if now.saturating_sub(r.planned) >= timeout {
+                            let r = self.conns[i].inflight.pop_front().expect("peeked");
+                            self.tally.failed(now, r.planned, Failure::Timeout);
+                            self.requeue_and_reconnect(i, now);
+                        }
+                    }
+                }
+                State::Connecting { since } => {
+                    if now.saturating_sub(since) >= timeout {
+                        self.open_failed(i, now, Failure::Connect);
+                    }
+                }
+                State::Handshaking { since } => {
+                    if now.saturating_sub(since) >= timeout {
+                        self.open_failed(i, now, Failure::Tls);
+                    }
+                }
+                State::Backoff { until } => {
+                    if now >= until && wanted {
+                        if self.plan.keepalive {
+                            self.connect(i, now);
+                        } else {
+                            self.idle(i, now);
+                        }
+                    }
+                }
+                // Ready to open a connection for the next request.
+                State::Idle => open += 1,
+            }
+        }
+        // Waiting requests whose time is up: no connection could be opened
+        // for them, or every connection stayed busy.
+        let why = if open == 0 && self.failing_connects > 0 {
+            self.open_failure
+        } else {
+            Failure::Timeout
+        };
+        while let Some(r) = self.retry.front().copied() {
+            if now.saturating_sub(r.planned) < timeout {
+                break;
+            }
+            self.retry.pop_front();
+            self.tally.failed(now, r.planned, why);
+        }
+        if let Some(p) = self.pacer.as_ref() {
+            let expired = now.saturating_sub(timeout).saturating_add(1);
+            let n = p
+                .due_before(expired.min(self.end))
+                .saturating_sub(self.next_i);
+            for _ in 0..n {
+                let due = self.take_slot();
+                self.never_sent_in_window(due);
+                self.tally.failed(now, due, why);
+            }
+        }
+    }
+}
+
+/// Keeps the retry queue in planned order after requests were put back at
+/// its front (rarely out of order: only when two connections strand requests
+/// of interleaved plans).
+fn sort_if_needed(q: &mut VecDeque<Req>) {
+    let sorted = q
+        .iter()
+        .zip(q.iter().skip(1))
+        .all(|(a, b)| a.planned <= b.planned);
+    if !sorted {
+        q.make_contiguous().sort_by_key(|r| r.planned);
+    }
+}

@@ -1,0 +1,161 @@
+//! What is planned and when it goes out: the pacer's slots at a constant
+//! rate, new requests as answers free connections in the closed loop, and
+//! which connection a request takes.
+
+use crate::clock::{self, Nanos};
+use crate::ledger::Req;
+use crate::pacer::Pacer;
+
+use super::conn::State;
+use super::Worker;
+
+impl Worker {
+    /// Schedule slots due before `t` (and within the window) not yet taken.
+    pub(super) fn untaken(&self, t: Nanos) -> u64 {
+        match &self.pacer {
+            Some(p) => p.due_before(t.min(self.end)).saturating_sub(self.next_i),
+            None => 0,
+        }
+    }
+
+    /// Closed loop: whether a new request may come into being now.
+    pub(super) fn may_plan(&self, now: Nanos) -> bool {
+        now < self.end && self.budget != Some(0) && !self.stopped()
+    }
+
+    /// Closed loop: a new request comes into being now (see
+    /// [`Self::may_plan`]). The last one of the budget ends the window.
+    pub(super) fn plan_new(&mut self, now: Nanos) {
+        self.tally.plan(now);
+        if !self.tally.in_window(now) {
+            return;
+        }
+        if let Some(left) = self.budget.as_mut() {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.end = now + 1;
+                self.tally.close_window(self.end);
+                self.iv_end = self.iv_end.min(self.end);
+            }
+        }
+    }
+
+    pub(super) fn take_slot(&mut self) -> Nanos {
+        let due = self.pacer.as_ref().map_or(0, |p| p.due(self.next_i));
+        self.next_i += 1;
+        self.tally.plan(due);
+        due
+    }
+
+    pub(super) fn never_sent_in_window(&mut self, planned: Nanos) {
+        if self.tally.in_window(planned) {
+            self.never_sent += 1;
+        }
+    }
+
+    /// Closed loop: fills connection `i` up to the pipeline depth, first with
+    /// requests waiting to go out again, then (within the window) new ones.
+    pub(super) fn refill(&mut self, i: usize, now: Nanos) {
+        let depth = self.plan.pipeline;
+        // `inflight` already holds what is added here: it alone is the depth.
+        let mut batch = 0;
+        while self.conns[i].inflight.len() < depth {
+            let Some(r) = self.retry.pop_front() else {
+                break;
+            };
+            self.conns[i].inflight.push_back(r.resent(now));
+            batch += 1;
+        }
+        while self.conns[i].inflight.len() < depth && self.may_plan(now) {
+            self.plan_new(now);
+            self.tally.first_send(now, now, now);
+            self.conns[i].inflight.push_back(Req::new(now, now));
+            batch += 1;
+        }
+        self.queue_writes(i, batch);
+    }
+
+    /// Constant rate: sends every request that is due (those waiting to go
+    /// out again first) on the connections that have been free longest, and
+    /// notes when the next one is due.
+    pub(super) fn dispatch(&mut self) {
+        // Readying a connection can end it, and ending one dispatches what
+        // it carried: the loop below takes that over instead of a nested
+        // call (as deep as the connections that fail in a row).
+        if self.dispatching {
+            return;
+        }
+        self.dispatching = true;
+        self.dispatch_due();
+        self.dispatching = false;
+    }
+
+    fn dispatch_due(&mut self) {
+        // Without a free connection the next answer or opened connection
+        // resumes dispatching, not the clock.
+        self.next_due = None;
+        self.starved = false;
+        loop {
+            let now = clock::now();
+            let retry = self.retry.front().map(|r| r.planned);
+            let slot = self
+                .pacer
+                .as_ref()
+                .map(|p| p.due(self.next_i))
+                .filter(|&d| d < self.end);
+            let (planned, from_retry) = match (retry, slot) {
+                (Some(r), Some(s)) if s < r => (s, false),
+                (Some(r), _) => (r, true),
+                (None, Some(s)) => (s, false),
+                (None, None) => return,
+            };
+            if planned > now + self.plan.send_ahead {
+                self.next_due = Some(planned);
+                return;
+            }
+            // No free connection: the next answer or opened connection
+            // resumes us, and answers must wake the thread for that.
+            let Some(i) = self.free.first(&mut self.conns, self.plan.pipeline) else {
+                self.starved = true;
+                self.watch_all();
+                return;
+            };
+            // A connection with nothing in flight is read once before it is
+            // given a request: a close, a reset or bytes nobody asked for
+            // that arrived while it was idle end it here, not the request.
+            if !self.is_clean(i) {
+                continue;
+            }
+            // The send time is taken after that read, just before the write:
+            // bytes that came before it cannot be this request's answer, and
+            // a system call between the two would widen the window in which
+            // stray bytes could pass for one.
+            let now = clock::now();
+            let free_since = self.conns[i].free_since;
+            let req = if from_retry {
+                self.retry.pop_front().expect("peeked").resent(now)
+            } else {
+                let due = self.take_slot();
+                self.tally.first_send(now, due, free_since);
+                Req::new(due, now)
+            };
+            self.conns[i].inflight.push_back(req);
+            self.queue_writes(i, 1);
+        }
+    }
+
+    /// Writes the `k` requests just added to connection `i`'s queue (an
+    /// idle slot first opens its connection).
+    pub(super) fn queue_writes(&mut self, i: usize, k: usize) {
+        if k == 0 {
+            return;
+        }
+        self.conns[i].to_write += k * self.plan.req_len;
+        if self.conns[i].state == State::Idle {
+            self.connect(i, clock::now());
+        } else {
+            self.flush_writes(i);
+            self.poll_later(i);
+        }
+    }
+}

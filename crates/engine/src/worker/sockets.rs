@@ -1,0 +1,637 @@
+//! Connections and their bytes: opening, writing, reading and parsing, and
+//! when answers are read (the module doc's "Reading late").
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use mio::net::TcpStream;
+
+use crate::clock::{self, Nanos};
+use crate::histogram::record_ns;
+use crate::ledger::Req;
+use crate::response::Step;
+use crate::stats::Failure;
+
+use super::conn::{Parsed, State};
+use super::tls::{Handshake, Transport};
+use super::{Worker, BACKOFF_MAX, BACKOFF_MIN, LOW_WATER, READ_BUF, WATCH_AFTER};
+
+impl Worker {
+    pub(super) fn connect(&mut self, i: usize, now: Nanos) {
+        match TcpStream::connect(self.plan.addr) {
+            Ok(s) => {
+                if self.poller.add(s.as_raw_fd(), i).is_err() {
+                    self.open_failed(i, now, Failure::Connect);
+                    return;
+                }
+                let transport = match &self.plan.tls {
+                    None => Transport::Plain(s),
+                    Some(client) => match client.session() {
+                        Ok(session) => Transport::tls(s, session),
+                        Err(_) => {
+                            self.poller.remove(s.as_raw_fd());
+                            self.open_failed(i, now, Failure::Tls);
+                            return;
+                        }
+                    },
+                };
+                let c = &mut self.conns[i];
+                if self.deferred {
+                    // Without stamps the read time stands (later, never
+                    // earlier); without the low-water mark every answer
+                    // wakes the thread, as in the closed loop.
+                    let _ = transport.stamp_arrivals();
+                    if transport.set_low_water(LOW_WATER).is_ok() {
+                        c.lowat = LOW_WATER;
+                    }
+                }
+                c.stream = Some(transport);
+                c.drained_at = now;
+                c.state = State::Connecting { since: now };
+            }
+            Err(_) => self.open_failed(i, now, Failure::Connect),
+        }
+    }
+
+    /// Connection `i` could not be opened: refused or timed out (`Connect`),
+    /// or its TLS handshake failed (`Tls`).
+    pub(super) fn open_failed(&mut self, i: usize, now: Nanos, why: Failure) {
+        match why {
+            Failure::Tls => self.sockets.tls_failed += 1,
+            _ => self.sockets.connect_failed += 1,
+        }
+        self.failing_connects += 1;
+        self.open_failure = why;
+        // A connection of its own carried its request (keep-alive off).
+        while let Some(r) = self.conns[i].inflight.pop_front() {
+            self.tally.failed(now, r.planned, why);
+        }
+        if self.plan.keepalive && self.pacer.is_none() {
+            // In closed loop the connection was opened to carry the next
+            // `pipeline` requests: they end here.
+            for _ in 0..self.plan.pipeline {
+                if !self.may_plan(now) {
+                    break;
+                }
+                self.plan_new(now);
+                self.tally.failed(now, now, why);
+            }
+        }
+        let c = &mut self.conns[i];
+        c.to_write = 0;
+        c.write_pos = 0;
+        if let Some(s) = c.stream.take() {
+            self.poller.remove(s.tcp().as_raw_fd());
+        }
+        // Back off so a refusing server does not turn the generator into a
+        // busy loop of failed connects.
+        let backoff = (BACKOFF_MIN << c.failures.min(6)).min(BACKOFF_MAX);
+        c.failures += 1;
+        c.state = State::Backoff {
+            until: now + backoff,
+        };
+    }
+
+    /// Drops the connection and opens a fresh one (keep-alive off: leaves
+    /// the slot idle for the next request). The requests it carried must
+    /// have been ended or moved to the retry queue by the caller.
+    pub(super) fn reconnect(&mut self, i: usize, now: Nanos) {
+        let c = &mut self.conns[i];
+        if let Some(s) = c.stream.take() {
+            self.poller.remove(s.tcp().as_raw_fd());
+        }
+        c.reset(self.plan.no_body, self.plan.max_head);
+        if self.plan.keepalive {
+            self.connect(i, now);
+        } else {
+            self.idle(i, now);
+        }
+    }
+
+    /// Keep-alive off: slot `i` has no connection. In closed loop it opens
+    /// one at once for its next request; at constant rate it waits, free,
+    /// for a request that falls due.
+    pub(super) fn idle(&mut self, i: usize, now: Nanos) {
+        self.conns[i].state = State::Idle;
+        if self.pacer.is_some() {
+            self.conns[i].free_since = now;
+            self.free.list(i, &mut self.conns[i], self.plan.pipeline);
+            self.dispatch();
+            return;
+        }
+        // The request is sent as soon as the connection opens: its latency
+        // counts from now, connect (and handshake) included, as ab counts.
+        let req = match self.retry.pop_front() {
+            Some(r) => r.resent(now),
+            None if self.may_plan(now) => {
+                self.plan_new(now);
+                self.tally.first_send(now, now, now);
+                Req::new(now, now)
+            }
+            None => return,
+        };
+        self.conns[i].inflight.push_back(req);
+        self.conns[i].to_write = self.plan.req_len;
+        self.connect(i, now);
+    }
+
+    /// Keep-alive off: the answer is in, the client closes.
+    fn hang_up(&mut self, i: usize, now: Nanos) {
+        if let Some(s) = self.conns[i].stream.as_mut() {
+            s.say_goodbye();
+        }
+        self.sockets.closed_by_client += 1;
+        self.requeue_and_reconnect(i, now);
+    }
+
+    pub(super) fn on_event(&mut self, i: usize, readable: bool, closed: bool, writable: bool) {
+        let Some(c) = self.conns.get_mut(i) else {
+            return;
+        };
+        match c.state {
+            State::Backoff { .. } | State::Idle => return,
+            State::Connecting { since } => {
+                let Some(s) = c.stream.as_ref() else { return };
+                let s = s.tcp();
+                let failed = match s.take_error() {
+                    Ok(Some(_)) | Err(_) => true,
+                    Ok(None) => match s.peer_addr() {
+                        Ok(_) => false,
+                        // Spurious wake-up (or a stale event of the socket
+                        // this one replaced): still connecting.
+                        Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
+                        Err(_) => true,
+                    },
+                };
+                let now = clock::now();
+                if failed {
+                    self.open_failed(i, now, Failure::Connect);
+                    return;
+                }
+                record_ns(&mut self.connect_time, now.saturating_sub(since));
+                if self.plan.tls.is_some() {
+                    self.conns[i].state = State::Handshaking { since: now };
+                } else {
+                    self.on_open(i);
+                }
+            }
+            State::Handshaking { .. } | State::Open => {}
+        }
+        if let State::Handshaking { since } = self.conns[i].state {
+            if !self.shake_hands(i, since) {
+                return;
+            }
+        }
+        if self.conns[i].state != State::Open {
+            // Replaced while opening (a write failed at once).
+            return;
+        }
+        let c = &self.conns[i];
+        if writable && (c.to_write > 0 || c.stream.as_ref().is_some_and(Transport::pending_out)) {
+            self.flush_writes(i);
+        }
+        if readable && self.conns[i].state == State::Open {
+            self.read(i, closed);
+        }
+    }
+
+    /// Moves connection `i`'s TLS handshake on; true once it is open.
+    fn shake_hands(&mut self, i: usize, since: Nanos) -> bool {
+        let Some(s) = self.conns[i].stream.as_mut() else {
+            return false;
+        };
+        match s.handshake() {
+            Handshake::Pending => false,
+            Handshake::Done => {
+                let now = clock::now();
+                record_ns(&mut self.handshake_time, now.saturating_sub(since));
+                self.sockets.tls_handshakes += 1;
+                self.sockets.tls_resumed += u64::from(s.resumed());
+                self.on_open(i);
+                true
+            }
+            Handshake::Failed(why) => {
+                self.tls_error.get_or_insert(why);
+                self.open_failed(i, clock::now(), Failure::Tls);
+                false
+            }
+        }
+    }
+
+    fn on_open(&mut self, i: usize) {
+        let now = clock::now();
+        self.sockets.opened += 1;
+        self.failing_connects = 0;
+        let c = &mut self.conns[i];
+        c.state = State::Open;
+        c.failures = 0;
+        c.free_since = now;
+        if let Some(s) = c.stream.as_ref() {
+            let _ = s.tcp().set_nodelay(true);
+        }
+        if !self.plan.keepalive {
+            // It was opened for the request it carries.
+            self.flush_writes(i);
+            self.poll_later(i);
+            return;
+        }
+        if self.pacer.is_some() {
+            self.free.list(i, &mut self.conns[i], self.plan.pipeline);
+            self.dispatch();
+        } else {
+            self.refill(i, now);
+        }
+    }
+
+    pub(super) fn flush_writes(&mut self, i: usize) {
+        let wire = &self.plan.wire;
+        let req_len = self.plan.req_len;
+        let c = &mut self.conns[i];
+        if c.state != State::Open {
+            // Written once it opens.
+            return;
+        }
+        let Some(s) = c.stream.as_mut() else { return };
+        let mut failed = false;
+        if s.pending_out() {
+            match s.flush_out() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => failed = true,
+            }
+        }
+        while c.to_write > 0 && !failed {
+            let n = c.to_write.min(wire.len() - c.write_pos);
+            match s.write(&wire[c.write_pos..c.write_pos + n]) {
+                Ok(0) => {
+                    failed = true;
+                    break;
+                }
+                Ok(w) => {
+                    c.to_write -= w;
+                    c.write_pos = (c.write_pos + w) % req_len;
+                    if w < n {
+                        // Socket buffer full: the writable edge resumes us.
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if failed {
+            self.write_failed(i);
+        }
+    }
+
+    /// A write failed. A server that answers with `Connection: close` and
+    /// closes while requests are still queued unread makes the kernel reset
+    /// the connection, so the answer that said "close" may still be waiting
+    /// to be read: read what arrived first, so that requests queued behind
+    /// the close are sent again rather than failed. Only what is then still
+    /// unanswered failed with the write.
+    fn write_failed(&mut self, i: usize) {
+        // The read buffer may be lent out: this runs inside another
+        // connection's read. A rare path: a buffer of its own.
+        let mut buf = vec![0u8; READ_BUF];
+        while let Some(s) = self.conns[i].stream.as_mut() {
+            match s.read(&mut buf) {
+                Ok(n) if n > 0 => {
+                    let now = clock::now();
+                    self.tally.bytes(now, n);
+                    if !self.process(i, &buf[..n], now) {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
+        self.fail(i, Failure::Write);
+    }
+
+    /// Reads until the socket is drained. A short read means drained
+    /// (edge-triggered: new data raises a new edge), unless the peer has
+    /// closed, whose end-of-stream would otherwise never be seen. True when
+    /// anything happened: bytes, the end of the stream, or an error.
+    pub(super) fn read(&mut self, i: usize, closed: bool) -> bool {
+        let mut buf = std::mem::take(&mut self.buf);
+        let drains = self.conns[i]
+            .stream
+            .as_ref()
+            .is_some_and(Transport::short_read_drains);
+        let stamped = self.deferred;
+        self.conns[i].read_turn = self.turn;
+        let mut any = false;
+        while let Some(s) = self.conns[i].stream.as_mut() {
+            let got = if stamped {
+                s.read_stamped(&mut buf[..])
+            } else {
+                s.read(&mut buf[..]).map(|n| (n, None))
+            };
+            match got {
+                Ok((0, _)) => {
+                    any = true;
+                    self.on_eof(i);
+                    break;
+                }
+                Ok((n, stamp)) => {
+                    any = true;
+                    let now = self.arrival(i, stamp);
+                    self.tally.bytes(now, n);
+                    if !self.process(i, &buf[..n], now) {
+                        break;
+                    }
+                    if n < buf.len() && !closed && drains {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    any = true;
+                    self.fail(i, Failure::Read);
+                    break;
+                }
+            }
+        }
+        if let Some(c) = self.conns.get_mut(i) {
+            c.drained_at = clock::now();
+        }
+        self.buf = buf;
+        any
+    }
+
+    /// When bytes just read from connection `i` arrived: the kernel's
+    /// receive timestamp where there is one, else now (see
+    /// [`arrival_time`]).
+    #[inline]
+    fn arrival(&self, i: usize, stamp: Option<u64>) -> Nanos {
+        arrival_time(
+            stamp,
+            self.realtime_offset,
+            self.conns[i].drained_at,
+            clock::now(),
+        )
+    }
+
+    /// Parses what arrived at `now`; returns false when the connection was
+    /// replaced.
+    fn process(&mut self, i: usize, data: &[u8], now: Nanos) -> bool {
+        let c = &self.conns[i];
+        // Nothing was asked, or the bytes came before the request they
+        // would answer went out: no request may be credited with them.
+        let premature = c.inflight.front().is_some_and(|r| now < r.sent);
+        if c.inflight.is_empty() || premature {
+            self.stray(i, data.starts_with(b"HTTP/"));
+            return false;
+        }
+        let pipeline = self.plan.pipeline;
+        let was_full = c.inflight.len() >= pipeline;
+        let Worker { conns, tally, .. } = self;
+        let mut completed = 0;
+        // A whole response that no request in flight can own.
+        let mut unowned = false;
+        let parsed = conns[i].parse(data, |c, status| {
+            if unowned {
+                return;
+            }
+            match c.inflight.pop_front() {
+                Some(r) if now >= r.sent => {
+                    tally.answered(now, r, status);
+                    completed += 1;
+                }
+                Some(r) => {
+                    c.inflight.push_front(r);
+                    unowned = true;
+                }
+                None => unowned = true,
+            }
+        });
+        if unowned {
+            self.stray(i, true);
+            return false;
+        }
+        match parsed {
+            Parsed::Fault => {
+                self.fail(i, Failure::Parse);
+                return false;
+            }
+            _ if !self.plan.keepalive => {
+                if completed > 0 || matches!(parsed, Parsed::Close) {
+                    self.hang_up(i, now);
+                    return false;
+                }
+                return true;
+            }
+            Parsed::Close => {
+                self.sockets.closed_by_server += 1;
+                self.requeue_and_reconnect(i, now);
+                return false;
+            }
+            Parsed::Responses => {}
+        }
+        let c = &self.conns[i];
+        if c.inflight.is_empty() && (!c.parser.is_idle() || !c.pending.is_empty()) {
+            // Bytes beyond the last answer asked for (a body longer than its
+            // length said, say): the start of nothing anyone asked.
+            self.stray(i, false);
+            return false;
+        }
+        if completed > 0 {
+            if self.pacer.is_some() {
+                if was_full {
+                    self.conns[i].free_since = now;
+                }
+                self.free.list(i, &mut self.conns[i], self.plan.pipeline);
+                self.dispatch();
+            } else {
+                self.refill(i, now);
+            }
+        }
+        true
+    }
+
+    fn on_eof(&mut self, i: usize) {
+        let now = clock::now();
+        self.sockets.closed_by_server += 1;
+        let c = &mut self.conns[i];
+        match c.parser.on_eof(c.pending.len()) {
+            Ok(Some(Step::Done { status, .. })) => {
+                // A body that ran until the close: that was its end.
+                match c.inflight.pop_front() {
+                    Some(r) => self.tally.answered(now, r, status),
+                    None => self.sockets.unsolicited_responses += 1,
+                }
+                self.requeue_and_reconnect(i, now);
+            }
+            // Closed between responses: what was awaited got not one byte.
+            Ok(_) => self.fail(i, Failure::Read),
+            Err(_) => self.fail(i, Failure::Parse),
+        }
+    }
+
+    /// Whether connection `i` may be given a request: one with nothing in
+    /// flight is read once first, so that a close, a reset or stray bytes
+    /// that came while it was idle end the connection, not the request.
+    pub(super) fn is_clean(&mut self, i: usize) -> bool {
+        let c = &mut self.conns[i];
+        if c.state != State::Open || !c.inflight.is_empty() {
+            return true;
+        }
+        let Some(s) = c.stream.as_mut() else {
+            return true;
+        };
+        let mut probe = [0u8; 256];
+        loop {
+            match s.read(&mut probe) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.drained_at = clock::now();
+                    return true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(0) => {
+                    self.on_eof(i);
+                    return false;
+                }
+                Ok(n) => {
+                    let response = probe[..n].starts_with(b"HTTP/");
+                    self.stray(i, response);
+                    return false;
+                }
+                Err(_) => {
+                    self.fail(i, Failure::Read);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Reading late: connection `i` was just given a request; its answer is
+    /// read at the thread's coming turns rather than waking it.
+    pub(super) fn poll_later(&mut self, i: usize) {
+        if !self.deferred || self.draining {
+            return;
+        }
+        let c = &mut self.conns[i];
+        if c.state != State::Open || c.inflight.is_empty() {
+            return;
+        }
+        if c.lowat != LOW_WATER {
+            // Watched: only a connection that was idle goes back to being
+            // polled, or a watched answer could be polled late.
+            if c.inflight.len() > 1 {
+                return;
+            }
+            match c.stream.as_ref().map(|s| s.set_low_water(LOW_WATER)) {
+                Some(Ok(())) => c.lowat = LOW_WATER,
+                _ => return,
+            }
+        }
+        c.empty_polls = 0;
+        // Not read again in the turn that sent it: its answer cannot be in.
+        c.read_turn = self.turn;
+        if !c.polled {
+            c.polled = true;
+            self.polled.push(i);
+        }
+    }
+
+    /// Reads every polled connection not yet read in this turn. One whose
+    /// answer has not come after [`WATCH_AFTER`] polls is left to wake the
+    /// thread instead.
+    pub(super) fn poll_busy(&mut self) {
+        let mut k = 0;
+        while k < self.polled.len() {
+            let i = self.polled[k];
+            let c = &self.conns[i];
+            if c.state != State::Open || c.inflight.is_empty() || c.lowat != LOW_WATER {
+                self.conns[i].polled = false;
+                self.polled.swap_remove(k);
+                continue;
+            }
+            if c.read_turn != self.turn {
+                let any = self.read(i, false);
+                let c = &mut self.conns[i];
+                if any {
+                    c.empty_polls = 0;
+                } else if c.state == State::Open && !c.inflight.is_empty() {
+                    c.empty_polls += 1;
+                    if c.empty_polls >= WATCH_AFTER {
+                        self.watch(i);
+                    }
+                }
+            }
+            k += 1;
+        }
+    }
+
+    /// Connection `i`'s answers wake the thread from now on. Lowering the
+    /// mark wakes the thread at once if enough is already queued.
+    fn watch(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.lowat == 1 {
+            return;
+        }
+        if let Some(s) = c.stream.as_ref() {
+            if s.set_low_water(1).is_ok() {
+                c.lowat = 1;
+            }
+        }
+    }
+
+    /// Every answer wakes the thread: a due request found no free
+    /// connection (the next answer frees one), or the drain.
+    pub(super) fn watch_all(&mut self) {
+        while let Some(i) = self.polled.pop() {
+            self.conns[i].polled = false;
+            self.watch(i);
+        }
+    }
+}
+
+/// A receive timestamp (`stamp`, CLOCK_REALTIME) on the engine's clock,
+/// given `offset` = realtime − monotonic. Trusted only within [`floor`,
+/// `now`]: bytes cannot have arrived before the socket was last found empty,
+/// nor after they were read. Outside that (a wall-clock step between the
+/// stamp and the read) or without a stamp, the read time `now` stands,
+/// which can only lengthen a latency.
+fn arrival_time(stamp: Option<u64>, offset: i128, floor: Nanos, now: Nanos) -> Nanos {
+    let Some(rt) = stamp else { return now };
+    let t = rt as i128 - offset;
+    if t < floor as i128 || t > now as i128 {
+        return now;
+    }
+    t as Nanos
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arrival_time;
+
+    const OFFSET: i128 = 1_700_000_000_000_000_000;
+
+    #[test]
+    fn a_stamp_between_the_last_empty_read_and_now_is_the_arrival() {
+        let rt = (OFFSET + 5_000) as u64;
+        assert_eq!(arrival_time(Some(rt), OFFSET, 1_000, 9_000), 5_000);
+    }
+
+    #[test]
+    fn without_a_stamp_or_with_an_impossible_one_the_read_time_stands() {
+        assert_eq!(arrival_time(None, OFFSET, 1_000, 9_000), 9_000);
+        // Before the socket was last found empty: the wall clock stepped
+        // forward after the stamp (a later arrival would look earlier).
+        let early = (OFFSET + 500) as u64;
+        assert_eq!(arrival_time(Some(early), OFFSET, 1_000, 9_000), 9_000);
+        // After the read: the wall clock stepped back.
+        let late = (OFFSET + 9_500) as u64;
+        assert_eq!(arrival_time(Some(late), OFFSET, 1_000, 9_000), 9_000);
+        // A stamp of 0 (timestamps not yet on) never yields a time.
+        assert_eq!(arrival_time(Some(0), OFFSET, 1_000, 9_000), 9_000);
+    }
+}
