@@ -91,16 +91,24 @@ pub enum Command {
     Agent(crate::fleet::agent::AgentArgs),
 }
 
+/// The command line `argv` (program name first) as fairbench reads it.
+pub fn parse<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    negatives_to_their_flags(Cli::command())
+        .try_get_matches_from(argv)
+        .and_then(|m| Cli::from_arg_matches(&m))
+}
+
 pub fn main() -> i32 {
     let argv: Vec<String> = std::env::args().collect();
     if let Some(line) = migrant::single_dash_habit(&argv) {
         eprintln!("fairbench: {line}");
         return 2;
     }
-    let cli = match negatives_to_their_flags(Cli::command())
-        .try_get_matches_from(&argv)
-        .and_then(|m| Cli::from_arg_matches(&m))
-    {
+    let cli = match parse(&argv) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0 and errors to stderr with 2.

@@ -131,7 +131,7 @@ fn a_run_that_cannot_store_its_cases_is_marked_failed() {
     let conn = rusqlite::Connection::open(root.db()).unwrap();
     conn.execute_batch(
         "DROP TRIGGER damaged;
-         CREATE TRIGGER damaged BEFORE UPDATE OF state ON cases WHEN NEW.state = 'done'
+         CREATE TRIGGER damaged BEFORE UPDATE OF state ON cases WHEN NEW.state IN ('done', 'failed')
          BEGIN SELECT RAISE(FAIL, 'database disk image is malformed'); END;",
     )
     .unwrap();

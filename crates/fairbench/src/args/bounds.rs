@@ -5,8 +5,6 @@
 /// Most load threads of one generator: well past any core count a
 /// benchmark machine has, far below what exhausts the thread table.
 pub const MAX_THREADS: usize = 1024;
-/// Most load generators one load is split over.
-pub const MAX_CLIENTS: usize = 64;
 /// Most repetitions of a suite's cases.
 pub const MAX_REPETITIONS: usize = 1000;
 /// Most cases and sweeps in one run's plan, checked before it is built.
@@ -83,11 +81,6 @@ pub fn threads(s: &str) -> Result<usize, String> {
     at_most(super::positive_usize(s)?, MAX_THREADS)
 }
 
-/// A clap value parser: load generators, 1 to [`MAX_CLIENTS`].
-pub fn clients(s: &str) -> Result<usize, String> {
-    at_most(super::positive_usize(s)?, MAX_CLIENTS)
-}
-
 /// A clap value parser: repetitions, 1 to [`MAX_REPETITIONS`].
 pub fn repetitions(s: &str) -> Result<usize, String> {
     at_most(super::positive_usize(s)?, MAX_REPETITIONS)
@@ -133,7 +126,5 @@ mod tests {
         assert!(connections("10G").is_err());
         assert_eq!(connections("1M").unwrap(), 1_000_000);
         assert!(pipeline("1025").is_err());
-        assert!(clients("0").is_err());
-        assert_eq!(clients("4").unwrap(), 4);
     }
 }

@@ -270,6 +270,8 @@ fn with_observers<R>(
 /// The load split over several generators (namespaces, ssh hosts, or
 /// processes here), started together and merged exactly.
 fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    // The flags' own bounds first (--clients at most 64), then the split.
+    args.place.check(None)?;
     let n = match args.place.client_hosts.len() {
         0 => args.place.clients,
         hosts => hosts,

@@ -121,17 +121,12 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
             crate::output::terminal::json(&serde_json::to_string_pretty(&listing)?)
         );
     } else {
+        let shown = crate::output::terminal::text;
         if !zoo.servers.is_empty() {
-            print!(
-                "{}",
-                crate::output::terminal::text(&table(&entries).render())
-            );
+            print!("{}", shown(&table(&entries).render()));
         }
-        print!(
-            "{}",
-            crate::output::terminal::text(&install_lines(&entries))
-        );
-        print!("{}", crate::output::terminal::text(&not_listed(&zoo)));
+        print!("{}", shown(&install_lines(&entries)));
+        print!("{}", shown(&not_listed(&zoo)));
         if zoo.servers.is_empty() && zoo.invalid_server_names().is_empty() {
             println!(
                 "(no servers under {}: a server is a folder there with a server.toml, see docs/server-manifest.md)",

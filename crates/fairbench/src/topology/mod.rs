@@ -47,7 +47,7 @@ pub struct ClientArgs {
     pub link_delay: Option<String>,
     /// Split the load over N load generators started together, their results
     /// merged exactly (each in its own namespace with --topology netns).
-    #[arg(long, value_name = "N", default_value = "1", value_parser = crate::args::bounds::clients)]
+    #[arg(long, value_name = "N", default_value = "1", value_parser = crate::args::positive_usize)]
     pub clients: usize,
     /// Run a load generator on this ssh host (repeatable: the connections and
     /// the rate are split between them and the results merged).
