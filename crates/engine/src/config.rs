@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::mix::RequestMix;
 use crate::request::RequestSpec;
 use crate::response::DEFAULT_MAX_HEAD;
 use crate::status::StatusSet;
@@ -27,6 +28,10 @@ pub enum LoadModel {
 pub struct LoadConfig {
     pub target: Target,
     pub request: RequestSpec,
+    /// Many requests instead of `request`: prepared before the run, sent in
+    /// turn, results broken down by target name.
+    #[serde(default)]
+    pub mix: Option<RequestMix>,
     pub connections: usize,
     pub threads: usize,
     /// How long the window lasts at most (with `requests`, an upper bound).
@@ -88,6 +93,7 @@ impl LoadConfig {
         LoadConfig {
             target,
             request: RequestSpec::default(),
+            mix: None,
             connections: 50,
             threads: default_threads(),
             duration: Duration::from_secs(10),
@@ -191,6 +197,9 @@ impl LoadConfig {
                     "more than 100,000,000 requests/s is not plausible",
                 ));
             }
+        }
+        if let Some(mix) = &self.mix {
+            mix.validate()?;
         }
         if let Some(cpus) = &self.cpus {
             if cpus.is_empty() {

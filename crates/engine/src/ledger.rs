@@ -52,6 +52,11 @@ pub(crate) struct Req {
     /// any byte of its answer came (see the worker's `lost`): a second such
     /// loss is an error.
     pub retried: bool,
+    /// Its prepared bytes in the run's request pool: sent again, it sends
+    /// the same request.
+    pub entry: u32,
+    /// The target name its results are counted under.
+    pub target: u16,
 }
 
 impl Req {
@@ -60,6 +65,17 @@ impl Req {
             planned,
             sent,
             retried: false,
+            entry: 0,
+            target: 0,
+        }
+    }
+
+    /// The same request sent as pool entry `entry` of target `target`.
+    pub fn of(self, entry: u32, target: u16) -> Req {
+        Req {
+            entry,
+            target,
+            ..self
         }
     }
 
@@ -84,6 +100,27 @@ impl IntervalTally {
             errors: 0,
             bytes: 0,
             hist: new_histogram(),
+        }
+    }
+}
+
+/// One target name's share of the window: the same ledger, by name.
+pub(crate) struct TargetTally {
+    pub planned: u64,
+    pub answered: u64,
+    pub errors: ErrorCounts,
+    pub codes: StatusCounts,
+    pub latency: Histogram<u64>,
+}
+
+impl TargetTally {
+    fn new() -> Self {
+        TargetTally {
+            planned: 0,
+            answered: 0,
+            errors: ErrorCounts::default(),
+            codes: StatusCounts::new(),
+            latency: new_histogram(),
         }
     }
 }
@@ -115,6 +152,10 @@ pub(crate) struct Tally {
     pub early: u64,
     /// The most any of them went out before its planned time.
     pub early_max: Nanos,
+    /// Per target name, when the run has several (empty otherwise): each
+    /// outcome of the window is counted here too, so the names add up to
+    /// the totals.
+    pub targets: Vec<TargetTally>,
 }
 
 impl Tally {
@@ -145,7 +186,14 @@ impl Tally {
             waited: 0,
             early: 0,
             early_max: 0,
+            targets: Vec::new(),
         }
+    }
+
+    /// Break the window down by `n` target names.
+    pub fn by_targets(mut self, n: usize) -> Self {
+        self.targets = (0..n).map(|_| TargetTally::new()).collect();
+        self
     }
 
     #[inline]
@@ -161,9 +209,12 @@ impl Tally {
 
     /// A request comes into being (planned, or sent for the first time).
     #[inline]
-    pub fn plan(&mut self, planned: Nanos) {
-        if self.in_window(planned) {
+    pub fn plan(&mut self, r: Req) {
+        if self.in_window(r.planned) {
             self.planned += 1;
+            if let Some(t) = self.targets.get_mut(r.target as usize) {
+                t.planned += 1;
+            }
         }
     }
 
@@ -212,6 +263,12 @@ impl Tally {
             if self.rate_mode {
                 record_ns(&mut self.uncorrected, now.saturating_sub(r.sent));
             }
+            if let Some(t) = self.targets.get_mut(r.target as usize) {
+                t.answered += 1;
+                t.errors.status += u64::from(bad);
+                t.codes.record(status);
+                record_ns(&mut t.latency, latency);
+            }
         }
     }
 
@@ -219,7 +276,8 @@ impl Tally {
     /// timeout, except when the run was interrupted: then it waited only
     /// until the interrupt, and is charged that.
     #[inline]
-    pub fn failed(&mut self, now: Nanos, planned: Nanos, why: Failure) {
+    pub fn failed(&mut self, now: Nanos, r: Req, why: Failure) {
+        let planned = r.planned;
         let waited = now.saturating_sub(planned);
         let charged = if why == Failure::Interrupted {
             waited
@@ -232,6 +290,11 @@ impl Tally {
             *self.errors.slot(why) += 1;
             self.errors.interrupted += u64::from(why == Failure::Interrupted);
             record_ns(&mut self.latency, charged);
+            if let Some(t) = self.targets.get_mut(r.target as usize) {
+                *t.errors.slot(why) += 1;
+                t.errors.interrupted += u64::from(why == Failure::Interrupted);
+                record_ns(&mut t.latency, charged);
+            }
         }
     }
 
@@ -262,7 +325,7 @@ mod tests {
     fn only_the_window_is_counted() {
         let mut t = tally();
         for p in [999 * MS, 1000 * MS, 1999 * MS, 2000 * MS] {
-            t.plan(p);
+            t.plan(Req::new(p, 0));
             t.answered(p + MS, Req::new(p, p), 200);
         }
         assert_eq!((t.planned, t.answered), (2, 2));
@@ -273,10 +336,10 @@ mod tests {
     #[test]
     fn a_failure_counts_as_at_least_the_timeout() {
         let mut t = tally();
-        t.plan(1500 * MS);
-        t.failed(1501 * MS, 1500 * MS, Failure::Read);
-        t.plan(1500 * MS);
-        t.failed(1800 * MS, 1500 * MS, Failure::Timeout);
+        t.plan(Req::new(1500 * MS, 0));
+        t.failed(1501 * MS, Req::new(1500 * MS, 0), Failure::Read);
+        t.plan(Req::new(1500 * MS, 0));
+        t.failed(1800 * MS, Req::new(1500 * MS, 0), Failure::Timeout);
         assert_eq!(t.errors.read, 1);
         assert_eq!(t.errors.timeout, 1);
         assert_eq!(t.planned, t.answered + t.errors.not_answered());
@@ -296,12 +359,12 @@ mod tests {
         let mut t = tally();
         for i in 0..98u64 {
             let p = 1000 * MS + i * MS;
-            t.plan(p);
+            t.plan(Req::new(p, 0));
             t.answered(p + (i + 1) * 10_000, Req::new(p, p), 200);
         }
         for _ in 0..2 {
-            t.plan(1500 * MS);
-            t.failed(1500 * MS + 5 * MS, 1500 * MS, Failure::Read);
+            t.plan(Req::new(1500 * MS, 0));
+            t.failed(1500 * MS + 5 * MS, Req::new(1500 * MS, 0), Failure::Read);
         }
         let honest = t.latency.value_at_quantile(0.99);
         let answered = t.answered_latency.value_at_quantile(0.99);
@@ -313,7 +376,7 @@ mod tests {
     fn early_sends_count_from_the_send() {
         let mut t = tally();
         let r = Req::new(1500 * MS, 1490 * MS);
-        t.plan(r.planned);
+        t.plan(Req::new(r.planned, 0));
         t.answered(1501 * MS, r, 200);
         assert!(t.latency.max() >= 10_900, "{}", t.latency.max());
     }
@@ -321,7 +384,7 @@ mod tests {
     #[test]
     fn status_errors_are_answered() {
         let mut t = tally();
-        t.plan(1500 * MS);
+        t.plan(Req::new(1500 * MS, 0));
         t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), 503);
         assert_eq!(
             (t.answered, t.errors.status, t.errors.not_answered()),
@@ -340,7 +403,7 @@ mod tests {
             StatusSet::parse("200,404").unwrap(),
         );
         for status in [200, 404, 204, 500] {
-            t.plan(1500 * MS);
+            t.plan(Req::new(1500 * MS, 0));
             t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), status);
         }
         assert_eq!((t.answered, t.errors.status), (4, 2));
@@ -349,13 +412,13 @@ mod tests {
     #[test]
     fn closing_the_window_early_excludes_what_comes_after() {
         let mut t = tally();
-        t.plan(1200 * MS);
+        t.plan(Req::new(1200 * MS, 0));
         t.close_window(1200 * MS + 1);
-        t.plan(1300 * MS);
+        t.plan(Req::new(1300 * MS, 0));
         assert_eq!(t.planned, 1);
         // A later close cannot reopen it.
         t.close_window(1900 * MS);
-        t.plan(1300 * MS);
+        t.plan(Req::new(1300 * MS, 0));
         assert_eq!(t.planned, 1);
     }
 }

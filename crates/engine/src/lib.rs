@@ -19,10 +19,12 @@ pub mod hex;
 pub mod histogram;
 pub mod ledger;
 pub mod merge;
+pub mod mix;
 mod outcome;
 pub mod pacer;
 mod poller;
 mod request;
+mod request_pool;
 pub mod response;
 mod run;
 pub mod stats;
@@ -35,7 +37,10 @@ mod worker;
 pub use config::{
     default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, MIN_RATE,
 };
-pub use outcome::{Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets};
+pub use mix::{MixRequest, RequestMix};
+pub use outcome::{
+    Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
+};
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};

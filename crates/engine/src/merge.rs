@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::histogram::new_histogram;
-use crate::outcome::{Generator, Outcome, SecondSample, Sockets};
+use crate::outcome::{Generator, Outcome, SecondSample, Sockets, TargetOutcome};
 use crate::stats::ErrorCounts;
 use crate::{LoadModel, Schedule};
 
@@ -131,6 +131,29 @@ impl Outcome {
                 m.behind |= s.behind;
             }
         }
+        let mut targets: Vec<TargetOutcome> = Vec::new();
+        for o in parts {
+            for (i, t) in o.targets.iter().enumerate() {
+                if i == targets.len() {
+                    targets.push(TargetOutcome {
+                        name: t.name.clone(),
+                        planned: 0,
+                        requests: 0,
+                        errors: ErrorCounts::default(),
+                        status_codes: std::collections::BTreeMap::new(),
+                        latency: new_histogram(),
+                    });
+                }
+                let m = &mut targets[i];
+                m.planned += t.planned;
+                m.requests += t.requests;
+                m.errors.add(&t.errors);
+                for (code, n) in &t.status_codes {
+                    *m.status_codes.entry(*code).or_insert(0) += n;
+                }
+                let _ = m.latency.add(&t.latency);
+            }
+        }
         let busy_fraction = thread_busy.iter().cloned().fold(0.0, f64::max);
         Outcome {
             model: match rate {
@@ -183,6 +206,7 @@ impl Outcome {
             address: parts
                 .first()
                 .map_or_else(String::new, |o| o.address.clone()),
+            targets,
         }
     }
 }

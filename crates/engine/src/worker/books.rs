@@ -3,7 +3,7 @@
 //! in the ledger.
 
 use crate::clock::{Nanos, NANOS_PER_SEC};
-use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, CONTENDED};
+use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, TargetOutcome, CONTENDED};
 use crate::stats::Failure;
 use crate::LoadModel;
 
@@ -27,7 +27,19 @@ impl Worker {
         let waiting = (to.wait.saturating_sub(from.wait) as f64 / elapsed).min(1.0);
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
-        let t = self.tally;
+        let mut t = self.tally;
+        let targets = std::mem::take(&mut t.targets)
+            .into_iter()
+            .zip(&plan.names)
+            .map(|(x, name)| TargetOutcome {
+                name: name.clone(),
+                planned: x.planned,
+                requests: x.answered,
+                errors: x.errors,
+                status_codes: x.codes.to_map(),
+                latency: x.latency,
+            })
+            .collect();
         let lateness_p99 = if t.lateness.is_empty() {
             0
         } else {
@@ -89,6 +101,7 @@ impl Worker {
             sockets: self.sockets,
             interrupted,
             address: plan.addr.to_string(),
+            targets,
         }
     }
 
@@ -121,18 +134,18 @@ impl Worker {
         };
         for i in 0..self.conns.len() {
             while let Some(r) = self.conns[i].inflight.pop_front() {
-                self.tally.failed(now, r.planned, why(r.planned));
+                self.tally.failed(now, r, why(r.planned));
             }
         }
         while let Some(r) = self.retry.pop_front() {
-            self.tally.failed(now, r.planned, why(r.planned));
+            self.tally.failed(now, r, why(r.planned));
         }
         let until = if interrupted { now } else { self.end };
         let left = self.untaken(until);
         for _ in 0..left {
-            let due = self.take_slot();
-            self.never_sent_in_window(due);
-            self.tally.failed(now, due, why(due));
+            let r = self.take_slot();
+            self.never_sent_in_window(r.planned);
+            self.tally.failed(now, r, why(r.planned));
         }
     }
 

@@ -88,6 +88,7 @@ use crate::ledger::{Req, Tally};
 use crate::outcome::{Outcome, SecondSample, Sockets};
 use crate::pacer::{ConstantPacer, Pacer};
 use crate::poller::{Poller, Ready};
+use crate::request_pool::RequestPool;
 use crate::stats::Failure;
 use crate::status::StatusSet;
 use crate::tls::TlsClient;
@@ -116,14 +117,13 @@ const MAX_SLEEP: Nanos = 5_000_000;
 /// Everything the workers share, fixed before they start.
 pub(crate) struct ThreadPlan {
     pub addr: SocketAddr,
-    /// `pipeline` back-to-back copies of the serialised request, so that k
-    /// requests are one contiguous slice.
-    pub wire: Vec<u8>,
-    pub req_len: usize,
+    /// Every request, serialised, in the order they go out (see
+    /// [`RequestPool`]); each entry says whether it may be sent again when
+    /// its connection is lost before any byte of its answer came.
+    pub pool: RequestPool,
+    /// The target names results are broken down by (empty: no breakdown).
+    pub names: Vec<String>,
     pub no_body: bool,
-    /// The method may be sent again when a connection is lost before any
-    /// byte of its answer came (RFC 9110 §9.2.2).
-    pub idempotent: bool,
     pub max_head: usize,
     pub pipeline: usize,
     /// How far ahead of its planned time a constant-rate request may go out
@@ -224,6 +224,8 @@ pub(crate) struct Worker {
     ready: Vec<Ready>,
     /// Next schedule slot not yet taken (constant rate).
     next_i: u64,
+    /// Requests picked from the pool so far (plus this thread's offset).
+    next_entry: u64,
     /// Connections with room for a request, longest free first (constant
     /// rate).
     free: FreeQueue,
@@ -294,7 +296,8 @@ impl Worker {
             plan.timeout,
             plan.rate.is_some(),
             plan.expect_status.clone(),
-        );
+        )
+        .by_targets(plan.names.len());
         Ok(Worker {
             index,
             stop,
@@ -314,6 +317,9 @@ impl Worker {
             realtime_offset: 0,
             ready: Vec::with_capacity(1024),
             next_i: 0,
+            // Threads start at spread-out places in the pool, so that
+            // together they send its whole cycle, not its start T times.
+            next_entry: (index * plan.pool.len() / plan.threads.max(1)) as u64,
             free: FreeQueue::with_capacity(connections),
             retry: VecDeque::new(),
             sockets: Sockets::default(),
