@@ -46,6 +46,9 @@ fn sample(flag: &str) -> Option<&'static str> {
         "resume" => "1",
         "format" => "json",
         "fail-on-regression" => "5",
+        "targets" => "/tmp/targets.toml",
+        "pool" => "100",
+        "seed" => "3",
         _ => return None,
     })
 }

@@ -87,6 +87,18 @@ pub struct LoadArgs {
     /// Request body read from a file.
     #[arg(long)]
     pub body_file: Option<PathBuf>,
+    /// Many requests: a TOML file of [[target]] tables (method, path or url, headers, body or
+    /// body_file, weight, name; templates such as {{seq}}, {{uniform 1 100}}, {{zipf 1.1 1 10000}},
+    /// {{line ids.txt}}). Results are broken down by target name (docs/targets.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
+    pub targets: Option<PathBuf>,
+    /// With templates: how many requests to prepare before the run; the load threads send
+    /// them in turn.
+    #[arg(long, value_name = "N", default_value = "10000", value_parser = positive_usize)]
+    pub pool: usize,
+    /// Seed of the templates' random values (and of the --vs order).
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub seed: u64,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(long, default_value = "1", value_parser = positive_usize)]
     pub pipeline: usize,
@@ -174,10 +186,7 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
             serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
         );
     } else {
-        print!(
-            "{}",
-            load_summary::render(&args.url, &outcome, &view(args))
-        );
+        print!("{}", load_summary::render(&args.url, &outcome, &view(args)));
     }
     save(args, &cfg, &outcome, log)?;
     Ok(exit_code(&outcome))
@@ -469,6 +478,19 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         headers,
         body,
     };
+    if args.targets.is_some() && args.method != "GET" {
+        return Err(usage(
+            "--method: with --targets each target says its method (method = \"POST\")",
+        ));
+    }
+    cfg.mix = crate::mix::for_load(
+        &args.url,
+        args.targets.as_deref(),
+        &cfg.request,
+        args.pool,
+        args.seed,
+    )
+    .map_err(usage)?;
     cfg.validate().map_err(|e| usage(flag_error(&e)))?;
     if args.cacert.is_some() && args.insecure {
         return Err(usage(
@@ -504,7 +526,20 @@ fn progress_for(cfg: &LoadConfig) -> LoadProgress {
 
 /// `--dump`: one request, its bytes and the answer's as exchanged.
 fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
-    let request = cfg.request.serialize(&cfg.target)?;
+    // With a mix, its first prepared request.
+    let request = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
+        Some(r) => {
+            let mut t = cfg.target.clone();
+            t.path.clone_from(&r.path);
+            let spec = RequestSpec {
+                method: r.method.clone(),
+                headers: r.headers.clone(),
+                body: r.body.clone(),
+            };
+            spec.serialize(&t)?
+        }
+        None => cfg.request.serialize(&cfg.target)?,
+    };
     let t = &cfg.target;
     let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
         .map_err(|m| anyhow::anyhow!("{m}"))?;

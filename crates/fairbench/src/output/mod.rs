@@ -6,3 +6,4 @@ pub mod load_summary;
 pub mod progress;
 pub mod run_progress;
 pub mod run_table;
+pub mod target_table;
