@@ -23,6 +23,7 @@ pub mod runner;
 pub mod start;
 pub mod store;
 pub mod suite;
+pub mod thresholds;
 pub mod topology;
 pub mod units;
 pub mod usage;

@@ -49,6 +49,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "targets" => "/tmp/targets.toml",
         "pool" => "100",
         "seed" => "3",
+        "threshold" => "p99<20ms",
         _ => return None,
     })
 }

@@ -22,6 +22,7 @@ use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
 use crate::runner::adhoc::{self, SampleLog};
+use crate::thresholds;
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
 use crate::usage::usage;
@@ -99,6 +100,11 @@ pub struct LoadArgs {
     /// Seed of the templates' random values (and of the --vs order).
     #[arg(long, value_name = "N", default_value = "1")]
     pub seed: u64,
+    /// A pass/fail criterion checked after the run (repeatable): p99<20ms, errors<0.1%,
+    /// rps>5k, timeouts=0, p99{item}<50ms (a target), ratio.p99<1.05 (with --vs). Printed as a
+    /// table; any failure exits 99.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(long, default_value = "1", value_parser = positive_usize)]
     pub pipeline: usize,
@@ -154,12 +160,14 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
 
 fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let cfg = config(args)?;
+    let names = cfg.mix.as_ref().map_or(&[][..], |m| &m.names[..]);
+    let thresholds = thresholds::parse_all(&args.thresholds, names, false).map_err(usage)?;
     if args.dump {
         return dump(args, &cfg);
     }
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
-        return run_fleet(args, &cfg);
+        return run_fleet(args, &cfg, &thresholds);
     }
     if p.link_rate.is_some() || p.link_delay.is_some() {
         return Err(usage(
@@ -180,16 +188,33 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
         Err(e) => anyhow::bail!("{e}"),
     };
 
+    let verdicts = thresholds::check_all(&thresholds, &outcome);
     if crate::args::wants_json(args.format, args.json) {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&LoadJson::new(&args.url, &outcome, &args.percentiles.0))?
-        );
+        let mut v = serde_json::to_value(LoadJson::new(&args.url, &outcome, &args.percentiles.0))?;
+        add_verdicts(&mut v, &verdicts);
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", load_summary::render(&args.url, &outcome, &view(args)));
+        print!("{}", thresholds::table(&verdicts));
     }
     save(args, &cfg, &outcome, log)?;
-    Ok(exit_code(&outcome))
+    Ok(with_verdicts(exit_code(&outcome), &verdicts))
+}
+
+/// `thresholds` in the JSON, when any were given.
+fn add_verdicts(v: &mut serde_json::Value, verdicts: &[thresholds::Verdict]) {
+    if let (false, Some(m)) = (verdicts.is_empty(), v.as_object_mut()) {
+        m.insert("thresholds".into(), thresholds::json(verdicts));
+    }
+}
+
+/// A run that finished but failed a threshold exits with its own code.
+fn with_verdicts(code: i32, verdicts: &[thresholds::Verdict]) -> i32 {
+    if code == 0 && verdicts.iter().any(|v| !v.pass) {
+        thresholds::EXIT_FAILED
+    } else {
+        code
+    }
 }
 
 /// 130 when interrupted; 1 when nothing was answered: a load that measured
@@ -265,7 +290,11 @@ fn with_observers<R>(
 
 /// The load split over several generators (namespaces, ssh hosts, or
 /// processes here), started together and merged exactly.
-fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+fn run_fleet(
+    args: &LoadArgs,
+    cfg: &LoadConfig,
+    thresholds: &[thresholds::Threshold],
+) -> anyhow::Result<i32> {
     let n = match args.place.client_hosts.len() {
         0 => args.place.clients,
         hosts => hosts,
@@ -340,21 +369,22 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             anyhow::bail!("{m}")
         }
     };
+    let verdicts = thresholds::check_all(thresholds, &f.merged);
     if crate::args::wants_json(args.format, args.json) {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&fleet_json(args, &layout, &f)?)?
-        );
+        let mut v = fleet_json(args, &layout, &f)?;
+        add_verdicts(&mut v, &verdicts);
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!(
             "{}",
             load_summary::render(&args.url, &f.merged, &view(args))
         );
         print!("{}", clients_text(&f));
+        print!("{}", thresholds::table(&verdicts));
     }
     layout.teardown();
     save(args, cfg, &f.merged, log)?;
-    Ok(exit_code(&f.merged))
+    Ok(with_verdicts(exit_code(&f.merged), &verdicts))
 }
 
 /// Each generator's own figures under the merged summary.
