@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::mix::RequestMix;
+use crate::profile::RateStage;
 use crate::request::RequestSpec;
 use crate::response::DEFAULT_MAX_HEAD;
 use crate::status::StatusSet;
@@ -32,6 +33,11 @@ pub struct LoadConfig {
     /// turn, results broken down by target name.
     #[serde(default)]
     pub mix: Option<RequestMix>,
+    /// A rate profile instead of one constant rate (the model must be
+    /// `ConstantRate`; its rate is then the profile's peak, and `duration`
+    /// the stages' total). See [`crate::profile`].
+    #[serde(default)]
+    pub stages: Option<Vec<RateStage>>,
     pub connections: usize,
     pub threads: usize,
     /// How long the window lasts at most (with `requests`, an upper bound).
@@ -94,6 +100,7 @@ impl LoadConfig {
             target,
             request: RequestSpec::default(),
             mix: None,
+            stages: None,
             connections: 50,
             threads: default_threads(),
             duration: Duration::from_secs(10),
@@ -200,6 +207,28 @@ impl LoadConfig {
         }
         if let Some(mix) = &self.mix {
             mix.validate()?;
+        }
+        if let Some(stages) = &self.stages {
+            crate::profile::validate(stages)?;
+            if !matches!(self.model, LoadModel::ConstantRate { .. }) {
+                return Err(ConfigError::new(
+                    "stages",
+                    "plan a rate: the model must be constant rate",
+                ));
+            }
+            let total: Duration = stages.iter().map(|s| s.duration).sum();
+            if total != self.duration {
+                return Err(ConfigError::new(
+                    "stages",
+                    format!(
+                        "last {total:?} in all, but the run's duration is {:?}",
+                        self.duration
+                    ),
+                ));
+            }
+            if self.share.count > 1 {
+                return Err(ConfigError::new("stages", "run on one load generator only"));
+            }
         }
         if let Some(cpus) = &self.cpus {
             if cpus.is_empty() {

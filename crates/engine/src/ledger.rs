@@ -156,6 +156,10 @@ pub(crate) struct Tally {
     /// outcome of the window is counted here too, so the names add up to
     /// the totals.
     pub targets: Vec<TargetTally>,
+    /// Per stage of a rate profile, by planned time (empty otherwise).
+    pub stages: Vec<TargetTally>,
+    /// Where each stage ends (absolute).
+    stage_ends: Vec<Nanos>,
 }
 
 impl Tally {
@@ -187,6 +191,37 @@ impl Tally {
             early: 0,
             early_max: 0,
             targets: Vec::new(),
+            stages: Vec::new(),
+            stage_ends: Vec::new(),
+        }
+    }
+
+    /// Break the window down by the stages of a rate profile, which begins
+    /// at `measure_start`.
+    pub fn by_stages(mut self, measure_start: Nanos, stages: &[crate::profile::RateStage]) -> Self {
+        let mut at = measure_start;
+        self.stage_ends = stages
+            .iter()
+            .map(|s| {
+                at += s.duration.as_nanos() as Nanos;
+                at
+            })
+            .collect();
+        self.stages = stages.iter().map(|_| TargetTally::new()).collect();
+        self
+    }
+
+    /// The breakdowns request `r` counts in: its target, its stage.
+    #[inline]
+    fn groups(&mut self, r: &Req, mut f: impl FnMut(&mut TargetTally)) {
+        if let Some(t) = self.targets.get_mut(r.target as usize) {
+            f(t);
+        }
+        if !self.stage_ends.is_empty() {
+            let s = self.stage_ends.partition_point(|&e| e <= r.planned);
+            if let Some(t) = self.stages.get_mut(s) {
+                f(t);
+            }
         }
     }
 
@@ -212,9 +247,7 @@ impl Tally {
     pub fn plan(&mut self, r: Req) {
         if self.in_window(r.planned) {
             self.planned += 1;
-            if let Some(t) = self.targets.get_mut(r.target as usize) {
-                t.planned += 1;
-            }
+            self.groups(&r, |t| t.planned += 1);
         }
     }
 
@@ -263,12 +296,12 @@ impl Tally {
             if self.rate_mode {
                 record_ns(&mut self.uncorrected, now.saturating_sub(r.sent));
             }
-            if let Some(t) = self.targets.get_mut(r.target as usize) {
+            self.groups(&r, |t| {
                 t.answered += 1;
                 t.errors.status += u64::from(bad);
                 t.codes.record(status);
                 record_ns(&mut t.latency, latency);
-            }
+            });
         }
     }
 
@@ -290,11 +323,11 @@ impl Tally {
             *self.errors.slot(why) += 1;
             self.errors.interrupted += u64::from(why == Failure::Interrupted);
             record_ns(&mut self.latency, charged);
-            if let Some(t) = self.targets.get_mut(r.target as usize) {
+            self.groups(&r, |t| {
                 *t.errors.slot(why) += 1;
                 t.errors.interrupted += u64::from(why == Failure::Interrupted);
                 record_ns(&mut t.latency, charged);
-            }
+            });
         }
     }
 

@@ -23,6 +23,7 @@ pub mod mix;
 mod outcome;
 pub mod pacer;
 mod poller;
+pub mod profile;
 mod request;
 mod request_pool;
 pub mod response;
@@ -41,6 +42,7 @@ pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
 };
+pub use profile::RateStage;
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};

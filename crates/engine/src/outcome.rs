@@ -314,6 +314,10 @@ pub struct Outcome {
     /// Per target name, when the run sent a request mix; empty otherwise.
     #[serde(default)]
     pub targets: Vec<TargetOutcome>,
+    /// Per stage of a rate profile (by planned time), named as given
+    /// ("30s:1k-20k"); empty otherwise.
+    #[serde(default)]
+    pub stages: Vec<TargetOutcome>,
 }
 
 impl Outcome {

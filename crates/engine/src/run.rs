@@ -110,6 +110,7 @@ pub fn run(
         addr,
         pool,
         names: cfg.mix.as_ref().map_or_else(Vec::new, |m| m.names.clone()),
+        stages: cfg.stages.clone(),
         no_body: match &cfg.mix {
             Some(m) => m.expects_no_body(),
             None => cfg.request.expects_no_body(),

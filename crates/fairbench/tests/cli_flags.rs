@@ -50,6 +50,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "pool" => "100",
         "seed" => "3",
         "threshold" => "p99<20ms",
+        "stages" => "1s:10,2s:10-50",
         _ => return None,
     })
 }

@@ -28,24 +28,39 @@ impl Worker {
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
+        let group = |(x, name): (crate::ledger::TargetTally, String)| TargetOutcome {
+            name,
+            planned: x.planned,
+            requests: x.answered,
+            errors: x.errors,
+            status_codes: x.codes.to_map(),
+            latency: x.latency,
+        };
         let targets = std::mem::take(&mut t.targets)
             .into_iter()
-            .zip(&plan.names)
-            .map(|(x, name)| TargetOutcome {
-                name: name.clone(),
-                planned: x.planned,
-                requests: x.answered,
-                errors: x.errors,
-                status_codes: x.codes.to_map(),
-                latency: x.latency,
-            })
+            .zip(plan.names.iter().cloned())
+            .map(group)
+            .collect();
+        let labels = plan.stages.iter().flatten().map(|s| s.label());
+        let stages = std::mem::take(&mut t.stages)
+            .into_iter()
+            .zip(labels)
+            .map(group)
             .collect();
         let lateness_p99 = if t.lateness.is_empty() {
             0
         } else {
             t.lateness.value_at_quantile(0.99)
         };
-        let thread_rate = plan.rate.map(|r| r / plan.threads as f64);
+        // A profile's rate is reported as its mean over the window.
+        let rate = match &plan.stages {
+            Some(st) => plan.rate.map(|_| {
+                let secs: f64 = st.iter().map(|s| s.duration.as_secs_f64()).sum();
+                st.iter().map(|s| s.requests()).sum::<f64>() / secs.max(1e-9)
+            }),
+            None => plan.rate,
+        };
+        let thread_rate = rate.map(|r| r / plan.threads as f64);
         let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
         Outcome {
             model: match thread_rate {
@@ -102,6 +117,7 @@ impl Worker {
             interrupted,
             address: plan.addr.to_string(),
             targets,
+            stages,
         }
     }
 

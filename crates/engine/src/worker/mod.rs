@@ -88,6 +88,7 @@ use crate::ledger::{Req, Tally};
 use crate::outcome::{Outcome, SecondSample, Sockets};
 use crate::pacer::{ConstantPacer, Pacer};
 use crate::poller::{Poller, Ready};
+use crate::profile::{AnyPacer, ProfilePacer, RateStage};
 use crate::request_pool::RequestPool;
 use crate::stats::Failure;
 use crate::status::StatusSet;
@@ -123,6 +124,8 @@ pub(crate) struct ThreadPlan {
     pub pool: RequestPool,
     /// The target names results are broken down by (empty: no breakdown).
     pub names: Vec<String>,
+    /// A rate profile: `rate` is then its peak (see [`crate::profile`]).
+    pub stages: Option<Vec<RateStage>>,
     pub no_body: bool,
     pub max_head: usize,
     pub pipeline: usize,
@@ -201,7 +204,7 @@ pub(crate) struct Worker {
     conns: Vec<Conn>,
     buf: Box<[u8]>,
     tally: Tally,
-    pacer: Option<ConstantPacer>,
+    pacer: Option<AnyPacer>,
     /// When the next planned request is due (constant rate, all due sent).
     next_due: Option<Nanos>,
     /// Inside [`Self::dispatch`].
@@ -270,9 +273,21 @@ impl Worker {
         tx: Sender<ThreadReport>,
     ) -> io::Result<Worker> {
         let poller = Poller::new(1024)?;
-        let pacer = plan
-            .rate
-            .map(|rate| ConstantPacer::new(plan.schedule_start, index, plan.threads, rate));
+        let pacer = plan.rate.map(|rate| match &plan.stages {
+            None => AnyPacer::Constant(ConstantPacer::new(
+                plan.schedule_start,
+                index,
+                plan.threads,
+                rate,
+            )),
+            Some(stages) => AnyPacer::Profile(ProfilePacer::new(
+                plan.schedule_start,
+                index,
+                plan.threads,
+                std::time::Duration::from_nanos(plan.measure_start - plan.start),
+                stages,
+            )),
+        });
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline))
             .collect();
@@ -297,7 +312,8 @@ impl Worker {
             plan.rate.is_some(),
             plan.expect_status.clone(),
         )
-        .by_targets(plan.names.len());
+        .by_targets(plan.names.len())
+        .by_stages(plan.measure_start, plan.stages.as_deref().unwrap_or(&[]));
         Ok(Worker {
             index,
             stop,

@@ -10,8 +10,8 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    duration, parse_percentiles, positive_count, positive_duration, positive_usize, rate, CpuList,
-    Percentiles,
+    duration, parse_percentiles, parse_stages, positive_count, positive_duration, positive_usize,
+    rate, CpuList, Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
@@ -71,6 +71,11 @@ pub struct LoadArgs {
     /// when each request was due (wrk2 semantics). Without it: closed loop.
     #[arg(short = 'R', long, allow_negative_numbers = true, value_parser = rate)]
     pub rate: Option<f64>,
+    /// A rate profile instead of -R and -d: stages DURATION:RATE (a step) or DURATION:FROM-TO
+    /// (a linear ramp), e.g. 10s:1k,30s:1k-20k,10s:20k; planned like -R (latency from each
+    /// request's planned time), broken down by stage in the summary and --json.
+    #[arg(long, value_name = "SPEC", value_parser = parse_stages, conflicts_with_all = ["rate", "duration", "requests"])]
+    pub stages: Option<Stages>,
     /// With -R: how long before its planned time a request may go out when a load thread is
     /// awake anyway, e.g. 0, 10us, 100us (at most 1ms). Latency counts from the earlier of the
     /// two times; a wider window costs less CPU per request (docs/load-json.md).
@@ -493,6 +498,13 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         None => LoadModel::ClosedLoop,
         Some(rps) => LoadModel::ConstantRate { rps },
     };
+    if let Some(stages) = &args.stages {
+        // Planned like -R at the peak; the pacer follows the profile.
+        let peak = stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max);
+        cfg.model = LoadModel::ConstantRate { rps: peak };
+        cfg.duration = stages.iter().map(|s| s.duration).sum();
+        cfg.stages = Some(stages.clone());
+    }
     let mut headers = Vec::new();
     for h in &args.headers {
         headers.push(RequestSpec::parse_header(h).map_err(|e| usage(flag_error(&e)))?);
@@ -533,6 +545,9 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         .map_err(|e| usage(flag_error(&e)))?;
     Ok(cfg)
 }
+
+/// `--stages`' value (clap takes a `Vec` for a list of values).
+pub type Stages = Vec<fairbench_engine::RateStage>;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// With `-n` and no `-d`: the longest run the engine takes (30 days).

@@ -73,6 +73,9 @@ pub struct LoadJson<'a> {
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub targets: Option<Vec<super::load_json_targets::TargetJson<'a>>>,
+    /// Per stage of `--stages`, by planned time; left out without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<super::load_json_targets::TargetJson<'a>>>,
 }
 
 impl<'a> LoadJson<'a> {
@@ -132,6 +135,7 @@ impl<'a> LoadJson<'a> {
             warnings: o.warnings(),
             series: &o.series,
             targets: super::load_json_targets::of(o, percentiles),
+            stages: super::load_json_targets::stages(o, percentiles),
         }
     }
 }

@@ -26,10 +26,23 @@ pub struct TargetJson<'a> {
 
 /// `None` without a mix: the key is then left out.
 pub fn of<'a>(o: &'a Outcome, percentiles: &[f64]) -> Option<Vec<TargetJson<'a>>> {
-    if o.targets.is_empty() {
+    groups(o, &o.targets, percentiles)
+}
+
+/// The same per stage of a rate profile (`stages`).
+pub fn stages<'a>(o: &'a Outcome, percentiles: &[f64]) -> Option<Vec<TargetJson<'a>>> {
+    groups(o, &o.stages, percentiles)
+}
+
+fn groups<'a>(
+    o: &'a Outcome,
+    g: &'a [TargetOutcome],
+    percentiles: &[f64],
+) -> Option<Vec<TargetJson<'a>>> {
+    if g.is_empty() {
         return None;
     }
-    Some(o.targets.iter().map(|t| one(o, t, percentiles)).collect())
+    Some(g.iter().map(|t| one(o, t, percentiles)).collect())
 }
 
 fn one<'a>(o: &Outcome, t: &'a TargetOutcome, percentiles: &[f64]) -> TargetJson<'a> {

@@ -1,19 +1,25 @@
-//! The per-target breakdown of a run with a request mix: a table under the
-//! summary, each name's ledger, statuses and honest latency. The names add
-//! up to the totals above it (they are counted by the same ledger).
+//! The breakdowns of a run under its summary: per target of a request mix,
+//! per stage of a rate profile. Each row is a name's ledger, statuses and
+//! honest latency; the rows add up to the totals above them (they are
+//! counted by the same ledger; stages by each request's planned time).
 
 use std::fmt::Write;
 
-use fairbench_engine::Outcome;
+use fairbench_engine::{Outcome, TargetOutcome};
 
 use crate::units::{count, micros, one_line};
 
-/// Nothing without a mix.
+/// Both tables, each only when the run has its breakdown.
 pub fn render(s: &mut String, o: &Outcome, percentiles: &[f64]) {
-    if o.targets.is_empty() {
+    table(s, "Target", &o.targets, percentiles);
+    table(s, "Stage", &o.stages, percentiles);
+}
+
+fn table(s: &mut String, title: &str, groups: &[TargetOutcome], percentiles: &[f64]) {
+    if groups.is_empty() {
         return;
     }
-    let names: Vec<String> = o.targets.iter().map(|t| one_line(&t.name)).collect();
+    let names: Vec<String> = groups.iter().map(|t| one_line(&t.name)).collect();
     let width = names
         .iter()
         .map(|n| n.chars().count())
@@ -22,13 +28,13 @@ pub fn render(s: &mut String, o: &Outcome, percentiles: &[f64]) {
         .max(6);
     let mut head = format!(
         "  {:<width$}  {:>9}  {:>9}  {:>7}",
-        "Target", "planned", "answered", "errors"
+        title, "planned", "answered", "errors"
     );
     for p in percentiles {
         let _ = write!(head, "  {:>8}", format!("p{}", trim(*p)));
     }
     let _ = writeln!(s, "\n{head}  statuses");
-    for (t, name) in o.targets.iter().zip(&names) {
+    for (t, name) in groups.iter().zip(&names) {
         let mut line = format!(
             "  {:<width$}  {:>9}  {:>9}  {:>7}",
             name,
