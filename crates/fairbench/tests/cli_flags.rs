@@ -51,6 +51,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "seed" => "3",
         "threshold" => "p99<20ms",
         "stages" => "1s:10,2s:10-50",
+        "vs" => "http://127.0.0.1:8081/",
         _ => return None,
     })
 }

@@ -21,6 +21,7 @@ use crate::host;
 use crate::output::check_report;
 use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
+use crate::runner;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::thresholds;
 use crate::topology::{ClientArgs, Layout, TopologyKind};
@@ -105,6 +106,14 @@ pub struct LoadArgs {
     /// Seed of the templates' random values (and of the --vs order).
     #[arg(long, value_name = "N", default_value = "1")]
     pub seed: u64,
+    /// Before and after: load this second URL too, alternating with the first repetition by
+    /// repetition (seeded order), and print the paired ratios B/A of req/s and latency
+    /// percentiles with 95 % intervals and a verdict. The same URL twice: the noise floor.
+    #[arg(long, value_name = "URL_B")]
+    pub vs: Option<String>,
+    /// With --vs: how many times each URL is loaded (at least 2 for an interval) [default: 5]
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub repetitions: Option<usize>,
     /// A pass/fail criterion checked after the run (repeatable): p99<20ms, errors<0.1%,
     /// rps>5k, timeouts=0, p99{item}<50ms (a target), ratio.p99<1.05 (with --vs). Printed as a
     /// table; any failure exits 99.
@@ -166,7 +175,14 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
 fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let cfg = config(args)?;
     let names = cfg.mix.as_ref().map_or(&[][..], |m| &m.names[..]);
-    let thresholds = thresholds::parse_all(&args.thresholds, names, false).map_err(usage)?;
+    let thresholds =
+        thresholds::parse_all(&args.thresholds, names, args.vs.is_some()).map_err(usage)?;
+    if let Some(b) = &args.vs {
+        return run_vs(args, &cfg, b, &thresholds);
+    }
+    if args.repetitions.is_some() {
+        return Err(usage("--repetitions: repeats the pair of --vs URL_B"));
+    }
     if args.dump {
         return dump(args, &cfg);
     }
@@ -204,6 +220,84 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     }
     save(args, &cfg, &outcome, log)?;
     Ok(with_verdicts(exit_code(&outcome), &verdicts))
+}
+
+/// `--vs URL_B`: both URLs, repetition by repetition in a seeded order,
+/// and their paired ratios. Non-ratio thresholds are checked on B (all its
+/// repetitions together), `ratio.` ones on the paired ratio's interval.
+fn run_vs(
+    args: &LoadArgs,
+    cfg_a: &LoadConfig,
+    url_b: &str,
+    ts: &[thresholds::Threshold],
+) -> anyhow::Result<i32> {
+    let p = &args.place;
+    if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
+        return Err(usage(
+            "--vs runs both URLs from this machine, with one load generator",
+        ));
+    }
+    if args.save || args.hdr_log.is_some() {
+        return Err(usage(
+            "--vs cannot be combined with --save or --hdr-log yet: the paired ratios are printed (and in --json)",
+        ));
+    }
+    let mut cfg_b = cfg_a.clone();
+    cfg_b.target = Target::parse(url_b).map_err(|e| usage(format!("--vs: {e}")))?;
+    if cfg_b.target.tls != cfg_a.target.tls {
+        return Err(usage("--vs: both URLs must be http:// or both https://"));
+    }
+    let stop = crate::interrupt::flag();
+    let reps = args.repetitions.unwrap_or(5);
+    let pair = runner::vs::run_pair(cfg_a, &cfg_b, reps, args.seed, |r, side, cfg| {
+        eprintln!("repetition {r} of {reps}: {side} {}", cfg.target.url);
+        let mut progress = progress_for(cfg);
+        let o = fairbench_engine::run(cfg, stop.clone(), &mut progress);
+        progress.finish();
+        match o {
+            Ok(o) if o.interrupted => Err(None),
+            Ok(o) => Ok(o),
+            Err(e) => Err(Some(e)),
+        }
+    });
+    let pair = match pair {
+        Ok(p) => p,
+        Err(None) => {
+            eprintln!("interrupted: no verdict");
+            return Ok(130);
+        }
+        Err(Some(RunError::Config(e))) => return Err(usage(flag_error(&e))),
+        Err(Some(e)) => anyhow::bail!("{e}"),
+    };
+    let b_parts: Vec<&fairbench_engine::Outcome> = pair.b.iter().collect();
+    let b_all = fairbench_engine::Outcome::merge(&b_parts, Vec::new());
+    let mut verdicts = thresholds::check_all(ts, &b_all);
+    verdicts.extend(pair.check(ts));
+    let url_b = cfg_b.target.url.as_str();
+    if crate::args::wants_json(args.format, args.json) {
+        let mut v = serde_json::json!({
+            "fairbench_version": env!("CARGO_PKG_VERSION"),
+            "vs": pair.json(&args.url, url_b),
+        });
+        add_verdicts(&mut v, &verdicts);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", pair.text(&args.url, url_b));
+        print!("{}", thresholds::table(&verdicts));
+    }
+    for (side, runs) in [("A", &pair.a), ("B", &pair.b)] {
+        for (i, o) in runs.iter().enumerate() {
+            for w in o.warnings() {
+                eprintln!("WARNING: {side} repetition {}: {w}", i + 1);
+            }
+        }
+    }
+    let failed = pair.a.iter().chain(&pair.b).any(|o| o.requests == 0);
+    if failed {
+        eprintln!("fairbench: a repetition had no request answered");
+        return Ok(1);
+    }
+    Ok(with_verdicts(0, &verdicts))
 }
 
 /// `thresholds` in the JSON, when any were given.

@@ -9,6 +9,7 @@ pub mod knee;
 pub mod metadata;
 pub mod placement;
 mod sampler;
+pub mod vs;
 
 use std::path::PathBuf;
 use std::time::Duration;
