@@ -234,6 +234,10 @@ fn mistakes_name_the_file_line_and_field() {
             ":2: path: {{zipf 1.1 5 1}}: LO must not exceed HI",
         ),
         ("# nothing\n", "no [[target]] table"),
+        (
+            "[[target]]\npath = \"/a\"\nmethod = \"HEAD\"\n[[target]]\npath = \"/b\"\n",
+            ":4: method: HEAD (of another target) cannot be mixed with GET",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let file = write(dir.path(), &format!("t{i}.toml"), text);

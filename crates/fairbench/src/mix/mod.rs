@@ -45,6 +45,15 @@ pub fn prepare(
             names.len()
         ));
     }
+    let head = |d: &TargetDef| d.method == "HEAD";
+    if defs.iter().any(head) {
+        if let Some(d) = defs.iter().find(|d| !head(d)) {
+            return Err(format!(
+                "{}: method: HEAD (of another target) cannot be mixed with {} in one run: a HEAD answer has no body, and the parser must know before each answer",
+                d.at, d.method
+            ));
+        }
+    }
     let total: u64 = defs.iter().map(|d| d.weight).sum();
     let templated = defs.iter().any(|d| !d.is_constant());
     let size = if templated { pool as u64 } else { total };
