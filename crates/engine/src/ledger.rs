@@ -443,6 +443,53 @@ mod tests {
     }
 
     #[test]
+    fn targets_and_stages_add_up_to_the_totals() {
+        use crate::profile::RateStage;
+        use std::time::Duration;
+        let stage = |ms| RateStage {
+            duration: Duration::from_millis(ms),
+            from: 10.0,
+            to: 10.0,
+        };
+        // Two stages of the window: [1000, 1400) and [1400, 2000) ms.
+        let mut t = tally()
+            .by_targets(2)
+            .by_stages(1000 * MS, &[stage(400), stage(600)]);
+        let outcomes: [(u64, u16, Option<u16>); 6] = [
+            (1100, 0, Some(200)),
+            (1300, 1, Some(503)),
+            (1399, 1, None),
+            (1400, 0, Some(200)),
+            (1900, 0, None),
+            (2100, 1, Some(200)),
+        ];
+        for (at, target, status) in outcomes {
+            let r = Req::new(at * MS, at * MS).of(0, target);
+            t.plan(r);
+            match status {
+                Some(s) => t.answered(at * MS + MS, r, s),
+                None => t.failed(at * MS + 200 * MS, r, Failure::Timeout),
+            }
+        }
+        for groups in [&t.targets, &t.stages] {
+            let sum = |f: fn(&TargetTally) -> u64| groups.iter().map(f).sum::<u64>();
+            assert_eq!(sum(|g| g.planned), t.planned);
+            assert_eq!(sum(|g| g.answered), t.answered);
+            assert_eq!(sum(|g| g.errors.total()), t.errors.total());
+            assert_eq!(sum(|g| g.latency.len()), t.latency.len());
+        }
+        // 2100 ms is after the window: in neither.
+        assert_eq!(t.planned, 5);
+        assert_eq!((t.targets[0].planned, t.targets[1].planned), (3, 2));
+        assert_eq!((t.stages[0].planned, t.stages[1].planned), (3, 2));
+        assert_eq!(t.targets[1].errors.status, 1);
+        assert_eq!(
+            (t.stages[0].errors.timeout, t.stages[1].errors.timeout),
+            (1, 1)
+        );
+    }
+
+    #[test]
     fn closing_the_window_early_excludes_what_comes_after() {
         let mut t = tally();
         t.plan(Req::new(1200 * MS, 0));
