@@ -187,6 +187,9 @@ impl Outcome {
                 .map_or_else(String::new, |o| o.address.clone()),
             targets,
             stages,
+            stage_plan: parts
+                .first()
+                .map_or_else(Vec::new, |o| o.stage_plan.clone()),
         }
     }
 }

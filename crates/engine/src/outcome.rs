@@ -318,6 +318,9 @@ pub struct Outcome {
     /// ("30s:1k-20k"); empty otherwise.
     #[serde(default)]
     pub stages: Vec<TargetOutcome>,
+    /// The rate profile `stages` are of, in order.
+    #[serde(default)]
+    pub stage_plan: Vec<crate::profile::RateStage>,
 }
 
 impl Outcome {

@@ -35,6 +35,23 @@ fn the_series_follows_a_profile_of_steps_and_ramps() {
         .map(|s| s["planned"].as_u64().unwrap())
         .collect();
     assert_eq!(planned, [500, 2000, 0, 1500]);
+    // Where each lies in the series, and its planned rates.
+    let place: Vec<(f64, f64, f64, f64)> = stages
+        .iter()
+        .map(|s| {
+            let f = |k: &str| s[k].as_f64().unwrap();
+            (f("start_s"), f("duration_s"), f("from_rps"), f("to_rps"))
+        })
+        .collect();
+    assert_eq!(
+        place,
+        [
+            (0.0, 1.0, 500.0, 500.0),
+            (1.0, 2.0, 500.0, 1500.0),
+            (3.0, 1.0, 0.0, 0.0),
+            (4.0, 1.0, 1500.0, 1500.0)
+        ]
+    );
     let answered: u64 = stages.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
     assert_eq!(answered, v["requests"].as_u64().unwrap());
     let series: Vec<&Value> = v["series"]

@@ -118,6 +118,7 @@ impl Worker {
             address: plan.addr.to_string(),
             targets,
             stages,
+            stage_plan: plan.stages.clone().unwrap_or_default(),
         }
     }
 

@@ -22,6 +22,19 @@ pub struct TargetJson<'a> {
     /// The honest distribution, as `latency_us` of the run.
     pub latency_us: LatencySummary,
     pub latency_percentiles_us: BTreeMap<String, u64>,
+    /// Stages only: where the stage lies in `series` (seconds from the
+    /// start of the measurement, as `series[].second`) and its planned
+    /// rates.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<StageJson>,
+}
+
+#[derive(Serialize)]
+pub struct StageJson {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub from_rps: f64,
+    pub to_rps: f64,
 }
 
 /// `None` without a mix: the key is then left out.
@@ -29,9 +42,21 @@ pub fn of<'a>(o: &'a Outcome, percentiles: &[f64]) -> Option<Vec<TargetJson<'a>>
     groups(o, &o.targets, percentiles)
 }
 
-/// The same per stage of a rate profile (`stages`).
+/// The same per stage of a rate profile (`stages`), with where it lies.
 pub fn stages<'a>(o: &'a Outcome, percentiles: &[f64]) -> Option<Vec<TargetJson<'a>>> {
-    groups(o, &o.stages, percentiles)
+    let mut v = groups(o, &o.stages, percentiles)?;
+    let mut at = 0.0;
+    for (j, s) in v.iter_mut().zip(&o.stage_plan) {
+        let d = s.duration.as_secs_f64();
+        j.stage = Some(StageJson {
+            start_s: at,
+            duration_s: d,
+            from_rps: s.from,
+            to_rps: s.to,
+        });
+        at += d;
+    }
+    Some(v)
 }
 
 fn groups<'a>(
@@ -58,6 +83,7 @@ fn one<'a>(o: &Outcome, t: &'a TargetOutcome, percentiles: &[f64]) -> TargetJson
         errors: t.errors,
         status_codes: &t.status_codes,
         latency_us: t.latency_summary(),
+        stage: None,
         latency_percentiles_us: percentiles
             .iter()
             .map(|&p| {
