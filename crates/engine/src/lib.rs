@@ -2,9 +2,11 @@
 //!
 //! HTTP/1.1 load over N connections (plain or TLS, kept alive or one per
 //! request) spread on T threads, each thread its own epoll loop, requests
-//! serialised once. Two load models:
+//! serialised once (one, or a [`RequestMix`] of many, prepared before the
+//! run and broken down by target name). Two load models:
 //! closed loop (wrk) and constant rate measured from the planned send time
-//! (wrk2, without coordinated omission and with sub-millisecond scheduling).
+//! (wrk2, without coordinated omission and with sub-millisecond scheduling),
+//! the rate constant or a profile of steps and ramps ([`profile`]).
 //! Latency goes into per-thread HDR histograms merged at the end, so memory
 //! stays bounded however long the run.
 //!

@@ -15,7 +15,9 @@
 //!
 //! The rules live in one file each:
 //! - [`schedule`]: what is planned and when it goes out (the pacer's slots,
-//!   the send-ahead window, which connection a request takes);
+//!   a constant rate's or a rate profile's, the send-ahead window, which
+//!   connection a request takes, and which prepared request of the pool it
+//!   is: the next one, in turn; see [`crate::request_pool`]);
 //! - [`sockets`]: connections and their bytes (opening, writing, reading,
 //!   parsing, and when answers are read: see "Reading late" below);
 //! - [`faults`]: what ends a request other than its answer (timeouts,
