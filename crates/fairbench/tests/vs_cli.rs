@@ -171,7 +171,48 @@ fn mistakes_exit_2() {
         "http://127.0.0.1:9/",
         "--vs",
         "http://127.0.0.1:9/",
-        "--save",
+        "--hdr-log",
+        "/dev/null",
     ]);
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_saved_pair_is_shown_as_b_relative_to_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("vs.db");
+    let db = db.to_str().unwrap();
+    let srv = Counting::start(Duration::ZERO);
+    let url = srv.url("/");
+    let (code, _, err) = run(&[
+        "load",
+        &url,
+        "--vs",
+        &url,
+        "--repetitions",
+        "3",
+        "-n",
+        "300",
+        "--save",
+        "--db",
+        db,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("saved as run 1"), "{err}");
+    let (code, out, err) = run(&["show", "1", "--db", db, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cases"].as_array().unwrap().len(), 6);
+    let rows = v["paired"]["rows"].as_array().unwrap();
+    let b = rows
+        .iter()
+        .find(|r| r["key"]["server"] == "B")
+        .expect("B's row");
+    assert_eq!(b["role"], "compared");
+    assert_eq!(b["reference"]["server"], "A");
+    assert_eq!(b["rps"]["n"], 3, "{b}");
+    assert_eq!(b["rps"]["repetitions"], serde_json::json!([1, 2, 3]));
+    let (code, out, _) = run(&["show", "1", "--db", db]);
+    assert_eq!(code, 0);
+    assert!(out.contains("relative to A"), "{out}");
 }

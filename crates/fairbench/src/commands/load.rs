@@ -237,9 +237,9 @@ fn run_vs(
             "--vs runs both URLs from this machine, with one load generator",
         ));
     }
-    if args.save || args.hdr_log.is_some() {
+    if args.hdr_log.is_some() {
         return Err(usage(
-            "--vs cannot be combined with --save or --hdr-log yet: the paired ratios are printed (and in --json)",
+            "--vs cannot be combined with --hdr-log yet: the paired ratios are printed (and in --json)",
         ));
     }
     let mut cfg_b = cfg_a.clone();
@@ -294,8 +294,17 @@ fn run_vs(
     }
     let failed = pair.a.iter().chain(&pair.b).any(|o| o.requests == 0);
     if failed {
-        eprintln!("fairbench: a repetition had no request answered");
+        eprintln!("fairbench: a repetition had no request answered (not saved)");
         return Ok(1);
+    }
+    if args.save {
+        let argv: Vec<String> = std::env::args().collect();
+        let run = runner::adhoc_pair::save_pair(&args.db, &argv, cfg_a, &cfg_b, &pair)?;
+        eprintln!(
+            "saved as run {run} in {} (`fairbench show {run} --db {}`: B relative to A)",
+            args.db.display(),
+            args.db.display()
+        );
     }
     Ok(with_verdicts(0, &verdicts))
 }

@@ -3,6 +3,7 @@
 //! of how servers are defined (the zoo does).
 
 pub mod adhoc;
+pub mod adhoc_pair;
 mod builds;
 mod case;
 pub mod knee;
