@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::mix::RequestMix;
+use crate::profile::RateStage;
 use crate::request::RequestSpec;
 use crate::response::DEFAULT_MAX_HEAD;
 use crate::status::StatusSet;
@@ -27,6 +29,15 @@ pub enum LoadModel {
 pub struct LoadConfig {
     pub target: Target,
     pub request: RequestSpec,
+    /// Many requests instead of `request`: prepared before the run, sent in
+    /// turn, results broken down by target name.
+    #[serde(default)]
+    pub mix: Option<RequestMix>,
+    /// A rate profile instead of one constant rate (the model must be
+    /// `ConstantRate`; its rate is then the profile's peak, and `duration`
+    /// the stages' total). See [`crate::profile`].
+    #[serde(default)]
+    pub stages: Option<Vec<RateStage>>,
     pub connections: usize,
     pub threads: usize,
     /// How long the window lasts at most (with `requests`, an upper bound).
@@ -88,6 +99,8 @@ impl LoadConfig {
         LoadConfig {
             target,
             request: RequestSpec::default(),
+            mix: None,
+            stages: None,
             connections: 50,
             threads: default_threads(),
             duration: Duration::from_secs(10),
@@ -190,6 +203,31 @@ impl LoadConfig {
                     "rate",
                     "more than 100,000,000 requests/s is not plausible",
                 ));
+            }
+        }
+        if let Some(mix) = &self.mix {
+            mix.validate()?;
+        }
+        if let Some(stages) = &self.stages {
+            crate::profile::validate(stages)?;
+            if !matches!(self.model, LoadModel::ConstantRate { .. }) {
+                return Err(ConfigError::new(
+                    "stages",
+                    "plan a rate: the model must be constant rate",
+                ));
+            }
+            let total: Duration = stages.iter().map(|s| s.duration).sum();
+            if total != self.duration {
+                return Err(ConfigError::new(
+                    "stages",
+                    format!(
+                        "last {total:?} in all, but the run's duration is {:?}",
+                        self.duration
+                    ),
+                ));
+            }
+            if self.share.count > 1 {
+                return Err(ConfigError::new("stages", "run on one load generator only"));
             }
         }
         if let Some(cpus) = &self.cpus {

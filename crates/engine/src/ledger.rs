@@ -52,6 +52,11 @@ pub(crate) struct Req {
     /// any byte of its answer came (see the worker's `lost`): a second such
     /// loss is an error.
     pub retried: bool,
+    /// Its prepared bytes in the run's request pool: sent again, it sends
+    /// the same request.
+    pub entry: u32,
+    /// The target name its results are counted under.
+    pub target: u16,
 }
 
 impl Req {
@@ -60,6 +65,17 @@ impl Req {
             planned,
             sent,
             retried: false,
+            entry: 0,
+            target: 0,
+        }
+    }
+
+    /// The same request sent as pool entry `entry` of target `target`.
+    pub fn of(self, entry: u32, target: u16) -> Req {
+        Req {
+            entry,
+            target,
+            ..self
         }
     }
 
@@ -84,6 +100,27 @@ impl IntervalTally {
             errors: 0,
             bytes: 0,
             hist: new_histogram(),
+        }
+    }
+}
+
+/// One target name's share of the window: the same ledger, by name.
+pub(crate) struct TargetTally {
+    pub planned: u64,
+    pub answered: u64,
+    pub errors: ErrorCounts,
+    pub codes: StatusCounts,
+    pub latency: Histogram<u64>,
+}
+
+impl TargetTally {
+    fn new() -> Self {
+        TargetTally {
+            planned: 0,
+            answered: 0,
+            errors: ErrorCounts::default(),
+            codes: StatusCounts::new(),
+            latency: new_histogram(),
         }
     }
 }
@@ -115,6 +152,14 @@ pub(crate) struct Tally {
     pub early: u64,
     /// The most any of them went out before its planned time.
     pub early_max: Nanos,
+    /// Per target name, when the run has several (empty otherwise): each
+    /// outcome of the window is counted here too, so the names add up to
+    /// the totals.
+    pub targets: Vec<TargetTally>,
+    /// Per stage of a rate profile, by planned time (empty otherwise).
+    pub stages: Vec<TargetTally>,
+    /// Where each stage ends (absolute).
+    stage_ends: Vec<Nanos>,
 }
 
 impl Tally {
@@ -145,7 +190,45 @@ impl Tally {
             waited: 0,
             early: 0,
             early_max: 0,
+            targets: Vec::new(),
+            stages: Vec::new(),
+            stage_ends: Vec::new(),
         }
+    }
+
+    /// Break the window down by the stages of a rate profile, which begins
+    /// at `measure_start`.
+    pub fn by_stages(mut self, measure_start: Nanos, stages: &[crate::profile::RateStage]) -> Self {
+        let mut at = measure_start;
+        self.stage_ends = stages
+            .iter()
+            .map(|s| {
+                at += s.duration.as_nanos() as Nanos;
+                at
+            })
+            .collect();
+        self.stages = stages.iter().map(|_| TargetTally::new()).collect();
+        self
+    }
+
+    /// The breakdowns request `r` counts in: its target, its stage.
+    #[inline]
+    fn groups(&mut self, r: &Req, mut f: impl FnMut(&mut TargetTally)) {
+        if let Some(t) = self.targets.get_mut(r.target as usize) {
+            f(t);
+        }
+        if !self.stage_ends.is_empty() {
+            let s = self.stage_ends.partition_point(|&e| e <= r.planned);
+            if let Some(t) = self.stages.get_mut(s) {
+                f(t);
+            }
+        }
+    }
+
+    /// Break the window down by `n` target names.
+    pub fn by_targets(mut self, n: usize) -> Self {
+        self.targets = (0..n).map(|_| TargetTally::new()).collect();
+        self
     }
 
     #[inline]
@@ -161,9 +244,10 @@ impl Tally {
 
     /// A request comes into being (planned, or sent for the first time).
     #[inline]
-    pub fn plan(&mut self, planned: Nanos) {
-        if self.in_window(planned) {
+    pub fn plan(&mut self, r: Req) {
+        if self.in_window(r.planned) {
             self.planned += 1;
+            self.groups(&r, |t| t.planned += 1);
         }
     }
 
@@ -212,6 +296,12 @@ impl Tally {
             if self.rate_mode {
                 record_ns(&mut self.uncorrected, now.saturating_sub(r.sent));
             }
+            self.groups(&r, |t| {
+                t.answered += 1;
+                t.errors.status += u64::from(bad);
+                t.codes.record(status);
+                record_ns(&mut t.latency, latency);
+            });
         }
     }
 
@@ -219,7 +309,8 @@ impl Tally {
     /// timeout, except when the run was interrupted: then it waited only
     /// until the interrupt, and is charged that.
     #[inline]
-    pub fn failed(&mut self, now: Nanos, planned: Nanos, why: Failure) {
+    pub fn failed(&mut self, now: Nanos, r: Req, why: Failure) {
+        let planned = r.planned;
         let waited = now.saturating_sub(planned);
         let charged = if why == Failure::Interrupted {
             waited
@@ -232,6 +323,11 @@ impl Tally {
             *self.errors.slot(why) += 1;
             self.errors.interrupted += u64::from(why == Failure::Interrupted);
             record_ns(&mut self.latency, charged);
+            self.groups(&r, |t| {
+                *t.errors.slot(why) += 1;
+                t.errors.interrupted += u64::from(why == Failure::Interrupted);
+                record_ns(&mut t.latency, charged);
+            });
         }
     }
 
@@ -262,7 +358,7 @@ mod tests {
     fn only_the_window_is_counted() {
         let mut t = tally();
         for p in [999 * MS, 1000 * MS, 1999 * MS, 2000 * MS] {
-            t.plan(p);
+            t.plan(Req::new(p, 0));
             t.answered(p + MS, Req::new(p, p), 200);
         }
         assert_eq!((t.planned, t.answered), (2, 2));
@@ -273,10 +369,10 @@ mod tests {
     #[test]
     fn a_failure_counts_as_at_least_the_timeout() {
         let mut t = tally();
-        t.plan(1500 * MS);
-        t.failed(1501 * MS, 1500 * MS, Failure::Read);
-        t.plan(1500 * MS);
-        t.failed(1800 * MS, 1500 * MS, Failure::Timeout);
+        t.plan(Req::new(1500 * MS, 0));
+        t.failed(1501 * MS, Req::new(1500 * MS, 0), Failure::Read);
+        t.plan(Req::new(1500 * MS, 0));
+        t.failed(1800 * MS, Req::new(1500 * MS, 0), Failure::Timeout);
         assert_eq!(t.errors.read, 1);
         assert_eq!(t.errors.timeout, 1);
         assert_eq!(t.planned, t.answered + t.errors.not_answered());
@@ -296,12 +392,12 @@ mod tests {
         let mut t = tally();
         for i in 0..98u64 {
             let p = 1000 * MS + i * MS;
-            t.plan(p);
+            t.plan(Req::new(p, 0));
             t.answered(p + (i + 1) * 10_000, Req::new(p, p), 200);
         }
         for _ in 0..2 {
-            t.plan(1500 * MS);
-            t.failed(1500 * MS + 5 * MS, 1500 * MS, Failure::Read);
+            t.plan(Req::new(1500 * MS, 0));
+            t.failed(1500 * MS + 5 * MS, Req::new(1500 * MS, 0), Failure::Read);
         }
         let honest = t.latency.value_at_quantile(0.99);
         let answered = t.answered_latency.value_at_quantile(0.99);
@@ -313,7 +409,7 @@ mod tests {
     fn early_sends_count_from_the_send() {
         let mut t = tally();
         let r = Req::new(1500 * MS, 1490 * MS);
-        t.plan(r.planned);
+        t.plan(Req::new(r.planned, 0));
         t.answered(1501 * MS, r, 200);
         assert!(t.latency.max() >= 10_900, "{}", t.latency.max());
     }
@@ -321,7 +417,7 @@ mod tests {
     #[test]
     fn status_errors_are_answered() {
         let mut t = tally();
-        t.plan(1500 * MS);
+        t.plan(Req::new(1500 * MS, 0));
         t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), 503);
         assert_eq!(
             (t.answered, t.errors.status, t.errors.not_answered()),
@@ -340,22 +436,69 @@ mod tests {
             StatusSet::parse("200,404").unwrap(),
         );
         for status in [200, 404, 204, 500] {
-            t.plan(1500 * MS);
+            t.plan(Req::new(1500 * MS, 0));
             t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), status);
         }
         assert_eq!((t.answered, t.errors.status), (4, 2));
     }
 
     #[test]
+    fn targets_and_stages_add_up_to_the_totals() {
+        use crate::profile::RateStage;
+        use std::time::Duration;
+        let stage = |ms| RateStage {
+            duration: Duration::from_millis(ms),
+            from: 10.0,
+            to: 10.0,
+        };
+        // Two stages of the window: [1000, 1400) and [1400, 2000) ms.
+        let mut t = tally()
+            .by_targets(2)
+            .by_stages(1000 * MS, &[stage(400), stage(600)]);
+        let outcomes: [(u64, u16, Option<u16>); 6] = [
+            (1100, 0, Some(200)),
+            (1300, 1, Some(503)),
+            (1399, 1, None),
+            (1400, 0, Some(200)),
+            (1900, 0, None),
+            (2100, 1, Some(200)),
+        ];
+        for (at, target, status) in outcomes {
+            let r = Req::new(at * MS, at * MS).of(0, target);
+            t.plan(r);
+            match status {
+                Some(s) => t.answered(at * MS + MS, r, s),
+                None => t.failed(at * MS + 200 * MS, r, Failure::Timeout),
+            }
+        }
+        for groups in [&t.targets, &t.stages] {
+            let sum = |f: fn(&TargetTally) -> u64| groups.iter().map(f).sum::<u64>();
+            assert_eq!(sum(|g| g.planned), t.planned);
+            assert_eq!(sum(|g| g.answered), t.answered);
+            assert_eq!(sum(|g| g.errors.total()), t.errors.total());
+            assert_eq!(sum(|g| g.latency.len()), t.latency.len());
+        }
+        // 2100 ms is after the window: in neither.
+        assert_eq!(t.planned, 5);
+        assert_eq!((t.targets[0].planned, t.targets[1].planned), (3, 2));
+        assert_eq!((t.stages[0].planned, t.stages[1].planned), (3, 2));
+        assert_eq!(t.targets[1].errors.status, 1);
+        assert_eq!(
+            (t.stages[0].errors.timeout, t.stages[1].errors.timeout),
+            (1, 1)
+        );
+    }
+
+    #[test]
     fn closing_the_window_early_excludes_what_comes_after() {
         let mut t = tally();
-        t.plan(1200 * MS);
+        t.plan(Req::new(1200 * MS, 0));
         t.close_window(1200 * MS + 1);
-        t.plan(1300 * MS);
+        t.plan(Req::new(1300 * MS, 0));
         assert_eq!(t.planned, 1);
         // A later close cannot reopen it.
         t.close_window(1900 * MS);
-        t.plan(1300 * MS);
+        t.plan(Req::new(1300 * MS, 0));
         assert_eq!(t.planned, 1);
     }
 }

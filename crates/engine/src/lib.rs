@@ -2,9 +2,11 @@
 //!
 //! HTTP/1.1 load over N connections (plain or TLS, kept alive or one per
 //! request) spread on T threads, each thread its own epoll loop, requests
-//! serialised once. Two load models:
+//! serialised once (one, or a [`RequestMix`] of many, prepared before the
+//! run and broken down by target name). Two load models:
 //! closed loop (wrk) and constant rate measured from the planned send time
-//! (wrk2, without coordinated omission and with sub-millisecond scheduling).
+//! (wrk2, without coordinated omission and with sub-millisecond scheduling),
+//! the rate constant or a profile of steps and ramps ([`profile`]).
 //! Latency goes into per-thread HDR histograms merged at the end, so memory
 //! stays bounded however long the run.
 //!
@@ -19,10 +21,13 @@ pub mod hex;
 pub mod histogram;
 pub mod ledger;
 pub mod merge;
+pub mod mix;
 mod outcome;
 pub mod pacer;
 mod poller;
+pub mod profile;
 mod request;
+mod request_pool;
 pub mod response;
 mod run;
 pub mod stats;
@@ -35,7 +40,11 @@ mod worker;
 pub use config::{
     default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, MIN_RATE,
 };
-pub use outcome::{Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets};
+pub use mix::{MixRequest, RequestMix};
+pub use outcome::{
+    Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
+};
+pub use profile::RateStage;
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::histogram::new_histogram;
-use crate::outcome::{Generator, Outcome, SecondSample, Sockets};
+use crate::outcome::{Generator, Outcome, SecondSample, Sockets, TargetOutcome};
 use crate::stats::ErrorCounts;
 use crate::{LoadModel, Schedule};
 
@@ -131,6 +131,8 @@ impl Outcome {
                 m.behind |= s.behind;
             }
         }
+        let targets = merge_groups(parts.iter().map(|o| &o.targets[..]));
+        let stages = merge_groups(parts.iter().map(|o| &o.stages[..]));
         let busy_fraction = thread_busy.iter().cloned().fold(0.0, f64::max);
         Outcome {
             model: match rate {
@@ -183,8 +185,42 @@ impl Outcome {
             address: parts
                 .first()
                 .map_or_else(String::new, |o| o.address.clone()),
+            targets,
+            stages,
+            stage_plan: parts
+                .first()
+                .map_or_else(Vec::new, |o| o.stage_plan.clone()),
         }
     }
+}
+
+/// Named parts of the window (targets, stages), added name by name: every
+/// part lists the same names in the same order.
+fn merge_groups<'a>(parts: impl Iterator<Item = &'a [TargetOutcome]>) -> Vec<TargetOutcome> {
+    let mut merged: Vec<TargetOutcome> = Vec::new();
+    for groups in parts {
+        for (i, t) in groups.iter().enumerate() {
+            if i == merged.len() {
+                merged.push(TargetOutcome {
+                    name: t.name.clone(),
+                    planned: 0,
+                    requests: 0,
+                    errors: ErrorCounts::default(),
+                    status_codes: BTreeMap::new(),
+                    latency: new_histogram(),
+                });
+            }
+            let m = &mut merged[i];
+            m.planned += t.planned;
+            m.requests += t.requests;
+            m.errors.add(&t.errors);
+            for (code, n) in &t.status_codes {
+                *m.status_codes.entry(*code).or_insert(0) += n;
+            }
+            let _ = m.latency.add(&t.latency);
+        }
+    }
+    merged
 }
 
 /// One part's interval, once it has arrived.

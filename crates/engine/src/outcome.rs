@@ -58,6 +58,27 @@ impl SecondSample {
     }
 }
 
+/// One target name's share of the window (a run with a request mix): its
+/// ledger, statuses and honest latency, counted exactly as the totals are,
+/// so that the names add up to them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetOutcome {
+    pub name: String,
+    pub planned: u64,
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    #[serde(default, with = "crate::status::codes_as_strings")]
+    pub status_codes: BTreeMap<u16, u64>,
+    #[serde(with = "crate::histogram::as_hex")]
+    pub latency: Histogram<u64>,
+}
+
+impl TargetOutcome {
+    pub fn latency_summary(&self) -> LatencySummary {
+        LatencySummary::of(&self.latency)
+    }
+}
+
 /// How well a constant-rate schedule was kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Schedule {
@@ -290,6 +311,16 @@ pub struct Outcome {
     /// addresses that accepted a connection.
     #[serde(default)]
     pub address: String,
+    /// Per target name, when the run sent a request mix; empty otherwise.
+    #[serde(default)]
+    pub targets: Vec<TargetOutcome>,
+    /// Per stage of a rate profile (by planned time), named as given
+    /// ("30s:1k-20k"); empty otherwise.
+    #[serde(default)]
+    pub stages: Vec<TargetOutcome>,
+    /// The rate profile `stages` are of, in order.
+    #[serde(default)]
+    pub stage_plan: Vec<crate::profile::RateStage>,
 }
 
 impl Outcome {

@@ -13,6 +13,7 @@ use crate::config::{LoadConfig, LoadModel};
 use crate::dial::dial_with;
 use crate::merge::LiveMerge;
 use crate::outcome::{Outcome, Phase, SecondSample};
+use crate::request_pool::RequestPool;
 use crate::tls::TlsClient;
 use crate::worker::{ThreadPlan, ThreadReport, Worker};
 use crate::ConfigError;
@@ -69,7 +70,7 @@ pub fn run(
     observer: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     cfg.validate()?;
-    let wire_one = cfg.request.serialize(&cfg.target)?;
+    let pool = RequestPool::build(cfg)?;
     let tls = if cfg.target.tls {
         Some(TlsClient::new(&cfg.target, &cfg.tls)?)
     } else {
@@ -80,10 +81,6 @@ pub fn run(
     let addr = preflight(cfg, tls.as_ref())?;
 
     let threads = cfg.effective_threads();
-    let mut wire = Vec::with_capacity(wire_one.len() * cfg.pipeline);
-    for _ in 0..cfg.pipeline {
-        wire.extend_from_slice(&wire_one);
-    }
     let rate = match cfg.model {
         LoadModel::ClosedLoop => None,
         LoadModel::ConstantRate { rps } => Some(rps),
@@ -111,10 +108,13 @@ pub fn run(
     };
     let plan = Arc::new(ThreadPlan {
         addr,
-        wire,
-        req_len: wire_one.len(),
-        no_body: cfg.request.expects_no_body(),
-        idempotent: cfg.request.is_idempotent(),
+        pool,
+        names: cfg.mix.as_ref().map_or_else(Vec::new, |m| m.names.clone()),
+        stages: cfg.stages.clone(),
+        no_body: match &cfg.mix {
+            Some(m) => m.expects_no_body(),
+            None => cfg.request.expects_no_body(),
+        },
         max_head: cfg.max_head,
         pipeline: cfg.pipeline,
         send_ahead: cfg.send_ahead.as_nanos() as Nanos,

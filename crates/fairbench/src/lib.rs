@@ -3,7 +3,7 @@
 //! The binary (`main.rs`) is [`cli::main`]; everything else is this library,
 //! so that the tests use the same modules the command does. Layers, from the
 //! top: `cli` and `commands` (one module per subcommand; nothing imports
-//! from them); `runner`; `start`, `fleet` and `topology`; `report`, `export`
+//! from them); `runner` and `mix`; `start`, `fleet` and `topology`; `report`, `export`
 //! and `output`; `suite`; and at the bottom `store`, `host`, `containment`,
 //! `machine_lock`, `args`, `units` and `usage`. A module imports only from
 //! the layers below it.
@@ -17,12 +17,14 @@ pub mod fleet;
 pub mod host;
 pub mod interrupt;
 pub mod machine_lock;
+pub mod mix;
 pub mod output;
 pub mod report;
 pub mod runner;
 pub mod start;
 pub mod store;
 pub mod suite;
+pub mod thresholds;
 pub mod topology;
 pub mod units;
 pub mod usage;

@@ -46,6 +46,12 @@ fn sample(flag: &str) -> Option<&'static str> {
         "resume" => "1",
         "format" => "json",
         "fail-on-regression" => "5",
+        "targets" => "/tmp/targets.toml",
+        "pool" => "100",
+        "seed" => "3",
+        "threshold" => "p99<20ms",
+        "stages" => "1s:10,2s:10-50",
+        "vs" => "http://127.0.0.1:8081/",
         _ => return None,
     })
 }

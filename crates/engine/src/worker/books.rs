@@ -3,7 +3,7 @@
 //! in the ledger.
 
 use crate::clock::{Nanos, NANOS_PER_SEC};
-use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, CONTENDED};
+use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, TargetOutcome, CONTENDED};
 use crate::stats::Failure;
 use crate::LoadModel;
 
@@ -27,13 +27,40 @@ impl Worker {
         let waiting = (to.wait.saturating_sub(from.wait) as f64 / elapsed).min(1.0);
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
-        let t = self.tally;
+        let mut t = self.tally;
+        let group = |(x, name): (crate::ledger::TargetTally, String)| TargetOutcome {
+            name,
+            planned: x.planned,
+            requests: x.answered,
+            errors: x.errors,
+            status_codes: x.codes.to_map(),
+            latency: x.latency,
+        };
+        let targets = std::mem::take(&mut t.targets)
+            .into_iter()
+            .zip(plan.names.iter().cloned())
+            .map(group)
+            .collect();
+        let labels = plan.stages.iter().flatten().map(|s| s.label());
+        let stages = std::mem::take(&mut t.stages)
+            .into_iter()
+            .zip(labels)
+            .map(group)
+            .collect();
         let lateness_p99 = if t.lateness.is_empty() {
             0
         } else {
             t.lateness.value_at_quantile(0.99)
         };
-        let thread_rate = plan.rate.map(|r| r / plan.threads as f64);
+        // A profile's rate is reported as its mean over the window.
+        let rate = match &plan.stages {
+            Some(st) => plan.rate.map(|_| {
+                let secs: f64 = st.iter().map(|s| s.duration.as_secs_f64()).sum();
+                st.iter().map(|s| s.requests()).sum::<f64>() / secs.max(1e-9)
+            }),
+            None => plan.rate,
+        };
+        let thread_rate = rate.map(|r| r / plan.threads as f64);
         let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
         Outcome {
             model: match thread_rate {
@@ -89,6 +116,9 @@ impl Worker {
             sockets: self.sockets,
             interrupted,
             address: plan.addr.to_string(),
+            targets,
+            stages,
+            stage_plan: plan.stages.clone().unwrap_or_default(),
         }
     }
 
@@ -121,18 +151,18 @@ impl Worker {
         };
         for i in 0..self.conns.len() {
             while let Some(r) = self.conns[i].inflight.pop_front() {
-                self.tally.failed(now, r.planned, why(r.planned));
+                self.tally.failed(now, r, why(r.planned));
             }
         }
         while let Some(r) = self.retry.pop_front() {
-            self.tally.failed(now, r.planned, why(r.planned));
+            self.tally.failed(now, r, why(r.planned));
         }
         let until = if interrupted { now } else { self.end };
         let left = self.untaken(until);
         for _ in 0..left {
-            let due = self.take_slot();
-            self.never_sent_in_window(due);
-            self.tally.failed(now, due, why(due));
+            let r = self.take_slot();
+            self.never_sent_in_window(r.planned);
+            self.tally.failed(now, r, why(r.planned));
         }
     }
 

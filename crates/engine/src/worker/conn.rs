@@ -36,7 +36,9 @@ pub(crate) struct Conn {
     pub pending: Vec<u8>,
     /// Requests written or being written, oldest first.
     pub inflight: VecDeque<Req>,
-    pub to_write: usize,
+    /// Pool entries still to write, oldest first; `write_pos` bytes of the
+    /// first are written.
+    pub out: VecDeque<u32>,
     pub write_pos: usize,
     /// When the connection last went from full (or closed) to having room
     /// for another request.
@@ -93,7 +95,7 @@ impl Conn {
             parser: ResponseParser::new(no_body, max_head),
             pending: Vec::new(),
             inflight: VecDeque::with_capacity(pipeline),
-            to_write: 0,
+            out: VecDeque::with_capacity(pipeline),
             write_pos: 0,
             free_since: 0,
             listed_at: None,
@@ -112,7 +114,7 @@ impl Conn {
         self.parser = ResponseParser::new(no_body, max_head);
         self.pending = Vec::new();
         self.inflight.clear();
-        self.to_write = 0;
+        self.out.clear();
         self.write_pos = 0;
         // A new socket's mark is the kernel's default.
         self.lowat = 1;

@@ -56,18 +56,18 @@ impl Worker {
         let mut stranded = std::mem::take(&mut self.conns[i].inflight);
         if charge_first {
             if let Some(r) = stranded.pop_front() {
-                self.tally.failed(now, r.planned, why);
+                self.tally.failed(now, r, why);
             }
         }
         let (tally, sockets) = (&mut self.tally, &mut self.sockets);
-        let idempotent = self.plan.idempotent;
+        let pool = &self.plan.pool;
         stranded.retain_mut(|r| {
-            if idempotent && !r.retried {
+            if pool.entry(r.entry).idempotent && !r.retried {
                 sockets.retried += 1;
                 r.retried = true;
                 true
             } else {
-                tally.failed(now, r.planned, why);
+                tally.failed(now, *r, why);
                 false
             }
         });
@@ -108,7 +108,7 @@ impl Worker {
                     if let Some(r) = c.inflight.front() {
                         if now.saturating_sub(r.planned) >= timeout {
                             let r = self.conns[i].inflight.pop_front().expect("peeked");
-                            self.tally.failed(now, r.planned, Failure::Timeout);
+                            self.tally.failed(now, r, Failure::Timeout);
                             self.requeue_and_reconnect(i, now);
                         }
                     }
@@ -148,7 +148,7 @@ impl Worker {
                 break;
             }
             self.retry.pop_front();
-            self.tally.failed(now, r.planned, why);
+            self.tally.failed(now, r, why);
         }
         if let Some(p) = self.pacer.as_ref() {
             let expired = now.saturating_sub(timeout).saturating_add(1);
@@ -156,9 +156,9 @@ impl Worker {
                 .due_before(expired.min(self.end))
                 .saturating_sub(self.next_i);
             for _ in 0..n {
-                let due = self.take_slot();
-                self.never_sent_in_window(due);
-                self.tally.failed(now, due, why);
+                let r = self.take_slot();
+                self.never_sent_in_window(r.planned);
+                self.tally.failed(now, r, why);
             }
         }
     }

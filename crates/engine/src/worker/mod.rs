@@ -15,7 +15,9 @@
 //!
 //! The rules live in one file each:
 //! - [`schedule`]: what is planned and when it goes out (the pacer's slots,
-//!   the send-ahead window, which connection a request takes);
+//!   a constant rate's or a rate profile's, the send-ahead window, which
+//!   connection a request takes, and which prepared request of the pool it
+//!   is: the next one, in turn; see [`crate::request_pool`]);
 //! - [`sockets`]: connections and their bytes (opening, writing, reading,
 //!   parsing, and when answers are read: see "Reading late" below);
 //! - [`faults`]: what ends a request other than its answer (timeouts,
@@ -88,6 +90,8 @@ use crate::ledger::{Req, Tally};
 use crate::outcome::{Outcome, SecondSample, Sockets};
 use crate::pacer::{ConstantPacer, Pacer};
 use crate::poller::{Poller, Ready};
+use crate::profile::{AnyPacer, ProfilePacer, RateStage};
+use crate::request_pool::RequestPool;
 use crate::stats::Failure;
 use crate::status::StatusSet;
 use crate::tls::TlsClient;
@@ -116,14 +120,15 @@ const MAX_SLEEP: Nanos = 5_000_000;
 /// Everything the workers share, fixed before they start.
 pub(crate) struct ThreadPlan {
     pub addr: SocketAddr,
-    /// `pipeline` back-to-back copies of the serialised request, so that k
-    /// requests are one contiguous slice.
-    pub wire: Vec<u8>,
-    pub req_len: usize,
+    /// Every request, serialised, in the order they go out (see
+    /// [`RequestPool`]); each entry says whether it may be sent again when
+    /// its connection is lost before any byte of its answer came.
+    pub pool: RequestPool,
+    /// The target names results are broken down by (empty: no breakdown).
+    pub names: Vec<String>,
+    /// A rate profile: `rate` is then its peak (see [`crate::profile`]).
+    pub stages: Option<Vec<RateStage>>,
     pub no_body: bool,
-    /// The method may be sent again when a connection is lost before any
-    /// byte of its answer came (RFC 9110 §9.2.2).
-    pub idempotent: bool,
     pub max_head: usize,
     pub pipeline: usize,
     /// How far ahead of its planned time a constant-rate request may go out
@@ -201,7 +206,7 @@ pub(crate) struct Worker {
     conns: Vec<Conn>,
     buf: Box<[u8]>,
     tally: Tally,
-    pacer: Option<ConstantPacer>,
+    pacer: Option<AnyPacer>,
     /// When the next planned request is due (constant rate, all due sent).
     next_due: Option<Nanos>,
     /// Inside [`Self::dispatch`].
@@ -224,6 +229,8 @@ pub(crate) struct Worker {
     ready: Vec<Ready>,
     /// Next schedule slot not yet taken (constant rate).
     next_i: u64,
+    /// Requests picked from the pool so far (plus this thread's offset).
+    next_entry: u64,
     /// Connections with room for a request, longest free first (constant
     /// rate).
     free: FreeQueue,
@@ -268,9 +275,21 @@ impl Worker {
         tx: Sender<ThreadReport>,
     ) -> io::Result<Worker> {
         let poller = Poller::new(1024)?;
-        let pacer = plan
-            .rate
-            .map(|rate| ConstantPacer::new(plan.schedule_start, index, plan.threads, rate));
+        let pacer = plan.rate.map(|rate| match &plan.stages {
+            None => AnyPacer::Constant(ConstantPacer::new(
+                plan.schedule_start,
+                index,
+                plan.threads,
+                rate,
+            )),
+            Some(stages) => AnyPacer::Profile(ProfilePacer::new(
+                plan.schedule_start,
+                index,
+                plan.threads,
+                std::time::Duration::from_nanos(plan.measure_start - plan.start),
+                stages,
+            )),
+        });
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline))
             .collect();
@@ -294,7 +313,9 @@ impl Worker {
             plan.timeout,
             plan.rate.is_some(),
             plan.expect_status.clone(),
-        );
+        )
+        .by_targets(plan.names.len())
+        .by_stages(plan.measure_start, plan.stages.as_deref().unwrap_or(&[]));
         Ok(Worker {
             index,
             stop,
@@ -314,6 +335,9 @@ impl Worker {
             realtime_offset: 0,
             ready: Vec::with_capacity(1024),
             next_i: 0,
+            // Threads start at spread-out places in the pool, so that
+            // together they send its whole cycle, not its start T times.
+            next_entry: (index * plan.pool.len() / plan.threads.max(1)) as u64,
             free: FreeQueue::with_capacity(connections),
             retry: VecDeque::new(),
             sockets: Sockets::default(),

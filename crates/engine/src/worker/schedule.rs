@@ -23,12 +23,27 @@ impl Worker {
         now < self.end && self.budget != Some(0) && !self.stopped()
     }
 
+    /// The next prepared request of the pool, in turn: the hot path's only
+    /// choice of what to send.
+    #[inline]
+    fn pick(&mut self, r: Req) -> Req {
+        let n = self.plan.pool.len() as u64;
+        let e = if n == 1 {
+            0
+        } else {
+            (self.next_entry % n) as u32
+        };
+        self.next_entry += 1;
+        r.of(e, self.plan.pool.entry(e).target)
+    }
+
     /// Closed loop: a new request comes into being now (see
     /// [`Self::may_plan`]). The last one of the budget ends the window.
-    pub(super) fn plan_new(&mut self, now: Nanos) {
-        self.tally.plan(now);
+    pub(super) fn plan_new(&mut self, now: Nanos) -> Req {
+        let r = self.pick(Req::new(now, now));
+        self.tally.plan(r);
         if !self.tally.in_window(now) {
-            return;
+            return r;
         }
         if let Some(left) = self.budget.as_mut() {
             *left = left.saturating_sub(1);
@@ -38,13 +53,17 @@ impl Worker {
                 self.iv_end = self.iv_end.min(self.end);
             }
         }
+        r
     }
 
-    pub(super) fn take_slot(&mut self) -> Nanos {
+    /// Constant rate: the next slot of the schedule, as a request not yet
+    /// sent.
+    pub(super) fn take_slot(&mut self) -> Req {
         let due = self.pacer.as_ref().map_or(0, |p| p.due(self.next_i));
         self.next_i += 1;
-        self.tally.plan(due);
-        due
+        let r = self.pick(Req::new(due, 0));
+        self.tally.plan(r);
+        r
     }
 
     pub(super) fn never_sent_in_window(&mut self, planned: Nanos) {
@@ -67,9 +86,9 @@ impl Worker {
             batch += 1;
         }
         while self.conns[i].inflight.len() < depth && self.may_plan(now) {
-            self.plan_new(now);
+            let r = self.plan_new(now);
             self.tally.first_send(now, now, now);
-            self.conns[i].inflight.push_back(Req::new(now, now));
+            self.conns[i].inflight.push_back(r);
             batch += 1;
         }
         self.queue_writes(i, batch);
@@ -135,9 +154,9 @@ impl Worker {
             let req = if from_retry {
                 self.retry.pop_front().expect("peeked").resent(now)
             } else {
-                let due = self.take_slot();
-                self.tally.first_send(now, due, free_since);
-                Req::new(due, now)
+                let r = self.take_slot();
+                self.tally.first_send(now, r.planned, free_since);
+                r.resent(now)
             };
             self.conns[i].inflight.push_back(req);
             self.queue_writes(i, 1);
@@ -150,7 +169,12 @@ impl Worker {
         if k == 0 {
             return;
         }
-        self.conns[i].to_write += k * self.plan.req_len;
+        let c = &mut self.conns[i];
+        let from = c.inflight.len() - k;
+        for j in from..c.inflight.len() {
+            let e = c.inflight[j].entry;
+            c.out.push_back(e);
+        }
         if self.conns[i].state == State::Idle {
             self.connect(i, clock::now());
         } else {

@@ -8,7 +8,6 @@ use mio::net::TcpStream;
 
 use crate::clock::{self, Nanos};
 use crate::histogram::record_ns;
-use crate::ledger::Req;
 use crate::response::Step;
 use crate::stats::Failure;
 
@@ -64,7 +63,7 @@ impl Worker {
         self.open_failure = why;
         // A connection of its own carried its request (keep-alive off).
         while let Some(r) = self.conns[i].inflight.pop_front() {
-            self.tally.failed(now, r.planned, why);
+            self.tally.failed(now, r, why);
         }
         if self.plan.keepalive && self.pacer.is_none() {
             // In closed loop the connection was opened to carry the next
@@ -73,12 +72,12 @@ impl Worker {
                 if !self.may_plan(now) {
                     break;
                 }
-                self.plan_new(now);
-                self.tally.failed(now, now, why);
+                let r = self.plan_new(now);
+                self.tally.failed(now, r, why);
             }
         }
         let c = &mut self.conns[i];
-        c.to_write = 0;
+        c.out.clear();
         c.write_pos = 0;
         if let Some(s) = c.stream.take() {
             self.poller.remove(s.tcp().as_raw_fd());
@@ -124,14 +123,14 @@ impl Worker {
         let req = match self.retry.pop_front() {
             Some(r) => r.resent(now),
             None if self.may_plan(now) => {
-                self.plan_new(now);
+                let r = self.plan_new(now);
                 self.tally.first_send(now, now, now);
-                Req::new(now, now)
+                r
             }
             None => return,
         };
         self.conns[i].inflight.push_back(req);
-        self.conns[i].to_write = self.plan.req_len;
+        self.conns[i].out.push_back(req.entry);
         self.connect(i, now);
     }
 
@@ -187,7 +186,8 @@ impl Worker {
             return;
         }
         let c = &self.conns[i];
-        if writable && (c.to_write > 0 || c.stream.as_ref().is_some_and(Transport::pending_out)) {
+        if writable && (!c.out.is_empty() || c.stream.as_ref().is_some_and(Transport::pending_out))
+        {
             self.flush_writes(i);
         }
         if readable && self.conns[i].state == State::Open {
@@ -243,9 +243,11 @@ impl Worker {
         }
     }
 
+    /// Writes what connection `i` has queued. Requests of consecutive pool
+    /// entries are contiguous bytes: a batch of them goes in one write.
     pub(super) fn flush_writes(&mut self, i: usize) {
-        let wire = &self.plan.wire;
-        let req_len = self.plan.req_len;
+        let pool = &self.plan.pool;
+        let wire = pool.bytes();
         let c = &mut self.conns[i];
         if c.state != State::Open {
             // Written once it opens.
@@ -260,16 +262,36 @@ impl Worker {
                 Err(_) => failed = true,
             }
         }
-        while c.to_write > 0 && !failed {
-            let n = c.to_write.min(wire.len() - c.write_pos);
-            match s.write(&wire[c.write_pos..c.write_pos + n]) {
+        while let Some(&first) = c.out.front() {
+            if failed {
+                break;
+            }
+            let mut last = first;
+            let mut k = 1;
+            while k < c.out.len() && c.out[k] == last + 1 {
+                last += 1;
+                k += 1;
+            }
+            let from = pool.entry(first).start + c.write_pos;
+            let to = pool.entry(last).end;
+            let n = to - from;
+            match s.write(&wire[from..to]) {
                 Ok(0) => {
                     failed = true;
                     break;
                 }
                 Ok(w) => {
-                    c.to_write -= w;
-                    c.write_pos = (c.write_pos + w) % req_len;
+                    let at = from + w;
+                    c.write_pos = 0;
+                    for _ in 0..k {
+                        let e = pool.entry(c.out[0]);
+                        if e.end <= at {
+                            c.out.pop_front();
+                        } else {
+                            c.write_pos = at - e.start;
+                            break;
+                        }
+                    }
                     if w < n {
                         // Socket buffer full: the writable edge resumes us.
                         break;

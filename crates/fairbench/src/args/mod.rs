@@ -12,6 +12,7 @@ pub mod migrant;
 mod percentiles;
 mod root;
 mod run;
+mod stages;
 mod variant;
 
 pub use count::{count, positive_count, positive_usize, rate};
@@ -21,4 +22,5 @@ pub use format::{wants_json, TextFormat};
 pub use percentiles::{parse_percentiles, Percentiles};
 pub use root::{load_zoo, resolve_root};
 pub use run::{resolve_run, RunSel};
+pub use stages::parse_stages;
 pub use variant::VariantSel;

@@ -10,8 +10,8 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    bounds, duration, migrant, parse_percentiles, positive_count, positive_duration, rate, CpuList,
-    Percentiles,
+    bounds, duration, migrant, parse_percentiles, parse_stages, positive_count,
+    positive_duration, positive_usize, rate, CpuList, Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
@@ -23,7 +23,9 @@ use crate::output::load_summary;
 use crate::output::progress::{Fanout, LoadProgress};
 use crate::output::terminal;
 use crate::output::tls_error;
+use crate::runner;
 use crate::runner::adhoc::{self, SampleLog};
+use crate::thresholds;
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
 use crate::usage::usage;
@@ -72,6 +74,11 @@ pub struct LoadArgs {
     /// when each request was due (wrk2 semantics). Without it: closed loop.
     #[arg(short = 'R', long, allow_negative_numbers = true, value_parser = rate)]
     pub rate: Option<f64>,
+    /// A rate profile instead of -R and -d: stages DURATION:RATE (a step) or DURATION:FROM-TO
+    /// (a linear ramp), e.g. 10s:1k,30s:1k-20k,10s:20k; planned like -R (latency from each
+    /// request's planned time), broken down by stage in the summary and --json.
+    #[arg(long, value_name = "SPEC", value_parser = parse_stages, conflicts_with_all = ["rate", "duration", "requests"])]
+    pub stages: Option<Stages>,
     /// With -R: how long before its planned time a request may go out when a load thread is
     /// awake anyway, e.g. 0, 10us, 100us (at most 1ms). Latency counts from the earlier of the
     /// two times; a wider window costs less CPU per request (docs/load-json.md).
@@ -89,6 +96,31 @@ pub struct LoadArgs {
     /// Request body read from a file.
     #[arg(long)]
     pub body_file: Option<PathBuf>,
+    /// Many requests: a TOML file of [[target]] tables (method, path or url, headers, body or
+    /// body_file, weight, name; templates such as {{seq}}, {{uniform 1 100}}, {{zipf 1.1 1 10000}},
+    /// {{line ids.txt}}). Results are broken down by target name (docs/targets.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
+    pub targets: Option<PathBuf>,
+    /// With templates: how many requests to prepare before the run; the load threads send
+    /// them in turn.
+    #[arg(long, value_name = "N", default_value = "10000", value_parser = positive_usize)]
+    pub pool: usize,
+    /// Seed of the templates' random values (and of the --vs order).
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub seed: u64,
+    /// Before and after: load this second URL too, alternating with the first repetition by
+    /// repetition (seeded order), and print the paired ratios B/A of req/s and latency
+    /// percentiles with 95 % intervals and a verdict. The same URL twice: the noise floor.
+    #[arg(long, value_name = "URL_B")]
+    pub vs: Option<String>,
+    /// With --vs: how many times each URL is loaded (at least 2 for an interval) [default: 5]
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub repetitions: Option<usize>,
+    /// A pass/fail criterion checked after the run (repeatable): p99<20ms, errors<0.1%,
+    /// rps>5k, timeouts=0, p99{item}<50ms (a target), ratio.p99<1.05 (with --vs). Printed as a
+    /// table; any failure exits 99.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(long, default_value = "1", value_parser = bounds::pipeline)]
     pub pipeline: usize,
@@ -147,13 +179,22 @@ pub fn run(args: LoadArgs) -> anyhow::Result<i32> {
 
 fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let cfg = config(args)?;
+    let names = cfg.mix.as_ref().map_or(&[][..], |m| &m.names[..]);
+    let thresholds =
+        thresholds::parse_all(&args.thresholds, names, args.vs.is_some()).map_err(usage)?;
+    if let Some(b) = &args.vs {
+        return run_vs(args, &cfg, b, &thresholds);
+    }
+    if args.repetitions.is_some() {
+        return Err(usage("--repetitions: repeats the pair of --vs URL_B"));
+    }
     if args.dump {
         return dump(args, &cfg);
     }
     let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
-        return run_fleet(args, &cfg);
+        return run_fleet(args, &cfg, &thresholds);
     }
     if p.link_rate.is_some() || p.link_delay.is_some() {
         return Err(usage(
@@ -177,23 +218,126 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
         ),
     };
 
+    let verdicts = thresholds::check_all(&thresholds, &outcome);
     if crate::args::wants_json(args.format, args.json) {
+        let mut v = serde_json::to_value(LoadJson::new(&args.url, &outcome, &args.percentiles.0))?;
+        add_verdicts(&mut v, &verdicts);
         println!(
             "{}",
-            terminal::json(&serde_json::to_string_pretty(&LoadJson::new(
-                &args.url,
-                &outcome,
-                &args.percentiles.0
-            ))?)
+            terminal::json(&serde_json::to_string_pretty(&v)?)
         );
     } else {
         print!(
             "{}",
             terminal::text(&load_summary::render(&args.url, &outcome, &view(args)))
         );
+        print!("{}", terminal::text(&thresholds::table(&verdicts)));
     }
     save(args, &cfg, &outcome, log)?;
-    Ok(exit_code(&outcome))
+    Ok(with_verdicts(exit_code(&outcome), &verdicts))
+}
+
+/// `--vs URL_B`: both URLs, repetition by repetition in a seeded order,
+/// and their paired ratios. Non-ratio thresholds are checked on B (all its
+/// repetitions together), `ratio.` ones on the paired ratio's interval.
+fn run_vs(
+    args: &LoadArgs,
+    cfg_a: &LoadConfig,
+    url_b: &str,
+    ts: &[thresholds::Threshold],
+) -> anyhow::Result<i32> {
+    let p = &args.place;
+    if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
+        return Err(usage(
+            "--vs runs both URLs from this machine, with one load generator",
+        ));
+    }
+    if args.hdr_log.is_some() {
+        return Err(usage(
+            "--vs cannot be combined with --hdr-log yet: the paired ratios are printed (and in --json)",
+        ));
+    }
+    let mut cfg_b = cfg_a.clone();
+    cfg_b.target = Target::parse(url_b).map_err(|e| usage(format!("--vs: {e}")))?;
+    if cfg_b.target.tls != cfg_a.target.tls {
+        return Err(usage("--vs: both URLs must be http:// or both https://"));
+    }
+    let stop = crate::interrupt::flag();
+    let reps = args.repetitions.unwrap_or(5);
+    let pair = runner::vs::run_pair(cfg_a, &cfg_b, reps, args.seed, |r, side, cfg| {
+        eprintln!("repetition {r} of {reps}: {side} {}", cfg.target.url);
+        let mut progress = progress_for(cfg);
+        let o = fairbench_engine::run(cfg, stop.clone(), &mut progress);
+        progress.finish();
+        match o {
+            Ok(o) if o.interrupted => Err(None),
+            Ok(o) => Ok(o),
+            Err(e) => Err(Some(e)),
+        }
+    });
+    let pair = match pair {
+        Ok(p) => p,
+        Err(None) => {
+            eprintln!("interrupted: no verdict");
+            return Ok(130);
+        }
+        Err(Some(RunError::Config(e))) => return Err(usage(flag_error(&e))),
+        Err(Some(e)) => anyhow::bail!("{e}"),
+    };
+    let b_parts: Vec<&fairbench_engine::Outcome> = pair.b.iter().collect();
+    let b_all = fairbench_engine::Outcome::merge(&b_parts, Vec::new());
+    let mut verdicts = thresholds::check_all(ts, &b_all);
+    verdicts.extend(pair.check(ts));
+    let url_b = cfg_b.target.url.as_str();
+    if crate::args::wants_json(args.format, args.json) {
+        let mut v = serde_json::json!({
+            "fairbench_version": env!("CARGO_PKG_VERSION"),
+            "vs": pair.json(&args.url, url_b),
+        });
+        add_verdicts(&mut v, &verdicts);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", pair.text(&args.url, url_b));
+        print!("{}", thresholds::table(&verdicts));
+    }
+    for (side, runs) in [("A", &pair.a), ("B", &pair.b)] {
+        for (i, o) in runs.iter().enumerate() {
+            for w in o.warnings() {
+                eprintln!("WARNING: {side} repetition {}: {w}", i + 1);
+            }
+        }
+    }
+    let failed = pair.a.iter().chain(&pair.b).any(|o| o.requests == 0);
+    if failed {
+        eprintln!("fairbench: a repetition had no request answered (not saved)");
+        return Ok(1);
+    }
+    if args.save {
+        let argv: Vec<String> = std::env::args().collect();
+        let run = runner::adhoc_pair::save_pair(&args.db, &argv, cfg_a, &cfg_b, &pair)?;
+        eprintln!(
+            "saved as run {run} in {} (`fairbench show {run} --db {}`: B relative to A)",
+            args.db.display(),
+            args.db.display()
+        );
+    }
+    Ok(with_verdicts(0, &verdicts))
+}
+
+/// `thresholds` in the JSON, when any were given.
+fn add_verdicts(v: &mut serde_json::Value, verdicts: &[thresholds::Verdict]) {
+    if let (false, Some(m)) = (verdicts.is_empty(), v.as_object_mut()) {
+        m.insert("thresholds".into(), thresholds::json(verdicts));
+    }
+}
+
+/// A run that finished but failed a threshold exits with its own code.
+fn with_verdicts(code: i32, verdicts: &[thresholds::Verdict]) -> i32 {
+    if code == 0 && verdicts.iter().any(|v| !v.pass) {
+        thresholds::EXIT_FAILED
+    } else {
+        code
+    }
 }
 
 /// 130 when interrupted; 1 when nothing was answered: a load that measured
@@ -269,7 +413,11 @@ fn with_observers<R>(
 
 /// The load split over several generators (namespaces, ssh hosts, or
 /// processes here), started together and merged exactly.
-fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+fn run_fleet(
+    args: &LoadArgs,
+    cfg: &LoadConfig,
+    thresholds: &[thresholds::Threshold],
+) -> anyhow::Result<i32> {
     // The flags' own bounds first (--clients at most 64), then the split.
     args.place.check(None)?;
     let n = match args.place.client_hosts.len() {
@@ -346,12 +494,13 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             anyhow::bail!("{m}")
         }
     };
+    let verdicts = thresholds::check_all(thresholds, &f.merged);
     if crate::args::wants_json(args.format, args.json) {
+        let mut v = fleet_json(args, &layout, &f)?;
+        add_verdicts(&mut v, &verdicts);
         println!(
             "{}",
-            terminal::json(&serde_json::to_string_pretty(&fleet_json(
-                args, &layout, &f
-            )?)?)
+            terminal::json(&serde_json::to_string_pretty(&v)?)
         );
     } else {
         print!(
@@ -359,10 +508,11 @@ fn run_fleet(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
             terminal::text(&load_summary::render(&args.url, &f.merged, &view(args)))
         );
         print!("{}", terminal::text(&clients_text(&f)));
+        print!("{}", terminal::text(&thresholds::table(&verdicts)));
     }
     layout.teardown();
     save(args, cfg, &f.merged, log)?;
-    Ok(exit_code(&f.merged))
+    Ok(with_verdicts(exit_code(&f.merged), &verdicts))
 }
 
 /// Each generator's own figures under the merged summary.
@@ -472,6 +622,13 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         None => LoadModel::ClosedLoop,
         Some(rps) => LoadModel::ConstantRate { rps },
     };
+    if let Some(stages) = &args.stages {
+        // Planned like -R at the peak; the pacer follows the profile.
+        let peak = stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max);
+        cfg.model = LoadModel::ConstantRate { rps: peak };
+        cfg.duration = stages.iter().map(|s| s.duration).sum();
+        cfg.stages = Some(stages.clone());
+    }
     let mut headers = Vec::new();
     for h in &args.headers {
         headers.push(RequestSpec::parse_header(h).map_err(|e| usage(flag_error(&e)))?);
@@ -487,6 +644,19 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         headers,
         body,
     };
+    if args.targets.is_some() && args.method != "GET" {
+        return Err(usage(
+            "--method: with --targets each target says its method (method = \"POST\")",
+        ));
+    }
+    cfg.mix = crate::mix::for_load(
+        &args.url,
+        args.targets.as_deref(),
+        &cfg.request,
+        args.pool,
+        args.seed,
+    )
+    .map_err(usage)?;
     cfg.validate().map_err(|e| usage(flag_error(&e)))?;
     let generators = args.place.client_hosts.len().max(args.place.clients);
     bounds::connections_fit(cfg.connections, generators)
@@ -502,6 +672,9 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         .map_err(|e| usage(flag_error(&e)))?;
     Ok(cfg)
 }
+
+/// `--stages`' value (clap takes a `Vec` for a list of values).
+pub type Stages = Vec<fairbench_engine::RateStage>;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// With `-n` and no `-d`: the longest run the engine takes (30 days).
@@ -525,7 +698,20 @@ fn progress_for(cfg: &LoadConfig) -> LoadProgress {
 
 /// `--dump`: one request, its bytes and the answer's as exchanged.
 fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
-    let request = cfg.request.serialize(&cfg.target)?;
+    // With a mix, its first prepared request.
+    let request = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
+        Some(r) => {
+            let mut t = cfg.target.clone();
+            t.path.clone_from(&r.path);
+            let spec = RequestSpec {
+                method: r.method.clone(),
+                headers: r.headers.clone(),
+                body: r.body.clone(),
+            };
+            spec.serialize(&t)?
+        }
+        None => cfg.request.serialize(&cfg.target)?,
+    };
     let t = &cfg.target;
     let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
         .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, args.cacert.is_some())))?;

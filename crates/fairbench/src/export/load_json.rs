@@ -69,6 +69,13 @@ pub struct LoadJson<'a> {
     pub interrupted: bool,
     pub warnings: Vec<String>,
     pub series: &'a [SecondSample],
+    /// Per target name of a request mix (`--targets`, templates); left out
+    /// without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Vec<super::load_json_targets::TargetJson<'a>>>,
+    /// Per stage of `--stages`, by planned time; left out without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<super::load_json_targets::TargetJson<'a>>>,
 }
 
 impl<'a> LoadJson<'a> {
@@ -127,6 +134,8 @@ impl<'a> LoadJson<'a> {
             interrupted: o.interrupted,
             warnings: o.warnings(),
             series: &o.series,
+            targets: super::load_json_targets::of(o, percentiles),
+            stages: super::load_json_targets::stages(o, percentiles),
         }
     }
 }

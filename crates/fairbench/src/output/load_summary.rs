@@ -19,6 +19,10 @@ pub struct View<'a> {
 pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     let mut s = String::new();
     let model = match o.model {
+        LoadModel::ConstantRate { rps } if !o.stages.is_empty() => {
+            let names: Vec<&str> = o.stages.iter().map(|s| s.name.as_str()).collect();
+            format!("rate stages {} (mean {} req/s)", names.join(","), rate(rps))
+        }
         LoadModel::ClosedLoop => "closed loop".to_string(),
         LoadModel::ConstantRate { rps } => format!("constant rate {} req/s", rate(rps)),
     };
@@ -242,6 +246,7 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         let _ = writeln!(s);
         spectrum_table(&mut s, o);
     }
+    super::target_table::render(&mut s, o, view.percentiles);
     let warnings = o.warnings();
     if !warnings.is_empty() {
         let _ = writeln!(s);

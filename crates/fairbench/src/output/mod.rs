@@ -6,5 +6,6 @@ pub mod load_summary;
 pub mod progress;
 pub mod run_progress;
 pub mod run_table;
+pub mod target_table;
 pub mod terminal;
 pub mod tls_error;

@@ -107,7 +107,7 @@ pub fn save(
 }
 
 /// As a suite's profiles are labelled, so equal loads pair in `compare`.
-fn label(o: &Outcome) -> String {
+pub(crate) fn label(o: &Outcome) -> String {
     let t = format!(" t={}", o.threads);
     let ends = if o.keepalive { "" } else { " no-keepalive" };
     match o.model {

@@ -3,12 +3,14 @@
 //! of how servers are defined (the zoo does).
 
 pub mod adhoc;
+pub mod adhoc_pair;
 mod builds;
 mod case;
 pub mod knee;
 pub mod metadata;
 pub mod placement;
 mod sampler;
+pub mod vs;
 
 use std::path::PathBuf;
 use std::time::Duration;

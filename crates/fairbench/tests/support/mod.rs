@@ -13,6 +13,7 @@
 
 pub mod check;
 pub mod chrome;
+pub mod counting;
 pub mod golden;
 pub mod html;
 pub mod load;

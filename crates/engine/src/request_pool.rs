@@ -1,0 +1,152 @@
+//! Every request of a run, serialised before it starts into one buffer, in
+//! the order they go out: the hot path only picks the next one.
+
+use crate::config::LoadConfig;
+use crate::request::RequestSpec;
+use crate::ConfigError;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub start: usize,
+    pub end: usize,
+    /// Index into the run's target names (0 without a mix).
+    pub target: u16,
+    /// May be sent again when its connection was lost before any byte of
+    /// its answer came (RFC 9110 §9.2.2).
+    pub idempotent: bool,
+}
+
+pub(crate) struct RequestPool {
+    bytes: Vec<u8>,
+    entries: Vec<Entry>,
+}
+
+impl RequestPool {
+    /// The configuration's requests: its mix, or its one request. The list
+    /// is repeated until it holds `pipeline` entries, so that the requests
+    /// a connection sends back to back are one contiguous slice (one write).
+    pub fn build(cfg: &LoadConfig) -> Result<RequestPool, ConfigError> {
+        let mut one = Vec::new();
+        let wires: Vec<(Vec<u8>, u16, bool)> = match &cfg.mix {
+            None => {
+                one.push((
+                    cfg.request.serialize(&cfg.target)?,
+                    0,
+                    cfg.request.is_idempotent(),
+                ));
+                one
+            }
+            Some(mix) => {
+                mix.validate()?;
+                let mut target = cfg.target.clone();
+                mix.requests
+                    .iter()
+                    .map(|r| {
+                        let spec = RequestSpec {
+                            method: r.method.clone(),
+                            headers: r.headers.clone(),
+                            body: r.body.clone(),
+                        };
+                        target.path.clone_from(&r.path);
+                        Ok((spec.serialize(&target)?, r.target, spec.is_idempotent()))
+                    })
+                    .collect::<Result<_, ConfigError>>()?
+            }
+        };
+        let copies = cfg.pipeline.div_ceil(wires.len()).max(1);
+        let total: usize = wires.iter().map(|w| w.0.len()).sum::<usize>() * copies;
+        let mut pool = RequestPool {
+            bytes: Vec::with_capacity(total),
+            entries: Vec::with_capacity(wires.len() * copies),
+        };
+        for _ in 0..copies {
+            for (w, target, idempotent) in &wires {
+                let start = pool.bytes.len();
+                pool.bytes.extend_from_slice(w);
+                pool.entries.push(Entry {
+                    start,
+                    end: pool.bytes.len(),
+                    target: *target,
+                    idempotent: *idempotent,
+                });
+            }
+        }
+        Ok(pool)
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    pub fn entry(&self, e: u32) -> Entry {
+        self.entries[e as usize]
+    }
+
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mix::{MixRequest, RequestMix};
+    use crate::target::Target;
+
+    fn mix(paths: &[&str]) -> RequestMix {
+        RequestMix {
+            names: vec!["a".into(), "b".into()],
+            requests: paths
+                .iter()
+                .enumerate()
+                .map(|(i, p)| MixRequest {
+                    target: (i % 2) as u16,
+                    method: if i == 1 { "POST" } else { "GET" }.into(),
+                    path: p.to_string(),
+                    headers: vec![("X-I".into(), i.to_string())],
+                    body: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn each_request_is_its_own_slice_in_order() {
+        let mut cfg = LoadConfig::new(Target::parse("http://127.0.0.1:8080/ignored").unwrap());
+        cfg.mix = Some(mix(&["/x/1", "/y?z=2", "/x/3"]));
+        let p = RequestPool::build(&cfg).unwrap();
+        assert_eq!(p.len(), 3);
+        let text = |e: u32| {
+            let en = p.entry(e);
+            String::from_utf8(p.bytes()[en.start..en.end].to_vec()).unwrap()
+        };
+        assert!(text(0).starts_with("GET /x/1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-I: 0\r\n"));
+        assert!(text(1).starts_with("POST /y?z=2 HTTP/1.1\r\n"));
+        assert!(text(1).contains("Content-Length: 0\r\n"));
+        assert_eq!((p.entry(1).target, p.entry(2).target), (1, 0));
+        assert!(p.entry(0).idempotent && !p.entry(1).idempotent);
+        assert_eq!(p.entry(1).start, p.entry(0).end);
+    }
+
+    #[test]
+    fn a_short_list_is_repeated_to_the_pipeline_depth() {
+        let mut cfg = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        cfg.pipeline = 5;
+        let p = RequestPool::build(&cfg).unwrap();
+        assert_eq!(p.len(), 5);
+        assert_eq!(p.entry(4).end, p.bytes().len());
+    }
+
+    #[test]
+    fn head_mixed_with_get_is_refused() {
+        let mut cfg = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let mut m = mix(&["/a", "/b"]);
+        m.requests[1].method = "HEAD".into();
+        cfg.mix = Some(m);
+        let e = RequestPool::build(&cfg).err().unwrap();
+        assert!(e.message.contains("HEAD"), "{e}");
+    }
+}

@@ -1,0 +1,99 @@
+//! `targets` of `fairbench load --json`: one object per target name of a
+//! request mix (docs/load-json.md), counted by the same ledger as the
+//! totals, so that they add up to them.
+
+use std::collections::BTreeMap;
+
+use fairbench_engine::{ErrorCounts, LatencySummary, Outcome, TargetOutcome};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct TargetJson<'a> {
+    pub name: &'a str,
+    /// Requests of the window sent to this target: planned = requests +
+    /// its not-answered classes in `errors`.
+    pub planned: u64,
+    /// Answered (any status).
+    pub requests: u64,
+    /// `requests / duration_s` of the run.
+    pub rps: f64,
+    pub errors: ErrorCounts,
+    pub status_codes: &'a BTreeMap<u16, u64>,
+    /// The honest distribution, as `latency_us` of the run.
+    pub latency_us: LatencySummary,
+    pub latency_percentiles_us: BTreeMap<String, u64>,
+    /// Stages only: where the stage lies in `series` (seconds from the
+    /// start of the measurement, as `series[].second`) and its planned
+    /// rates.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<StageJson>,
+}
+
+#[derive(Serialize)]
+pub struct StageJson {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub from_rps: f64,
+    pub to_rps: f64,
+}
+
+/// `None` without a mix: the key is then left out.
+pub fn of<'a>(o: &'a Outcome, percentiles: &[f64]) -> Option<Vec<TargetJson<'a>>> {
+    groups(o, &o.targets, percentiles)
+}
+
+/// The same per stage of a rate profile (`stages`), with where it lies.
+pub fn stages<'a>(o: &'a Outcome, percentiles: &[f64]) -> Option<Vec<TargetJson<'a>>> {
+    let mut v = groups(o, &o.stages, percentiles)?;
+    let mut at = 0.0;
+    for (j, s) in v.iter_mut().zip(&o.stage_plan) {
+        let d = s.duration.as_secs_f64();
+        j.stage = Some(StageJson {
+            start_s: at,
+            duration_s: d,
+            from_rps: s.from,
+            to_rps: s.to,
+        });
+        at += d;
+    }
+    Some(v)
+}
+
+fn groups<'a>(
+    o: &'a Outcome,
+    g: &'a [TargetOutcome],
+    percentiles: &[f64],
+) -> Option<Vec<TargetJson<'a>>> {
+    if g.is_empty() {
+        return None;
+    }
+    Some(g.iter().map(|t| one(o, t, percentiles)).collect())
+}
+
+fn one<'a>(o: &Outcome, t: &'a TargetOutcome, percentiles: &[f64]) -> TargetJson<'a> {
+    TargetJson {
+        name: &t.name,
+        planned: t.planned,
+        requests: t.requests,
+        rps: if o.measured_s > 0.0 {
+            t.requests as f64 / o.measured_s
+        } else {
+            0.0
+        },
+        errors: t.errors,
+        status_codes: &t.status_codes,
+        latency_us: t.latency_summary(),
+        stage: None,
+        latency_percentiles_us: percentiles
+            .iter()
+            .map(|&p| {
+                let v = if t.latency.is_empty() {
+                    0
+                } else {
+                    t.latency.value_at_quantile(p / 100.0)
+                };
+                (format!("{p}"), v)
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,255 @@
+//! The targets file (`load --targets FILE`): TOML, one `[[target]]` table
+//! per request kind, in the spirit of k6's request lists and vegeta's
+//! targets. Every mistake names the file, the line and the field.
+//!
+//! ```toml
+//! [[target]]
+//! name = "item"                       # the results' group; default "METHOD path"
+//! method = "GET"                      # default GET
+//! path = "/items/{{zipf 1.1 1 10000}}" # or url = "http://host:port/…" (the run's origin)
+//! weight = 8                          # how often, relative to the others; default 1
+//! headers = ["Accept: application/json", "X-Request-Id: {{seq}}"]
+//! body = '{"id": {{uniform 1 100}}}'   # or body_file = "new.json" (beside this file)
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::template::Template;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Doc {
+    #[serde(default)]
+    target: Vec<Spanned<Entry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: Option<Spanned<String>>,
+    method: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
+    #[serde(default)]
+    headers: Vec<Spanned<String>>,
+    body: Option<Spanned<String>>,
+    body_file: Option<Spanned<String>>,
+    weight: Option<Spanned<i64>>,
+}
+
+/// A request's body: text that may hold templates, or bytes as they are.
+pub enum Body {
+    Template(Template),
+    Bytes(Vec<u8>),
+}
+
+/// One `[[target]]`, its templates parsed.
+pub struct TargetDef {
+    pub name: String,
+    pub method: String,
+    pub path: Template,
+    pub headers: Vec<(String, Template)>,
+    pub body: Body,
+    pub weight: u64,
+    /// Where it is, for messages: "FILE:LINE".
+    pub at: String,
+}
+
+impl TargetDef {
+    pub fn is_constant(&self) -> bool {
+        self.path.is_constant()
+            && self.headers.iter().all(|(_, v)| v.is_constant())
+            && match &self.body {
+                Body::Template(t) => t.is_constant(),
+                Body::Bytes(_) => true,
+            }
+    }
+}
+
+/// The most a weight may be.
+const MAX_WEIGHT: i64 = 1_000_000;
+
+/// Reads the targets of `file`. `origin` is the run's URL: an entry's
+/// `url` must name the same scheme, host and port (one address is
+/// measured). Errors: "FILE:LINE: FIELD: what is wrong".
+pub fn read(file: &Path, origin: &url::Url) -> Result<Vec<TargetDef>, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let line = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+    let place = |at: usize| format!("{}:{}", file.display(), line(at));
+    let doc: Doc = toml::from_str(&text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        format!("{}: {}", place(at), e.message())
+    })?;
+    if doc.target.is_empty() {
+        return Err(format!(
+            "{}: no [[target]] table (each needs at least a path or a url)",
+            file.display()
+        ));
+    }
+    let mut defs = Vec::new();
+    for entry in doc.target {
+        let at = place(entry.span().start);
+        let e = entry.into_inner();
+        let fail = |s: &Spanned<String>, field: &str, why: String| {
+            format!("{}: {field}: {why}", place(s.span().start))
+        };
+        let method = match &e.method {
+            Some(m) => {
+                let v = m.get_ref().trim().to_ascii_uppercase();
+                if v.is_empty()
+                    || !v
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+                {
+                    return Err(fail(
+                        m,
+                        "method",
+                        format!("{:?} is not an HTTP method", m.get_ref()),
+                    ));
+                }
+                v
+            }
+            None => "GET".to_string(),
+        };
+        let path_src = match (&e.path, &e.url) {
+            (Some(_), Some(u)) => {
+                return Err(fail(u, "url", "give a path or a url, not both".into()));
+            }
+            (None, None) => {
+                return Err(format!(
+                    "{at}: [[target]]: needs a path (e.g. \"/items/1\") or a url"
+                ));
+            }
+            (Some(p), None) => {
+                if !p.get_ref().starts_with('/') {
+                    return Err(fail(
+                        p,
+                        "path",
+                        format!("{:?} must start with /", p.get_ref()),
+                    ));
+                }
+                p.clone()
+            }
+            (None, Some(u)) => Spanned::new(
+                u.span(),
+                same_origin(u.get_ref(), origin).map_err(|w| fail(u, "url", w))?,
+            ),
+        };
+        let path =
+            Template::parse(path_src.get_ref(), dir).map_err(|w| fail(&path_src, "path", w))?;
+        let mut headers = Vec::new();
+        for h in &e.headers {
+            let (k, v) = h.get_ref().split_once(':').ok_or_else(|| {
+                fail(
+                    h,
+                    "headers",
+                    format!("{:?} is not \"Name: value\"", h.get_ref()),
+                )
+            })?;
+            let k = k.trim();
+            if k.is_empty()
+                || !k
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            {
+                return Err(fail(h, "headers", format!("{k:?} is not a header name")));
+            }
+            if v.contains(['\r', '\n']) {
+                return Err(fail(h, "headers", "a value cannot hold CR or LF".into()));
+            }
+            let t = Template::parse(v.trim(), dir).map_err(|w| fail(h, "headers", w))?;
+            headers.push((k.to_string(), t));
+        }
+        let body = match (&e.body, &e.body_file) {
+            (Some(_), Some(f)) => {
+                return Err(fail(
+                    f,
+                    "body_file",
+                    "give body or body_file, not both".into(),
+                ));
+            }
+            (Some(b), None) => {
+                Body::Template(Template::parse(b.get_ref(), dir).map_err(|w| fail(b, "body", w))?)
+            }
+            (None, Some(f)) => {
+                let p = dir.join(f.get_ref());
+                let bytes = std::fs::read(&p).map_err(|err| {
+                    fail(
+                        f,
+                        "body_file",
+                        format!("cannot read {}: {err}", p.display()),
+                    )
+                })?;
+                match String::from_utf8(bytes) {
+                    Ok(s) if s.contains("{{") => Body::Template(
+                        Template::parse(&s, dir).map_err(|w| fail(f, "body_file", w))?,
+                    ),
+                    Ok(s) => Body::Bytes(s.into_bytes()),
+                    Err(b) => Body::Bytes(b.into_bytes()),
+                }
+            }
+            (None, None) => Body::Bytes(Vec::new()),
+        };
+        let weight = match &e.weight {
+            Some(w) if (1..=MAX_WEIGHT).contains(w.get_ref()) => *w.get_ref() as u64,
+            Some(w) => {
+                return Err(format!(
+                    "{}: weight: must be a whole number from 1 to {MAX_WEIGHT}, got {}",
+                    place(w.span().start),
+                    w.get_ref()
+                ))
+            }
+            None => 1,
+        };
+        let name = match &e.name {
+            Some(n) if n.get_ref().trim().is_empty() => {
+                return Err(fail(n, "name", "must not be empty".into()));
+            }
+            Some(n) => n.get_ref().trim().to_string(),
+            None => format!("{method} {}", path_src.get_ref()),
+        };
+        defs.push(TargetDef {
+            name,
+            method,
+            path,
+            headers,
+            body,
+            weight,
+            at,
+        });
+    }
+    Ok(defs)
+}
+
+/// The path and query of `raw`, which must have `origin`'s scheme, host
+/// and port. Templates are taken out before parsing (a URL parser would
+/// escape their braces) and put back after.
+fn same_origin(raw: &str, origin: &url::Url) -> Result<String, String> {
+    let (scheme, rest) = raw
+        .split_once("://")
+        .ok_or_else(|| format!("{raw:?} is not an http:// or https:// URL"))?;
+    let cut = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(cut);
+    let u = url::Url::parse(&format!("{scheme}://{authority}/"))
+        .map_err(|e| format!("cannot parse {raw:?}: {e}"))?;
+    if u.scheme() != origin.scheme()
+        || u.host_str() != origin.host_str()
+        || u.port_or_known_default() != origin.port_or_known_default()
+    {
+        return Err(format!(
+            "{raw:?} is not on {}://{}: every target goes to the run's URL's address (give a path instead)",
+            origin.scheme(),
+            origin.host_str().unwrap_or(""),
+        ));
+    }
+    Ok(if path.is_empty() {
+        "/".into()
+    } else {
+        path.to_string()
+    })
+}

@@ -1,0 +1,257 @@
+//! `load URL_A --vs URL_B`: before and after on two URLs, repetition by
+//! repetition, in a seeded order (as `run --interleave case`: each
+//! repetition runs both, the first chosen by the seed and alternating), and
+//! their paired ratios B/A with the statistics `show` uses for zoo runs
+//! (geometric mean, 95 % Student t interval on the log ratios;
+//! [`crate::report::ratio_stats`]). The same URL twice is an A/A run: its
+//! intervals are the noise floor of this machine.
+
+use std::fmt::Write;
+
+use fairbench_engine::{LoadConfig, Outcome};
+use serde::Serialize;
+
+use crate::report::ratio_stats::{ratio, RatioSummary, LEVEL};
+use crate::suite::order::case_order;
+use crate::thresholds::{Stat, Threshold, Verdict};
+use crate::units::{micros, rate};
+
+/// Which side ran, per repetition, in order.
+pub fn order(repetitions: usize, seed: u64) -> Vec<Vec<usize>> {
+    (1..=repetitions).map(|r| case_order(2, r, seed)).collect()
+}
+
+/// Runs `a` and `b` `repetitions` times in the seeded order; `go` runs one
+/// load. Stops at the first error.
+pub fn run_pair<E>(
+    a: &LoadConfig,
+    b: &LoadConfig,
+    repetitions: usize,
+    seed: u64,
+    mut go: impl FnMut(usize, char, &LoadConfig) -> Result<Outcome, E>,
+) -> Result<Pair, E> {
+    let mut pair = Pair {
+        a: Vec::new(),
+        b: Vec::new(),
+        order: String::new(),
+    };
+    for (r, sides) in order(repetitions, seed).into_iter().enumerate() {
+        for side in sides {
+            let (name, cfg) = if side == 0 { ('A', a) } else { ('B', b) };
+            let o = go(r + 1, name, cfg)?;
+            pair.order.push(name);
+            if side == 0 {
+                pair.a.push(o);
+            } else {
+                pair.b.push(o);
+            }
+        }
+        pair.order.push(' ');
+    }
+    pair.order = pair.order.trim_end().to_string();
+    Ok(pair)
+}
+
+/// Both sides' results, repetition by repetition.
+pub struct Pair {
+    pub a: Vec<Outcome>,
+    pub b: Vec<Outcome>,
+    /// "AB BA AB": the order they ran in.
+    pub order: String,
+}
+
+/// The figures compared, with which way is better.
+const METRICS: &[(&str, Stat, bool)] = &[
+    ("req/s", Stat::Rps, true),
+    ("p50", Stat::Percentile(50.0), false),
+    ("p90", Stat::Percentile(90.0), false),
+    ("p99", Stat::Percentile(99.0), false),
+    ("p99.9", Stat::Percentile(99.9), false),
+];
+
+/// One figure of one run.
+pub fn value(o: &Outcome, stat: Stat) -> f64 {
+    let h = &o.latency;
+    match stat {
+        Stat::Rps => o.rps(),
+        Stat::Percentile(p) if !h.is_empty() => h.value_at_quantile(p / 100.0) as f64,
+        Stat::Mean if !h.is_empty() => h.mean(),
+        Stat::Max => h.max() as f64,
+        Stat::Errors => o.errors.total() as f64 / o.planned.max(1) as f64,
+        Stat::Timeouts => o.errors.timeout as f64 / o.planned.max(1) as f64,
+        _ => 0.0,
+    }
+}
+
+#[derive(Serialize)]
+pub struct MetricRatio {
+    pub metric: &'static str,
+    pub a_median: f64,
+    pub b_median: f64,
+    /// B/A per repetition, summarised.
+    pub ratio: Option<RatioSummary>,
+    pub verdict: String,
+}
+
+impl Pair {
+    /// B/A of `stat`, repetition by repetition.
+    pub fn ratio(&self, stat: Stat) -> Option<RatioSummary> {
+        let r: Vec<f64> = self
+            .a
+            .iter()
+            .zip(&self.b)
+            .map(|(a, b)| value(b, stat) / value(a, stat))
+            .collect();
+        RatioSummary::of(&r, LEVEL)
+    }
+
+    pub fn metrics(&self) -> Vec<MetricRatio> {
+        METRICS
+            .iter()
+            .map(|&(metric, stat, higher_better)| {
+                let r = self.ratio(stat);
+                MetricRatio {
+                    metric,
+                    a_median: median(self.a.iter().map(|o| value(o, stat))),
+                    b_median: median(self.b.iter().map(|o| value(o, stat))),
+                    verdict: verdict(r.as_ref(), higher_better),
+                    ratio: r,
+                }
+            })
+            .collect()
+    }
+
+    /// `ratio.` thresholds, on the paired ratio's interval.
+    pub fn check(&self, ts: &[Threshold]) -> Vec<Verdict> {
+        ts.iter()
+            .filter(|t| t.ratio)
+            .map(|t| match self.ratio(t.stat) {
+                Some(RatioSummary {
+                    geomean,
+                    low: Some(lo),
+                    high: Some(hi),
+                    ..
+                }) => t.check_ratio(geomean, lo, hi),
+                _ => Verdict {
+                    text: t.text.clone(),
+                    shown: "no interval (2+ repetitions needed)".into(),
+                    pass: false,
+                },
+            })
+            .collect()
+    }
+
+    pub fn text(&self, a: &str, b: &str) -> String {
+        let mut s = String::new();
+        let n = self.a.len();
+        let _ = writeln!(s, "A  {a}\nB  {b}");
+        let _ = writeln!(
+            s,
+            "{n} repetitions each, in the order {} (seeded, alternating); B/A per repetition: geometric mean [95 % interval]\n",
+            self.order
+        );
+        let _ = writeln!(
+            s,
+            "  {:<8}{:>14}{:>14}  {:<26}verdict",
+            "", "A (median)", "B (median)", "B/A"
+        );
+        for m in self.metrics() {
+            let show = |v: f64| {
+                if m.metric == "req/s" {
+                    rate(v)
+                } else {
+                    micros(v)
+                }
+            };
+            let _ = writeln!(
+                s,
+                "  {:<8}{:>14}{:>14}  {:<26}{}",
+                m.metric,
+                show(m.a_median),
+                show(m.b_median),
+                m.ratio.as_ref().map_or("-".into(), |r| r.text()),
+                m.verdict
+            );
+        }
+        s
+    }
+
+    pub fn json(&self, a: &str, b: &str) -> serde_json::Value {
+        serde_json::json!({
+            "a": a,
+            "b": b,
+            "repetitions": self.a.len(),
+            "order": self.order,
+            "level": LEVEL,
+            "ratios": self.metrics(),
+            "a_runs": self.a.iter().map(figures).collect::<Vec<_>>(),
+            "b_runs": self.b.iter().map(figures).collect::<Vec<_>>(),
+        })
+    }
+}
+
+fn figures(o: &Outcome) -> serde_json::Value {
+    serde_json::json!({
+        "rps": o.rps(),
+        "planned": o.planned,
+        "requests": o.requests,
+        "errors": o.errors.total(),
+        "latency_us": o.latency_summary(),
+        "warnings": o.warnings(),
+    })
+}
+
+fn median(v: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = v.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// In words, from the interval: no difference when it contains 1.
+fn verdict(r: Option<&RatioSummary>, higher_better: bool) -> String {
+    let Some(r) = r else {
+        return "no figure".into();
+    };
+    let (Some(lo), Some(hi)) = (r.low, r.high) else {
+        return "no interval (2+ repetitions needed)".into();
+    };
+    if lo <= 1.0 && 1.0 <= hi {
+        let reach = 100.0 * (hi - 1.0).max(1.0 - lo);
+        return format!("no difference shown (interval within ±{reach:.1} %)");
+    }
+    let better = (r.geomean > 1.0) == higher_better;
+    let pct = 100.0 * (r.geomean - 1.0).abs();
+    format!(
+        "B {} by {pct:.1} % ({}× to {}×)",
+        if better { "better" } else { "worse" },
+        ratio(lo),
+        ratio(hi)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_order_alternates_from_a_seeded_start() {
+        let o = order(4, 7);
+        assert_eq!(o.len(), 4);
+        assert_ne!(o[0], o[1]);
+        assert_eq!(o[0], o[2]);
+        assert_eq!(order(4, 7), o);
+    }
+
+    #[test]
+    fn verdicts_follow_the_interval() {
+        let same = RatioSummary::of(&[0.99, 1.01, 1.0], LEVEL).unwrap();
+        assert!(verdict(Some(&same), true).starts_with("no difference"));
+        let slower = RatioSummary::of(&[2.0, 2.1, 1.9], LEVEL).unwrap();
+        assert!(verdict(Some(&slower), false).starts_with("B worse by"));
+        assert!(verdict(Some(&slower), true).starts_with("B better by"));
+    }
+}

@@ -1,0 +1,134 @@
+//! A keep-alive HTTP/1.1 server that counts what it receives, for checking
+//! server-side that requests went out as declared: every request is
+//! counted by "METHOD path" (bodies by "BODY text"); paths under /fail are
+//! answered 503, /slow after `slow` per request, the rest 200. Stops when
+//! dropped, and after 120 s regardless; every loop is bounded by a read
+//! timeout or the stop flag.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct Counting {
+    pub port: u16,
+    pub seen: Arc<Mutex<HashMap<String, u64>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Counting {
+    /// `delay`: how long every answer waits (a slower service).
+    pub fn start(delay: Duration) -> Counting {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(HashMap::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, log) = (stop.clone(), seen.clone());
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(120) {
+                let Ok((c, _)) = l.accept() else {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                let (s2, log2) = (s.clone(), log.clone());
+                std::thread::spawn(move || serve(c, delay, &s2, &log2));
+            }
+        });
+        Counting { port, seen, stop }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// How many requests had `key` ("GET /x", "BODY {...}").
+    pub fn count(&self, key: &str) -> u64 {
+        self.seen.lock().unwrap().get(key).copied().unwrap_or(0)
+    }
+
+    /// Counts of the keys starting with `prefix`, by the rest of the key.
+    pub fn by_prefix(&self, prefix: &str) -> HashMap<String, u64> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|(k, n)| Some((k.strip_prefix(prefix)?.to_string(), *n)))
+            .collect()
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve(mut c: TcpStream, delay: Duration, stop: &AtomicBool, log: &Mutex<HashMap<String, u64>>) {
+    let _ = c.set_nonblocking(false);
+    c.set_nodelay(true).ok();
+    c.set_read_timeout(Some(Duration::from_millis(200))).ok();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let t0 = Instant::now();
+    while !stop.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(120) {
+        let mut out = Vec::new();
+        while let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).into_owned();
+            let len: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.trim()
+                        .eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if buf.len() < i + 4 + len {
+                break;
+            }
+            let body = String::from_utf8_lossy(&buf[i + 4..i + 4 + len]).into_owned();
+            buf.drain(..i + 4 + len);
+            let mut words = head.lines().next().unwrap_or("").split(' ');
+            let (m, p) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+            {
+                let mut l = log.lock().unwrap();
+                *l.entry(format!("{m} {p}")).or_insert(0) += 1;
+                if !body.is_empty() {
+                    *l.entry(format!("BODY {body}")).or_insert(0) += 1;
+                }
+                for h in head.lines().skip(1) {
+                    if let Some(v) = h.strip_prefix("X-Id: ") {
+                        *l.entry(format!("X-Id {v}")).or_insert(0) += 1;
+                    }
+                }
+            }
+            out.extend_from_slice(if p.starts_with("/fail") {
+                b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n".as_slice()
+            } else {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".as_slice()
+            });
+        }
+        if !out.is_empty() {
+            if !delay.is_zero() {
+                std::thread::sleep(delay);
+            }
+            if c.write_all(&out).is_err() {
+                return;
+            }
+        }
+        match c.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `load --threshold`: every form passes once and fails once against a
+//! server of known behaviour; a failure exits 99 (not 1: the run itself
+//! worked), a passing set exits 0, a mistake exits 2 with one line.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::counting::Counting;
+use support::load::run;
+
+/// Runs `load URL -n 300` with the thresholds; exit code and the JSON's
+/// `thresholds`.
+fn check(url: &str, extra: &[&str], thresholds: &[&str]) -> (i32, Vec<(String, bool)>) {
+    let mut args = vec!["load", url, "-n", "300", "-c", "2", "--json"];
+    args.extend_from_slice(extra);
+    for t in thresholds {
+        args.push("--threshold");
+        args.push(t);
+    }
+    let (code, out, err) = run(&args);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let verdicts = v["thresholds"]
+        .as_array()
+        .expect("thresholds in the JSON")
+        .iter()
+        .map(|t| {
+            (
+                t["threshold"].as_str().unwrap().to_string(),
+                t["pass"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    (code, verdicts)
+}
+
+#[test]
+fn every_form_passes_and_fails() {
+    // Every answer 5 ms late: latencies between 5 ms and (generously) 2 s.
+    let srv = Counting::start(Duration::from_millis(5));
+    let ok = srv.url("/");
+    let passing = [
+        "p99<2s",
+        "p99.9<=2s",
+        "p50>4ms",
+        "mean<2s",
+        "max<3s",
+        "errors<0.1%",
+        "errors<=0",
+        "timeouts=0",
+        "timeouts<1%",
+        "rps>1",
+    ];
+    let (code, v) = check(&ok, &[], &passing);
+    assert_eq!(code, 0, "{v:?}");
+    assert_eq!(v.len(), passing.len());
+    assert!(v.iter().all(|(_, pass)| *pass), "{v:?}");
+
+    let failing = [
+        "p99<1ms",
+        "p99.9<=1ms",
+        "p50>2s",
+        "mean<1ms",
+        "max<1ms",
+        "rps>100M",
+        "rps<1",
+    ];
+    for t in failing {
+        let (code, v) = check(&ok, &[], &["p99<2s", t]);
+        assert_eq!(code, 99, "{t}: {v:?}");
+        assert_eq!(v, [("p99<2s".to_string(), true), (t.to_string(), false)]);
+    }
+    // Every answer a 503: errors fail, by share and by count.
+    let down = srv.url("/fail");
+    for t in ["errors<0.1%", "errors<5"] {
+        let (code, v) = check(&down, &[], &[t]);
+        assert_eq!((code, v[0].1), (99, false), "{t}");
+    }
+    // Timeouts: a 5 ms answer with a 1 ms timeout.
+    let (code, v) = check(&ok, &["--timeout", "1ms"], &["timeouts=0", "timeouts<50%"]);
+    assert_eq!(code, 99);
+    assert_eq!((v[0].1, v[1].1), (false, false));
+}
+
+#[test]
+fn a_target_has_thresholds_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = Counting::start(Duration::ZERO);
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        "[[target]]\nname = \"home\"\npath = \"/\"\n[[target]]\nname = \"down\"\npath = \"/fail\"\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let url = srv.url("/");
+    let (code, v) = check(
+        &url,
+        &["--targets", f],
+        &["errors{home}<0.1%", "errors{down}<0.1%"],
+    );
+    assert_eq!(code, 99);
+    assert_eq!((v[0].1, v[1].1), (true, false));
+    // The whole run: half its answers were 503.
+    let (code, v) = check(&url, &["--targets", f], &["errors<40%"]);
+    assert_eq!((code, v[0].1), (99, false));
+    let (code, v) = check(&url, &["--targets", f], &["errors<60%", "p99{home}<2s"]);
+    assert_eq!(code, 0, "{v:?}");
+}
+
+#[test]
+fn the_table_says_which_failed() {
+    let srv = Counting::start(Duration::ZERO);
+    let (code, out, _) = run(&[
+        "load",
+        &srv.url("/"),
+        "-n",
+        "100",
+        "--threshold",
+        "rps>1",
+        "--threshold",
+        "p99<1us",
+    ]);
+    assert_eq!(code, 99);
+    let row = |t: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(t))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(row("rps>1").ends_with("pass"), "{out}");
+    assert!(row("p99<1us").ends_with("FAIL"), "{out}");
+    assert!(
+        out.contains("1 of 2 thresholds failed (exit code 99)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn mistakes_exit_2_before_the_run() {
+    let url = "http://127.0.0.1:9/";
+    for (t, want) in [
+        ("latency<20ms", "unknown metric \"latency\""),
+        ("p99<20", "is not a duration"),
+        ("errors", "expected METRIC<VALUE"),
+        ("ratio.p99<1.05", "needs --vs"),
+        ("p99{item}<20ms", "no target named \"item\""),
+    ] {
+        let (code, _, err) = run(&["load", url, "-d", "1s", "--threshold", t]);
+        assert_eq!(code, 2, "{t}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{t}: {err}");
+    }
+}

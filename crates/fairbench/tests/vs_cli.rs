@@ -1,0 +1,218 @@
+//! `load URL_A --vs URL_B`: before and after, repetition by repetition in a
+//! seeded order, with paired ratios. The same URL twice gives intervals
+//! containing 1; a server slowed by a known factor gives an interval
+//! excluding it, near that factor; `ratio.` thresholds act on the interval.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::counting::Counting;
+use support::load::run;
+
+/// The timing tests run one at a time: on a 2-CPU machine, two at once
+/// would each be the other's noise.
+fn timing() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn vs(a: &str, b: &str, extra: &[&str]) -> (i32, Value, String) {
+    let mut args = vec![
+        "load",
+        a,
+        "--vs",
+        b,
+        "--repetitions",
+        "6",
+        "-d",
+        "1s",
+        "-c",
+        "4",
+        "--seed",
+        "5",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run(&args);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    (code, v, err)
+}
+
+fn ratio<'a>(v: &'a Value, metric: &str) -> &'a Value {
+    v["vs"]["ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric}: {v}"))
+}
+
+#[test]
+fn the_same_url_twice_shows_no_difference() {
+    let _t = timing();
+    // Every answer 50 ms late: 4 connections make 80 req/s, steadily.
+    let srv = Counting::start(Duration::from_millis(50));
+    let url = srv.url("/");
+    let (code, v, err) = vs(&url, &url, &["--threshold", "ratio.p50<100"]);
+    let verdicts: Vec<String> = v["vs"]["ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {} {}", r["metric"], r["ratio"], r["verdict"]))
+        .collect();
+    assert_eq!(code, 0, "{err}\n{verdicts:#?}\n{}", v["thresholds"]);
+    assert_eq!(v["vs"]["repetitions"], 6);
+    // Alternating from a seeded start.
+    let order = v["vs"]["order"].as_str().unwrap();
+    assert!(
+        ["AB BA AB BA AB BA", "BA AB BA AB BA AB"].contains(&order),
+        "{order}"
+    );
+    assert_eq!(v["vs"]["a_runs"].as_array().unwrap().len(), 6);
+    for m in ["req/s", "p50"] {
+        let r = &ratio(&v, m)["ratio"];
+        let (lo, hi) = (r["low"].as_f64().unwrap(), r["high"].as_f64().unwrap());
+        assert!(lo <= 1.0 && 1.0 <= hi, "{m}: [{lo}, {hi}] excludes 1");
+        assert!(ratio(&v, m)["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("no difference"));
+    }
+    assert!(
+        v["thresholds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["pass"] == true),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_server_slowed_by_a_known_factor_is_found_slower() {
+    let _t = timing();
+    // B answers in 200 ms where A takes 50 ms: four times the latency, a
+    // quarter of the closed-loop throughput (factors a loaded machine's
+    // scheduling delays cannot blur).
+    let a = Counting::start(Duration::from_millis(50));
+    let b = Counting::start(Duration::from_millis(200));
+    let (code, v, err) = vs(&a.url("/"), &b.url("/"), &["--threshold", "ratio.p50<1.05"]);
+    // The threshold fails: exit 99, not 1.
+    assert_eq!(code, 99, "{err}\n{v}");
+    let p50 = &ratio(&v, "p50")["ratio"];
+    let (g, lo) = (
+        p50["geomean"].as_f64().unwrap(),
+        p50["low"].as_f64().unwrap(),
+    );
+    assert!(lo > 1.0, "p50 interval reaches {lo}: {p50}");
+    assert!(
+        (2.5..6.0).contains(&g),
+        "p50 ratio {g}, expected about 4: {p50}"
+    );
+    assert!(ratio(&v, "p50")["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("B worse by"));
+    let rps = &ratio(&v, "req/s")["ratio"];
+    assert!(rps["high"].as_f64().unwrap() < 1.0, "{rps}");
+    assert!(ratio(&v, "req/s")["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("B worse by"));
+    // Both servers got every repetition's load.
+    assert!(a.count("GET /") > 0 && b.count("GET /") > 0);
+}
+
+#[test]
+fn the_text_names_both_urls_and_the_order() {
+    let srv = Counting::start(Duration::ZERO);
+    let url = srv.url("/");
+    let (code, out, err) = run(&[
+        "load",
+        &url,
+        "--vs",
+        &url,
+        "--repetitions",
+        "2",
+        "-n",
+        "200",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("A  {url}\nB  {url}\n")), "{out}");
+    assert!(out.contains("2 repetitions each, in the order"), "{out}");
+    for m in ["req/s", "p50", "p99"] {
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(m)),
+            "{m}: {out}"
+        );
+    }
+    let announced = err.lines().filter(|l| l.starts_with("repetition ")).count();
+    assert_eq!(announced, 4, "{err}");
+}
+
+#[test]
+fn mistakes_exit_2() {
+    let (code, _, err) = run(&["load", "http://127.0.0.1:9/", "--repetitions", "3"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run(&[
+        "load",
+        "http://127.0.0.1:9/",
+        "--vs",
+        "ftp://x/",
+        "-d",
+        "1s",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--vs"), "{err}");
+    let (code, _, err) = run(&[
+        "load",
+        "http://127.0.0.1:9/",
+        "--vs",
+        "http://127.0.0.1:9/",
+        "--hdr-log",
+        "/dev/null",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_saved_pair_is_shown_as_b_relative_to_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("vs.db");
+    let db = db.to_str().unwrap();
+    let srv = Counting::start(Duration::ZERO);
+    let url = srv.url("/");
+    let (code, _, err) = run(&[
+        "load",
+        &url,
+        "--vs",
+        &url,
+        "--repetitions",
+        "3",
+        "-n",
+        "300",
+        "--save",
+        "--db",
+        db,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("saved as run 1"), "{err}");
+    let (code, out, err) = run(&["show", "1", "--db", db, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cases"].as_array().unwrap().len(), 6);
+    let rows = v["paired"]["rows"].as_array().unwrap();
+    let b = rows
+        .iter()
+        .find(|r| r["key"]["server"] == "B")
+        .expect("B's row");
+    assert_eq!(b["role"], "compared");
+    assert_eq!(b["reference"]["server"], "A");
+    assert_eq!(b["rps"]["n"], 3, "{b}");
+    assert_eq!(b["rps"]["repetitions"], serde_json::json!([1, 2, 3]));
+    let (code, out, _) = run(&["show", "1", "--db", db]);
+    assert_eq!(code, 0);
+    assert!(out.contains("relative to A"), "{out}");
+}
