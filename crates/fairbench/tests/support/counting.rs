@@ -1,7 +1,8 @@
 //! A keep-alive HTTP/1.1 server that counts what it receives, for checking
 //! server-side that requests went out as declared: every request is
 //! counted by "METHOD path" (bodies by "BODY text"); paths under /fail are
-//! answered 503, /slow after `slow` per request, the rest 200. Stops when
+//! answered 503, those under /slow 300 ms late, the rest 200 (every answer
+//! after the server's `delay` too). Stops when
 //! dropped, and after 120 s regardless; every loop is bounded by a read
 //! timeout or the stop flag.
 
@@ -105,6 +106,9 @@ fn serve(mut c: TcpStream, delay: Duration, stop: &AtomicBool, log: &Mutex<HashM
                         *l.entry(format!("X-Id {v}")).or_insert(0) += 1;
                     }
                 }
+            }
+            if p.starts_with("/slow") {
+                std::thread::sleep(Duration::from_millis(300));
             }
             out.extend_from_slice(if p.starts_with("/fail") {
                 b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n".as_slice()
