@@ -10,8 +10,8 @@ use fairbench_engine::{
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    bounds, duration, migrant, parse_percentiles, parse_stages, positive_count,
-    positive_duration, positive_usize, rate, CpuList, Percentiles,
+    bounds, duration, migrant, parse_percentiles, parse_stages, positive_count, positive_duration,
+    positive_usize, rate, CpuList, Percentiles,
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
@@ -222,10 +222,7 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         let mut v = serde_json::to_value(LoadJson::new(&args.url, &outcome, &args.percentiles.0))?;
         add_verdicts(&mut v, &verdicts);
-        println!(
-            "{}",
-            terminal::json(&serde_json::to_string_pretty(&v)?)
-        );
+        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
     } else {
         print!(
             "{}",
@@ -498,10 +495,7 @@ fn run_fleet(
     if crate::args::wants_json(args.format, args.json) {
         let mut v = fleet_json(args, &layout, &f)?;
         add_verdicts(&mut v, &verdicts);
-        println!(
-            "{}",
-            terminal::json(&serde_json::to_string_pretty(&v)?)
-        );
+        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
     } else {
         print!(
             "{}",
