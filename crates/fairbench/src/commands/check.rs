@@ -168,7 +168,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
 
     let variant = args.variant.clone().unwrap_or_default();
     let responses = match variant.response {
-        None => ResponseKind::ALL.to_vec(),
+        None => ResponseKind::STANDARD.to_vec(),
         Some(r) => vec![r],
     };
     let mode = match (&variant.mode, &args.mode) {
@@ -296,6 +296,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             // Nothing to check: no build either.
             continue;
         }
+        if !plan.responses.iter().any(|r| server.has_response(*r)) {
+            let reason = "has no study response (no publication measured it; docs/study.md)";
+            eprintln!("skip {}: {reason}", server.name);
+            skipped.push(Skipped {
+                server: server.name.clone(),
+                mode: None,
+                reason: reason.into(),
+            });
+            continue;
+        }
         let modes: Vec<&String> = match &plan.mode {
             Some(m) => match server.modes.get_key_value(m) {
                 Some((name, _)) => vec![name],
@@ -343,7 +353,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     for l in e.log_tail() {
                         eprintln!("  | {l}");
                     }
-                    for &resp in &plan.responses {
+                    for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
                         for sc in &scenarios {
                             let id = case_id(server, mode_name, resp, sc);
                             let mut c = CaseReport::failed(
@@ -362,7 +372,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     continue;
                 }
             };
-            for &resp in &plan.responses {
+            for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
                 for sc in &scenarios {
                     if crate::interrupt::interrupted() {
                         break 'servers;
@@ -503,6 +513,7 @@ fn check_case(
         response: id.response,
         scenario: sc,
         cores: plan.cores,
+        workers: None,
         cpus: plan.cpus.clone(),
         out_dir,
         log_path: log_path.clone(),
