@@ -114,6 +114,12 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     }
     if args.dry_run {
         print_plan(&suite, &plan);
+        let full = suite::full_matrix(&suite, zoo)?;
+        println!(
+            "full matrix (every toolchain present, {} CPUs): {}",
+            suite::FULL_MATRIX_CPUS,
+            suite::span::cases_and_time(full.case_count(), full.sweep_count(), full.estimate())
+        );
         return Ok(0);
     }
     if plan.items.is_empty() {
