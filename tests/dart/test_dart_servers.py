@@ -66,7 +66,7 @@ MAIN_PACKAGE = {
 }
 
 # The servers with a `study` response shape (the study's code, lib/study.dart).
-STUDY_SERVERS = ["dart-io", "dart-shelf", "dart-alfred", "dart-jaguar"]
+STUDY_SERVERS = ["dart-io", "dart-shelf", "dart-alfred", "dart-jaguar", "dart-conduit"]
 
 MODES = ["jit", "kernel", "jit-snapshot", "exe", "aot-snapshot"]
 AOT_MODES = {"exe", "aot-snapshot"}

@@ -70,16 +70,28 @@ def test_the_study_bodies_differ_where_the_study_said():
         "dart-shelf": "Hello World!\n",
         "dart-alfred": "Hello World\n",
         "dart-jaguar": "Hello World\n",
+        # Written as the study wrote it; Conduit JSON-encodes it on the wire.
+        "dart-conduit": "Hello World!\n",
     }
 
 
 @pytest.mark.parametrize("server", STUDY_SERVERS)
 def test_study_runs_one_isolate_and_is_chosen_by_response(server):
     code = code_only(study(server).bytes.decode())
+    assert "Platform.environment['RESPONSE'] == 'study'" in code
+    main = " ".join(Source(SERVERS / server / "bin" / "server.dart").function("main").split())
+    if server == "dart-conduit":
+        # The study's one multi-isolate Dart server: Conduit's own switch,
+        # one isolate on the current one, N through numberOfInstances, N
+        # being WORKERS (a suite's `workers`) or else CORES.
+        assert "env['WORKERS'] ?? env['CORES']" in code
+        one = code.index("await app.startOnCurrentIsolate()")
+        many = code.index("await app.start(numberOfInstances: isolates)")
+        assert code.index("if (isolates == 1)") < one < many
+        assert "studyRequested ? serveStudy() : runServer(args, start, spawnIsolates: false)" in main
+        return
     for isolates in ("Isolate", "shared: true", "multiThread", "runServer", "CORES", "WORKERS"):
         assert isolates not in code, (server, isolates)
-    assert "Platform.environment['RESPONSE'] == 'study'" in code
-    main = Source(SERVERS / server / "bin" / "server.dart").function("main")
     assert "studyRequested ? serveStudy() : runServer(args, start)" in main
 
 
@@ -91,6 +103,11 @@ def test_study_setups_are_the_quoted_ones():
     assert "const Pipeline().addHandler" in quotation("dart-shelf")
     assert shelf.count("const Pipeline().addHandler") == 2
     assert "Router" not in shelf and "shelf_router" not in shelf
+    conduit = code_only(study("dart-conduit").bytes.decode())
+    assert "Response.ok('Hello World!\\n')" in quotation("dart-conduit")
+    # Conduit's default content type (JSON) left alone, as published.
+    assert "contentType" not in conduit and "ContentType" not in conduit
+    assert conduit.count("Response.ok(") == 2
     jaguar = study("dart-jaguar").bytes.decode()
     assert "Jaguar()" in quotation("dart-jaguar")
     # Only the port is given (fairbench's); the address stays Jaguar's default.
@@ -103,11 +120,14 @@ def test_manifest_declares_the_published_differences(server):
     devs = manifest(server)["responses"]["study"]["known_deviations"]
     rules = {(d.get("rule"), d.get("scenario")) for d in devs}
     assert ("body", "dynamic") in rules
-    assert (("body", "static") in rules) == (server in ("dart-alfred", "dart-jaguar"))
+    assert (("body", "static") in rules) == (
+        server in ("dart-alfred", "dart-jaguar", "dart-conduit"))
     assert (("ipv6", None) in rules) == (server == "dart-jaguar")
+    json = {("content-type", "static"), ("content-type", "dynamic")}
+    assert (json <= rules) == (server == "dart-conduit")
 
 
-def test_conduit_and_frog_have_no_study_shape_yet():
-    for server in ("dart-conduit", "dart-frog"):
-        assert "study" not in manifest(server)["responses"]
-        assert not (SERVERS / server / "lib" / "study.dart").exists()
+def test_dart_frog_has_no_study_shape():
+    """dart_frog was not in the study."""
+    assert "study" not in manifest("dart-frog")["responses"]
+    assert not (SERVERS / "dart-frog" / "lib" / "study.dart").exists()
