@@ -584,8 +584,40 @@ pub fn build_with(
     run: &RunRow,
     reference: Option<&str>,
 ) -> anyhow::Result<RunReport> {
-    let cases = store.cases(run.id)?;
-    let paired = paired_of(run, &cases, reference)?;
+    build_for(store, run, reference, None)
+}
+
+/// The report of `only` the servers it matches (`report --servers`): their
+/// cases, their ratios — paired with the reference over the whole run, so
+/// that leaving the reference out of the view does not lose them — and a
+/// note saying the report is a selection.
+pub fn build_for(
+    store: &Store,
+    run: &RunRow,
+    reference: Option<&str>,
+    only: Option<&fairbench_zoo::NameFilter>,
+) -> anyhow::Result<RunReport> {
+    let mut cases = store.cases(run.id)?;
+    let mut paired = paired_of(run, &cases, reference)?;
+    if let Some(f) = only {
+        let all: BTreeSet<String> = cases.iter().map(|c| c.server.clone()).collect();
+        cases.retain(|c| f.matches(&c.server));
+        if cases.is_empty() {
+            return Err(crate::usage::usage(format!(
+                "--servers: no server of run {} matches it (its servers: {})",
+                run.id,
+                all.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        paired.rows.retain(|r| f.matches(&r.key.server));
+        let shown: BTreeSet<&str> = cases.iter().map(|c| c.server.as_str()).collect();
+        paired.notes.push(format!(
+            "this report shows {} of the run's {} servers ({}, selected with --servers); each ratio is still paired with the reference measured in the same run",
+            shown.len(),
+            all.len(),
+            shown.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
     let names: Vec<String> = cases
@@ -676,6 +708,7 @@ pub fn build_with(
     let sweeps = store
         .sweeps(run.id)?
         .into_iter()
+        .filter(|s| only.is_none_or(|f| f.matches(&s.server)))
         .map(|s| sweep_info(s, &groups, &names))
         .collect();
 
