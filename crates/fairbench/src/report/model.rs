@@ -352,6 +352,9 @@ pub struct Group {
     /// Median over repetitions of the stdev of the 1-second rates.
     pub rps_stdev_1s: Option<f64>,
     pub lat_mean: Option<Summary>,
+    /// The standard deviation of every request's latency (wrk's Latency
+    /// "Stdev"), per repetition.
+    pub lat_stdev: Option<Summary>,
     pub lat_p50: Option<Summary>,
     pub lat_p90: Option<Summary>,
     pub lat_p99: Option<Summary>,
@@ -361,6 +364,10 @@ pub struct Group {
     /// Timed out or still unanswered at the end, per million planned.
     pub timeouts_per_million: Option<Summary>,
     pub errors: Option<Summary>,
+    /// Bytes read from the server in the measurement (headers and bodies),
+    /// and per second (wrk's "Transfer/sec").
+    pub bytes_read: Option<Summary>,
+    pub transfer_bytes_per_s: Option<Summary>,
     pub cpu_us_per_request: Option<Summary>,
     pub rss_peak: Option<Summary>,
     pub spectrum: Option<Spectrum>,
@@ -852,6 +859,7 @@ fn group(
         rps: summary_of(&done, |c| c.rps),
         rps_stdev_1s,
         lat_mean: summary_of(&done, |c| c.lat_mean),
+        lat_stdev: summary_of(&done, |c| c.lat_stdev),
         lat_p50: lat(|c| c.lat_p50),
         lat_p90: lat(|c| c.lat_p90),
         lat_p99: lat(|c| c.lat_p99),
@@ -860,6 +868,11 @@ fn group(
         requests: lat(|c| c.requests),
         timeouts_per_million: summary_of(&done, |c| c.no_answer_per_million()),
         errors: summary_of(&done, |c| c.errors_total().map(|e| e as f64)),
+        bytes_read: lat(|c| c.bytes_read),
+        transfer_bytes_per_s: summary_of(&done, |c| match (c.bytes_read, c.duration_s) {
+            (Some(b), Some(d)) if d > 0.0 => Some(b as f64 / d),
+            _ => None,
+        }),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         rss_peak: lat(|c| c.server_rss_peak),
         spectrum,

@@ -23,10 +23,13 @@ pub(super) fn requests(groups: &[&Group]) -> Figure {
         },
         &[("requests median", true), ("min", true), ("max", true)],
     );
-    f.table.columns.push(crate::report::table::Column {
-        name: "errors median".into(),
-        numeric: true,
-    });
+    // wrk printed the bytes read and "Transfer/sec" beside the requests.
+    for name in ["errors median", "bytes read median", "transfer B/s median"] {
+        f.table.columns.push(crate::report::table::Column {
+            name: name.into(),
+            numeric: true,
+        });
+    }
     for (row, g) in f
         .table
         .rows
@@ -34,6 +37,8 @@ pub(super) fn requests(groups: &[&Group]) -> Figure {
         .zip(by_context(groups).into_iter().flat_map(|(_, v)| v))
     {
         row.push(Cell::opt(med(&g.errors), 0));
+        row.push(Cell::opt(med(&g.bytes_read), 0));
+        row.push(Cell::opt(med(&g.transfer_bytes_per_s), 0));
     }
     f
 }
