@@ -34,8 +34,10 @@ pub struct CheckArgs {
     /// Scenarios to check, comma-separated (default: all).
     #[arg(long, value_name = "LIST")]
     pub scenarios: Option<String>,
-    /// Which variants: a response shape (`default` or `normalized`), a mode
-    /// (e.g. `native`, `jit`), or both as MODE/RESPONSE (default: all).
+    /// Which variants: a response shape (`default`, `normalized`, or `study`
+    /// for the servers a publication measured), a mode (e.g. `native`,
+    /// `jit`), or both as MODE/RESPONSE (default: every mode, default and
+    /// normalized).
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<crate::args::VariantSel>,
     /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).

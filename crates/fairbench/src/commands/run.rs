@@ -36,8 +36,9 @@ pub struct RunArgs {
     /// Repetitions of each case instead of the suite's.
     #[arg(long, value_parser = crate::args::positive_usize)]
     pub repetitions: Option<usize>,
-    /// Only these variants: a response shape (`default` or `normalized`), a
-    /// mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as for `check`).
+    /// Only these variants: a response shape (`default`, `normalized` or
+    /// `study`), a mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as
+    /// for `check`).
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<VariantSel>,
     /// One load profile instead of the suite's [[load]] list: this many
