@@ -50,7 +50,7 @@ pub(super) fn timeouts(groups: &[&Group]) -> Figure {
             id: "timeouts",
             title: "Timeouts per million requests",
             subtitle: "requests without an answer within the timeout or by the end of the run, per million planned; median of repetitions",
-            caption: "Lower is better; zero draws no bar.",
+            caption: "Lower is better; zero draws no bar. Counted fairbench's way: a request is aborted at its timeout and its connection reopened. wrk, which the studies' \"timeouts per million\" came from, counts an answer that arrives after the timeout as a timeout and keeps the connection, so the two counts differ.",
             axis: "timeouts per million requests".into(),
             div: 1.0,
             unit: "per million",
