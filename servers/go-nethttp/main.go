@@ -22,6 +22,10 @@ func main() {
 	port := mustEnv("PORT")
 	scenario := mustEnv("SCENARIO")
 	response := envOr("RESPONSE", "default")
+	if response == "study" {
+		studyMain(port, scenario)
+		return
+	}
 
 	// Go already sizes GOMAXPROCS from the CPU affinity mask, but fairbench's
 	// contract is "use exactly CORES", so it is not left to inference.

@@ -11,6 +11,10 @@ const path = require('node:path');
 const port = Number(process.env.PORT);
 const scenario = process.env.SCENARIO;
 const normalized = process.env.RESPONSE === 'normalized';
+// `study`: the pure-node file server the 2012 post's comments asked for, as
+// node's documentation wrote one then (docs/servers/study-code.md); static
+// and dynamic as `default`, since no publication ran node:http on them.
+const study = process.env.RESPONSE === 'study';
 const cores = Math.max(1, Number.parseInt(process.env.CORES || '1', 10) || 1);
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -79,6 +83,14 @@ function handlerFor(name) {
       // node:http has no static-file facility: stat for Content-Length (else
       // the piped stream would be chunked), then stream from disk per request.
       const file = path.join(process.env.FILES_DIR || fail('FILES_DIR is not set'), 'hello-16k.txt');
+      if (study) {
+        // writeHead before the body, no length: node:http sends it chunked.
+        return (req, res) => {
+          if (req.method !== 'GET' || req.url !== '/hello-16k.txt') return notFound(res);
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          fs.createReadStream(file).on('error', (e) => res.destroy(e)).pipe(res);
+        };
+      }
       return (req, res) => {
         if (req.method !== 'GET' || req.url !== '/hello-16k.txt') return notFound(res);
         fs.stat(file, (err, st) => {

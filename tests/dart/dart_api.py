@@ -504,9 +504,14 @@ def read_server(folder: Path, own_package: str, types: dict[str, str], symbols: 
             elif n.type in ("formal_parameter", "initialized_variable_definition",
                             "initialized_identifier", "for_loop_parts", "class_definition",
                             "constructor_signature", "static_final_declaration"):
-                for c in n.children:
-                    if c.type == "identifier":
-                        declared.add(text(b, c))
+                idents = [c for c in n.children if c.type == "identifier"]
+                if n.type == "initialized_variable_definition":
+                    # Only the variable: an initializer whose head is a bare
+                    # identifier (`final c = options!.context`) is a child
+                    # too, and is a use, not a declaration.
+                    idents = idents[:1]
+                for c in idents:
+                    declared.add(text(b, c))
     uses: list[Use] = []
     problems: list[str] = []
     uris: list[str] = []

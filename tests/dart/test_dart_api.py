@@ -138,6 +138,10 @@ def _scratch(tmp_path: Path, server: str, extra: str) -> Path:
      "StringResponse.deleteCookie"),
     ("class R extends StringResponse { @override\n  int get statusCode => 1; }",
      "StringResponse.statusCode"),
+    # An inherited member read into a local: the initializer's head is a use,
+    # not a declaration of the server's own.
+    ("class R extends StringResponse { void g() { final c = cookies; } }",
+     "StringResponse.cookies"),
 ])
 def test_reader_reports_unlisted_uses(tmp_path, snippet, expected):
     header = "import 'package:jaguar/jaguar.dart' show Jaguar, StringResponse;\n"

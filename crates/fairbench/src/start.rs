@@ -28,6 +28,9 @@ pub struct StartSpec<'a> {
     pub scenario: &'a Scenario,
     /// CORES told to the server.
     pub cores: usize,
+    /// WORKERS told to the server (isolates, GOMAXPROCS, processes) when it
+    /// differs from CORES; `None`: the server uses CORES.
+    pub workers: Option<usize>,
     /// The CPUs of its host it is pinned to; `None`: not pinned.
     pub cpus: Option<Vec<usize>>,
     /// The build output, on this machine.
@@ -132,7 +135,10 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         conf_dir: s.log_path.with_extension("conf"),
         log_path: s.log_path.clone(),
         stop_grace: s.stop_grace,
-        extra_env: Vec::new(),
+        extra_env: s
+            .workers
+            .map(|w| vec![("WORKERS".to_string(), w.to_string())])
+            .unwrap_or_default(),
     };
     let spec = launch::spec(&server, s.mode, s.response, &params)
         .map_err(|e| StartError::Spec(e.to_string()))?;

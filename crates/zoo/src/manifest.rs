@@ -39,6 +39,9 @@ pub struct Server {
     pub modes: IndexMap<String, Mode>,
     pub default_response: ResponseConfig,
     pub normalized_response: ResponseConfig,
+    /// The code as a publication ran it (`[responses.study]`), for the
+    /// servers a publication measured; absent for the others.
+    pub study_response: Option<ResponseConfig>,
     /// The scenarios the server implements, when it says (`scenarios =
     /// [...]`); the others are skipped with one line, never failed.
     pub scenarios: Option<Vec<String>>,
@@ -80,15 +83,26 @@ pub enum ResponseKind {
     Default,
     /// Byte-identical in shape to Go net/http's response.
     Normalized,
+    /// The code as a publication ran it (docs/study.md): graded like
+    /// `default`, its differences declared as known deviations.
+    Study,
 }
 
 impl ResponseKind {
-    pub const ALL: [ResponseKind; 2] = [ResponseKind::Default, ResponseKind::Normalized];
+    pub const ALL: [ResponseKind; 3] = [
+        ResponseKind::Default,
+        ResponseKind::Normalized,
+        ResponseKind::Study,
+    ];
+    /// What `check` and `servers` cover unless a response is named: every
+    /// server has these two.
+    pub const STANDARD: [ResponseKind; 2] = [ResponseKind::Default, ResponseKind::Normalized];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ResponseKind::Default => "default",
             ResponseKind::Normalized => "normalized",
+            ResponseKind::Study => "study",
         }
     }
 
@@ -96,6 +110,7 @@ impl ResponseKind {
         match s {
             "default" => Some(ResponseKind::Default),
             "normalized" => Some(ResponseKind::Normalized),
+            "study" => Some(ResponseKind::Study),
             _ => None,
         }
     }
@@ -166,19 +181,47 @@ impl Server {
             .is_none_or(|list| list.iter().any(|s| s == scenario))
     }
 
-    pub fn response(&self, kind: ResponseKind) -> &ResponseConfig {
+    /// The response shape's configuration; `None` for `study` on a server
+    /// no publication measured.
+    pub fn try_response(&self, kind: ResponseKind) -> Option<&ResponseConfig> {
         match kind {
-            ResponseKind::Default => &self.default_response,
-            ResponseKind::Normalized => &self.normalized_response,
+            ResponseKind::Default => Some(&self.default_response),
+            ResponseKind::Normalized => Some(&self.normalized_response),
+            ResponseKind::Study => self.study_response.as_ref(),
         }
     }
 
-    /// Every variant in manifest order (modes), default before normalized.
+    /// Whether the server has this response shape.
+    pub fn has_response(&self, kind: ResponseKind) -> bool {
+        self.try_response(kind).is_some()
+    }
+
+    /// The response shape's configuration. Callers select shapes with
+    /// [`Server::has_response`]; one the server lacks has no env and no
+    /// deviations.
+    pub fn response(&self, kind: ResponseKind) -> &ResponseConfig {
+        static NONE: std::sync::LazyLock<ResponseConfig> =
+            std::sync::LazyLock::new(ResponseConfig::default);
+        self.try_response(kind).unwrap_or(&NONE)
+    }
+
+    /// The response shapes the server has: default, normalized, then study
+    /// when its manifest defines one.
+    pub fn responses(&self) -> Vec<ResponseKind> {
+        ResponseKind::ALL
+            .into_iter()
+            .filter(|&k| self.has_response(k))
+            .collect()
+    }
+
+    /// Every variant in manifest order (modes), default before normalized
+    /// before study.
     pub fn variants(&self) -> Vec<Variant> {
+        let responses = self.responses();
         self.modes
             .keys()
             .flat_map(|m| {
-                ResponseKind::ALL.iter().map(move |&r| Variant {
+                responses.iter().map(move |&r| Variant {
                     mode: m.clone(),
                     response: r,
                 })
@@ -272,6 +315,8 @@ struct RawMode {
 struct RawResponses {
     default: RawResponse,
     normalized: RawResponse,
+    #[serde(default)]
+    study: Option<RawResponse>,
 }
 
 #[derive(Deserialize, Default)]
@@ -552,6 +597,7 @@ fn validate(
     };
     let default_response = response("default", raw.responses.default, &mut c);
     let normalized_response = response("normalized", raw.responses.normalized, &mut c);
+    let study_response = raw.responses.study.map(|r| response("study", r, &mut c));
     if let Some(list) = &raw.scenarios {
         if list.is_empty() {
             c.err(
@@ -590,6 +636,7 @@ fn validate(
         modes,
         default_response,
         normalized_response,
+        study_response,
         scenarios: raw.scenarios,
     })
 }
@@ -632,6 +679,40 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
         assert_eq!(s.variants().len(), 4);
         assert_eq!(s.variants()[1].to_string(), "native/normalized");
         assert_eq!(s.normalized_response.known_deviations.len(), 1);
+        assert!(!s.has_response(ResponseKind::Study));
+    }
+
+    #[test]
+    fn a_study_response_is_optional_and_adds_variants() {
+        let s = load(&format!(
+            "{GOOD}[responses.study]\nenv = {{ STUDY = \"1\" }}\nknown_deviations = [{{ rule = \"body\", reason = \"published body\", scenario = \"static\" }}]\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            s.responses(),
+            vec![
+                ResponseKind::Default,
+                ResponseKind::Normalized,
+                ResponseKind::Study
+            ]
+        );
+        assert_eq!(s.variants().len(), 6);
+        assert_eq!(s.variants()[2].to_string(), "native/study");
+        let study = s.response(ResponseKind::Study);
+        assert_eq!(study.env["STUDY"], "1");
+        assert_eq!(study.deviations_for("static").len(), 1);
+        assert_eq!(study.deviations_for("dynamic").len(), 0);
+        assert_eq!(ResponseKind::parse("study"), Some(ResponseKind::Study));
+        let e = load(&format!(
+            "{GOOD}[responses.study]\nknown_deviations = [{{ rule = \"nope\", reason = \"x\" }}]\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e[0].field.as_deref(),
+            Some("responses.study.known_deviations[0].rule"),
+            "{}",
+            e[0]
+        );
     }
 
     #[test]

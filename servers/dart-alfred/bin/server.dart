@@ -4,8 +4,11 @@ import 'dart:io';
 
 import 'package:alfred/alfred.dart' show Alfred, LogType;
 import 'package:fairbench_dart_alfred/fairbench.dart';
+import 'package:fairbench_dart_alfred/study.dart';
 
-Future<void> main(List<String> args) => runServer(args, start);
+// RESPONSE=study runs the code the study published instead (lib/study.dart).
+Future<void> main(List<String> args) =>
+    studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
   final Alfred app;

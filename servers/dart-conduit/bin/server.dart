@@ -4,10 +4,13 @@ import 'dart:io';
 import 'package:conduit_core/conduit_core.dart' show Application;
 import 'package:fairbench_dart_conduit/channel.dart';
 import 'package:fairbench_dart_conduit/fairbench.dart';
+import 'package:fairbench_dart_conduit/study.dart';
 
 // Conduit spawns and supervises its own isolates, so runServer does not.
-Future<void> main(List<String> args) =>
-    runServer(args, start, spawnIsolates: false);
+// RESPONSE=study runs the code the study published instead (lib/study.dart).
+Future<void> main(List<String> args) => studyRequested
+    ? serveStudy()
+    : runServer(args, start, spawnIsolates: false);
 
 Future<Stop> start(Config config) async {
   final app = Application<FairbenchChannel>()

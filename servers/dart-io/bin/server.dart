@@ -3,8 +3,11 @@ import 'dart:convert';
 import 'dart:io';
 
 import 'package:fairbench_dart_io/fairbench.dart';
+import 'package:fairbench_dart_io/study.dart';
 
-Future<void> main(List<String> args) => runServer(args, start);
+// RESPONSE=study runs the code the study published instead (lib/study.dart).
+Future<void> main(List<String> args) =>
+    studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
   final server = await HttpServer.bind(

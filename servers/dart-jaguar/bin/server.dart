@@ -3,10 +3,13 @@ import 'dart:convert';
 import 'dart:io';
 
 import 'package:fairbench_dart_jaguar/fairbench.dart';
+import 'package:fairbench_dart_jaguar/study.dart';
 import 'package:jaguar/jaguar.dart'
     show Context, Jaguar, StreamResponse, StringResponse;
 
-Future<void> main(List<String> args) => runServer(args, start);
+// RESPONSE=study runs the code the study published instead (lib/study.dart).
+Future<void> main(List<String> args) =>
+    studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
   // multiThread is passed to HttpServer.bind as `shared`, which lets every

@@ -2,12 +2,15 @@
 import 'dart:io';
 
 import 'package:fairbench_dart_shelf/fairbench.dart';
+import 'package:fairbench_dart_shelf/study.dart';
 import 'package:shelf/shelf.dart' show Handler, Pipeline, Request, Response;
 import 'package:shelf/shelf_io.dart' as shelf_io;
 import 'package:shelf_router/shelf_router.dart' show Router;
 import 'package:shelf_static/shelf_static.dart' show createStaticHandler;
 
-Future<void> main(List<String> args) => runServer(args, start);
+// RESPONSE=study runs the code the study published instead (lib/study.dart).
+Future<void> main(List<String> args) =>
+    studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
   final HttpServer server;

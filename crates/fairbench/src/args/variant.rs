@@ -1,6 +1,7 @@
 //! `--variant`, the same on `check` and `run`: a server's build mode, its
 //! response shape, or both as MODE/RESPONSE (e.g. `normalized`, `native`,
-//! `jit/default`). The response shapes are `default` and `normalized`;
+//! `jit/default`). The response shapes are `default`, `normalized` and
+//! `study` (only the servers a publication measured have it);
 //! any other word is a mode.
 
 use std::str::FromStr;
@@ -20,7 +21,7 @@ impl FromStr for VariantSel {
     fn from_str(s: &str) -> Result<VariantSel, String> {
         let bad = || {
             format!(
-                "{s:?}: expected MODE, RESPONSE (default or normalized) or MODE/RESPONSE, e.g. jit/normalized"
+                "{s:?}: expected MODE, RESPONSE (default, normalized or study) or MODE/RESPONSE, e.g. jit/normalized"
             )
         };
         let word_ok = |w: &str| {

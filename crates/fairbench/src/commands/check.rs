@@ -34,8 +34,10 @@ pub struct CheckArgs {
     /// Scenarios to check, comma-separated (default: all).
     #[arg(long, value_name = "LIST")]
     pub scenarios: Option<String>,
-    /// Which variants: a response shape (`default` or `normalized`), a mode
-    /// (e.g. `native`, `jit`), or both as MODE/RESPONSE (default: all).
+    /// Which variants: a response shape (`default`, `normalized`, or `study`
+    /// for the servers a publication measured), a mode (e.g. `native`,
+    /// `jit`), or both as MODE/RESPONSE (default: every mode, default and
+    /// normalized).
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<crate::args::VariantSel>,
     /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).
@@ -175,7 +177,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
 
     let variant = args.variant.clone().unwrap_or_default();
     let responses = match variant.response {
-        None => ResponseKind::ALL.to_vec(),
+        None => ResponseKind::STANDARD.to_vec(),
         Some(r) => vec![r],
     };
     let mode = match (&variant.mode, &args.mode) {
@@ -324,6 +326,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             // Nothing to check: no build either.
             continue;
         }
+        if !plan.responses.iter().any(|r| server.has_response(*r)) {
+            let reason = "has no study response (no publication measured it; docs/study.md)";
+            eprintln!("skip {}: {reason}", server.name);
+            skipped.push(Skipped {
+                server: server.name.clone(),
+                mode: None,
+                reason: reason.into(),
+            });
+            continue;
+        }
         let modes: Vec<&String> = match &plan.mode {
             Some(m) => match server.modes.get_key_value(m) {
                 Some((name, _)) => vec![name],
@@ -371,7 +383,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     for l in e.log_tail() {
                         crate::note!("  | {l}");
                     }
-                    for &resp in &plan.responses {
+                    for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
                         for sc in &scenarios {
                             let id = case_id(server, mode_name, resp, sc);
                             let mut c = CaseReport::failed(
@@ -390,7 +402,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     continue;
                 }
             };
-            for &resp in &plan.responses {
+            for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
                 for sc in &scenarios {
                     if crate::interrupt::interrupted() {
                         break 'servers;
@@ -547,6 +559,7 @@ fn check_case(
         response: id.response,
         scenario: sc,
         cores: plan.cores,
+        workers: None,
         cpus: plan.cpus.clone(),
         out_dir,
         log_path: log_path.clone(),

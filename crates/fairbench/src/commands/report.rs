@@ -11,6 +11,8 @@ use crate::args::{resolve_run, RunSel};
 use crate::export::{report_csv, report_hdr, report_json, report_md};
 use crate::report::{html, model, write_atomic};
 use crate::store::Store;
+use crate::usage::usage;
+use fairbench_zoo::NameFilter;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -57,6 +59,10 @@ pub struct ReportArgs {
     /// the suite's reference [default: the suite's, else go-nethttp]
     #[arg(long, value_name = "SERVER")]
     pub reference: Option<String>,
+    /// Only these servers (comma-separated names or globs), in every format
+    /// and in --hdr; ratios are still paired with the reference of the whole run.
+    #[arg(long, value_name = "LIST")]
+    pub servers: Option<String>,
 }
 
 pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
@@ -65,7 +71,12 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
     }
     let store = Store::open_read_only(&args.db)?;
     let run = resolve_run(&store, args.run)?;
-    let report = model::build_with(&store, &run, args.reference.as_deref())
+    let only = args
+        .servers
+        .as_deref()
+        .map(|s| NameFilter::parse(s).map_err(|e| usage(format!("--servers: {e}"))))
+        .transpose()?;
+    let report = model::build_for(&store, &run, args.reference.as_deref(), only.as_ref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
     let text = match args.format {
         Format::Html => html::render(&report),
@@ -103,7 +114,7 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
         }
     }
     if let Some(dir) = &args.hdr {
-        let files = report_hdr::write_all(&store, run.id, dir)?;
+        let files = report_hdr::write_all(&store, run.id, dir, only.as_ref())?;
         eprintln!(
             "fairbench: wrote {} interval logs into {}",
             files.len(),

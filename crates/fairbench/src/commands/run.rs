@@ -37,8 +37,9 @@ pub struct RunArgs {
     /// Repetitions of each case instead of the suite's.
     #[arg(long, value_parser = crate::args::bounds::repetitions)]
     pub repetitions: Option<usize>,
-    /// Only these variants: a response shape (`default` or `normalized`), a
-    /// mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as for `check`).
+    /// Only these variants: a response shape (`default`, `normalized` or
+    /// `study`), a mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as
+    /// for `check`).
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<VariantSel>,
     /// One load profile instead of the suite's [[load]] list: this many
@@ -137,6 +138,12 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
             crate::topology::netns::require_root()?;
         }
         print_plan(&suite, &plan);
+        let full = suite::full_matrix(&suite, zoo)?;
+        println!(
+            "full matrix (every toolchain present, {} CPUs): {}",
+            suite::FULL_MATRIX_CPUS,
+            suite::span::cases_and_time(full.case_count(), full.sweep_count(), full.estimate())
+        );
         return Ok(0);
     }
     let _machine = MachineLock::acquire(args.wait)?;

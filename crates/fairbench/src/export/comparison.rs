@@ -142,14 +142,16 @@ fn tally(c: &Comparison) -> String {
 
 fn heading(c: &Comparison) -> String {
     format!(
-        "A: run {} ({}, {}) in {}\nB: run {} ({}, {}) in {}\nChanges are B relative to A; * = significant ({}).",
+        "A: run {} ({}, {}) on {} in {}\nB: run {} ({}, {}) on {} in {}\nChanges are B relative to A; * = significant ({}).",
         c.a.id,
         visible(&c.a.suite),
         c.a.started_at,
+        visible(&c.a.host),
         visible(&c.a.db),
         c.b.id,
         visible(&c.b.suite),
         c.b.started_at,
+        visible(&c.b.host),
         visible(&c.b.db),
         c.method
     )

@@ -8,7 +8,7 @@ use super::report_csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
-pub const COLUMNS: [&str; 42] = [
+pub const COLUMNS: [&str; 45] = [
     "run_id",
     "server",
     "language",
@@ -35,6 +35,7 @@ pub const COLUMNS: [&str; 42] = [
     "rps_values",
     "rps_stdev_1s",
     "lat_mean_us",
+    "lat_stdev_us",
     "lat_p50_us",
     "lat_p90_us",
     "lat_p99_us",
@@ -44,6 +45,8 @@ pub const COLUMNS: [&str; 42] = [
     "lat_max_us",
     "requests",
     "errors",
+    "bytes_read",
+    "transfer_bytes_per_s",
     "timeouts_per_million",
     "cpu_us_per_request",
     "rss_peak_bytes",
@@ -115,6 +118,7 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
             .unwrap_or_default(),
         num(g.rps_stdev_1s),
         med(&g.lat_mean),
+        med(&g.lat_stdev),
         med(&g.lat_p50),
         med(&g.lat_p90),
         med(&g.lat_p99),
@@ -124,6 +128,8 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         med(&g.lat_max),
         med(&g.requests),
         med(&g.errors),
+        med(&g.bytes_read),
+        med(&g.transfer_bytes_per_s),
         med(&g.timeouts_per_million),
         med(&g.cpu_us_per_request),
         med(&g.rss_peak),

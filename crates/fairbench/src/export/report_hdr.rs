@@ -16,11 +16,22 @@ use crate::store::{decode_histogram, Store};
 
 /// Writes the logs of `run`'s finished cases into `dir` (created if needed);
 /// returns the files written.
-pub fn write_all(store: &Store, run: i64, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// `only`: just these servers' cases (`report --servers`).
+pub fn write_all(
+    store: &Store,
+    run: i64,
+    dir: &Path,
+    only: Option<&fairbench_zoo::NameFilter>,
+) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--hdr: cannot create {}", dir.display()))?;
     let mut written = Vec::new();
-    for c in store.cases(run)?.into_iter().filter(|c| c.state == "done") {
+    let selected = |server: &str| only.is_none_or(|f| f.matches(server));
+    for c in store
+        .cases(run)?
+        .into_iter()
+        .filter(|c| c.state == "done" && selected(&c.server))
+    {
         let name = escape::file_name(&format!(
             "{}-{}-{}-{}-{}-c{}-{}-r{}",
             c.id, c.server, c.mode, c.response, c.scenario, c.cores, c.load_label, c.repetition

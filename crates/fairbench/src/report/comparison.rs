@@ -47,6 +47,9 @@ pub struct RunRef {
     pub suite: String,
     pub started_at: String,
     pub state: String,
+    /// The machine the run measured on, as its stored host record names it
+    /// ("Xeon … · 8 CPUs"): two runs from two machines side by side say so.
+    pub host: String,
 }
 
 impl RunRef {
@@ -57,7 +60,25 @@ impl RunRef {
             suite: r.suite.clone(),
             started_at: r.started_at.clone(),
             state: r.state.clone(),
+            host: host_label(&r.host_json),
         }
+    }
+}
+
+/// CPU model and CPU count from a run's host record; what is missing is
+/// left out, an unreadable record is "unknown machine".
+pub fn host_label(host_json: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(host_json).unwrap_or_default();
+    let model = v["cpu_model"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let cpus = v["cpus"].as_u64().map(|n| format!("{n} CPUs"));
+    let parts: Vec<String> = model.map(String::from).into_iter().chain(cpus).collect();
+    if parts.is_empty() {
+        "unknown machine".into()
+    } else {
+        parts.join(" · ")
     }
 }
 
@@ -281,6 +302,17 @@ pub fn compare_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_label_names_the_machine_from_what_the_run_stored() {
+        assert_eq!(
+            host_label(r#"{"cpu_model":" Xeon E5 ","cpus":40,"os":"x"}"#),
+            "Xeon E5 · 40 CPUs"
+        );
+        assert_eq!(host_label(r#"{"cpus":2}"#), "2 CPUs");
+        assert_eq!(host_label(r#"{"cpu_model":""}"#), "unknown machine");
+        assert_eq!(host_label("not json"), "unknown machine");
+    }
 
     #[test]
     fn clear_changes_are_significant_noise_is_not() {

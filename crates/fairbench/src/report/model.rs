@@ -373,6 +373,9 @@ pub struct Group {
     /// Median over repetitions of the stdev of the 1-second rates.
     pub rps_stdev_1s: Option<f64>,
     pub lat_mean: Option<Summary>,
+    /// The standard deviation of every request's latency (wrk's Latency
+    /// "Stdev"), per repetition.
+    pub lat_stdev: Option<Summary>,
     pub lat_p50: Option<Summary>,
     pub lat_p90: Option<Summary>,
     pub lat_p99: Option<Summary>,
@@ -382,6 +385,10 @@ pub struct Group {
     /// Timed out or still unanswered at the end, per million planned.
     pub timeouts_per_million: Option<Summary>,
     pub errors: Option<Summary>,
+    /// Bytes read from the server in the measurement (headers and bodies),
+    /// and per second (wrk's "Transfer/sec").
+    pub bytes_read: Option<Summary>,
+    pub transfer_bytes_per_s: Option<Summary>,
     pub cpu_us_per_request: Option<Summary>,
     pub rss_peak: Option<Summary>,
     pub spectrum: Option<Spectrum>,
@@ -605,8 +612,40 @@ pub fn build_with(
     run: &RunRow,
     reference: Option<&str>,
 ) -> anyhow::Result<RunReport> {
-    let cases = store.cases(run.id)?;
-    let paired = paired_of(run, &cases, reference)?;
+    build_for(store, run, reference, None)
+}
+
+/// The report of `only` the servers it matches (`report --servers`): their
+/// cases, their ratios — paired with the reference over the whole run, so
+/// that leaving the reference out of the view does not lose them — and a
+/// note saying the report is a selection.
+pub fn build_for(
+    store: &Store,
+    run: &RunRow,
+    reference: Option<&str>,
+    only: Option<&fairbench_zoo::NameFilter>,
+) -> anyhow::Result<RunReport> {
+    let mut cases = store.cases(run.id)?;
+    let mut paired = paired_of(run, &cases, reference)?;
+    if let Some(f) = only {
+        let all: BTreeSet<String> = cases.iter().map(|c| c.server.clone()).collect();
+        cases.retain(|c| f.matches(&c.server));
+        if cases.is_empty() {
+            return Err(crate::usage::usage(format!(
+                "--servers: no server of run {} matches it (its servers: {})",
+                run.id,
+                all.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        paired.rows.retain(|r| f.matches(&r.key.server));
+        let shown: BTreeSet<&str> = cases.iter().map(|c| c.server.as_str()).collect();
+        paired.notes.push(format!(
+            "this report shows {} of the run's {} servers ({}, selected with --servers); each ratio is still paired with the reference measured in the same run",
+            shown.len(),
+            all.len(),
+            shown.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
     let names: Vec<String> = cases
@@ -699,6 +738,7 @@ pub fn build_with(
     let sweeps = store
         .sweeps(run.id)?
         .into_iter()
+        .filter(|s| only.is_none_or(|f| f.matches(&s.server)))
         .map(|s| sweep_info(s, &groups, &names))
         .collect();
 
@@ -842,6 +882,7 @@ fn group(
         rps: summary_of(&done, |c| c.rps),
         rps_stdev_1s,
         lat_mean: summary_of(&done, |c| c.lat_mean),
+        lat_stdev: summary_of(&done, |c| c.lat_stdev),
         lat_p50: lat(|c| c.lat_p50),
         lat_p90: lat(|c| c.lat_p90),
         lat_p99: lat(|c| c.lat_p99),
@@ -850,6 +891,11 @@ fn group(
         requests: lat(|c| c.requests),
         timeouts_per_million: summary_of(&done, |c| c.no_answer_per_million()),
         errors: summary_of(&done, |c| c.errors_total().map(|e| e as f64)),
+        bytes_read: lat(|c| c.bytes_read),
+        transfer_bytes_per_s: summary_of(&done, |c| match (c.bytes_read, c.duration_s) {
+            (Some(b), Some(d)) if d > 0.0 => Some(b as f64 / d),
+            _ => None,
+        }),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         rss_peak: lat(|c| c.server_rss_peak),
         spectrum,

@@ -147,6 +147,7 @@ impl<'a> Runner<'a> {
             response: s.response,
             scenario: &s.scenario,
             cores: s.cores,
+            workers: s.workers,
             cpus: Some(placement.server.clone()),
             out_dir: &out_dir,
             log_path: self.log_path(&format!("{:04}-{label}", self.n)),

@@ -20,6 +20,10 @@ pub struct Suite {
     pub scenarios: Vec<String>,
     /// Numbers, or 0 meaning "all CPUs".
     pub cores: Vec<CoreCount>,
+    /// Isolates/GOMAXPROCS/worker processes told to the server (`WORKERS`),
+    /// apart from its CPUs: "one isolate on all CPUs" is `cores = ["all"]`,
+    /// `workers = 1`. `None`: as many as its cores.
+    pub workers: Option<usize>,
     pub loads: Vec<LoadProfile>,
     pub duration: Duration,
     pub warmup: Duration,
@@ -193,6 +197,8 @@ struct RawSuite {
     scenarios: Vec<String>,
     #[serde(default = "one_core")]
     cores: Vec<toml::Value>,
+    #[serde(default)]
+    workers: Option<i64>,
     duration: String,
     #[serde(default)]
     warmup: Option<String>,
@@ -311,10 +317,10 @@ impl Suite {
             }
         }
         for r in &raw.responses {
-            if !matches!(r.as_str(), "default" | "normalized" | "*") {
+            if !matches!(r.as_str(), "default" | "normalized" | "study" | "*") {
                 return Err(bad(
                     "responses",
-                    format!("{r:?}: expected \"default\" or \"normalized\""),
+                    format!("{r:?}: expected \"default\", \"normalized\" or \"study\""),
                 ));
             }
         }
@@ -497,7 +503,17 @@ impl Suite {
             }
             s => s.map(|s| s as u64),
         };
+        let workers = match raw.workers {
+            Some(w) if w < 1 => {
+                return Err(bad(
+                    "workers",
+                    format!("{w}: expected a count of 1 or more (leave it out for one per core)"),
+                ))
+            }
+            w => w.map(|w| w as usize),
+        };
         Ok(Suite {
+            workers,
             pairing: Pairing {
                 reference,
                 reference_from: if raw.reference.is_some() {
@@ -633,6 +649,36 @@ max_rate = 1000
             ["static"],
             "the twins are identical for static"
         );
+    }
+
+    #[test]
+    fn workers_and_the_study_response() {
+        assert_eq!(Suite::parse(OK, "t.toml").unwrap().workers, None);
+        let s = Suite::parse(
+            &OK.replace(
+                "cores = [1, \"all\"]",
+                "cores = [\"all\"]\nworkers = 1\nresponses = [\"study\"]",
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.workers, s.cores.as_slice()),
+            (Some(1), &[CoreCount::All][..])
+        );
+        assert_eq!(s.responses, ["study"]);
+        for (bad, field) in [
+            ("workers = 0", "field workers"),
+            ("responses = [\"literal\"]", "field responses"),
+        ] {
+            let e = Suite::parse(
+                &OK.replace("name = \"t\"", &format!("name = \"t\"\n{bad}")),
+                "t.toml",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains(field), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -5,7 +5,10 @@ mod file;
 pub mod order;
 pub mod pairing;
 mod plan;
+pub mod span;
 
 pub use engine::Timing;
 pub use file::{Ends, LoadProfile, Suite};
-pub use plan::{plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem};
+pub use plan::{
+    full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
+};

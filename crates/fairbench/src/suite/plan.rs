@@ -26,16 +26,20 @@ pub struct Subject {
     pub scenario: Scenario,
     pub cores: usize,
     pub cores_requested: CoreCount,
+    /// `WORKERS` for the server when the suite sets it apart from `cores`.
+    pub workers: Option<usize>,
     pub load: LoadProfile,
     pub warmup: Duration,
     pub timeout: Duration,
 }
 
 impl Subject {
-    /// "go-nethttp native/default static 1c closed c=50".
+    /// "go-nethttp native/default static 1c closed c=50"; with a worker
+    /// count apart from the cores, "… 2c w=1 …".
     pub fn label(&self) -> String {
+        let workers = self.workers.map(|w| format!(" w={w}")).unwrap_or_default();
         format!(
-            "{} {}/{} {} {}c {}",
+            "{} {}/{} {} {}c{workers} {}",
             self.server.name,
             self.mode,
             self.response,
@@ -141,7 +145,28 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
     suite.pairing.check(zoo).map_err(|(field, m)| {
         crate::usage::usage(format!("suite {}: field {field}: {m}", suite.name))
     })?;
-    let cpus = crate::host::allowed_cpus();
+    plan_on(suite, zoo, crate::host::allowed_cpus(), &toolchain::probe)
+}
+
+/// The CPUs the full matrix is counted on: the study's 8-vCPU server, so
+/// that a suite's header can state one figure whatever machine reads it.
+pub const FULL_MATRIX_CPUS: usize = 8;
+
+/// The suite's whole matrix as if every toolchain were present, on
+/// [`FULL_MATRIX_CPUS`] CPUs: what a suite header's duration describes
+/// (docs/suites.md), independent of what this machine can run.
+pub fn full_matrix(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
+    let present =
+        |_: &fairbench_zoo::manifest::Toolchain| ToolchainStatus::Present { version: None };
+    plan_on(suite, zoo, (0..FULL_MATRIX_CPUS).collect(), &present)
+}
+
+fn plan_on(
+    suite: &Suite,
+    zoo: &Zoo,
+    cpus: Vec<usize>,
+    probe: &dyn Fn(&fairbench_zoo::manifest::Toolchain) -> ToolchainStatus,
+) -> anyhow::Result<SuitePlan> {
     let server_filter = filter("servers", &suite.servers)?;
     let mode_filter = filter("modes", &suite.modes)?;
     let scenario_filter = filter("scenarios", &suite.scenarios)?;
@@ -217,7 +242,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
     // Which (server, mode) pairs can run at all.
     let mut runnable: Vec<(&Server, String)> = Vec::new();
     for s in &servers {
-        let status = toolchain::probe(&s.toolchain);
+        let status = probe(&s.toolchain);
         toolchains.insert(s.name.clone(), ((*s).clone(), status.clone()));
         if let ToolchainStatus::Unavailable { reason } = &status {
             skips.push(Skip {
@@ -234,6 +259,13 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
                     s.scenarios.as_deref().unwrap_or_default().join(", ")
                 ),
             });
+        }
+        if !responses.iter().any(|r| s.has_response(*r)) {
+            skips.push(Skip {
+                what: s.name.clone(),
+                reason: "has no study response (no publication measured it; docs/study.md)".into(),
+            });
+            continue;
         }
         let mut any = false;
         for (mode_name, mode) in &s.modes {
@@ -289,7 +321,8 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
     let mut items = Vec::new();
     for rep in 1..=suite.repetitions {
         for (server, mode) in &runnable {
-            for &response in &responses {
+            // `study` exists only for the servers a publication measured.
+            for &response in responses.iter().filter(|r| server.has_response(**r)) {
                 for scenario in scenarios.iter().filter(|sc| server.implements(&sc.name)) {
                     for &(n, requested) in &cores {
                         for load in &suite.loads {
@@ -300,6 +333,7 @@ pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
                                 scenario: (*scenario).clone(),
                                 cores: n,
                                 cores_requested: requested,
+                                workers: suite.workers,
                                 load: load.clone(),
                                 warmup: suite.warmup,
                                 timeout: suite.timeout,

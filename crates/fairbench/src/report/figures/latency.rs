@@ -19,6 +19,7 @@ pub(super) fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
         format!("table-{id}"),
         &columns(&[
             ("mean µs", true),
+            ("stdev µs", true),
             ("p50 µs", true),
             ("p90 µs", true),
             ("p99 µs", true),
@@ -67,6 +68,7 @@ pub(super) fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
             let mut cells = key_cells(g);
             cells.extend([
                 Cell::opt(med(&g.lat_mean), 1),
+                Cell::opt(med(&g.lat_stdev), 1),
                 Cell::opt(med(&g.lat_p50), 1),
                 Cell::opt(med(&g.lat_p90), 1),
                 Cell::opt(med(&g.lat_p99), 1),

@@ -86,7 +86,7 @@ pub(super) fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
     Figure {
         id: id.to_string(),
         title: title.to_string(),
-        caption: "Higher is better. ⚠ marks a case with a note (contract failed, generator saturated, shared CPUs or failed repetitions): see the table.".into(),
+        caption: "Higher is better. ⚠ marks a case with a note (contract failed, generator saturated, shared CPUs or failed repetitions): see the table. Requests per second of all load threads together; the studies plotted wrk's per-thread Req/Sec, about this divided by the load's threads (t=).".into(),
         svg: Some(chart.render()),
         table,
     }

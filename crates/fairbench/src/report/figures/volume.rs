@@ -23,10 +23,13 @@ pub(super) fn requests(groups: &[&Group]) -> Figure {
         },
         &[("requests median", true), ("min", true), ("max", true)],
     );
-    f.table.columns.push(crate::report::table::Column {
-        name: "errors median".into(),
-        numeric: true,
-    });
+    // wrk printed the bytes read and "Transfer/sec" beside the requests.
+    for name in ["errors median", "bytes read median", "transfer B/s median"] {
+        f.table.columns.push(crate::report::table::Column {
+            name: name.into(),
+            numeric: true,
+        });
+    }
     for (row, g) in f
         .table
         .rows
@@ -34,6 +37,8 @@ pub(super) fn requests(groups: &[&Group]) -> Figure {
         .zip(by_context(groups).into_iter().flat_map(|(_, v)| v))
     {
         row.push(Cell::opt(med(&g.errors), 0));
+        row.push(Cell::opt(med(&g.bytes_read), 0));
+        row.push(Cell::opt(med(&g.transfer_bytes_per_s), 0));
     }
     f
 }
@@ -45,7 +50,7 @@ pub(super) fn timeouts(groups: &[&Group]) -> Figure {
             id: "timeouts",
             title: "Timeouts per million requests",
             subtitle: "requests without an answer within the timeout or by the end of the run, per million planned; median of repetitions",
-            caption: "Lower is better; zero draws no bar.",
+            caption: "Lower is better; zero draws no bar. Counted fairbench's way: a request is aborted at its timeout and its connection reopened. wrk, which the studies' \"timeouts per million\" came from, counts an answer that arrives after the timeout as a timeout and keeps the connection, so the two counts differ.",
             axis: "timeouts per million requests".into(),
             div: 1.0,
             unit: "per million",

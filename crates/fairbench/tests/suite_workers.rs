@@ -1,0 +1,86 @@
+//! A suite's `workers` reaches the server as WORKERS, apart from CORES:
+//! the study's "one isolate on every CPU" is askable. A deterministic test
+//! server (tests/fixtures/pyserver.py behind a wrapper that prints the two
+//! variables into the case's log) shows what each start was given.
+
+mod support;
+
+use std::path::Path;
+
+use support::root::Root;
+use support::{repo, serial, text};
+
+/// Every log line under `dir` that starts with `prefix`.
+fn log_lines(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            log_lines(&p, prefix, out);
+        } else if p.extension().is_some_and(|x| x == "log") {
+            let t = std::fs::read_to_string(&p).unwrap_or_default();
+            out.extend(
+                t.lines()
+                    .filter(|l| l.starts_with(prefix))
+                    .map(String::from),
+            );
+        }
+    }
+}
+
+fn suite(workers: &str) -> String {
+    format!(
+        r#"name = "w"
+responses = ["default"]
+scenarios = ["static"]
+cores = [1]
+{workers}
+warmup = "0s"
+duration = "1s"
+repetitions = 1
+[[load]]
+model = "closed"
+connections = 2
+threads = 1
+"#
+    )
+}
+
+#[test]
+fn workers_is_passed_as_its_own_setting_and_shown_in_the_case_label() {
+    let _serial = serial();
+    let wrapper = tempfile::tempdir().unwrap();
+    let script = wrapper.path().join("workers_server.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import os, sys\n\
+             print('env WORKERS=%s CORES=%s' % (os.environ.get('WORKERS', 'unset'), os.environ.get('CORES')), flush=True)\n\
+             os.execv(sys.executable, [sys.executable, {:?}] + sys.argv[1:])\n",
+            repo().join("tests/fixtures/pyserver.py").to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    for (field, want) in [
+        ("workers = 3", "env WORKERS=3 CORES=1"),
+        ("", "env WORKERS=unset CORES=1"),
+    ] {
+        let root = Root::with_script(&script, &[("srv", &[])]);
+        root.suite("w", &suite(field));
+        let dry = root.run(&["run", "--suite", "w", "--dry-run"]);
+        assert_eq!(dry.status.code(), Some(0), "{}", text(&dry));
+        let plan = String::from_utf8_lossy(&dry.stdout).into_owned();
+        assert_eq!(plan.contains(" 1c w=3 "), !field.is_empty(), "{plan}");
+        let out = root.run(&["run", "--suite", "w", "--quiet"]);
+        // 1: the case failed (on a machine busy with other builds a second
+        // can pass without an answer); the server was started all the same.
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+        root.assert_no_servers_left();
+        let mut lines = Vec::new();
+        log_lines(root.path(), "env ", &mut lines);
+        assert!(!lines.is_empty(), "no server log with the environment");
+        assert!(lines.iter().all(|l| l == want), "{field:?}: {lines:?}");
+    }
+}
