@@ -545,7 +545,7 @@ fn bad_arguments_are_usage_errors() {
         (vec!["--servers", "no-such-server"], "matches no server"),
         (
             vec!["--variant", "native/fancy"],
-            "expected MODE, RESPONSE (default or normalized) or MODE/RESPONSE",
+            "expected MODE, RESPONSE (default, normalized or study) or MODE/RESPONSE",
         ),
         (
             vec!["--variant", "fancy"],
