@@ -72,21 +72,8 @@ pub fn save(
         "expect_status": o.expect_status,
         "status_codes": o.status_codes,
     });
-    let case = store.append_case(run, |seq| PlannedCase {
-        seq,
-        server: cfg.target.url.clone(),
-        language: String::new(),
-        framework: String::new(),
-        mode: "-".into(),
-        response: "default".into(),
-        variant_params_json: "{}".into(),
-        scenario: SUITE.into(),
-        cores: 0,
-        cores_requested: "-".into(),
-        load_label: label(o),
-        load_json: load_json.to_string(),
-        sweep: None,
-        repetition: 1,
+    let case = store.append_case(run, |seq| {
+        planned_case(seq, &cfg.target.url, o, &load_json, 1)
     })?;
     let cpus = cfg
         .cpus
@@ -107,6 +94,32 @@ pub fn save(
 }
 
 /// As a suite's profiles are labelled, so equal loads pair in `compare`.
+/// One stored case of a load at a URL: no zoo server, mode or cores.
+pub(crate) fn planned_case(
+    seq: usize,
+    server: &str,
+    o: &Outcome,
+    load_json: &serde_json::Value,
+    repetition: usize,
+) -> PlannedCase {
+    PlannedCase {
+        seq,
+        server: server.to_string(),
+        language: String::new(),
+        framework: String::new(),
+        mode: "-".into(),
+        response: "default".into(),
+        variant_params_json: "{}".into(),
+        scenario: SUITE.into(),
+        cores: 0,
+        cores_requested: "-".into(),
+        load_label: label(o),
+        load_json: load_json.to_string(),
+        sweep: None,
+        repetition,
+    }
+}
+
 pub(crate) fn label(o: &Outcome) -> String {
     let t = format!(" t={}", o.threads);
     let ends = if o.keepalive { "" } else { " no-keepalive" };

@@ -10,11 +10,11 @@ use std::path::Path;
 
 use fairbench_engine::{LoadConfig, Outcome};
 
-use super::adhoc::{label, SUITE};
+use super::adhoc::{planned_case, SUITE};
 use super::case::load_figures;
 use super::metadata;
 use super::vs::Pair;
-use crate::store::{NewRun, PlannedCase, RunLock, Store};
+use crate::store::{NewRun, RunLock, Store};
 
 /// Stores `pair`; returns the run's id.
 pub fn save_pair(
@@ -60,21 +60,8 @@ pub fn save_pair(
                 "duration_s": cfg.duration.as_secs_f64(),
                 "status_codes": o.status_codes,
             });
-            let case = store.append_case(run, |seq| PlannedCase {
-                seq,
-                server: side.to_string(),
-                language: String::new(),
-                framework: String::new(),
-                mode: "-".into(),
-                response: "default".into(),
-                variant_params_json: "{}".into(),
-                scenario: SUITE.into(),
-                cores: 0,
-                cores_requested: "-".into(),
-                load_label: label(o),
-                load_json: load_json.to_string(),
-                sweep: None,
-                repetition: r + 1,
+            let case = store.append_case(run, |seq| {
+                planned_case(seq, &side.to_string(), o, &load_json, r + 1)
             })?;
             store.mark_running(case, ("", "", false))?;
             store.record_done(case, &load_figures(o))?;
