@@ -575,3 +575,25 @@ fn answers_are_counted_per_status_and_the_expected_ones_decide_errors() {
         );
     }
 }
+
+#[test]
+fn a_connection_that_opens_in_the_drain_has_its_answer_read() {
+    let _timing = timing();
+    // Keep-alive off at a rate far above what one turn can connect: most of
+    // the 60 connections finish opening after the 0.6 ms window ended, and
+    // write their request in the drain. Their answers (small, below the
+    // reading-late low-water mark) must still wake the thread.
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.keepalive = false;
+    cfg.connections = 60;
+    cfg.model = LoadModel::ConstantRate { rps: 100_000.0 };
+    cfg.requests = Some(60);
+    cfg.timeout = Duration::from_secs(3);
+    let t = std::time::Instant::now();
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!((o.planned, o.requests), (60, 60), "{:?}", o.ledger());
+    assert_eq!(o.errors.timeout, 0, "{:?}", o.ledger());
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}

@@ -144,9 +144,11 @@ fn a_send_ahead_window_sends_early_within_it_and_says_so() {
 #[test]
 fn answers_read_late_are_timed_when_they_arrived() {
     let _timing = timing();
-    // 50 requests a second: the load thread sleeps 20 ms between sends and
-    // reads each answer at its next wake-up, about 15 ms after it came.
-    // Timed by the kernel's receive stamp, latency is the server's 5 ms.
+    // 50 requests a second, answers below the reading-late low-water mark:
+    // they do not wake the thread, which reads them at a later turn. Timed
+    // by the kernel's receive stamp (or read within a few ms), latency is
+    // the server's 5 ms; a loop that read them at its next send, 20 ms
+    // apart, would put every one of them near 20 ms.
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
         delay: Duration::from_millis(5),
         ..Reply::ok()
@@ -156,10 +158,12 @@ fn answers_read_late_are_timed_when_they_arrived() {
     let o = go(&cfg);
     assert!(o.ledger().balances());
     assert!(o.requests >= 90, "{:?}", o.ledger());
-    let p50 = o.latency.value_at_quantile(0.5);
-    // Never shorter than the server took; far from the 20 ms read time.
-    assert!(p50 >= 5_000, "p50 {p50} µs");
-    assert!(p50 < 12_000, "p50 {p50} µs: the read time, not the arrival");
+    // Never shorter than the server took. Far from the 20 ms read time: the
+    // lower decile, as a starved test server on a loaded machine answers
+    // some requests late (honestly measured, and not what this is about).
+    assert!(o.latency.min() >= 5_000, "min {} µs", o.latency.min());
+    let p10 = o.latency.value_at_quantile(0.1);
+    assert!(p10 < 12_000, "p10 {p10} µs: the read time, not the arrival");
 }
 
 #[test]

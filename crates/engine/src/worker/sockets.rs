@@ -536,7 +536,14 @@ impl Worker {
     /// Reading late: connection `i` was just given a request; its answer is
     /// read at the thread's coming turns rather than waking it.
     pub(super) fn poll_later(&mut self, i: usize) {
-        if !self.deferred || self.draining {
+        if !self.deferred {
+            return;
+        }
+        if self.draining {
+            // The drain is not read in turns: a connection that opened (or
+            // was given its request) after the window ended must wake the
+            // thread itself, or its answer would wait for the timeout.
+            self.watch(i);
             return;
         }
         let c = &mut self.conns[i];
