@@ -264,11 +264,17 @@ fn idle_connections_are_used_longest_free_first_and_nobody_waits() {
         s.waited_for_connection,
         s.sent
     );
-    assert!(
-        !o.warnings().iter().any(|w| w.contains("--connections")),
-        "{:?}",
-        o.warnings()
-    );
+    // The warning's threshold is finer than the bound above: it holds only
+    // when the generator had its CPU. A load thread that waited for it
+    // (reported, and warned) sends late, then many at once, and those
+    // bursts can need more connections than are free.
+    if !o.generator.contended {
+        assert!(
+            !o.warnings().iter().any(|w| w.contains("--connections")),
+            "{:?}",
+            o.warnings()
+        );
+    }
 }
 
 #[test]
