@@ -365,7 +365,10 @@ fn run_knee(
             "--knee cannot be combined with --save or --hdr-log yet: the steps and the knee are printed (and in --json)",
         ));
     }
-    let (start, max) = (args.start_rate.unwrap_or(100.0), args.max_rate.unwrap_or(1e6));
+    let (start, max) = (
+        args.start_rate.unwrap_or(100.0),
+        args.max_rate.unwrap_or(1e6),
+    );
     if max < start {
         return Err(usage(format!(
             "--max-rate {max}: must not be below --start-rate {start}"
@@ -379,10 +382,7 @@ fn run_knee(
     // Each step as long as -d, by default 10 s.
     cfg.duration = args.duration.unwrap_or(DEFAULT_DURATION);
     // As the sweep suites' defaults: doubling, then four bisections.
-    let sweep = knee::KneeSweep::new(
-        knee::KneeSearch::new(start, max, 2.0, 4),
-        objective,
-    );
+    let sweep = knee::KneeSweep::new(knee::KneeSearch::new(start, max, 2.0, 4), objective);
     let stop = crate::interrupt::flag();
     let result = runner::knee_load::search(&cfg, sweep, |c| {
         if let LoadModel::ConstantRate { rps } = c.model {
@@ -413,10 +413,7 @@ fn run_knee(
     }
     for st in &result.steps {
         for w in &st.warnings {
-            eprintln!(
-                "WARNING: {} req/s step: {w}",
-                units::rate(st.offered_rps)
-            );
+            eprintln!("WARNING: {} req/s step: {w}", units::rate(st.offered_rps));
         }
     }
     if crate::interrupt::interrupted() {

@@ -4,8 +4,8 @@
 
 use crate::output::progress::LoadProgress;
 use crate::report::url_case::NOT_STARTED;
-use crate::runner::services::{self, Ended};
 use crate::runner::metadata;
+use crate::runner::services::{self, Ended};
 use crate::store::{NewRun, RunLock, Store};
 use crate::suite::Suite;
 use crate::topology::TopologyKind;
@@ -20,12 +20,8 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
     let configs = cases
         .iter()
         .map(|c| {
-            services::config(suite, c).map_err(|e| {
-                usage(format!(
-                    "{}: service {:?}: {e}",
-                    args.suite, c.service.name
-                ))
-            })
+            services::config(suite, c)
+                .map_err(|e| usage(format!("{}: service {:?}: {e}", args.suite, c.service.name)))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     if args.dry_run {

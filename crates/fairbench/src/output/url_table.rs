@@ -102,7 +102,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     }
     table(&mut s, &rows, 5);
     for (name, list) in stages {
-        let _ = writeln!(s, "\nstages of {} (by planned time):", units::one_line(&name));
+        let _ = writeln!(
+            s,
+            "\nstages of {} (by planned time):",
+            units::one_line(&name)
+        );
         let mut t = vec![[
             "stage",
             "from s",
@@ -175,7 +179,11 @@ fn table(s: &mut String, rows: &[Vec<String>], text: usize) {
         }
         let _ = writeln!(s, "{}", line.trim_end());
         if k == 0 {
-            let _ = writeln!(s, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (n - 1)));
+            let _ = writeln!(
+                s,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (n - 1))
+            );
         }
     }
 }

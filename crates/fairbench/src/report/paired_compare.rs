@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::comparison::{CaseDiff, Comparison, Verdict};
-use super::url_case::is_url_run;
 use super::model::paired_of;
 use super::paired::{build, pair, Paired, Ratio, RatioRow, Role};
 use super::ratio_stats::RatioSummary;
+use super::url_case::is_url_run;
 use crate::store::{CaseRow, RunRow};
 use crate::suite::pairing::Pairing as SuitePairing;
 use crate::usage::usage;

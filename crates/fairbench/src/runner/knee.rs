@@ -108,9 +108,8 @@ pub struct Objective {
 impl Objective {
     /// `p99<=20ms`, `p99<20ms`, `p99.9<=5ms`, `p50<=800us`.
     pub fn parse(s: &str) -> Result<Objective, String> {
-        let expect = || {
-            format!("{s:?}: expected a latency objective PERCENTILE<=DURATION, e.g. p99<=20ms")
-        };
+        let expect =
+            || format!("{s:?}: expected a latency objective PERCENTILE<=DURATION, e.g. p99<=20ms");
         let (q, limit) = s
             .split_once("<=")
             .or_else(|| s.split_once('<'))
@@ -197,7 +196,8 @@ impl KneeSweep {
         let Some(rate) = self.search.next() else {
             return Judged::Missed;
         };
-        let passed = f.at_quantile_us <= self.objective.limit_us && f.errors == 0 && f.rps >= 0.9 * rate;
+        let passed =
+            f.at_quantile_us <= self.objective.limit_us && f.errors == 0 && f.rps >= 0.9 * rate;
         if !passed && f.lateness_p99_us > STALLED_US && self.remeasured != Some(rate) {
             self.remeasured = Some(rate);
             return Judged::Again;

@@ -95,7 +95,11 @@ pub fn search<E>(
 
 impl KneeResult {
     fn objective(&self) -> String {
-        format!("p{} <= {}", self.quantile * 100.0, micros(self.limit_us as f64))
+        format!(
+            "p{} <= {}",
+            self.quantile * 100.0,
+            micros(self.limit_us as f64)
+        )
     }
 
     pub fn text(&self, url: &str) -> String {

@@ -8,10 +8,10 @@ mod builds;
 mod case;
 pub mod knee;
 pub mod knee_load;
-pub mod services;
 pub mod metadata;
 pub mod placement;
 mod sampler;
+pub mod services;
 pub mod vs;
 
 use std::path::PathBuf;

@@ -592,7 +592,10 @@ fn services(
     for (i, s) in raw.services.iter().enumerate() {
         let name = s.name.trim();
         if name.is_empty() {
-            return Err(bad(&format!("service[{i}].name"), "must not be empty".into()));
+            return Err(bad(
+                &format!("service[{i}].name"),
+                "must not be empty".into(),
+            ));
         }
         if out.iter().any(|o| o.name == name) {
             return Err(bad(

@@ -90,11 +90,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         ));
     }
     if !urls.is_empty() {
-        figs.push(latency(
-            &urls,
-            "latency-urls",
-            "Mean and p99 latency, URLs",
-        ));
+        figs.push(latency(&urls, "latency-urls", "Mean and p99 latency, URLs"));
     }
     figs.extend(ratio::figure(r, Metric::P99));
     push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
