@@ -331,7 +331,7 @@ impl Suite {
             ("responses", &raw.responses),
             ("scenarios", &raw.scenarios),
         ] {
-            if list.is_empty() && !(field == "scenarios" && !services.is_empty()) {
+            if list.is_empty() && (field != "scenarios" || services.is_empty()) {
                 return Err(bad(field, "expected at least one entry".into()));
             }
             for p in list {
