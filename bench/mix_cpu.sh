@@ -14,4 +14,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v nginx >/dev/null || { echo "bench/mix_cpu.sh: nginx not found (apt-get install nginx-light)" >&2; exit 2; }
 cargo build --release --quiet -p fairbench
-exec python3 bench/mix_cpu.py --fairbench target/release/fairbench "$@"
+exec python3 bench/mix_cpu.py --fairbench "${CARGO_TARGET_DIR:-target}/release/fairbench" "$@"

@@ -41,7 +41,7 @@ pub struct Cli {
 pub enum Command {
     /// Drive load at one URL (closed loop like wrk, or constant rate like wrk2).
     #[command(
-        after_help = "Examples:\n  fairbench load -c 50 -t 2 -d 10s http://127.0.0.1:8080/\n  fairbench load -c 1k -R 10k -d 30s --latency http://127.0.0.1:8080/\n  fairbench load -n 10000 -c 2 --no-keepalive http://127.0.0.1:8080/\n  fairbench load --insecure --format json https://127.0.0.1:8443/\n  fairbench load -n 100k --save --db results.db http://127.0.0.1:8080/"
+        after_help = "Examples:\n  fairbench load -c 50 -t 2 -d 10s http://127.0.0.1:8080/\n  fairbench load -c 1k -R 10k -d 30s --latency http://127.0.0.1:8080/\n  fairbench load -n 10000 -c 2 --no-keepalive http://127.0.0.1:8080/\n  fairbench load --insecure --format json https://127.0.0.1:8443/\n  fairbench load -n 100k --save --db results.db http://127.0.0.1:8080/\n  fairbench load --knee 'p99<=20ms' --start-rate 500 -d 5s http://127.0.0.1:8080/"
     )]
     Load(commands::load::LoadArgs),
     /// List every server definition, its variants, and whether its toolchain is present.
@@ -54,7 +54,7 @@ pub enum Command {
     Check(commands::check::CheckArgs),
     /// Run a suite: the benchmark matrix, stored case by case in the results database.
     #[command(
-        after_help = "Examples:\n  fairbench run --suite quick\n  fairbench run --suite study --servers 'go-*' --cores 1,2 --dry-run\n  fairbench run --suite quick --variant normalized --connections 100 --rate 5k\n  fairbench run --resume 3"
+        after_help = "Examples:\n  fairbench run --suite quick\n  fairbench run --suite study --servers 'go-*' --cores 1,2 --dry-run\n  fairbench run --suite quick --variant normalized --connections 100 --rate 5k\n  fairbench run --resume 3\n  fairbench run --suite ./our-services.toml --db results.db"
     )]
     Run(commands::run::RunArgs),
     /// List the runs stored in the results database.

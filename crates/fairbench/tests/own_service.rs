@@ -67,7 +67,7 @@ fn split(cmd: &str) -> Vec<String> {
 #[test]
 fn every_command_of_the_section_runs_as_promised() {
     let (toml, cmds) = section();
-    assert_eq!(cmds.len(), 5, "{cmds:?}");
+    assert_eq!(cmds.len(), 6, "{cmds:?}");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("requests.toml"), toml).unwrap();
     let a = Counting::start(Duration::ZERO);
@@ -110,6 +110,8 @@ fn every_command_of_the_section_runs_as_promised() {
                 stdout.contains("Threshold") && stdout.contains("pass"),
                 "{stdout}"
             );
+        } else if cmd.contains("--knee") {
+            assert!(stdout.contains("knee: 800 req/s"), "{stdout}");
         } else if cmd.contains("--vs") {
             assert!(stdout.contains("3 repetitions each"), "{stdout}");
             assert!(b.count("GET /") > 0, "B was loaded");

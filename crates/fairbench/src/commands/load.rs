@@ -25,6 +25,7 @@ use crate::output::terminal;
 use crate::output::tls_error;
 use crate::runner;
 use crate::runner::adhoc::{self, SampleLog};
+use crate::runner::knee;
 use crate::thresholds;
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
@@ -121,6 +122,18 @@ pub struct LoadArgs {
     /// table; any failure exits 99.
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<String>,
+    /// Search the knee, as the `sweep` suites do: constant-rate steps of -d each (10s unless
+    /// given), doubling from --start-rate until one misses this latency objective, then four
+    /// bisections; the knee is the highest rate meeting it with no error and at least 90 %
+    /// answered. E.g. p99<=20ms.
+    #[arg(long, value_name = "OBJECTIVE", value_parser = knee::Objective::parse, conflicts_with_all = ["rate", "stages", "vs", "requests"])]
+    pub knee: Option<knee::Objective>,
+    /// With --knee: the first rate tried, in requests per second [default: 100]
+    #[arg(long, value_name = "RATE", value_parser = rate)]
+    pub start_rate: Option<f64>,
+    /// With --knee: the highest rate tried [default: 1M]
+    #[arg(long, value_name = "RATE", value_parser = rate)]
+    pub max_rate: Option<f64>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(long, default_value = "1", value_parser = bounds::pipeline)]
     pub pipeline: usize,
@@ -184,6 +197,14 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
         thresholds::parse_all(&args.thresholds, names, args.vs.is_some()).map_err(usage)?;
     if let Some(b) = &args.vs {
         return run_vs(args, &cfg, b, &thresholds);
+    }
+    if let Some(objective) = args.knee {
+        return run_knee(args, &cfg, objective, &thresholds);
+    }
+    if args.start_rate.is_some() || args.max_rate.is_some() {
+        return Err(usage(
+            "--start-rate and --max-rate bound the search of --knee OBJECTIVE",
+        ));
     }
     if args.repetitions.is_some() {
         return Err(usage("--repetitions: repeats the pair of --vs URL_B"));
@@ -319,6 +340,91 @@ fn run_vs(
         );
     }
     Ok(with_verdicts(0, &verdicts))
+}
+
+/// `--knee`: the sweep suites' knee search on this URL.
+fn run_knee(
+    args: &LoadArgs,
+    cfg: &LoadConfig,
+    objective: knee::Objective,
+    ts: &[thresholds::Threshold],
+) -> anyhow::Result<i32> {
+    let p = &args.place;
+    if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
+        return Err(usage(
+            "--knee searches from this machine, with one load generator",
+        ));
+    }
+    if !ts.is_empty() {
+        return Err(usage(
+            "--threshold: checks one load; --knee reports the knee itself",
+        ));
+    }
+    if args.save || args.hdr_log.is_some() {
+        return Err(usage(
+            "--knee cannot be combined with --save or --hdr-log yet: the steps and the knee are printed (and in --json)",
+        ));
+    }
+    let (start, max) = (
+        args.start_rate.unwrap_or(100.0),
+        args.max_rate.unwrap_or(1e6),
+    );
+    if max < start {
+        return Err(usage(format!(
+            "--max-rate {max}: must not be below --start-rate {start}"
+        )));
+    }
+    if args.dump {
+        return dump(args, cfg);
+    }
+    let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
+    let mut cfg = cfg.clone();
+    // Each step as long as -d, by default 10 s.
+    cfg.duration = args.duration.unwrap_or(DEFAULT_DURATION);
+    // As the sweep suites' defaults: doubling, then four bisections.
+    let sweep = knee::KneeSweep::new(knee::KneeSearch::new(start, max, 2.0, 4), objective);
+    let stop = crate::interrupt::flag();
+    let result = runner::knee_load::search(&cfg, sweep, |c| {
+        if let LoadModel::ConstantRate { rps } = c.model {
+            eprintln!("step: {} req/s offered", units::rate(rps));
+        }
+        let mut progress = progress_for(c);
+        let o = fairbench_engine::run(c, stop.clone(), &mut progress);
+        progress.finish();
+        o
+    });
+    let result = match result {
+        Ok(r) => r,
+        Err(RunError::Config(e)) => return Err(usage(flag_error(&e))),
+        Err(e) => anyhow::bail!(
+            "{}",
+            tls_error::in_words(&e.to_string(), args.cacert.is_some())
+        ),
+    };
+    if crate::args::wants_json(args.format, args.json) {
+        let v = serde_json::json!({
+            "fairbench_version": env!("CARGO_PKG_VERSION"),
+            "url": args.url,
+            "knee": result,
+        });
+        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
+    } else {
+        print!("{}", terminal::text(&result.text(&args.url)));
+    }
+    for st in &result.steps {
+        for w in &st.warnings {
+            eprintln!("WARNING: {} req/s step: {w}", units::rate(st.offered_rps));
+        }
+    }
+    if crate::interrupt::interrupted() {
+        eprintln!("interrupted: the knee is of the steps measured");
+        return Ok(130);
+    }
+    if result.steps.iter().all(|s| s.answered_rps == 0.0) {
+        eprintln!("fairbench: no request was answered");
+        return Ok(1);
+    }
+    Ok(0)
 }
 
 /// `thresholds` in the JSON, when any were given.

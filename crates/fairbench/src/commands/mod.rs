@@ -7,6 +7,7 @@ pub mod completions;
 pub mod load;
 pub mod report;
 pub mod run;
+mod run_services;
 pub mod runs;
 pub mod servers;
 pub mod show;

@@ -101,6 +101,11 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    if args.resume.is_none() {
+        if let Some((suite, text)) = services_suite(&args)? {
+            return super::run_services::run(&args, &suite, &text);
+        }
+    }
     let root = resolve_root(args.root.as_deref())?;
     let zoo = load_zoo(&root)?;
     match args.resume {
@@ -458,6 +463,32 @@ fn sweeps_note(work: &[Work]) -> String {
     } else {
         format!(" and {n} rate sweeps")
     }
+}
+
+/// A suite of `[[service]]`s, read without a zoo: a path needs no
+/// fairbench root, a name is looked up in the root's suites/ if there is
+/// one. `None` for any other suite (and for a file that cannot be read,
+/// which the zoo path then reports).
+fn services_suite(args: &RunArgs) -> anyhow::Result<Option<(Suite, String)>> {
+    let p = Path::new(&args.suite);
+    let path = if args.suite.ends_with(".toml") || p.components().count() > 1 {
+        p.to_path_buf()
+    } else {
+        match resolve_root(args.root.as_deref()) {
+            Ok(root) => root.join("suites").join(format!("{}.toml", args.suite)),
+            Err(_) => return Ok(None),
+        }
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    match text.parse::<toml::Table>() {
+        Ok(doc) if doc.contains_key("service") => {}
+        _ => return Ok(None),
+    }
+    let text = apply_overrides(&text, args)?;
+    let (suite, text) = record_seed(Suite::parse(&text, &args.suite)?, text, &args.suite)?;
+    Ok(Some((suite, text)))
 }
 
 /// Applies command-line overrides to the suite's TOML so that the stored

@@ -110,6 +110,9 @@ fn cells(c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
     if c.primary != "req/s" {
         verdict.push_str(&format!(" (by {})", c.primary));
     }
+    if c.verdict_from.is_some() && c.paired.as_ref().is_some_and(|p| !p.is_reference) {
+        verdict.push_str(" (paired)");
+    }
     if c.regression {
         verdict.push_str(" REGRESSION");
     }

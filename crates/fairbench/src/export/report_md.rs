@@ -23,8 +23,14 @@ pub fn render(r: &RunReport) -> String {
     }
     o.push_str("## Run and machine\n\n");
     table(&mut o, &overview::run_table(r), false);
-    o.push_str("## Servers and toolchains\n\n");
-    table(&mut o, &overview::servers_table(r), true);
+    if overview::is_url_run(r) {
+        o.push_str("## URLs measured\n\n");
+        let _ = writeln!(o, "{}.\n", md(crate::report::url_case::NOT_STARTED));
+        table(&mut o, &overview::urls_table(r), true);
+    } else {
+        o.push_str("## Servers and toolchains\n\n");
+        table(&mut o, &overview::servers_table(r), true);
+    }
 
     o.push_str("## Parity: what each server sent\n\n");
     let parity = overview::parity_table(r);

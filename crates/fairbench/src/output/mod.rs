@@ -9,3 +9,4 @@ pub mod run_table;
 pub mod target_table;
 pub mod terminal;
 pub mod tls_error;
+pub mod url_table;

@@ -30,8 +30,12 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
     out
 }
 
-/// With `paired`, a last column of ratios to the reference.
+/// With `paired`, a last column of ratios to the reference. A run of URLs
+/// has its own table (super::url_table).
 pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> String {
+    if crate::report::url_case::is_url_run(cases) {
+        return super::url_table::render(run, cases, paired);
+    }
     let mut s = String::new();
     let _ = writeln!(
         s,

@@ -114,6 +114,11 @@ pub struct CaseDiff {
     pub regression: bool,
     /// The change relative to the reference, when the runs pair.
     pub paired: Option<super::paired_compare::PairedChange>,
+    /// `paired` when the verdict and the regression gate come from the
+    /// paired change (runs of URLs whose repetitions pair); left out when
+    /// they come from the unpaired medians.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_from: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -272,6 +277,7 @@ pub fn compare_runs(
             note,
             regression,
             paired: None,
+            verdict_from: None,
         });
     }
     let only = |x: &BTreeMap<CaseKey, Reps>, y: &BTreeMap<CaseKey, Reps>| {

@@ -82,8 +82,17 @@ pub fn render(r: &RunReport) -> String {
     }
     o.push_str("<h2 id=\"run\">Run and machine</h2>\n");
     table_html(&mut o, &overview::run_table(r), &["meta"], false);
-    o.push_str("<h3 id=\"servers\">Servers and toolchains</h3>\n");
-    table_html(&mut o, &overview::servers_table(r), &[], true);
+    if overview::is_url_run(r) {
+        let _ = writeln!(
+            o,
+            "<h3 id=\"urls\">URLs measured</h3>\n<p class=\"warn\">{}.</p>",
+            html(super::url_case::NOT_STARTED)
+        );
+        table_html(&mut o, &overview::urls_table(r), &[], true);
+    } else {
+        o.push_str("<h3 id=\"servers\">Servers and toolchains</h3>\n");
+        table_html(&mut o, &overview::servers_table(r), &[], true);
+    }
     o.push_str("</header>\n");
 
     // Contents: local anchors only.

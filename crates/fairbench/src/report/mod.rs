@@ -20,6 +20,7 @@ pub mod ratio_stats;
 pub mod stats;
 pub mod svg;
 pub mod table;
+pub mod url_case;
 mod write;
 
 pub use write::{check_target, write_atomic, write_html};

@@ -34,19 +34,32 @@ impl CaseKey {
         }
     }
 
-    /// `server mode/response`: the name of a bar or a line.
+    /// `server mode/response`: the name of a bar or a line; a URL case's
+    /// name alone (it has no mode or response shape).
     pub fn variant_label(&self) -> String {
+        if self.is_url() {
+            return self.server.clone();
+        }
         format!("{} {}/{}", self.server, self.mode, self.response)
     }
 
-    /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares.
+    /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares;
+    /// for a URL case, its load.
     pub fn context(&self) -> String {
+        if self.is_url() {
+            return self.load.clone();
+        }
         format!(
             "{} · {} · {}",
             self.scenario,
             cores_label(self.cores),
             self.load
         )
+    }
+
+    /// Measured at a URL (super::url_case): no mode, no cores.
+    pub fn is_url(&self) -> bool {
+        self.cores == 0 && self.mode == "-"
     }
 
     /// The whole key on one line.
@@ -394,6 +407,9 @@ pub struct Group {
     pub spectrum: Option<Spectrum>,
     pub warmup: Option<Warmup>,
     pub case_ids: Vec<i64>,
+    /// A URL case's URL, method, load and stages; left out for zoo cases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<super::url_case::UrlLoad>,
 }
 
 impl Group {
@@ -901,6 +917,7 @@ fn group(
         spectrum,
         warmup,
         case_ids: rows.iter().map(|c| c.id).collect(),
+        url: super::url_case::UrlLoad::of(first),
         key,
     })
 }

@@ -50,6 +50,40 @@ pub fn run_table(r: &RunReport) -> Table {
     t
 }
 
+/// A run whose every case was measured at a URL (`load --save`, a `--vs`
+/// pair, a suite's services): its report lists the URLs where a zoo run
+/// lists servers and toolchains.
+pub fn is_url_run(r: &RunReport) -> bool {
+    !r.groups.is_empty() && r.groups.iter().all(|g| g.url.is_some())
+}
+
+/// What each URL case measured.
+pub fn urls_table(r: &RunReport) -> Table {
+    let mut t = Table::new(
+        "table-urls",
+        &[
+            ("name", false),
+            ("URL", false),
+            ("method", false),
+            ("load", false),
+            ("connections", true),
+            ("repetitions", true),
+        ],
+    );
+    for g in &r.groups {
+        let Some(u) = &g.url else { continue };
+        t.push(vec![
+            Cell::swatch(g.label.clone(), palette::colour(g.palette_index)),
+            Cell::text(u.url.clone()),
+            Cell::text(u.method.clone()),
+            Cell::text(u.load.clone()),
+            Cell::opt(u.connections.map(|c| c as f64), 0),
+            Cell::num(g.done as f64, 0),
+        ]);
+    }
+    t
+}
+
 pub fn servers_table(r: &RunReport) -> Table {
     let mut t = Table::new(
         "table-servers",

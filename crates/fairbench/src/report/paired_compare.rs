@@ -14,10 +14,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::comparison::Comparison;
+use super::comparison::{CaseDiff, Comparison, Verdict};
 use super::model::paired_of;
 use super::paired::{build, pair, Paired, Ratio, RatioRow, Role};
 use super::ratio_stats::RatioSummary;
+use super::url_case::is_url_run;
 use crate::store::{CaseRow, RunRow};
 use crate::suite::pairing::Pairing as SuitePairing;
 use crate::usage::usage;
@@ -175,6 +176,55 @@ fn obstacle(pa: &Paired, pb: &Paired, a_cases: &[CaseRow], b_cases: &[CaseRow]) 
     None
 }
 
+/// Runs of URLs (two saved `load --vs` pairs, two runs of a suite of
+/// services): each run's reference is its own baseline, measured beside
+/// the compared URL repetition by repetition, so the paired change is the
+/// measurement itself and whatever moved the whole machine between the
+/// runs divides out. Where a case's primary metric has a paired interval
+/// (2+ repetitions paired), the verdict and `--fail-on-regression` read
+/// it; the reference's own row is the baseline, not gated (its change
+/// between the runs is the machine's as much as its own). Zoo runs keep
+/// the unpaired verdict: their reference is another server, whose own
+/// change would move every paired figure (docs/compare.md).
+fn verdict_from_pairs(d: &mut CaseDiff, limit: Option<f64>) {
+    let Some(p) = &d.paired else { return };
+    if p.is_reference {
+        d.regression = false;
+        d.verdict_from = Some("paired");
+        d.note = Some(
+            "the baseline of both runs: B's change is read relative to it, repetition by repetition"
+                .into(),
+        );
+        return;
+    }
+    let closed = d.primary == "req/s";
+    let m = if closed { &p.rps } else { &p.p99_us };
+    let Some((direction, change_pct)) = m
+        .as_ref()
+        .filter(|m| m.change.low.is_some())
+        .map(|m| (m.direction, m.change_pct))
+    else {
+        return;
+    };
+    d.verdict_from = Some("paired");
+    d.note = None;
+    d.verdict = match direction {
+        "better" => Verdict::Faster,
+        "worse" => Verdict::Slower,
+        _ => Verdict::NoSignificantDifference,
+    };
+    d.regression = match limit {
+        Some(limit) if d.verdict == Verdict::Slower => {
+            if closed {
+                -change_pct > limit
+            } else {
+                change_pct > limit
+            }
+        }
+        _ => false,
+    };
+}
+
 /// Adds the paired view to a comparison of runs `a` and `b`.
 /// `reference` is `--reference`; otherwise A's suite decides.
 pub fn attach(
@@ -192,11 +242,17 @@ pub fn attach(
     let pb = build(b_cases, &pairing);
     let reason = obstacle(&pa, &pb, a_cases, b_cases);
     if reason.is_none() {
+        let urls = is_url_run(a_cases) && is_url_run(b_cases);
+        let limit = cmp.regression_threshold_pct;
         for d in &mut cmp.cases {
             if let (Some(a), Some(b)) = (pa.row(&d.key), pb.row(&d.key)) {
                 d.paired = Some(case_change(a, b));
             }
+            if urls {
+                verdict_from_pairs(d, limit);
+            }
         }
+        cmp.regressions = cmp.cases.iter().filter(|c| c.regression).count();
     }
     cmp.pairing = Some(Pairing {
         reference: pa.reference.clone(),

@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 
 use super::case::load_figures;
 use super::metadata;
+use crate::report::url_case::StageRow;
 use crate::store::{NewRun, PlannedCase, RunLock, SampleRow, Store};
 
 /// The per-second series with each interval's histogram, as stored.
@@ -56,22 +57,7 @@ pub fn save(
         toolchains_json: "{}".into(),
         planned_cases: 1,
     })?;
-    let load_json = serde_json::json!({
-        "model": match o.model { LoadModel::ClosedLoop => "closed", LoadModel::ConstantRate { .. } => "rate" },
-        "rate": match o.model { LoadModel::ConstantRate { rps } => Some(rps), LoadModel::ClosedLoop => None },
-        "connections": o.connections,
-        "threads": o.threads,
-        "pipeline": o.pipeline,
-        "keepalive": o.keepalive,
-        "requests": cfg.requests,
-        "warmup_s": o.warmup_s,
-        "duration_s": cfg.duration.as_secs_f64(),
-        "timeout_s": o.timeout_s,
-        "method": cfg.request.method,
-        "url": cfg.target.url,
-        "expect_status": o.expect_status,
-        "status_codes": o.status_codes,
-    });
+    let load_json = load_json(cfg, o);
     let case = store.append_case(run, |seq| {
         planned_case(seq, &cfg.target.url, o, &load_json, 1)
     })?;
@@ -93,8 +79,8 @@ pub fn save(
     Ok(run)
 }
 
-/// As a suite's profiles are labelled, so equal loads pair in `compare`.
-/// One stored case of a load at a URL: no zoo server, mode or cores.
+/// One stored case of a load at a URL: no zoo server, mode or cores
+/// (crate::report::url_case reads it back).
 pub(crate) fn planned_case(
     seq: usize,
     server: &str,
@@ -120,6 +106,61 @@ pub(crate) fn planned_case(
     }
 }
 
+/// What a stored URL case keeps of its load: the URL, the method, the
+/// model, rate and stages (planned against achieved), for `show`, `report`
+/// and `compare`.
+pub(crate) fn load_json(cfg: &LoadConfig, o: &Outcome) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "model": match o.model { LoadModel::ClosedLoop => "closed", LoadModel::ConstantRate { .. } => "rate" },
+        "rate": match o.model { LoadModel::ConstantRate { rps } => Some(rps), LoadModel::ClosedLoop => None },
+        "connections": o.connections,
+        "threads": o.threads,
+        "pipeline": o.pipeline,
+        "keepalive": o.keepalive,
+        "requests": cfg.requests,
+        "warmup_s": o.warmup_s,
+        "duration_s": cfg.duration.as_secs_f64(),
+        "timeout_s": o.timeout_s,
+        "method": cfg.request.method,
+        "url": cfg.target.url,
+        "expect_status": o.expect_status,
+        "status_codes": o.status_codes,
+    });
+    let stages = stage_rows(o);
+    if let (false, Some(m)) = (stages.is_empty(), v.as_object_mut()) {
+        m.insert("stages".into(), serde_json::json!(stages));
+    }
+    v
+}
+
+/// Each stage of a rate profile, planned against achieved.
+pub(crate) fn stage_rows(o: &Outcome) -> Vec<StageRow> {
+    let mut at = 0.0;
+    o.stages
+        .iter()
+        .zip(&o.stage_plan)
+        .map(|(t, plan)| {
+            let l = t.latency_summary();
+            let d = plan.duration.as_secs_f64();
+            let row = StageRow {
+                name: t.name.clone(),
+                start_s: at,
+                duration_s: d,
+                from_rps: plan.from,
+                to_rps: plan.to,
+                planned: t.planned,
+                requests: t.requests,
+                errors: t.errors.total(),
+                p50_us: l.p50,
+                p99_us: l.p99,
+            };
+            at += d;
+            row
+        })
+        .collect()
+}
+
+/// As a suite's profiles are labelled, so equal loads pair in `compare`.
 pub(crate) fn label(o: &Outcome) -> String {
     let t = format!(" t={}", o.threads);
     let ends = if o.keepalive { "" } else { " no-keepalive" };
@@ -131,6 +172,10 @@ pub(crate) fn label(o: &Outcome) -> String {
                 String::new()
             };
             format!("closed c={}{t}{p}{ends}", o.connections)
+        }
+        LoadModel::ConstantRate { .. } if !o.stage_plan.is_empty() => {
+            let names: Vec<String> = o.stage_plan.iter().map(|s| s.label()).collect();
+            format!("stages {} c={}{t}{ends}", names.join(","), o.connections)
         }
         LoadModel::ConstantRate { rps } => format!("rate {rps}/s c={}{t}{ends}", o.connections),
     }

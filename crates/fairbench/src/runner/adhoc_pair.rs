@@ -10,7 +10,7 @@ use std::path::Path;
 
 use fairbench_engine::{LoadConfig, Outcome};
 
-use super::adhoc::{planned_case, SUITE};
+use super::adhoc::{load_json, planned_case, SUITE};
 use super::case::load_figures;
 use super::metadata;
 use super::vs::Pair;
@@ -52,14 +52,7 @@ pub fn save_pair(
                 'A' => (&pair.a[r], a),
                 _ => (&pair.b[r], b),
             };
-            let load_json = serde_json::json!({
-                "url": cfg.target.url,
-                "method": cfg.request.method,
-                "connections": o.connections,
-                "threads": o.threads,
-                "duration_s": cfg.duration.as_secs_f64(),
-                "status_codes": o.status_codes,
-            });
+            let load_json = load_json(cfg, o);
             let case = store.append_case(run, |seq| {
                 planned_case(seq, &side.to_string(), o, &load_json, r + 1)
             })?;

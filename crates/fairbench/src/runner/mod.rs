@@ -7,9 +7,11 @@ pub mod adhoc_pair;
 mod builds;
 mod case;
 pub mod knee;
+pub mod knee_load;
 pub mod metadata;
 pub mod placement;
 mod sampler;
+pub mod services;
 pub mod vs;
 
 use std::path::PathBuf;
@@ -319,17 +321,20 @@ impl<'a> Runner<'a> {
             return fail(self, reason);
         }
         let (hb, bb) = running.bytes();
-        let mut search = knee::KneeSearch::new(
-            s.spec.start_rate,
-            s.spec.max_rate,
-            s.spec.step_factor,
-            s.spec.bisect_steps,
+        let mut search = knee::KneeSweep::new(
+            knee::KneeSearch::new(
+                s.spec.start_rate,
+                s.spec.max_rate,
+                s.spec.step_factor,
+                s.spec.bisect_steps,
+            ),
+            knee::Objective {
+                quantile: s.spec.slo_quantile,
+                limit_us: s.spec.slo.as_micros() as u64,
+            },
         );
-        let slo_us = s.spec.slo.as_micros() as u64;
         let mut first = true;
         let mut interrupted = false;
-        // A rate measured again because the first try was disturbed.
-        let mut remeasured: Option<f64> = None;
         while let Some(rate) = search.next() {
             if crate::interrupt::interrupted() {
                 interrupted = true;
@@ -385,16 +390,16 @@ impl<'a> Runner<'a> {
                     parts,
                 }) => {
                     let q = figs.latency.value_at_quantile(s.spec.slo_quantile);
-                    let passed = q <= slo_us && figs.errors.total() == 0 && figs.rps >= 0.9 * rate;
                     self.store.record_done_with_parts(id, &figs, &parts)?;
-                    // When the generator itself fell behind its schedule, the
-                    // whole machine stalled (it shares the kernel and, in a VM,
-                    // the hypervisor with the server): a miss then says
-                    // nothing about the server. Such a step is kept, and the
-                    // rate measured once more before it counts as a miss.
                     let lateness = figs.lateness_p99.unwrap_or(0);
-                    if !passed && lateness > 1_000 && remeasured != Some(rate) {
-                        remeasured = Some(rate);
+                    let judged = search.judge(&knee::StepFigures {
+                        at_quantile_us: q,
+                        errors: figs.errors.total(),
+                        rps: figs.rps,
+                        lateness_p99_us: lateness,
+                    });
+                    // The step is kept either way.
+                    if judged == knee::Judged::Again {
                         self.progress.note(&format!(
                             "  {label}: {} req/s offered: the generator fell behind its own schedule (send lateness p99 {}); measuring this rate again",
                             units::rate(rate),
@@ -407,13 +412,12 @@ impl<'a> Runner<'a> {
                         units::rate(rate),
                         s.spec.slo_quantile * 100.0,
                         units::micros(q as f64),
-                        if passed {
+                        if judged == knee::Judged::Met {
                             "meets the objective"
                         } else {
                             "misses it"
                         }
                     ));
-                    search.record(passed);
                 }
                 Err(CaseEnd::Interrupted) => {
                     self.store.set_case_state(id, "pending", None, None)?;

@@ -35,6 +35,17 @@ pub struct Suite {
     pub interleave: Interleave,
     /// The shuffle's seed when `interleave` is `case` (recorded by `run`).
     pub interleave_seed: Option<u64>,
+    /// Already-running services named by URL (`[[service]]`), measured
+    /// instead of zoo servers: nothing is built, started or contained.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<Service>,
+}
+
+/// A service a suite measures where it runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Service {
+    pub name: String,
+    pub url: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -194,6 +205,7 @@ struct RawSuite {
     modes: Vec<String>,
     #[serde(default = "both_responses")]
     responses: Vec<String>,
+    #[serde(default)]
     scenarios: Vec<String>,
     #[serde(default = "one_core")]
     cores: Vec<toml::Value>,
@@ -218,6 +230,15 @@ struct RawSuite {
     interleave_seed: Option<i64>,
     #[serde(rename = "load")]
     loads: Vec<RawLoad>,
+    #[serde(default, rename = "service")]
+    services: Vec<RawService>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawService {
+    name: String,
+    url: String,
 }
 
 #[derive(Deserialize)]
@@ -303,13 +324,14 @@ impl Suite {
         if raw.name.trim().is_empty() {
             return Err(bad("name", "must not be empty".into()));
         }
+        let services = services(&raw, &bad)?;
         for (field, list) in [
             ("servers", &raw.servers),
             ("modes", &raw.modes),
             ("responses", &raw.responses),
             ("scenarios", &raw.scenarios),
         ] {
-            if list.is_empty() {
+            if list.is_empty() && (field != "scenarios" || services.is_empty()) {
                 return Err(bad(field, "expected at least one entry".into()));
             }
             for p in list {
@@ -512,7 +534,19 @@ impl Suite {
             }
             w => w.map(|w| w as usize),
         };
+        if let (false, Some(i)) = (
+            services.is_empty(),
+            loads
+                .iter()
+                .position(|l| matches!(l, LoadProfile::Sweep(_))),
+        ) {
+            return Err(bad(
+                &format!("load[{i}].model"),
+                "a sweep of a [[service]] is not supported yet (`fairbench load URL --knee p99<=10ms` searches one URL's knee)".into(),
+            ));
+        }
         Ok(Suite {
+            services,
             workers,
             pairing: Pairing {
                 reference,
@@ -540,6 +574,43 @@ impl Suite {
             ready_timeout,
         })
     }
+}
+
+/// The `[[service]]`s, checked: a name each, unique, and an http(s) URL. A
+/// suite of services names no zoo scenario.
+fn services(
+    raw: &RawSuite,
+    bad: &dyn Fn(&str, String) -> anyhow::Error,
+) -> anyhow::Result<Vec<Service>> {
+    if !raw.services.is_empty() && !raw.scenarios.is_empty() {
+        return Err(bad(
+            "scenarios",
+            "a suite of [[service]]s measures running services at their URLs, not zoo scenarios: leave scenarios out".into(),
+        ));
+    }
+    let mut out: Vec<Service> = Vec::new();
+    for (i, s) in raw.services.iter().enumerate() {
+        let name = s.name.trim();
+        if name.is_empty() {
+            return Err(bad(
+                &format!("service[{i}].name"),
+                "must not be empty".into(),
+            ));
+        }
+        if out.iter().any(|o| o.name == name) {
+            return Err(bad(
+                &format!("service[{i}].name"),
+                format!("{name:?} is given twice"),
+            ));
+        }
+        fairbench_engine::Target::parse(&s.url)
+            .map_err(|e| bad(&format!("service[{i}].url"), e.to_string()))?;
+        out.push(Service {
+            name: name.to_string(),
+            url: s.url.clone(),
+        });
+    }
+    Ok(out)
 }
 
 fn list_suites(root: &Path) -> Vec<String> {

@@ -8,7 +8,7 @@ mod plan;
 pub mod span;
 
 pub use engine::Timing;
-pub use file::{Ends, LoadProfile, Suite};
+pub use file::{Ends, LoadProfile, Service, Suite};
 pub use plan::{
     full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };

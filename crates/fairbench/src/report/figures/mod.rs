@@ -8,6 +8,7 @@ mod ratio;
 mod resources;
 mod scaling;
 mod spectrum;
+mod stages;
 mod sweeps;
 mod throughput;
 mod volume;
@@ -49,9 +50,13 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     let main: Vec<&Group> = r.groups.iter().filter(|g| !g.is_sweep_step()).collect();
     let single: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores == 1).collect();
     let multi: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores > 1).collect();
+    let urls: Vec<&Group> = main.iter().copied().filter(|g| g.key.is_url()).collect();
     let mut out = Vec::new();
 
     let mut figs = Vec::new();
+    if !urls.is_empty() {
+        figs.push(throughput(&urls, "throughput-urls", "Throughput, URLs"));
+    }
     if !single.is_empty() {
         figs.push(throughput(
             &single,
@@ -84,6 +89,9 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
             "Mean and p99 latency, multi-core",
         ));
     }
+    if !urls.is_empty() {
+        figs.push(latency(&urls, "latency-urls", "Mean and p99 latency, URLs"));
+    }
     figs.extend(ratio::figure(r, Metric::P99));
     push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
 
@@ -91,6 +99,8 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         let figs = vec![requests(&main), timeouts(&main)];
         push(&mut out, "volume", "Requests and timeouts", "Completed requests per measurement (as the study's \"total requests\"), and requests without an answer (timed out, or still unanswered when the run ended) per million planned.", figs);
     }
+
+    push(&mut out, "stages", "Stages", "Each stage of a rate profile (load --stages), by planned time: the rate the plan asked for against the rate answered, and the latency of the requests planned in the stage (from their planned time, so a server falling behind shows).", stages::stages(&main));
 
     let figs = spectra(&main);
     push(&mut out, "spectrum", "Latency spectrum", "Latency by percentile, HdrHistogram style: every repetition's histogram merged, read at quarter \"nines\" (x = −log10(1 − q): 90 %, 99 %, 99.9 % … equally spaced). Curves stop where the sample count can no longer tell.", figs);
@@ -177,10 +187,16 @@ const KEY_COLUMNS: [(&str, bool); 5] = [
 ];
 
 fn key_cells(g: &Group) -> Vec<Cell> {
+    // A URL case: its method and URL where a zoo case has its scenario,
+    // and no cores (fairbench did not give the server any).
+    let (scenario, cores) = match &g.url {
+        Some(u) => (format!("{} {}", u.method, u.url), Cell::text("—")),
+        None => (g.key.scenario.clone(), Cell::num(g.key.cores as f64, 0)),
+    };
     vec![
         Cell::swatch(g.label.clone(), colour(g)),
-        Cell::text(g.key.scenario.clone()),
-        Cell::num(g.key.cores as f64, 0),
+        Cell::text(scenario),
+        cores,
         Cell::text(g.key.load.clone()),
         Cell::num(g.done as f64, 0),
     ]

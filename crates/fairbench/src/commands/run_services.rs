@@ -1,0 +1,170 @@
+//! `fairbench run --suite FILE` for a suite of `[[service]]`s: services that
+//! already run, measured at their URLs (runner::services). Read without a
+//! fairbench root, so a team keeps the suite file in its own repository.
+
+use crate::output::progress::LoadProgress;
+use crate::report::url_case::NOT_STARTED;
+use crate::runner::metadata;
+use crate::runner::services::{self, Ended};
+use crate::store::{NewRun, RunLock, Store};
+use crate::suite::Suite;
+use crate::topology::TopologyKind;
+use crate::units;
+use crate::usage::usage;
+
+use super::run::RunArgs;
+
+pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
+    refuse_zoo_flags(args)?;
+    let cases = services::plan(suite);
+    let configs = cases
+        .iter()
+        .map(|c| {
+            services::config(suite, c)
+                .map_err(|e| usage(format!("{}: service {:?}: {e}", args.suite, c.service.name)))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if args.dry_run {
+        println!("suite {}: {}", suite.name, suite.description);
+        for (i, c) in cases.iter().enumerate() {
+            println!("{:>4}  {}  {}", i + 1, c.label(), c.service.url);
+        }
+        println!(
+            "{} cases of services at their URLs; estimated time {} (nothing to build or start)",
+            cases.len(),
+            humantime::format_duration(services::case_time(suite) * cases.len() as u32)
+        );
+        println!("{NOT_STARTED}");
+        return Ok(0);
+    }
+    let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
+    let _lock = RunLock::acquire(&args.db)?;
+    let mut store = Store::open(&args.db)?;
+    let run = store.create_run(&NewRun {
+        started_at: crate::store::now_rfc3339(),
+        suite: suite.name.clone(),
+        suite_toml: text.to_string(),
+        git_revision: None,
+        host_json: serde_json::to_string(&metadata::host(&[]))?,
+        toolchains_json: "{}".into(),
+        planned_cases: cases.len(),
+    })?;
+    let planned: Vec<_> = cases
+        .iter()
+        .enumerate()
+        .map(|(seq, c)| services::planned_case(seq, suite, c))
+        .collect();
+    store.insert_planned(run, &planned)?;
+    let ids: Vec<i64> = store.cases(run)?.iter().map(|c| c.id).collect();
+    eprintln!(
+        "run {run}: suite {}, {} cases of {} services at their URLs, results in {}",
+        crate::output::terminal::text(&suite.name),
+        cases.len(),
+        suite.services.len(),
+        args.db.display()
+    );
+    eprintln!("{NOT_STARTED}");
+    let stop = crate::interrupt::flag();
+    let mut failed = 0;
+    let mut interrupted = false;
+    for (n, ((c, cfg), id)) in cases.iter().zip(&configs).zip(&ids).enumerate() {
+        if crate::interrupt::interrupted() {
+            interrupted = true;
+            break;
+        }
+        let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
+        let end = services::measure(&mut store, *id, cfg, stop.clone(), &mut progress)?;
+        progress.finish();
+        let line = match end {
+            Ended::Done(o) => {
+                let l = o.latency_summary();
+                let mut line = format!(
+                    "{} req/s  p50 {}  p99 {}",
+                    units::rate(o.rps()),
+                    units::micros(l.p50 as f64),
+                    units::micros(l.p99 as f64)
+                );
+                if o.errors.total() > 0 {
+                    line.push_str(&format!("  errors {}", units::count(o.errors.total())));
+                }
+                line
+            }
+            Ended::Failed(reason) => {
+                failed += 1;
+                format!("FAILED: {}", units::one_line(&reason))
+            }
+            Ended::Interrupted => {
+                interrupted = true;
+                break;
+            }
+        };
+        eprintln!(
+            "{}",
+            crate::output::terminal::text(&format!(
+                "[{}/{}] {} ({}): {line}",
+                n + 1,
+                cases.len(),
+                c.label(),
+                c.service.url
+            ))
+        );
+    }
+    let code = if interrupted {
+        store.set_run_state(
+            run,
+            "interrupted",
+            Some("interrupted by a signal (Ctrl-C or SIGTERM)"),
+        )?;
+        eprintln!("interrupted: finished cases are stored");
+        130
+    } else {
+        store.set_run_state(run, "done", None)?;
+        i32::from(failed > 0)
+    };
+    if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
+        println!();
+        let paired = crate::report::model::paired_of(&r, &cases, None).ok();
+        print!(
+            "{}",
+            crate::output::terminal::text(&crate::output::run_table::render(
+                &r,
+                &cases,
+                paired.as_ref()
+            ))
+        );
+    }
+    if let Some(path) = &args.report {
+        if let Err(e) = crate::report::write_html(&args.db, run, path) {
+            eprintln!(
+                "fairbench: could not write the report {}: {e:#}",
+                path.display()
+            );
+        }
+    }
+    Ok(code)
+}
+
+/// Flags that choose zoo servers, or where a server fairbench starts runs,
+/// mean nothing for services at URLs: refused, not silently ignored.
+fn refuse_zoo_flags(args: &RunArgs) -> anyhow::Result<()> {
+    let zoo_only = [
+        ("--servers", args.servers.is_some()),
+        ("--scenarios", args.scenarios.is_some()),
+        ("--cores", args.cores.is_some()),
+        ("--variant", args.variant.is_some()),
+        ("--allow-unfair", args.allow_unfair),
+    ];
+    if let Some((flag, _)) = zoo_only.iter().find(|(_, given)| *given) {
+        return Err(usage(format!(
+            "{flag}: the suite {} measures [[service]]s at their URLs, not zoo servers",
+            args.suite
+        )));
+    }
+    let c = &args.clients;
+    if c.topology != TopologyKind::Local || c.clients != 1 || !c.client_hosts.is_empty() {
+        return Err(usage(
+            "a suite of [[service]]s is loaded from this machine, with one load generator",
+        ));
+    }
+    Ok(())
+}
