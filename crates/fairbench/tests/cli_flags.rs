@@ -52,6 +52,8 @@ fn sample(flag: &str) -> Option<&'static str> {
         "threshold" => "p99<20ms",
         "stages" => "1s:10,2s:10-50",
         "vs" => "http://127.0.0.1:8081/",
+        "timeout-mode" => "wrk",
+        "with" => "results.db:1",
         _ => return None,
     })
 }

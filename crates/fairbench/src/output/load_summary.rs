@@ -96,6 +96,17 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             "Throughput"
         );
     }
+    if let Some(r) = o.thread_req_sec.some() {
+        let _ = writeln!(
+            s,
+            "  {:<14}mean {}  stdev {}  max {}  (wrk's Req/Sec: each of the {} load threads' req/s over 100 ms)",
+            "Per thread",
+            rate(r.mean),
+            rate(r.stdev()),
+            rate(r.max),
+            o.threads
+        );
+    }
     let _ = writeln!(
         s,
         "  {:<14}{} read ({}/s)",
@@ -207,9 +218,10 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     }
     let _ = writeln!(
         s,
-        "  {:<14}{:.0} per million requests",
+        "  {:<14}{:.0} per million requests, counted {}",
         "Timeouts",
-        o.timeouts_per_million()
+        o.timeouts_per_million(),
+        timeout_counting(o.timeout_mode)
     );
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
@@ -404,5 +416,17 @@ mod tests {
         assert_eq!(trim_pct(50.0), "50");
         assert_eq!(trim_pct(99.9), "99.9");
         assert_eq!(trim_pct(99.99968377), "99.9997");
+    }
+}
+
+/// Which counting a timeouts figure is, in words.
+pub fn timeout_counting(m: fairbench_engine::TimeoutMode) -> &'static str {
+    match m {
+        fairbench_engine::TimeoutMode::Fairbench => {
+            "fairbench's way (aborted at the timeout, connection reopened)"
+        }
+        fairbench_engine::TimeoutMode::Wrk => {
+            "wrk's way (an answer after the timeout is a timeout, connection kept)"
+        }
     }
 }

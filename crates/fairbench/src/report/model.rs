@@ -20,6 +20,10 @@ pub struct CaseKey {
     pub scenario: String,
     pub cores: i64,
     pub load: String,
+    /// The machine, in a report of runs from several (`report --with`):
+    /// its CPU model and count. Empty in a report of one run.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
 }
 
 impl CaseKey {
@@ -31,6 +35,7 @@ impl CaseKey {
             scenario: c.scenario.clone(),
             cores: c.cores,
             load: c.load_label.clone(),
+            host: String::new(),
         }
     }
 
@@ -41,8 +46,13 @@ impl CaseKey {
 
     /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares.
     pub fn context(&self) -> String {
+        let on = if self.host.is_empty() {
+            String::new()
+        } else {
+            format!(" · on {}", self.host)
+        };
         format!(
-            "{} · {} · {}",
+            "{} · {} · {}{on}",
             self.scenario,
             cores_label(self.cores),
             self.load
@@ -78,6 +88,10 @@ pub struct RunReport {
     pub method: Method,
     /// Every case relative to the reference, repetition by repetition.
     pub paired: super::paired::Paired,
+    /// The runs of a report of several machines (`report --with`), the
+    /// report's own first; empty for a report of one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<super::machines::Machine>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -316,6 +330,9 @@ pub struct LoadInfo {
     pub threads: Option<u64>,
     pub duration_s: Option<f64>,
     pub warmup_s: Option<f64>,
+    /// How timeouts were counted: `fairbench` (aborted, connection
+    /// reopened) or `wrk` (a late answer is a timeout, connection kept).
+    pub timeout_mode: String,
 }
 
 impl LoadInfo {
@@ -341,6 +358,11 @@ impl LoadInfo {
             threads: v.get("threads").and_then(Value::as_u64),
             duration_s: v.get("duration_s").and_then(Value::as_f64),
             warmup_s: v.get("warmup_s").and_then(Value::as_f64),
+            timeout_mode: v
+                .get("timeout_mode")
+                .and_then(Value::as_str)
+                .unwrap_or("fairbench")
+                .to_string(),
         }
     }
 
@@ -372,6 +394,12 @@ pub struct Group {
     pub rps: Option<Summary>,
     /// Median over repetitions of the stdev of the 1-second rates.
     pub rps_stdev_1s: Option<f64>,
+    /// wrk's per-thread Req/Sec, per repetition: the mean of every load
+    /// thread's 100 ms rates (what the studies plotted), their stdev
+    /// (median over repetitions) and their max.
+    pub thread_rps: Option<Summary>,
+    pub thread_rps_stdev: Option<f64>,
+    pub thread_rps_max: Option<Summary>,
     pub lat_mean: Option<Summary>,
     /// The standard deviation of every request's latency (wrk's Latency
     /// "Stdev"), per repetition.
@@ -394,6 +422,10 @@ pub struct Group {
     pub spectrum: Option<Spectrum>,
     pub warmup: Option<Warmup>,
     pub case_ids: Vec<i64>,
+    /// The run the cases are of, in a report of several runs (`report
+    /// --with`; `case_ids` are that run's database's). None: the report's run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<i64>,
 }
 
 impl Group {
@@ -766,6 +798,7 @@ pub fn build_for(
         problems,
         method: METHOD,
         paired,
+        machines: Vec::new(),
     })
 }
 
@@ -881,6 +914,9 @@ fn group(
         warnings,
         rps: summary_of(&done, |c| c.rps),
         rps_stdev_1s,
+        thread_rps: summary_of(&done, |c| c.thread_rps_mean),
+        thread_rps_stdev: summary_of(&done, |c| c.thread_rps_stdev).map(|s| s.median),
+        thread_rps_max: summary_of(&done, |c| c.thread_rps_max),
         lat_mean: summary_of(&done, |c| c.lat_mean),
         lat_stdev: summary_of(&done, |c| c.lat_stdev),
         lat_p50: lat(|c| c.lat_p50),
@@ -901,6 +937,7 @@ fn group(
         spectrum,
         warmup,
         case_ids: rows.iter().map(|c| c.id).collect(),
+        run_id: None,
         key,
     })
 }

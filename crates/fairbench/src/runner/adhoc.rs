@@ -67,6 +67,7 @@ pub fn save(
         "warmup_s": o.warmup_s,
         "duration_s": cfg.duration.as_secs_f64(),
         "timeout_s": o.timeout_s,
+        "timeout_mode": o.timeout_mode.as_str(),
         "method": cfg.request.method,
         "url": cfg.target.url,
         "expect_status": o.expect_status,

@@ -58,6 +58,7 @@ pub fn save_pair(
                 "connections": o.connections,
                 "threads": o.threads,
                 "duration_s": cfg.duration.as_secs_f64(),
+                "timeout_mode": o.timeout_mode.as_str(),
                 "status_codes": o.status_codes,
             });
             let case = store.append_case(run, |seq| {

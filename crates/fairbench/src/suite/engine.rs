@@ -16,6 +16,7 @@ pub struct Timing {
     pub warmup: Duration,
     pub duration: Duration,
     pub timeout: Duration,
+    pub timeout_mode: fairbench_engine::TimeoutMode,
 }
 
 impl LoadProfile {
@@ -57,6 +58,7 @@ impl LoadProfile {
         cfg.warmup = t.warmup;
         cfg.duration = t.duration;
         cfg.timeout = t.timeout;
+        cfg.timeout_mode = t.timeout_mode;
         cfg.requests = ends.requests;
         cfg.keepalive = ends.keepalive;
         cfg
