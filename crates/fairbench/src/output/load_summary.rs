@@ -407,18 +407,6 @@ fn spectrum_table(s: &mut String, o: &Outcome) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_labels_are_short() {
-        assert_eq!(trim_pct(50.0), "50");
-        assert_eq!(trim_pct(99.9), "99.9");
-        assert_eq!(trim_pct(99.99968377), "99.9997");
-    }
-}
-
 /// Which counting a timeouts figure is, in words.
 pub fn timeout_counting(m: fairbench_engine::TimeoutMode) -> &'static str {
     match m {
@@ -428,5 +416,17 @@ pub fn timeout_counting(m: fairbench_engine::TimeoutMode) -> &'static str {
         fairbench_engine::TimeoutMode::Wrk => {
             "wrk's way (an answer after the timeout is a timeout, connection kept)"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_labels_are_short() {
+        assert_eq!(trim_pct(50.0), "50");
+        assert_eq!(trim_pct(99.9), "99.9");
+        assert_eq!(trim_pct(99.99968377), "99.9997");
     }
 }
