@@ -23,6 +23,39 @@ pub enum LoadModel {
     ConstantRate { rps: f64 },
 }
 
+/// How a request that outlives its timeout is counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutMode {
+    /// At its timeout the request is aborted, counted as a timeout, and its
+    /// connection closed and reopened (requests queued behind it go out
+    /// again): a server that stalls cannot hold a connection.
+    #[default]
+    Fairbench,
+    /// wrk's counting: nothing is aborted; an answer that arrives after the
+    /// timeout counts as a timeout (not as answered), is read whole, and its
+    /// connection carries on. Requests never answered are still timeouts at
+    /// the end of the run (wrk would not count them at all).
+    Wrk,
+}
+
+impl TimeoutMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeoutMode::Fairbench => "fairbench",
+            TimeoutMode::Wrk => "wrk",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<TimeoutMode, String> {
+        match s {
+            "fairbench" => Ok(TimeoutMode::Fairbench),
+            "wrk" => Ok(TimeoutMode::Wrk),
+            other => Err(format!("expected fairbench or wrk, got {other:?}")),
+        }
+    }
+}
+
 /// It travels whole: a load generator elsewhere (a namespace, an ssh host)
 /// is sent its configuration as JSON; the target is resolved again there.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -52,6 +85,10 @@ pub struct LoadConfig {
     pub keepalive: bool,
     pub warmup: Duration,
     pub timeout: Duration,
+    /// How a request past its timeout is counted (and whether it is
+    /// aborted).
+    #[serde(default)]
+    pub timeout_mode: TimeoutMode,
     pub model: LoadModel,
     /// Requests in flight per connection (HTTP/1.1 pipelining depth).
     pub pipeline: usize,
@@ -108,6 +145,7 @@ impl LoadConfig {
             keepalive: true,
             warmup: Duration::ZERO,
             timeout: Duration::from_secs(2),
+            timeout_mode: TimeoutMode::Fairbench,
             model: LoadModel::ClosedLoop,
             pipeline: 1,
             send_ahead: DEFAULT_SEND_AHEAD,

@@ -40,6 +40,7 @@ use crate::clock::Nanos;
 use crate::histogram::{new_histogram, record_ns};
 use crate::stats::{ErrorCounts, Failure};
 use crate::status::{StatusCounts, StatusSet};
+use crate::thread_rate::ReqSecSampler;
 
 /// One request, in flight or waiting to be (re)sent.
 #[derive(Debug, Clone, Copy)]
@@ -160,6 +161,12 @@ pub(crate) struct Tally {
     pub stages: Vec<TargetTally>,
     /// Where each stage ends (absolute).
     stage_ends: Vec<Nanos>,
+    /// wrk's counting: an answer at or past the timeout is a timeout.
+    late_is_timeout: bool,
+    /// Answers of the window counted as timeouts for being late.
+    pub late: u64,
+    /// wrk's per-thread Req/Sec, from every answer of the window.
+    pub req_sec: ReqSecSampler,
 }
 
 impl Tally {
@@ -193,7 +200,17 @@ impl Tally {
             targets: Vec::new(),
             stages: Vec::new(),
             stage_ends: Vec::new(),
+            late_is_timeout: false,
+            late: 0,
+            req_sec: ReqSecSampler::new(measure_start, end),
         }
+    }
+
+    /// Count an answer that comes at or after the timeout as a timeout
+    /// (wrk's counting).
+    pub fn late_answers_time_out(mut self, yes: bool) -> Self {
+        self.late_is_timeout = yes;
+        self
     }
 
     /// Break the window down by the stages of a rate profile, which begins
@@ -240,6 +257,7 @@ impl Tally {
     /// is planned from then on is not the window's.
     pub fn close_window(&mut self, end: Nanos) {
         self.end = self.end.min(end);
+        self.req_sec.close_window(end);
     }
 
     /// A request comes into being (planned, or sent for the first time).
@@ -277,6 +295,12 @@ impl Tally {
 
     #[inline]
     pub fn answered(&mut self, now: Nanos, r: Req, status: u16) {
+        self.req_sec.answer(now);
+        if self.late_is_timeout && now.saturating_sub(r.planned) >= self.timeout {
+            self.late += u64::from(self.in_window(r.planned));
+            self.failed(now, r, Failure::Timeout);
+            return;
+        }
         let from = if r.sent > 0 {
             r.planned.min(r.sent)
         } else {
@@ -403,6 +427,25 @@ mod tests {
         let answered = t.answered_latency.value_at_quantile(0.99);
         assert!(honest >= 100_000, "p99 {honest} µs with 2 % unanswered");
         assert!(answered < 1_000);
+    }
+
+    #[test]
+    fn counted_wrk_s_way_a_late_answer_is_a_timeout_of_what_it_waited() {
+        let mut t = tally().late_answers_time_out(true);
+        t.plan(Req::new(1500 * MS, 1500 * MS));
+        t.answered(1550 * MS, Req::new(1500 * MS, 1500 * MS), 200);
+        t.plan(Req::new(1600 * MS, 1600 * MS));
+        t.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200);
+        assert_eq!((t.answered, t.errors.timeout, t.late), (1, 1, 1));
+        assert_eq!(t.planned, t.answered + t.errors.not_answered());
+        assert!(t.latency.max() >= 299_000, "{}", t.latency.max());
+        assert!(t.answered_latency.max() < 51_000);
+        // Counted fairbench's way the same answer is answered (the worker
+        // would have aborted it at its timeout instead).
+        let mut f = tally();
+        f.plan(Req::new(1600 * MS, 1600 * MS));
+        f.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200);
+        assert_eq!((f.answered, f.late), (1, 0));
     }
 
     #[test]

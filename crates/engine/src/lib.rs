@@ -33,12 +33,14 @@ mod run;
 pub mod stats;
 mod status;
 mod target;
+pub mod thread_rate;
 mod timer;
 mod tls;
 mod worker;
 
 pub use config::{
-    default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, MIN_RATE,
+    default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
+    MIN_RATE,
 };
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
@@ -50,4 +52,5 @@ pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};
 pub use status::StatusSet;
 pub use target::Target;
+pub use thread_rate::ThreadReqSec;
 pub use tls::TlsOptions;

@@ -190,6 +190,14 @@ impl Outcome {
             stage_plan: parts
                 .first()
                 .map_or_else(Vec::new, |o| o.stage_plan.clone()),
+            timeout_mode: parts
+                .first()
+                .map_or_else(Default::default, |o| o.timeout_mode),
+            late_answers: parts.iter().map(|o| o.late_answers).sum(),
+            thread_req_sec: parts.iter().fold(Default::default(), |mut m, o| {
+                m.merge(&o.thread_req_sec);
+                m
+            }),
         }
     }
 }

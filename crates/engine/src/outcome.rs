@@ -321,6 +321,17 @@ pub struct Outcome {
     /// The rate profile `stages` are of, in order.
     #[serde(default)]
     pub stage_plan: Vec<crate::profile::RateStage>,
+    /// How requests past their timeout were counted (and whether aborted).
+    #[serde(default)]
+    pub timeout_mode: crate::config::TimeoutMode,
+    /// Counted wrk's way: answers of the window that came at or after the
+    /// timeout, counted among `errors.timeout` (0 counted fairbench's way).
+    #[serde(default)]
+    pub late_answers: u64,
+    /// wrk's per-thread Req/Sec: each load thread's answers per 100 ms
+    /// interval, as requests per second (see [`crate::thread_rate`]).
+    #[serde(default)]
+    pub thread_req_sec: crate::thread_rate::ThreadReqSec,
 }
 
 impl Outcome {
@@ -418,6 +429,13 @@ impl Outcome {
                 l.not_answered(),
                 l.planned,
                 self.not_answered_breakdown(),
+                humanize(self.timeout_s)
+            ));
+        }
+        if self.late_answers > 0 {
+            w.push(format!(
+                "{} of the timeouts were answers that came after the {} timeout: counted wrk's way, as timeouts, with their connections kept (they are in the latency figures as what they waited)",
+                self.late_answers,
                 humanize(self.timeout_s)
             ));
         }

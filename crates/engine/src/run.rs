@@ -119,6 +119,7 @@ pub fn run(
         pipeline: cfg.pipeline,
         send_ahead: cfg.send_ahead.as_nanos() as Nanos,
         timeout: cfg.timeout.as_nanos() as Nanos,
+        timeout_mode: cfg.timeout_mode,
         expect_status: cfg.expect_status.clone(),
         tls,
         keepalive: cfg.keepalive,

@@ -54,6 +54,8 @@ fn sample(flag: &str) -> Option<&'static str> {
         "vs" => "http://127.0.0.1:8081/",
         "knee" => "p99<=20ms",
         "start-rate" | "max-rate" => "100",
+        "timeout-mode" => "wrk",
+        "with" => "results.db:1",
         _ => return None,
     })
 }

@@ -28,6 +28,7 @@ impl Worker {
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
+        let thread_req_sec = t.req_sec.finish();
         let group = |(x, name): (crate::ledger::TargetTally, String)| TargetOutcome {
             name,
             planned: x.planned,
@@ -119,6 +120,9 @@ impl Worker {
             targets,
             stages,
             stage_plan: plan.stages.clone().unwrap_or_default(),
+            timeout_mode: plan.timeout_mode,
+            late_answers: t.late,
+            thread_req_sec,
         }
     }
 

@@ -11,6 +11,10 @@
 //!   those that crossed the server's close: an idempotent one goes out once
 //!   more, with its planned time, as HTTP clients do (RFC 9110 §9.2.2), and
 //!   is counted (`Sockets::retried`); lost a second time, it fails.
+//! - A request past its timeout: aborted and counted as a timeout, its
+//!   connection closed and reopened (`TimeoutMode::Fairbench`); or, counted
+//!   wrk's way (`TimeoutMode::Wrk`), left to be answered: the answer is read
+//!   whole, counted as a timeout by the ledger, and the connection goes on.
 //! - Bytes nobody asked for (on a connection with nothing in flight, or
 //!   stamped before the request they would answer was sent): a protocol
 //!   fault. The connection is closed and replaced, the fault counted, and the
@@ -20,6 +24,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::{self, Nanos};
+use crate::config::TimeoutMode;
 use crate::ledger::Req;
 use crate::pacer::Pacer;
 use crate::stats::Failure;
@@ -105,6 +110,11 @@ impl Worker {
             match c.state {
                 State::Open => {
                     open += 1;
+                    if self.plan.timeout_mode == TimeoutMode::Wrk {
+                        // wrk's counting: the answer is awaited; the ledger
+                        // counts it late when it comes.
+                        continue;
+                    }
                     if let Some(r) = c.inflight.front() {
                         if now.saturating_sub(r.planned) >= timeout {
                             let r = self.conns[i].inflight.pop_front().expect("peeked");

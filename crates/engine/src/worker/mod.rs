@@ -144,6 +144,9 @@ pub(crate) struct ThreadPlan {
     /// sleeps until a quarter of the window before the next due time.
     pub send_ahead: Nanos,
     pub timeout: Nanos,
+    /// Whether a request past its timeout is aborted (fairbench) or awaited
+    /// and its late answer counted as a timeout (wrk); see [`faults`].
+    pub timeout_mode: crate::config::TimeoutMode,
     pub expect_status: StatusSet,
     /// `https://`: every connection speaks TLS.
     pub tls: Option<TlsClient>,
@@ -315,7 +318,8 @@ impl Worker {
             plan.expect_status.clone(),
         )
         .by_targets(plan.names.len())
-        .by_stages(plan.measure_start, plan.stages.as_deref().unwrap_or(&[]));
+        .by_stages(plan.measure_start, plan.stages.as_deref().unwrap_or(&[]))
+        .late_answers_time_out(plan.timeout_mode == crate::config::TimeoutMode::Wrk);
         Ok(Worker {
             index,
             stop,

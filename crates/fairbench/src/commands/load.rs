@@ -68,9 +68,14 @@ pub struct LoadArgs {
     /// Run this long first without counting it (JIT warm-up, connection set-up).
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub warmup: Duration,
-    /// A request without an answer after this long is aborted and counted as a timeout.
+    /// A request without an answer after this long is aborted and counted as a timeout
+    /// (see --timeout-mode).
     #[arg(long, default_value = "2s", value_parser = positive_duration)]
     pub timeout: Duration,
+    /// How a request past --timeout is counted: fairbench (aborted, its connection reopened)
+    /// or wrk (awaited; an answer after the timeout counts as a timeout, the connection is kept).
+    #[arg(long, value_name = "MODE", default_value = "fairbench", value_parser = timeout_mode)]
+    pub timeout_mode: fairbench_engine::TimeoutMode,
     /// Constant rate in requests per second, in total (e.g. 500, 10k): latency is measured from
     /// when each request was due (wrk2 semantics). Without it: closed loop.
     #[arg(short = 'R', long, allow_negative_numbers = true, value_parser = rate)]
@@ -715,6 +720,7 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     };
     cfg.warmup = args.warmup;
     cfg.timeout = args.timeout;
+    cfg.timeout_mode = args.timeout_mode;
     cfg.pipeline = args.pipeline;
     cfg.send_ahead = args.send_ahead;
     cfg.cpus = args.cpus.clone().map(|c| c.0);
@@ -860,4 +866,8 @@ fn flag_error(e: &fairbench_engine::ConfigError) -> String {
     } else {
         format!("--{}: {}", e.field, e.message)
     }
+}
+
+fn timeout_mode(s: &str) -> Result<fairbench_engine::TimeoutMode, String> {
+    fairbench_engine::TimeoutMode::parse(s)
 }

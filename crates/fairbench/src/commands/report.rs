@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use crate::args::{resolve_run, RunSel};
 use crate::export::{report_csv, report_hdr, report_json, report_md};
-use crate::report::{html, model, write_atomic};
+use crate::report::{html, machines, model, write_atomic};
 use crate::store::Store;
 use crate::usage::usage;
 use fairbench_zoo::NameFilter;
@@ -63,6 +63,29 @@ pub struct ReportArgs {
     /// and in --hdr; ratios are still paired with the reference of the whole run.
     #[arg(long, value_name = "LIST")]
     pub servers: Option<String>,
+    /// Put another run beside this one, its cases labelled with its machine (the study's 8- and
+    /// 40-core servers): RUN of --db, DB (its latest run) or DB:RUN. Repeatable.
+    #[arg(long, value_name = "[DB:]RUN")]
+    pub with: Vec<String>,
+}
+
+/// Where a `--with` run is: a run of the report's database, or of another.
+fn parse_with(spec: &str, db: &Path) -> Result<(PathBuf, RunSel), String> {
+    if let Ok(sel) = spec.parse::<RunSel>() {
+        return Ok((db.to_path_buf(), sel));
+    }
+    if let Some((file, run)) = spec.rsplit_once(':') {
+        if let Ok(sel) = run.parse::<RunSel>() {
+            if file.is_empty() {
+                return Err("expected DB:RUN, RUN or DB, got an empty database path".into());
+            }
+            return Ok((PathBuf::from(file), sel));
+        }
+    }
+    if spec.is_empty() {
+        return Err("expected DB:RUN, RUN or DB, got nothing".into());
+    }
+    Ok((PathBuf::from(spec), RunSel::Latest))
 }
 
 pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
@@ -78,6 +101,43 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
         .transpose()?;
     let report = model::build_for(&store, &run, args.reference.as_deref(), only.as_ref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
+    let report = if args.with.is_empty() {
+        report
+    } else {
+        if args.hdr.is_some() {
+            return Err(usage("--hdr: writes the logs of one run; leave out --with (or report each run on its own)"));
+        }
+        let mut parts = vec![machines::Part {
+            report,
+            db: args.db.display().to_string(),
+            host_json: run.host_json.clone(),
+        }];
+        let mut seen = vec![(canonical(&args.db), run.id)];
+        for spec in &args.with {
+            let (db, sel) =
+                parse_with(spec, &args.db).map_err(|e| usage(format!("--with {spec:?}: {e}")))?;
+            let other =
+                Store::open_read_only(&db).map_err(|e| usage(format!("--with {spec:?}: {e}")))?;
+            let r = resolve_run(&other, sel).map_err(|e| usage(format!("--with {spec:?}: {e}")))?;
+            let key = (canonical(&db), r.id);
+            if seen.contains(&key) {
+                return Err(usage(format!(
+                    "--with {spec:?}: run {} of {} is already in the report",
+                    r.id,
+                    db.display()
+                )));
+            }
+            seen.push(key);
+            let built = model::build_for(&other, &r, args.reference.as_deref(), only.as_ref())
+                .with_context(|| format!("cannot read run {} from {}", r.id, db.display()))?;
+            parts.push(machines::Part {
+                report: built,
+                db: db.display().to_string(),
+                host_json: r.host_json.clone(),
+            });
+        }
+        machines::side_by_side(parts)
+    };
     let text = match args.format {
         Format::Html => html::render(&report),
         Format::Md => report_md::render(&report),
@@ -122,4 +182,9 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// The same database however it was named.
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }

@@ -53,7 +53,19 @@ pub struct LoadJson<'a> {
     /// Time of each TLS handshake after the connect; null for http://.
     pub tls_handshake_us: Option<LatencySummary>,
     pub bytes_read: u64,
+    /// Timeouts (`ledger.timeout`) per million planned requests, counted as
+    /// `timeout_mode` says.
     pub timeouts_per_million: f64,
+    /// "fairbench": a request is aborted at its timeout and its connection
+    /// reopened; "wrk": an answer after the timeout counts as a timeout and
+    /// its connection is kept.
+    pub timeout_mode: &'static str,
+    /// Answers that came after the timeout, counted among the timeouts
+    /// (wrk's counting only; 0 otherwise).
+    pub late_answers: u64,
+    /// wrk's Thread Stats "Req/Sec": each load thread's answers per 100 ms
+    /// interval, as requests per second; null when no interval was sampled.
+    pub thread_req_sec: Option<ThreadReqSecJson>,
     pub generator_cpu_s: f64,
     pub generator_cpu_us_per_request: Option<f64>,
     pub generator_busy_fraction: f64,
@@ -123,6 +135,9 @@ impl<'a> LoadJson<'a> {
             tls_handshake_us: o.handshake_summary(),
             bytes_read: o.bytes_read,
             timeouts_per_million: o.timeouts_per_million(),
+            timeout_mode: o.timeout_mode.as_str(),
+            late_answers: o.late_answers,
+            thread_req_sec: ThreadReqSecJson::of(&o.thread_req_sec),
             generator_cpu_s: o.generator.cpu_s,
             generator_cpu_us_per_request: o.cpu_us_per_request(),
             generator_busy_fraction: o.generator.busy_fraction,
@@ -137,5 +152,26 @@ impl<'a> LoadJson<'a> {
             targets: super::load_json_targets::of(o, percentiles),
             stages: super::load_json_targets::stages(o, percentiles),
         }
+    }
+}
+
+/// wrk's per-thread Req/Sec: mean, standard deviation (n − 1) and maximum
+/// of every load thread's 100 ms rates.
+#[derive(Serialize, Debug, Clone, Copy)]
+pub struct ThreadReqSecJson {
+    pub mean: f64,
+    pub stdev: f64,
+    pub max: f64,
+    pub samples: u64,
+}
+
+impl ThreadReqSecJson {
+    pub fn of(r: &fairbench_engine::ThreadReqSec) -> Option<ThreadReqSecJson> {
+        r.some().map(|r| ThreadReqSecJson {
+            mean: r.mean,
+            stdev: r.stdev(),
+            max: r.max,
+            samples: r.samples,
+        })
     }
 }

@@ -8,8 +8,9 @@ use super::report_csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
-pub const COLUMNS: [&str; 45] = [
+pub const COLUMNS: [&str; 50] = [
     "run_id",
+    "host",
     "server",
     "language",
     "framework",
@@ -34,6 +35,9 @@ pub const COLUMNS: [&str; 45] = [
     "rps_ci_level",
     "rps_values",
     "rps_stdev_1s",
+    "thread_rps_mean",
+    "thread_rps_stdev",
+    "thread_rps_max",
     "lat_mean_us",
     "lat_stdev_us",
     "lat_p50_us",
@@ -48,6 +52,7 @@ pub const COLUMNS: [&str; 45] = [
     "bytes_read",
     "transfer_bytes_per_s",
     "timeouts_per_million",
+    "timeout_mode",
     "cpu_us_per_request",
     "rss_peak_bytes",
     "saturated",
@@ -83,7 +88,8 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
     let mut notes = g.flags();
     notes.extend(g.warnings.iter().cloned());
     vec![
-        r.run.id.to_string(),
+        g.run_id.unwrap_or(r.run.id).to_string(),
+        g.key.host.clone(),
         g.key.server.clone(),
         g.language.clone(),
         g.framework.clone(),
@@ -117,6 +123,9 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
             })
             .unwrap_or_default(),
         num(g.rps_stdev_1s),
+        med(&g.thread_rps),
+        num(g.thread_rps_stdev),
+        med(&g.thread_rps_max),
         med(&g.lat_mean),
         med(&g.lat_stdev),
         med(&g.lat_p50),
@@ -131,6 +140,7 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         med(&g.bytes_read),
         med(&g.transfer_bytes_per_s),
         med(&g.timeouts_per_million),
+        g.load.timeout_mode.clone(),
         med(&g.cpu_us_per_request),
         med(&g.rss_peak),
         bool_cell(Some(g.saturated)),

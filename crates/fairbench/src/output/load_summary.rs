@@ -96,6 +96,17 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             "Throughput"
         );
     }
+    if let Some(r) = o.thread_req_sec.some() {
+        let _ = writeln!(
+            s,
+            "  {:<14}mean {}  stdev {}  max {}  (wrk's Req/Sec: each of the {} load threads' req/s over 100 ms)",
+            "Per thread",
+            rate(r.mean),
+            rate(r.stdev()),
+            rate(r.max),
+            o.threads
+        );
+    }
     let _ = writeln!(
         s,
         "  {:<14}{} read ({}/s)",
@@ -207,9 +218,10 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     }
     let _ = writeln!(
         s,
-        "  {:<14}{:.0} per million requests",
+        "  {:<14}{:.0} per million requests, counted {}",
         "Timeouts",
-        o.timeouts_per_million()
+        o.timeouts_per_million(),
+        timeout_counting(o.timeout_mode)
     );
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
@@ -393,6 +405,18 @@ fn spectrum_table(s: &mut String, o: &Outcome) {
         "values",
         counts.join(", ")
     );
+}
+
+/// Which counting a timeouts figure is, in words.
+pub fn timeout_counting(m: fairbench_engine::TimeoutMode) -> &'static str {
+    match m {
+        fairbench_engine::TimeoutMode::Fairbench => {
+            "fairbench's way (aborted at the timeout, connection reopened)"
+        }
+        fairbench_engine::TimeoutMode::Wrk => {
+            "wrk's way (an answer after the timeout is a timeout, connection kept)"
+        }
+    }
 }
 
 #[cfg(test)]

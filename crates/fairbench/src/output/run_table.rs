@@ -30,6 +30,17 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
     out
 }
 
+/// Where the per-thread column goes: after the total req/s.
+const PER_THREAD_AT: usize = 7;
+
+/// Whether a case's timeouts were counted wrk's way (its stored load says).
+pub fn counted_wrks_way(c: &CaseRow) -> bool {
+    serde_json::from_str::<serde_json::Value>(&c.load_json)
+        .ok()
+        .and_then(|v| v.get("timeout_mode")?.as_str().map(|m| m == "wrk"))
+        .unwrap_or(false)
+}
+
 /// With `paired`, a last column of ratios to the reference. A run of URLs
 /// has its own table (super::url_table).
 pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> String {
@@ -56,6 +67,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     .iter()
     .map(|h| h.to_string())
     .collect();
+    // wrk's per-thread Req/Sec beside the total, where it was measured.
+    let per_thread = cases.iter().any(|c| c.thread_rps_mean.is_some());
+    if per_thread {
+        header.insert(PER_THREAD_AT, "req/s per thread (wrk)".into());
+    }
     if let Some(p) = paired {
         header.push(format!("relative to {}", p.reference));
     }
@@ -108,6 +124,22 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 None => dash(),
             },
         ];
+        if per_thread {
+            let cell = match (
+                med(&|c| c.thread_rps_mean),
+                med(&|c| c.thread_rps_stdev),
+                med(&|c| c.thread_rps_max),
+            ) {
+                (Some(m), Some(sd), Some(max)) => format!(
+                    "{} ±{} max {}",
+                    units::rate(m),
+                    units::rate(sd),
+                    units::rate(max)
+                ),
+                _ => dash(),
+            };
+            row.insert(PER_THREAD_AT, cell);
+        }
         if let Some(p) = paired {
             row.push(relative_cell(p.row(&CaseKey::of(c0))));
         }
@@ -201,6 +233,18 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         s,
         "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
     );
+    if per_thread {
+        let _ = writeln!(
+            s,
+            "req/s per thread (wrk): wrk's Thread Stats Req/Sec, what the studies plotted: mean ±stdev and max of each load thread's req/s over 100 ms intervals (about req/s ÷ t=)"
+        );
+    }
+    if cases.iter().any(counted_wrks_way) {
+        let _ = writeln!(
+            s,
+            "errors: timeouts counted wrk's way (an answer after the timeout is a timeout, its connection kept), not fairbench's"
+        );
+    }
     if let Some(p) = paired {
         let _ = writeln!(
             s,

@@ -217,6 +217,8 @@ fn figures(
         generator_containment: None,
         generator_cpuset: None,
         steal_fraction: None,
+        thread_req_sec: None,
+        late_answers: 0,
         warnings: Vec::new(),
         answered: latency.clone(),
         latency,

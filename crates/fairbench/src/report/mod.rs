@@ -11,6 +11,7 @@ pub mod comparison;
 pub mod escape;
 pub mod figures;
 pub mod html;
+pub mod machines;
 pub mod model;
 pub mod overview;
 pub mod paired;

@@ -20,6 +20,10 @@ pub struct CaseKey {
     pub scenario: String,
     pub cores: i64,
     pub load: String,
+    /// The machine, in a report of runs from several (`report --with`):
+    /// its CPU model and count. Empty in a report of one run.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
 }
 
 impl CaseKey {
@@ -31,6 +35,7 @@ impl CaseKey {
             scenario: c.scenario.clone(),
             cores: c.cores,
             load: c.load_label.clone(),
+            host: String::new(),
         }
     }
 
@@ -46,11 +51,16 @@ impl CaseKey {
     /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares;
     /// for a URL case, its load.
     pub fn context(&self) -> String {
+        let on = if self.host.is_empty() {
+            String::new()
+        } else {
+            format!(" · on {}", self.host)
+        };
         if self.is_url() {
-            return self.load.clone();
+            return format!("{}{on}", self.load);
         }
         format!(
-            "{} · {} · {}",
+            "{} · {} · {}{on}",
             self.scenario,
             cores_label(self.cores),
             self.load
@@ -91,6 +101,10 @@ pub struct RunReport {
     pub method: Method,
     /// Every case relative to the reference, repetition by repetition.
     pub paired: super::paired::Paired,
+    /// The runs of a report of several machines (`report --with`), the
+    /// report's own first; empty for a report of one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<super::machines::Machine>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -329,6 +343,9 @@ pub struct LoadInfo {
     pub threads: Option<u64>,
     pub duration_s: Option<f64>,
     pub warmup_s: Option<f64>,
+    /// How timeouts were counted: `fairbench` (aborted, connection
+    /// reopened) or `wrk` (a late answer is a timeout, connection kept).
+    pub timeout_mode: String,
 }
 
 impl LoadInfo {
@@ -354,6 +371,11 @@ impl LoadInfo {
             threads: v.get("threads").and_then(Value::as_u64),
             duration_s: v.get("duration_s").and_then(Value::as_f64),
             warmup_s: v.get("warmup_s").and_then(Value::as_f64),
+            timeout_mode: v
+                .get("timeout_mode")
+                .and_then(Value::as_str)
+                .unwrap_or("fairbench")
+                .to_string(),
         }
     }
 
@@ -385,6 +407,12 @@ pub struct Group {
     pub rps: Option<Summary>,
     /// Median over repetitions of the stdev of the 1-second rates.
     pub rps_stdev_1s: Option<f64>,
+    /// wrk's per-thread Req/Sec, per repetition: the mean of every load
+    /// thread's 100 ms rates (what the studies plotted), their stdev
+    /// (median over repetitions) and their max.
+    pub thread_rps: Option<Summary>,
+    pub thread_rps_stdev: Option<f64>,
+    pub thread_rps_max: Option<Summary>,
     pub lat_mean: Option<Summary>,
     /// The standard deviation of every request's latency (wrk's Latency
     /// "Stdev"), per repetition.
@@ -410,6 +438,10 @@ pub struct Group {
     /// A URL case's URL, method, load and stages; left out for zoo cases.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<super::url_case::UrlLoad>,
+    /// The run the cases are of, in a report of several runs (`report
+    /// --with`; `case_ids` are that run's database's). None: the report's run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<i64>,
 }
 
 impl Group {
@@ -782,6 +814,7 @@ pub fn build_for(
         problems,
         method: METHOD,
         paired,
+        machines: Vec::new(),
     })
 }
 
@@ -897,6 +930,9 @@ fn group(
         warnings,
         rps: summary_of(&done, |c| c.rps),
         rps_stdev_1s,
+        thread_rps: summary_of(&done, |c| c.thread_rps_mean),
+        thread_rps_stdev: summary_of(&done, |c| c.thread_rps_stdev).map(|s| s.median),
+        thread_rps_max: summary_of(&done, |c| c.thread_rps_max),
         lat_mean: summary_of(&done, |c| c.lat_mean),
         lat_stdev: summary_of(&done, |c| c.lat_stdev),
         lat_p50: lat(|c| c.lat_p50),
@@ -918,6 +954,7 @@ fn group(
         warmup,
         case_ids: rows.iter().map(|c| c.id).collect(),
         url: super::url_case::UrlLoad::of(first),
+        run_id: None,
         key,
     })
 }

@@ -47,6 +47,22 @@ pub fn run_table(r: &RunReport) -> Table {
     for (k, v) in run.host_fields() {
         row(&k, v);
     }
+    // A report of several machines: each run, and the label its cases carry.
+    for m in r.machines.iter().skip(1) {
+        row(
+            "also",
+            format!(
+                "run {} of {} ({}, started {}), its cases labelled \"on {}\"",
+                m.run, m.db, m.suite, m.started_at, m.label
+            ),
+        );
+    }
+    if let Some(m) = r.machines.first() {
+        row(
+            "machine label",
+            format!("this run's cases: \"on {}\"", m.label),
+        );
+    }
     t
 }
 

@@ -121,6 +121,7 @@ pub(crate) fn load_json(cfg: &LoadConfig, o: &Outcome) -> serde_json::Value {
         "warmup_s": o.warmup_s,
         "duration_s": cfg.duration.as_secs_f64(),
         "timeout_s": o.timeout_s,
+        "timeout_mode": o.timeout_mode.as_str(),
         "method": cfg.request.method,
         "url": cfg.target.url,
         "expect_status": o.expect_status,

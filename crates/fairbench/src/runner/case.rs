@@ -427,6 +427,8 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         generator_containment: None,
         generator_cpuset: None,
         steal_fraction: o.generator.steal_fraction,
+        thread_req_sec: o.thread_req_sec.some().copied(),
+        late_answers: o.late_answers,
         warnings: o.warnings(),
         latency: o.latency.clone(),
         answered: o.answered_latency.clone(),

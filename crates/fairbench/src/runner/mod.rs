@@ -204,6 +204,7 @@ impl<'a> Runner<'a> {
                 warmup: c.subject.warmup,
                 duration: c.duration,
                 timeout: c.subject.timeout,
+                timeout_mode: c.subject.timeout_mode,
             },
         ) {
             Ok(cfg) => cfg,
@@ -381,6 +382,7 @@ impl<'a> Runner<'a> {
                     warmup,
                     duration: s.spec.step_duration,
                     timeout: s.subject.timeout,
+                    timeout_mode: s.subject.timeout_mode,
                 },
             )
             .map_err(|e| anyhow::anyhow!(e))?;
@@ -509,6 +511,7 @@ pub fn planned_case(
         m.insert("warmup_s".into(), s.warmup.as_secs_f64().into());
         m.insert("duration_s".into(), duration.as_secs_f64().into());
         m.insert("timeout_s".into(), s.timeout.as_secs_f64().into());
+        m.insert("timeout_mode".into(), s.timeout_mode.as_str().into());
     }
     let params = s
         .server

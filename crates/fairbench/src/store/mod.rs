@@ -552,6 +552,8 @@ mod tests {
             server_group_memory_peak: None,
             generator_containment: None,
             generator_cpuset: None,
+            thread_req_sec: None,
+            late_answers: 0,
             warnings: Vec::new(),
             latency,
             answered: answered.clone(),

@@ -205,6 +205,15 @@ pub struct CaseRow {
     /// How the load generator's threads were held to their CPUs (version 5).
     pub generator_containment: Option<String>,
     pub generator_cpuset: Option<String>,
+    /// wrk's per-thread Req/Sec: mean, stdev and max of every load thread's
+    /// 100 ms rates, and how many there were (version 9).
+    pub thread_rps_mean: Option<f64>,
+    pub thread_rps_stdev: Option<f64>,
+    pub thread_rps_max: Option<f64>,
+    pub thread_rps_samples: Option<i64>,
+    /// Timeouts counted wrk's way: the answers that came after the timeout,
+    /// among `err_timeout` (version 9).
+    pub late_answers: Option<i64>,
     pub warnings_json: String,
 }
 
@@ -316,6 +325,11 @@ impl CaseRow {
             server_group_memory_peak: r.get("server_group_memory_peak")?,
             generator_containment: r.get("generator_containment")?,
             generator_cpuset: r.get("generator_cpuset")?,
+            thread_rps_mean: r.get("thread_rps_mean")?,
+            thread_rps_stdev: r.get("thread_rps_stdev")?,
+            thread_rps_max: r.get("thread_rps_max")?,
+            thread_rps_samples: r.get("thread_rps_samples")?,
+            late_answers: r.get("late_answers")?,
             warnings_json: r.get("warnings_json")?,
         })
     }
@@ -355,6 +369,10 @@ pub struct CaseFigures {
     /// they were pinned (`cgroup-v1`, `affinity`).
     pub generator_containment: Option<String>,
     pub generator_cpuset: Option<String>,
+    /// wrk's per-thread Req/Sec (`None`: no 100 ms interval was sampled).
+    pub thread_req_sec: Option<fairbench_engine::ThreadReqSec>,
+    /// Answers after the timeout counted as timeouts (wrk's counting).
+    pub late_answers: u64,
     pub warnings: Vec<String>,
     /// Every request of the window, unanswered ones included.
     pub latency: Histogram<u64>,
@@ -394,7 +412,10 @@ pub(crate) fn update_figures(
             steal_fraction = :steal_fraction, server_group_cpu_s = :server_group_cpu_s,
             server_group_cpu_us_per_request = :server_group_cpu_us_per_request,
             server_group_memory_peak = :server_group_memory_peak,
-            generator_containment = :generator_containment, generator_cpuset = :generator_cpuset
+            generator_containment = :generator_containment, generator_cpuset = :generator_cpuset,
+            thread_rps_mean = :thread_rps_mean, thread_rps_stdev = :thread_rps_stdev,
+            thread_rps_max = :thread_rps_max, thread_rps_samples = :thread_rps_samples,
+            late_answers = :late_answers
          WHERE id = :id",
         named_params! {
             ":id": case,
@@ -442,6 +463,11 @@ pub(crate) fn update_figures(
             ":server_group_memory_peak": f.server_group_memory_peak.map(|v| v as i64),
             ":generator_containment": f.generator_containment,
             ":generator_cpuset": f.generator_cpuset,
+            ":thread_rps_mean": f.thread_req_sec.map(|r| r.mean),
+            ":thread_rps_stdev": f.thread_req_sec.map(|r| r.stdev()),
+            ":thread_rps_max": f.thread_req_sec.map(|r| r.max),
+            ":thread_rps_samples": f.thread_req_sec.map(|r| r.samples as i64),
+            ":late_answers": f.late_answers as i64,
         },
     )?;
     Ok(())

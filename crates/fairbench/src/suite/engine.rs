@@ -16,6 +16,7 @@ pub struct Timing {
     pub warmup: Duration,
     pub duration: Duration,
     pub timeout: Duration,
+    pub timeout_mode: fairbench_engine::TimeoutMode,
 }
 
 impl LoadProfile {
@@ -57,6 +58,7 @@ impl LoadProfile {
         cfg.warmup = t.warmup;
         cfg.duration = t.duration;
         cfg.timeout = t.timeout;
+        cfg.timeout_mode = t.timeout_mode;
         cfg.requests = ends.requests;
         cfg.keepalive = ends.keepalive;
         cfg
@@ -126,5 +128,27 @@ impl LoadProfile {
                 .validate()
                 .map_err(|e| per_field(e, "rate")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Suite;
+
+    #[test]
+    fn a_suites_timeout_mode_reaches_the_engine() {
+        let toml = "name = \"t\"\nscenarios = [\"static\"]\nduration = \"1s\"\ntimeout_mode = \"wrk\"\n\n[[load]]\nmodel = \"closed\"\nconnections = 4\n";
+        let s = Suite::parse(toml, "t.toml").unwrap();
+        let t = Timing {
+            warmup: s.warmup,
+            duration: s.duration,
+            timeout: s.timeout,
+            timeout_mode: s.timeout_mode,
+        };
+        let target = Target::parse("http://127.0.0.1:1/").unwrap();
+        let cfg = s.loads[0].engine_config(target, None, t);
+        assert_eq!(cfg.timeout_mode, fairbench_engine::TimeoutMode::Wrk);
+        assert_eq!(cfg.timeout, Duration::from_secs(2));
     }
 }

@@ -28,6 +28,11 @@ pub struct Suite {
     pub duration: Duration,
     pub warmup: Duration,
     pub timeout: Duration,
+    /// How a request past `timeout` is counted: `fairbench` (aborted, its
+    /// connection reopened) or `wrk` (a late answer is a timeout, the
+    /// connection kept), for the suites that reproduce wrk's figures.
+    #[serde(serialize_with = "mode_name")]
+    pub timeout_mode: fairbench_engine::TimeoutMode,
     pub repetitions: usize,
     pub ready_timeout: Duration,
     /// What ratios are relative to, and the reference's A/A twins.
@@ -54,6 +59,13 @@ pub enum CoreCount {
     N(usize),
     #[serde(serialize_with = "all")]
     All,
+}
+
+fn mode_name<S: serde::Serializer>(
+    m: &fairbench_engine::TimeoutMode,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(m.as_str())
 }
 
 fn all<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
@@ -216,6 +228,8 @@ struct RawSuite {
     warmup: Option<String>,
     #[serde(default)]
     timeout: Option<String>,
+    #[serde(default)]
+    timeout_mode: Option<String>,
     #[serde(default)]
     repetitions: Option<usize>,
     #[serde(default)]
@@ -381,6 +395,12 @@ impl Suite {
         if timeout.is_zero() {
             return Err(bad("timeout", "must be longer than 0".into()));
         }
+        let timeout_mode = match raw.timeout_mode.as_deref() {
+            None => fairbench_engine::TimeoutMode::Fairbench,
+            Some(m) => {
+                fairbench_engine::TimeoutMode::parse(m).map_err(|e| bad("timeout_mode", e))?
+            }
+        };
         let ready_timeout = raw
             .ready_timeout
             .as_deref()
@@ -498,6 +518,7 @@ impl Suite {
             warmup,
             duration,
             timeout,
+            timeout_mode,
         };
         for (i, l) in loads.iter().enumerate() {
             l.check(i, timing).map_err(|(field, m)| bad(&field, m))?;
@@ -570,6 +591,7 @@ impl Suite {
             duration,
             warmup,
             timeout,
+            timeout_mode,
             repetitions,
             ready_timeout,
         })
@@ -652,12 +674,32 @@ max_rate = 1000
 "#;
 
     #[test]
+    fn the_study_literal_suites_count_timeouts_wrks_way() {
+        for name in ["study-literal", "study-literal-all"] {
+            let path = format!("{}/../../suites/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+            let s = Suite::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
+            assert_eq!(s.timeout_mode, fairbench_engine::TimeoutMode::Wrk, "{name}");
+        }
+        let s = Suite::parse(
+            &std::fs::read_to_string(format!(
+                "{}/../../suites/study-corrected.toml",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+            "study-corrected",
+        )
+        .unwrap();
+        assert_eq!(s.timeout_mode, fairbench_engine::TimeoutMode::Fairbench);
+    }
+
+    #[test]
     fn parses_with_defaults() {
         let s = Suite::parse(OK, "t.toml").unwrap();
         assert_eq!(s.cores, vec![CoreCount::N(1), CoreCount::All]);
         assert_eq!(s.repetitions, 3);
         assert_eq!(s.responses, vec!["default", "normalized"]);
         assert_eq!(s.timeout, Duration::from_secs(2));
+        assert_eq!(s.timeout_mode, fairbench_engine::TimeoutMode::Fairbench);
         assert_eq!(s.loads[0].label(), "closed c=10");
         let ab = Suite::parse(
             &OK.replace(
@@ -867,6 +909,10 @@ max_rate = 1000
             (
                 OK.replace("name = \"t\"", "name = \"t\"\ntimeout = \"2h\""),
                 "field timeout",
+            ),
+            (
+                OK.replace("name = \"t\"", "name = \"t\"\ntimeout_mode = \"abort\""),
+                "field timeout_mode: expected fairbench or wrk, got \"abort\"",
             ),
         ];
         for (text, needle) in cases {

@@ -31,6 +31,8 @@ pub struct Subject {
     pub load: LoadProfile,
     pub warmup: Duration,
     pub timeout: Duration,
+    /// How a request past `timeout` is counted (the suite's `timeout_mode`).
+    pub timeout_mode: fairbench_engine::TimeoutMode,
 }
 
 impl Subject {
@@ -337,6 +339,7 @@ fn plan_on(
                                 load: load.clone(),
                                 warmup: suite.warmup,
                                 timeout: suite.timeout,
+                                timeout_mode: suite.timeout_mode,
                             };
                             match load {
                                 LoadProfile::Sweep(spec) => {

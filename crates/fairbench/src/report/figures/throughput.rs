@@ -5,22 +5,32 @@ use super::{
     bar_label, by_context, colour, columns, key_cells, no_data, summary_tip, tip_head, Figure,
 };
 use crate::report::model::Group;
-use crate::report::svg::bar::{Bar, BarChart, BarRow};
+use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
 use crate::report::table::{fixed, percent, Cell, Table};
+
+/// Opacity of the per-thread bar beside the total.
+const PER_THREAD_OPACITY: f64 = 0.45;
 
 pub(super) fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
     let mut rows = Vec::new();
-    let mut table = Table::new(
-        format!("table-{id}"),
-        &columns(&[
-            ("req/s median", true),
-            ("CI low", true),
-            ("CI high", true),
-            ("CI level", false),
-            ("1-s stdev", true),
-            ("notes", false),
-        ]),
-    );
+    // wrk's per-thread Req/Sec, where it was measured, beside the total.
+    let per_thread = groups.iter().any(|g| g.thread_rps.is_some());
+    let mut cols = vec![
+        ("req/s median", true),
+        ("CI low", true),
+        ("CI high", true),
+        ("CI level", false),
+        ("1-s stdev", true),
+    ];
+    if per_thread {
+        cols.extend([
+            ("per-thread req/s (wrk) median", true),
+            ("per-thread stdev", true),
+            ("per-thread max", true),
+        ]);
+    }
+    cols.push(("notes", false));
+    let mut table = Table::new(format!("table-{id}"), &columns(&cols));
     for (ctx, gs) in by_context(groups) {
         rows.push(BarRow::Section(ctx));
         for g in gs {
@@ -49,10 +59,31 @@ pub(super) fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
                 }
                 None => no_data(g),
             };
+            let mut bars = vec![bar];
+            if let Some(t) = &g.thread_rps {
+                bars.push(Bar {
+                    value: t.median,
+                    whisker: None,
+                    opacity: PER_THREAD_OPACITY,
+                    tip: format!(
+                        "{}\nper load thread (wrk's Req/Sec): mean {} req/s{}{}",
+                        tip_head(g),
+                        fixed(t.median, 1),
+                        g.thread_rps_stdev
+                            .map(|sd| format!(", stdev {}", fixed(sd, 1)))
+                            .unwrap_or_default(),
+                        g.thread_rps_max
+                            .as_ref()
+                            .map(|m| format!(", max {}", fixed(m.median, 1)))
+                            .unwrap_or_default()
+                    ),
+                    text: format!("{} /thread", fixed(t.median, 0)),
+                });
+            }
             rows.push(BarRow::Bars {
                 label: bar_label(g),
                 colour: colour(g),
-                bars: vec![bar],
+                bars,
             });
             let mut cells = key_cells(g);
             match &g.rps {
@@ -71,6 +102,11 @@ pub(super) fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
                 None => cells.extend([Cell::none(), Cell::none(), Cell::none(), Cell::none()]),
             }
             cells.push(Cell::opt(g.rps_stdev_1s, 1));
+            if per_thread {
+                cells.push(Cell::opt(g.thread_rps.as_ref().map(|s| s.median), 1));
+                cells.push(Cell::opt(g.thread_rps_stdev, 1));
+                cells.push(Cell::opt(g.thread_rps_max.as_ref().map(|s| s.median), 1));
+            }
             cells.push(Cell::text(g.flags().join("; ")));
             table.push(cells);
         }
@@ -81,12 +117,32 @@ pub(super) fn throughput(groups: &[&Group], id: &str, title: &str) -> Figure {
         subtitle: Some("median of repetitions; whiskers: CI of the median (1 repetition: ± stdev of 1-s rates)".into()),
         x_label: "requests per second (req/s)".into(),
         rows,
-        legend: Vec::new(),
+        legend: if per_thread {
+            vec![
+                LegendItem {
+                    label: "total, all load threads".into(),
+                    colour: "#555555",
+                    opacity: 1.0,
+                },
+                LegendItem {
+                    label: "per load thread (wrk's Req/Sec)".into(),
+                    colour: "#555555",
+                    opacity: PER_THREAD_OPACITY,
+                },
+            ]
+        } else {
+            Vec::new()
+        },
+    };
+    let caption = if per_thread {
+        "Higher is better. ⚠ marks a case with a note (contract failed, generator saturated, shared CPUs or failed repetitions): see the table. The solid bar is the requests per second of all load threads together; the pale bar beside it, wrk's per-thread Req/Sec, the figure the studies plotted: the mean of every load thread's rate over 100 ms intervals (about the total divided by the load's threads, t=), with its stdev and max in the table."
+    } else {
+        "Higher is better. ⚠ marks a case with a note (contract failed, generator saturated, shared CPUs or failed repetitions): see the table. Requests per second of all load threads together; the studies plotted wrk's per-thread Req/Sec, about this divided by the load's threads (t=)."
     };
     Figure {
         id: id.to_string(),
         title: title.to_string(),
-        caption: "Higher is better. ⚠ marks a case with a note (contract failed, generator saturated, shared CPUs or failed repetitions): see the table. Requests per second of all load threads together; the studies plotted wrk's per-thread Req/Sec, about this divided by the load's threads (t=).".into(),
+        caption: caption.into(),
         svg: Some(chart.render()),
         table,
     }
