@@ -283,7 +283,8 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
 /// Root with mounted cgroups: where PostgreSQL's CPU is counted.
 fn groups_available() -> bool {
     // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 } && fairbench_zoo::containment::hierarchies().is_ok()
+    let root = unsafe { libc::geteuid() == 0 };
+    root && fairbench_zoo::containment::hierarchies().is_ok()
 }
 
 #[test]
