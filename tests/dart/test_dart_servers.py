@@ -48,7 +48,7 @@ FRAMEWORK_DEPS = {
     # pubspec (no source was readable here): assumed, see api.toml.
     "dart-io": {"postgres": ("3.0.0", "3.0")},
     "dart-shelf": {"shelf": ("1.4.2", "3.4"), "shelf_router": ("1.1.4", "2.17"),
-                   "shelf_static": ("1.1.3", "3.3")},
+                   "shelf_static": ("1.1.3", "3.3"), "postgres": ("3.0.0", "3.0")},
     "dart-alfred": {"alfred": ("1.1.2+1", "2.17")},
     "dart-jaguar": {"jaguar": ("3.1.4", "2.12")},
     "dart-conduit": {"conduit_core": ("6.0.0", "3.11")},
@@ -235,6 +235,18 @@ def test_dart_files_parse_without_errors(server):
     assert "bin/server.dart" in sources and "lib/fairbench.dart" in sources
     problems = [p for s in sources.values() for p in s.problems()]
     assert not problems, "\n".join(problems)
+
+
+def test_database_routes_are_one_file_wherever_they_are():
+    """lib/stack.dart (issue 26) is framework-neutral: the same bytes in every
+    server that has it, each of which pins the same postgres."""
+    having = [s for s in DART_SERVERS if (SERVERS / s / "lib" / "stack.dart").exists()]
+    assert {"dart-io", "dart-shelf"} <= set(having)
+    digests = {hashlib.sha256((SERVERS / s / "lib" / "stack.dart").read_bytes()).hexdigest()
+               for s in having}
+    assert len(digests) == 1
+    for s in having:
+        assert pubspec(s)["dependencies"]["postgres"] == FRAMEWORK_DEPS[s]["postgres"][0]
 
 
 def test_shared_helper_is_identical_everywhere():
