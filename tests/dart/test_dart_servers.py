@@ -49,7 +49,7 @@ FRAMEWORK_DEPS = {
     "dart-io": {"postgres": ("3.0.0", "3.0")},
     "dart-shelf": {"shelf": ("1.4.2", "3.4"), "shelf_router": ("1.1.4", "2.17"),
                    "shelf_static": ("1.1.3", "3.3"), "postgres": ("3.0.0", "3.0")},
-    "dart-alfred": {"alfred": ("1.1.2+1", "2.17")},
+    "dart-alfred": {"alfred": ("1.1.2+1", "2.17"), "postgres": ("3.0.0", "3.0")},
     "dart-jaguar": {"jaguar": ("3.1.4", "2.12")},
     "dart-conduit": {"conduit_core": ("6.0.0", "3.11")},
     "dart-frog": {"dart_frog": ("1.2.6", "3.0")},
@@ -241,7 +241,7 @@ def test_database_routes_are_one_file_wherever_they_are():
     """lib/stack.dart (issue 26) is framework-neutral: the same bytes in every
     server that has it, each of which pins the same postgres."""
     having = [s for s in DART_SERVERS if (SERVERS / s / "lib" / "stack.dart").exists()]
-    assert {"dart-io", "dart-shelf"} <= set(having)
+    assert {"dart-io", "dart-shelf", "dart-alfred"} <= set(having)
     digests = {hashlib.sha256((SERVERS / s / "lib" / "stack.dart").read_bytes()).hexdigest()
                for s in having}
     assert len(digests) == 1

@@ -21,12 +21,13 @@ const htmlType = 'text/html; charset=utf-8';
 const additionalFortune = 'Additional fortune added at request time.';
 const stackPaths = {'/json', '/db', '/queries', '/fortunes', '/updates'};
 
-/// One answer: the status, Content-Type and body bytes.
+/// One answer: the status, Content-Type and body, as text and as bytes.
 class Answer {
-  Answer(this.status, this.contentType, String body) : body = utf8.encode(body);
+  Answer(this.status, this.contentType, this.text) : body = utf8.encode(text);
 
   final int status;
   final String contentType;
+  final String text;
   final List<int> body;
 }
 
