@@ -40,6 +40,9 @@ async function open(cores) {
   const { Pool } = require('pg');
   escapeHtml = require('escape-html');
   pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 0 });
+  // An idle connection that breaks (the database restarted) is pg's
+  // 'error' event; unhandled it would end the process mid-run.
+  pool.on('error', (err) => console.error(`database: idle connection: ${err.message}`));
   const held = [];
   for (let i = 0; i < max; i++) held.push(await pool.connect());
   for (const c of held) c.release();
