@@ -8,7 +8,26 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+/// V6 belongs to the HTTP/2 work (issue 25) and V7 to the database
+/// scenarios (issue 26), written at the same time: until both are merged,
+/// the other's slot holds [`V6_RESERVED`], a migration that does nothing.
+/// Merging: replace the placeholder with the real V6, keep this order.
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6_RESERVED, V7];
+
+/// The slot of issue 25's V6 until it is merged (see [`MIGRATIONS`]).
+const V6_RESERVED: &str = "SELECT 1;";
+
+// The database scenarios (issue 26): the database's own control group's
+// CPU over the measurement and per request, its memory peak during the
+// case, its cpuset, and the connection pool the server was told to keep.
+// NULL for cases without a database.
+const V7: &str = r#"
+ALTER TABLE cases ADD COLUMN db_cpu_s REAL;
+ALTER TABLE cases ADD COLUMN db_cpu_us_per_request REAL;
+ALTER TABLE cases ADD COLUMN db_memory_peak INTEGER;
+ALTER TABLE cases ADD COLUMN db_cpus TEXT;
+ALTER TABLE cases ADD COLUMN db_pool INTEGER;
+"#;
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 

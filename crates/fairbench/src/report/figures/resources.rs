@@ -31,6 +31,32 @@ pub(super) fn cpu_per_request(groups: &[&Group]) -> Figure {
     )
 }
 
+/// The database's CPU per request beside each server's (the database
+/// scenarios): the pool each server kept is in the table.
+pub(super) fn db_cpu_per_request(groups: &[&Group]) -> Figure {
+    let with: Vec<&Group> = groups
+        .iter()
+        .copied()
+        .filter(|g| g.db_cpu_us_per_request.is_some())
+        .collect();
+    simple_bar(
+        &with,
+        SimpleBar {
+            id: "db-cpu-per-request",
+            title: "Database CPU time per request",
+            subtitle: "CPU seconds of PostgreSQL's control group (every backend) during the measurement ÷ completed requests",
+            caption: "Lower is better. Add it to the server's CPU per request for the whole stack's work: a server that moves work into the database does not look cheaper. The pool is each server's DB_POOL (its manifest's [db] pool).",
+            axis: "database CPU microseconds per request (µs)".into(),
+            div: 1.0,
+            unit: "µs",
+            decimals: 2,
+            metric: |g| &g.db_cpu_us_per_request,
+            text: |v| format!("{} µs", fixed(v, 2)),
+        },
+        &[("DB CPU µs/req median", true), ("min", true), ("max", true)],
+    )
+}
+
 pub(super) fn rss_peak(groups: &[&Group]) -> Figure {
     let with: Vec<&Group> = groups
         .iter()
