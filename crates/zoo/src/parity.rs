@@ -198,9 +198,11 @@ pub fn inspect(
                         "no database to grade the answers against",
                     )],
                 };
-                report
-                    .rules
-                    .extend(results.into_iter().map(|r| contract::apply_deviation(r, &ctx)));
+                report.rules.extend(
+                    results
+                        .into_iter()
+                        .map(|r| contract::apply_deviation(r, &ctx)),
+                );
             }
             report.raw = Some(RawExchange {
                 addr: addr.to_string(),

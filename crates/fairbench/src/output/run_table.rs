@@ -118,10 +118,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                     .map(|v| format!("{v:.1} µs"))
                     .unwrap_or_else(dash),
             );
-            row.insert(
-                12,
-                c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash),
-            );
+            row.insert(12, c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash));
         }
         if let Some(p) = paired {
             row.push(relative_cell(p.row(&CaseKey::of(c0))));

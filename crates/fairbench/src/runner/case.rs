@@ -18,9 +18,9 @@ use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
 use crate::store::{CaseFigures, DbFigures, PartRow, SampleRow};
-use fairbench_zoo::database::Postgres;
 use crate::suite::LoadProfile;
 use crate::topology::Layout;
+use fairbench_zoo::database::Postgres;
 
 /// The seed of the values a scenario's path draws per request.
 pub const SCENARIO_SEED: u64 = 1;

@@ -107,7 +107,11 @@ impl<'a> Runner<'a> {
             let started = if matches!(self.opts.layout.server, crate::host::Host::Local) {
                 self.progress.note("  starting the database (PostgreSQL)…");
                 crate::database::Database::start(
-                    &self.opts.work_dir.join("logs").join(format!("run-{}", self.run)),
+                    &self
+                        .opts
+                        .work_dir
+                        .join("logs")
+                        .join(format!("run-{}", self.run)),
                     None,
                     self.db_max_pool,
                     self.opts.ready_timeout.max(Duration::from_secs(60)),
@@ -205,7 +209,10 @@ impl<'a> Runner<'a> {
             let mut place = place_database(&mut placement, &all);
             if let Err(e) = db.pg().set_cpus(&place.cpus) {
                 // Held nowhere in particular: say so with the case.
-                place.warning = Some(format!("the database could not be moved to CPUs {}: {e}", format_cpus(&place.cpus)));
+                place.warning = Some(format!(
+                    "the database could not be moved to CPUs {}: {e}",
+                    format_cpus(&place.cpus)
+                ));
             }
             db.pg().reset_memory_peak();
             (db.pg().env(pool), Some(CaseDb { place, pool }))

@@ -186,7 +186,13 @@ mod tests {
     fn the_database_gets_a_generator_cpu_when_one_is_left() {
         let mut s = local(vec![3], vec![0, 1, 2], false);
         let d = place_database(&mut s, &[0, 1, 2, 3]);
-        assert_eq!(d, DbPlace { cpus: vec![2], warning: None });
+        assert_eq!(
+            d,
+            DbPlace {
+                cpus: vec![2],
+                warning: None
+            }
+        );
         assert_eq!(s.generators[0].cpus, Some(vec![0, 1]));
         assert_eq!(s.generators[0].default_threads, 2);
         assert_eq!(s.server, vec![3]);
@@ -197,7 +203,10 @@ mod tests {
         let mut s = local(vec![1], vec![0], false);
         let d = place_database(&mut s, &[0, 1]);
         assert_eq!(d.cpus, vec![0]);
-        assert!(d.warning.unwrap().starts_with("the database shared CPU 0 with the load generator"));
+        assert!(d
+            .warning
+            .unwrap()
+            .starts_with("the database shared CPU 0 with the load generator"));
         assert_eq!(s.generators[0].cpus, Some(vec![0]));
         let mut s = local(vec![0, 1], vec![0, 1], true);
         let d = place_database(&mut s, &[0, 1]);

@@ -20,9 +20,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use lock::RunLock;
 pub use parts::PartRow;
-pub use rows::{
-    CaseFigures, CaseRow, DbFigures, NewRun, PlannedCase, RunRow, SampleRow, SweepRow,
-};
+pub use rows::{CaseFigures, CaseRow, DbFigures, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
 
 pub struct Store {
     conn: Connection,

@@ -73,8 +73,12 @@ impl Oracle {
                     .split_once('|')
                     .ok_or_else(|| format!("psql answered {l:?}"))?;
                 Ok((
-                    a.trim().parse().map_err(|_| format!("psql answered {l:?}"))?,
-                    b.trim().parse().map_err(|_| format!("psql answered {l:?}"))?,
+                    a.trim()
+                        .parse()
+                        .map_err(|_| format!("psql answered {l:?}"))?,
+                    b.trim()
+                        .parse()
+                        .map_err(|_| format!("psql answered {l:?}"))?,
                 ))
             })
             .collect()

@@ -143,7 +143,9 @@ pub(crate) fn run_bounded(
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .process_group(0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start {what}: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {what}: {e}"))?;
     // Reached by the Ctrl-C handler like a server's process group.
     let _guard = crate::process::register_group(child.id() as i32);
     let writer = input.and_then(|bytes| {
@@ -382,7 +384,9 @@ impl Postgres {
     pub fn set_cpus(&self, cpus: &[usize]) -> Result<(), String> {
         match self.process.as_ref().and_then(ServerProcess::group) {
             Some(g) => g.set_cpus(cpus),
-            None => Err("PostgreSQL runs without a control group here: its CPUs cannot be moved".into()),
+            None => {
+                Err("PostgreSQL runs without a control group here: its CPUs cannot be moved".into())
+            }
         }
     }
 

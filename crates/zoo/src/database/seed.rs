@@ -95,13 +95,19 @@ mod tests {
         assert!(vals.iter().all(|v| (1..=10_000).contains(v)));
         let distinct: std::collections::BTreeSet<_> = vals.iter().collect();
         // Random draws of 10,000 from 10,000 leave about 1 − 1/e distinct.
-        assert!(distinct.len() > 5_500 && distinct.len() < 7_000, "{}", distinct.len());
+        assert!(
+            distinct.len() > 5_500 && distinct.len() < 7_000,
+            "{}",
+            distinct.len()
+        );
     }
 
     #[test]
     fn quotes_are_doubled() {
         let s = tables_script("fairbench");
-        assert!(s.contains("'A computer scientist is someone who fixes things that aren''t broken.'"));
+        assert!(
+            s.contains("'A computer scientist is someone who fixes things that aren''t broken.'")
+        );
         assert_eq!(s.matches("INSERT INTO fortune").count(), 12);
     }
 }

@@ -90,7 +90,11 @@ impl Verdict {
             Some(f) if self.failed > 1 => RuleResult::new(
                 self.rule,
                 Grade::Fail,
-                format!("{f} (and {} more of {} requests)", self.failed - 1, self.asked),
+                format!(
+                    "{f} (and {} more of {} requests)",
+                    self.failed - 1,
+                    self.asked
+                ),
             ),
             Some(f) => RuleResult::new(self.rule, Grade::Fail, f),
         }
@@ -312,11 +316,9 @@ fn rows(
             for (i, r) in &pairs {
                 by_id.entry(*i).or_default().push(*r);
             }
-            let wrong = by_id.iter().find(|(i, vals)| {
-                table
-                    .get(i)
-                    .is_none_or(|now| !vals.contains(now))
-            });
+            let wrong = by_id
+                .iter()
+                .find(|(i, vals)| table.get(i).is_none_or(|now| !vals.contains(now)));
             match wrong {
                 Some((i, vals)) => upd.fail(format!(
                     "GET {p} answered randomNumber {} for id {i}; the table has {} afterwards: the update was not written",
@@ -344,7 +346,9 @@ fn rows(
             match pairs.iter().find(|(i, r)| table.get(i) != Some(r)) {
                 Some((i, r)) => rowv.fail(format!(
                     "GET {p} answered randomNumber {r} for id {i}; the table has {}",
-                    table.get(i).map_or("no such id".to_string(), |v| v.to_string())
+                    table
+                        .get(i)
+                        .map_or("no such id".to_string(), |v| v.to_string())
                 )),
                 None => rowv.ok(),
             }
@@ -352,7 +356,9 @@ fn rows(
     }
     let asked_list = counts.join(", ");
     let mut out = vec![
-        count.result(format!("queries={asked_list}: the right number of rows each")),
+        count.result(format!(
+            "queries={asked_list}: the right number of rows each"
+        )),
         rowv.result(format!("queries={asked_list}: every row the table's")),
     ];
     if updates {
@@ -493,7 +499,11 @@ fn fortunes(scenario: &Scenario, fetch: &mut Fetch<'_>, tables: &dyn Tables) -> 
         RuleResult::new(
             Rule::DbCount,
             Grade::Pass,
-            format!("{} rows: the table's {} and the added one", got.len(), want.len() - 1),
+            format!(
+                "{} rows: the table's {} and the added one",
+                got.len(),
+                want.len() - 1
+            ),
         )
     } else {
         RuleResult::new(
@@ -507,11 +517,7 @@ fn fortunes(scenario: &Scenario, fetch: &mut Fetch<'_>, tables: &dyn Tables) -> 
             ),
         )
     };
-    let mut escape = RuleResult::new(
-        Rule::HtmlEscape,
-        Grade::Pass,
-        "every message HTML-escaped",
-    );
+    let mut escape = RuleResult::new(Rule::HtmlEscape, Grade::Pass, "every message HTML-escaped");
     let mut decoded = Vec::new();
     for (i, (id, m)) in got.iter().enumerate() {
         match unescape(m) {
@@ -538,8 +544,10 @@ fn fortunes(scenario: &Scenario, fetch: &mut Fetch<'_>, tables: &dyn Tables) -> 
         Grade::Pass,
         "the table's rows and the added one, sorted by message",
     );
-    let want_sorted: Vec<(String, String)> =
-        want.iter().map(|(i, m)| (i.to_string(), m.clone())).collect();
+    let want_sorted: Vec<(String, String)> = want
+        .iter()
+        .map(|(i, m)| (i.to_string(), m.clone()))
+        .collect();
     if decoded != want_sorted {
         let mut a = decoded.clone();
         let mut b = want_sorted.clone();

@@ -13,7 +13,11 @@ struct Mem {
 impl Mem {
     fn new() -> Mem {
         Mem {
-            world: RefCell::new((1..=10_000).map(|i| (i, world_value(i as u32) as i64)).collect()),
+            world: RefCell::new(
+                (1..=10_000)
+                    .map(|i| (i, world_value(i as u32) as i64))
+                    .collect(),
+            ),
         }
     }
 }
@@ -24,7 +28,10 @@ impl Tables for Mem {
         Ok(ids.iter().filter_map(|i| Some((*i, *w.get(i)?))).collect())
     }
     fn fortunes(&self) -> Result<Vec<(i64, String)>, String> {
-        Ok(FORTUNES.iter().map(|(i, m)| (*i as i64, m.to_string())).collect())
+        Ok(FORTUNES
+            .iter()
+            .map(|(i, m)| (*i as i64, m.to_string()))
+            .collect())
     }
 }
 
@@ -76,7 +83,11 @@ fn the_right_row_passes_and_a_wrong_one_fails_with_one_line() {
     };
     let rs = grade(DbContent::Row, &sc, &mut good, &t);
     assert_eq!(failing(&rs), vec![], "{rs:?}");
-    assert!(rs[0].detail.starts_with("5 ids (1, 10000,"), "{}", rs[0].detail);
+    assert!(
+        rs[0].detail.starts_with("5 ids (1, 10000,"),
+        "{}",
+        rs[0].detail
+    );
 
     // Off by one in the value: caught, with the id and the table's value.
     let mut wrong = |p: &str| {
@@ -101,7 +112,12 @@ fn the_right_row_passes_and_a_wrong_one_fails_with_one_line() {
     // Always the same row, whatever was asked.
     let mut same = |_: &str| ok(&obj(42, world_value(42) as i64));
     let f = grade(DbContent::Row, &sc, &mut same, &t);
-    assert!(failing(&f)[0].1.starts_with("GET /db?id=1 answered the row of id 42"), "{f:?}");
+    assert!(
+        failing(&f)[0]
+            .1
+            .starts_with("GET /db?id=1 answered the row of id 42"),
+        "{f:?}"
+    );
 }
 
 fn queries_server(t: &Mem, p: &str, count: impl Fn(usize) -> usize, write: bool) -> String {
@@ -144,7 +160,9 @@ fn queries_count_and_clamp() {
     let f = failing(&rs);
     assert_eq!(f[0].0, "db-count");
     assert!(
-        f[0].1.starts_with("GET /queries?queries=20 answered 19 rows; expected 20 (and 3 more of 4 requests)"),
+        f[0].1.starts_with(
+            "GET /queries?queries=20 answered 19 rows; expected 20 (and 3 more of 4 requests)"
+        ),
         "{}",
         f[0].1
     );
@@ -229,7 +247,10 @@ fn fortunes_page(rows: &[(i64, String)], escape: bool) -> String {
 }
 
 fn sorted_fortunes() -> Vec<(i64, String)> {
-    let mut all: Vec<(i64, String)> = FORTUNES.iter().map(|(i, m)| (*i as i64, m.to_string())).collect();
+    let mut all: Vec<(i64, String)> = FORTUNES
+        .iter()
+        .map(|(i, m)| (*i as i64, m.to_string()))
+        .collect();
     all.push((0, ADDED_FORTUNE.into()));
     all.sort_by(|a, b| a.1.cmp(&b.1));
     all
@@ -242,37 +263,78 @@ fn fortunes_sorted_escaped_and_complete() {
     let all = sorted_fortunes();
     assert_eq!(all[0].0, 11, "the <script> one sorts first");
     assert_eq!(all.last().unwrap().0, 12, "the Japanese one sorts last");
-    let rs = grade(DbContent::Fortunes, &sc, &mut |_: &str| ok(&fortunes_page(&all, true)), &t);
+    let rs = grade(
+        DbContent::Fortunes,
+        &sc,
+        &mut |_: &str| ok(&fortunes_page(&all, true)),
+        &t,
+    );
     assert_eq!(failing(&rs), vec![], "{rs:?}");
 
-    let rs = grade(DbContent::Fortunes, &sc, &mut |_: &str| ok(&fortunes_page(&all, false)), &t);
+    let rs = grade(
+        DbContent::Fortunes,
+        &sc,
+        &mut |_: &str| ok(&fortunes_page(&all, false)),
+        &t,
+    );
     let f = failing(&rs);
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(f[0].0, "html-escape");
     assert!(
-        f[0].1.starts_with("GET /fortunes: row 1 (id 11) is not HTML-escaped (a raw <): <script>alert("),
+        f[0].1.starts_with(
+            "GET /fortunes: row 1 (id 11) is not HTML-escaped (a raw <): <script>alert("
+        ),
         "{}",
         f[0].1
     );
 
     let without_added: Vec<_> = all.iter().filter(|r| r.0 != 0).cloned().collect();
-    let f = grade(DbContent::Fortunes, &sc, &mut |_: &str| ok(&fortunes_page(&without_added, true)), &t);
+    let f = grade(
+        DbContent::Fortunes,
+        &sc,
+        &mut |_: &str| ok(&fortunes_page(&without_added, true)),
+        &t,
+    );
     let f = failing(&f);
-    assert_eq!(f.iter().map(|x| x.0).collect::<Vec<_>>(), ["db-count", "db-row"]);
-    assert!(f[1].1.contains("left out id 0 `Additional fortune added at request time.`"), "{}", f[1].1);
+    assert_eq!(
+        f.iter().map(|x| x.0).collect::<Vec<_>>(),
+        ["db-count", "db-row"]
+    );
+    assert!(
+        f[1].1
+            .contains("left out id 0 `Additional fortune added at request time.`"),
+        "{}",
+        f[1].1
+    );
 
     let mut by_id = all.clone();
     by_id.sort();
-    let f = grade(DbContent::Fortunes, &sc, &mut |_: &str| ok(&fortunes_page(&by_id, true)), &t);
+    let f = grade(
+        DbContent::Fortunes,
+        &sc,
+        &mut |_: &str| ok(&fortunes_page(&by_id, true)),
+        &t,
+    );
     let f = failing(&f);
     assert_eq!(f.len(), 1);
-    assert!(f[0].1.contains("not sorted by message: row 1 is id 0, expected id 11"), "{}", f[0].1);
+    assert!(
+        f[0].1
+            .contains("not sorted by message: row 1 is id 0, expected id 11"),
+        "{}",
+        f[0].1
+    );
 }
 
 #[test]
 fn unescape_accepts_every_reference_form() {
-    assert_eq!(unescape("a &amp; &lt;b&gt; &quot;&#39;&#x27;&apos;").unwrap(), "a & <b> \"'''");
+    assert_eq!(
+        unescape("a &amp; &lt;b&gt; &quot;&#39;&#x27;&apos;").unwrap(),
+        "a & <b> \"'''"
+    );
     assert_eq!(unescape("it's \"fine\"").unwrap(), "it's \"fine\"");
     assert_eq!(unescape("a & b").unwrap_err(), "a raw &");
-    assert_eq!(unescape("&bogus;").unwrap_err(), "an unknown reference &bogus;");
+    assert_eq!(
+        unescape("&bogus;").unwrap_err(),
+        "an unknown reference &bogus;"
+    );
 }
