@@ -109,7 +109,7 @@ fn assert_no_postgres_of(pid: u32) {
     assert_eq!(groups_of(pid), Vec::<PathBuf>::new(), "control groups left");
 }
 
-fn failing<'a>(c: &'a serde_json::Value) -> Vec<(&'a str, &'a str)> {
+fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
     c["rules"]
         .as_array()
         .unwrap()
@@ -236,6 +236,9 @@ fn check_grades_content_against_the_database_it_started() {
     );
 }
 
+/// scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request
+type StoredCase = (String, String, Option<f64>, Option<i64>, Option<f64>);
+
 fn write_suite(dir: &Path, name: &str, scenarios: &str, duration: &str) -> PathBuf {
     let p = dir.join(format!("{name}.toml"));
     std::fs::write(
@@ -283,7 +286,7 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
     assert_no_postgres_of(pid);
     run.expect_code(0);
     let conn = rusqlite::Connection::open(&results).unwrap();
-    let rows: Vec<(String, String, Option<f64>, Option<i64>, Option<f64>)> = conn
+    let rows: Vec<StoredCase> = conn
         .prepare("SELECT scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request FROM cases ORDER BY seq")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
