@@ -449,11 +449,10 @@ impl BusyWatch {
 fn server_cpu_s(w: &Watch<'_>) -> f64 {
     // The database of the database scenarios is part of what is measured,
     // not another process sharing the CPUs.
-    let db = w
-        .db
-        .and_then(|d| d.usage())
-        .and_then(|u| u.cpu_s)
-        .unwrap_or(0.0);
+    let db =
+        w.db.and_then(|d| d.usage())
+            .and_then(|u| u.cpu_s)
+            .unwrap_or(0.0);
     db + w
         .server
         .group_usage()
