@@ -852,6 +852,20 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
     }
 
     #[test]
+    fn db_pool_from_the_manifest_else_four_per_core() {
+        let s = load(&format!("{GOOD}\n[db]\npool = 16\n")).unwrap();
+        assert_eq!(s.db_pool(1), 16);
+        assert_eq!(load(GOOD).unwrap().db_pool(3), 12);
+        let e = load(&format!("{GOOD}\n[db]\npool = 0\n")).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("db.pool"), "{}", e[0]);
+        assert!(
+            e[0].to_string().contains("from 1 to 1000, found 0"),
+            "{}",
+            e[0]
+        );
+    }
+
+    #[test]
     fn scenarios_listed_and_deviations_scoped() {
         let s = load(
             &GOOD
