@@ -3,8 +3,9 @@
 # Python packages for the Dart syntax tests, Debian's chromium for the
 # report's browser test, OpenSSH (client and server, for the ssh-host tests,
 # which start their own sshd on a loopback port), iproute2 (ip, tc: the
-# network-namespace tests) and nginx (servers/nginx). Installs only what is
-# missing.
+# network-namespace tests), nginx (servers/nginx) and PostgreSQL (the
+# database scenarios: fairbench starts its own from Debian's binaries).
+# Installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,9 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tc >/dev/null 2>&1 || need+=(iproute2)
 # nginx: servers/nginx, checked by the tests and in `make quick`.
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+# PostgreSQL: the database scenarios (docs/scenarios.md); Debian's package
+# also makes the `postgres` user fairbench runs it as when it is root.
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2

@@ -74,8 +74,12 @@ func main() {
 			mux.Handle("GET /hello-16k.txt", http.FileServer(http.Dir(dir)))
 		}
 	default:
-		log.Fatalf("unknown SCENARIO %q", scenario)
+		// json, db, queries, ...: served below, as under every scenario.
+		if !isStackScenario(scenario) {
+			log.Fatalf("unknown SCENARIO %q", scenario)
+		}
 	}
+	registerDB(mux)
 
 	// ":port" is the dual-stack any address: [::] with IPv4-mapped addresses.
 	log.Printf("go-nethttp: %s/%s on :%s, GOMAXPROCS=%d", scenario, response, port, runtime.GOMAXPROCS(0))

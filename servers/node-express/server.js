@@ -5,6 +5,7 @@
 
 const cluster = require('node:cluster');
 const express = require('express');
+const stack = require('./stack');
 
 const port = Number(process.env.PORT);
 const scenario = process.env.SCENARIO;
@@ -74,16 +75,23 @@ function serve() {
       break;
     }
     default:
-      fail(`unknown SCENARIO ${scenario}`);
+      // json, db, queries, ...: registered below, under every scenario.
+      if (!stack.isStackScenario(scenario)) fail(`unknown SCENARIO ${scenario}`);
   }
+  // json, db, queries, fortunes, updates: under every scenario (stack.js).
+  stack.register(app, normalized);
 
   // No host: Node binds the IPv6 any address dual-stack (IPv4-mapped),
   // falling back to 0.0.0.0 where IPv6 is missing.
-  const server = app.listen(port, (err) => {
-    if (err) fail(err.message);
-    console.log(`node-express ${process.pid}: ${scenario}/${process.env.RESPONSE} on :${port} (${cores} process${cores > 1 ? 'es' : ''})`);
-  });
-  server.on('error', (err) => fail(err.message));
+  // Listen only once the database pool (if any) is open: a server that
+  // answers before it can reach its database would fail its first requests.
+  stack.open(cores).then((conns) => {
+    const server = app.listen(port, (err) => {
+      if (err) fail(err.message);
+      console.log(`node-express ${process.pid}: ${scenario}/${process.env.RESPONSE} on :${port} (${cores} process${cores > 1 ? 'es' : ''})${conns ? `, pg pool of ${conns}` : ''}`);
+    });
+    server.on('error', (err) => fail(err.message));
+  }, (err) => fail(`database: ${err.message}`));
 }
 
 function fail(message) {

@@ -7,6 +7,7 @@ const cluster = require('node:cluster');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
+const stack = require('./stack');
 
 const port = Number(process.env.PORT);
 const scenario = process.env.SCENARIO;
@@ -48,13 +49,16 @@ function serve() {
     // Connection/Keep-Alive header: the socket still persists for HTTP/1.1,
     // it is only the advertisement that is dropped.
     if (normalized) res.removeHeader('Connection');
+    if (stack.route(req, res)) return;
     handler(req, res);
   });
   // No host: Node then binds the IPv6 any address dual-stack (IPv4-mapped),
   // falling back to 0.0.0.0 where IPv6 is missing.
-  server.listen(port, () => {
-    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} on :${port} (${cores} process${cores > 1 ? 'es' : ''})`);
-  });
+  // Listen only once the database pool (if any) is open: a server that
+  // answers before it can reach its database would fail its first requests.
+  stack.open(cores).then((conns) => server.listen(port, () => {
+    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} on :${port} (${cores} process${cores > 1 ? 'es' : ''})${conns ? `, pg pool of ${conns}` : ''}`);
+  }), (err) => fail(`database: ${err.message}`));
   server.on('error', (err) => fail(err.message));
 }
 
@@ -102,6 +106,8 @@ function handlerFor(name) {
       };
     }
     default:
+      // json, db, queries, ...: stack.js answers them, under every scenario.
+      if (stack.isStackScenario(name)) return (req, res) => notFound(res);
       return fail(`unknown SCENARIO ${name}`);
   }
 }

@@ -44,10 +44,12 @@ DART_SERVERS = [
 # the minimum Dart SDK each version declares in its own pubspec.yaml at the
 # source the server was checked against (see each server's api.toml).
 FRAMEWORK_DEPS = {
-    "dart-io": {},
+    # postgres for the database routes; its floor is NOT read from its
+    # pubspec (no source was readable here): assumed, see api.toml.
+    "dart-io": {"postgres": ("3.0.0", "3.0")},
     "dart-shelf": {"shelf": ("1.4.2", "3.4"), "shelf_router": ("1.1.4", "2.17"),
-                   "shelf_static": ("1.1.3", "3.3")},
-    "dart-alfred": {"alfred": ("1.1.2+1", "2.17")},
+                   "shelf_static": ("1.1.3", "3.3"), "postgres": ("3.0.0", "3.0")},
+    "dart-alfred": {"alfred": ("1.1.2+1", "2.17"), "postgres": ("3.0.0", "3.0")},
     "dart-jaguar": {"jaguar": ("3.1.4", "2.12")},
     "dart-conduit": {"conduit_core": ("6.0.0", "3.11")},
     "dart-frog": {"dart_frog": ("1.2.6", "3.0")},
@@ -235,6 +237,18 @@ def test_dart_files_parse_without_errors(server):
     assert not problems, "\n".join(problems)
 
 
+def test_database_routes_are_one_file_wherever_they_are():
+    """lib/stack.dart (issue 26) is framework-neutral: the same bytes in every
+    server that has it, each of which pins the same postgres."""
+    having = [s for s in DART_SERVERS if (SERVERS / s / "lib" / "stack.dart").exists()]
+    assert {"dart-io", "dart-shelf", "dart-alfred"} <= set(having)
+    digests = {hashlib.sha256((SERVERS / s / "lib" / "stack.dart").read_bytes()).hexdigest()
+               for s in having}
+    assert len(digests) == 1
+    for s in having:
+        assert pubspec(s)["dependencies"]["postgres"] == FRAMEWORK_DEPS[s]["postgres"][0]
+
+
 def test_shared_helper_is_identical_everywhere():
     digests = {s: hashlib.sha256((SERVERS / s / "lib" / "fairbench.dart").read_bytes()).hexdigest()
                for s in DART_SERVERS}
@@ -265,8 +279,17 @@ def test_pubspec(server):
 def test_manifest_fields(server):
     m = manifest(server)
     allowed_top = {"name", "language", "framework", "framework_version", "description",
-                   "toolchain", "build", "modes", "responses"}
+                   "toolchain", "build", "modes", "responses", "scenarios"}
     assert set(m) <= allowed_top, set(m) - allowed_top
+    # The database scenarios (issue 26) are written only where lib/stack.dart
+    # is (dart-io); any other Dart manifest must say so rather than let a
+    # check run and fail them, listing exactly Config.scenarios.
+    helper_src = (SERVERS / server / "lib" / "fairbench.dart").read_text()
+    accepted = re.search(r"static const scenarios = \[(.*?)\];", helper_src).group(1)
+    if (SERVERS / server / "lib" / "stack.dart").exists():
+        assert "scenarios" not in m
+    else:
+        assert m.get("scenarios") == re.findall(r"'(\w+)'", accepted) == ["static", "dynamic", "file"]
     assert m["name"] == server
     assert m["language"] == "Dart"
     assert m["framework"].strip()
@@ -497,8 +520,12 @@ def test_dart_io_normalization():
     sources, guarded = _normalized_parts("dart-io")
     assert "server.defaultResponseHeaders.clear();" in guarded
     assert "server.serverHeader = null;" in guarded
-    assert "server.listen(normalizedHandler(config));" in guarded
+    assert "server.listen(withStack(normalizedHandler(config), normalized: true));" in guarded
     src = sources["bin/server.dart"]
+    # The database routes (lib/stack.dart) in front: Go's headers only when normalized.
+    stack = src.function("withStack")
+    assert re.search(r"if \(normalized\) \{[^}]*\.\.contentLength = result\.body\.length"
+                     r"[^}]*\.\.date = DateTime\.now\(\)", stack), stack
     handler = src.function("normalizedHandler")
     # Each of the three scenarios sets the three headers Go sends.
     assert handler.count("..set(HttpHeaders.contentTypeHeader, plainTextUtf8)") == 3

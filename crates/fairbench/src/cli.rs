@@ -175,7 +175,11 @@ fn clean_after_killed() {
     } else {
         Vec::new()
     };
+    let (folders, folder_problems) = fairbench_zoo::database::leftovers::clean();
     let mut what = Vec::new();
+    if !folders.is_empty() {
+        what.push(format!("database folders {}", folders.join(", ")));
+    }
     if !groups.is_empty() {
         what.push(format!("control groups {}", groups.join(", ")));
     }
@@ -194,6 +198,12 @@ fn clean_after_killed() {
     for p in problems {
         eprintln!(
             "fairbench: warning: a leftover control group would not go: {}",
+            crate::output::terminal::text(&p)
+        );
+    }
+    for p in folder_problems {
+        eprintln!(
+            "fairbench: warning: a leftover database folder would not go: {}",
             crate::output::terminal::text(&p)
         );
     }

@@ -12,6 +12,7 @@ pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod containment;
+pub mod database;
 pub mod export;
 pub mod fleet;
 pub mod host;

@@ -31,6 +31,9 @@ pub struct StartSpec<'a> {
     /// WORKERS told to the server (isolates, GOMAXPROCS, processes) when it
     /// differs from CORES; `None`: the server uses CORES.
     pub workers: Option<usize>,
+    /// More environment: the database's address and the pool size for the
+    /// database scenarios (docs/scenarios.md).
+    pub env: Vec<(String, String)>,
     /// The CPUs of its host it is pinned to; `None`: not pinned.
     pub cpus: Option<Vec<usize>>,
     /// The build output, on this machine.
@@ -137,8 +140,10 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         stop_grace: s.stop_grace,
         extra_env: s
             .workers
-            .map(|w| vec![("WORKERS".to_string(), w.to_string())])
-            .unwrap_or_default(),
+            .map(|w| ("WORKERS".to_string(), w.to_string()))
+            .into_iter()
+            .chain(s.env.iter().cloned())
+            .collect(),
     };
     let spec = launch::spec(&server, s.mode, s.response, &params)
         .map_err(|e| StartError::Spec(e.to_string()))?;

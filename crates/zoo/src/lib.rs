@@ -10,6 +10,7 @@
 pub mod build;
 pub mod containment;
 pub mod contract;
+pub mod database;
 pub mod error;
 pub mod fetch;
 pub mod launch;

@@ -45,7 +45,14 @@ pub struct Server {
     /// The scenarios the server implements, when it says (`scenarios =
     /// [...]`); the others are skipped with one line, never failed.
     pub scenarios: Option<Vec<String>>,
+    /// `[db] pool = N`: the connection pool the server keeps to the
+    /// database (`DB_POOL`), when it says.
+    pub db_pool: Option<usize>,
 }
+
+/// The largest `[db] pool` a manifest may ask for (PostgreSQL's
+/// max_connections is set above the largest pool of a run).
+pub const MAX_DB_POOL: usize = 1000;
 
 #[derive(Debug, Clone)]
 pub struct Toolchain {
@@ -173,7 +180,18 @@ impl ResponseConfig {
     }
 }
 
+/// `DB_POOL` for a server without `[db] pool`: four connections per core
+/// (docs/server-manifest.md).
+pub const DB_POOL_PER_CORE: usize = 4;
+
 impl Server {
+    /// The connection pool the server is told to keep (`DB_POOL`).
+    pub fn db_pool(&self, cores: usize) -> usize {
+        self.db_pool
+            .unwrap_or(DB_POOL_PER_CORE * cores.max(1))
+            .min(MAX_DB_POOL)
+    }
+
     /// Whether the server implements `scenario` (all, unless it lists them).
     pub fn implements(&self, scenario: &str) -> bool {
         self.scenarios
@@ -269,6 +287,15 @@ struct RawManifest {
     responses: RawResponses,
     #[serde(default)]
     scenarios: Option<Vec<String>>,
+    #[serde(default)]
+    db: Option<RawDb>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDb {
+    #[serde(default)]
+    pool: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -606,6 +633,17 @@ fn validate(
             );
         }
     }
+    let db_pool = match raw.db.as_ref().and_then(|d| d.pool) {
+        None => None,
+        Some(n) if (1..=MAX_DB_POOL as i64).contains(&n) => Some(n as usize),
+        Some(n) => {
+            c.err(
+                "db.pool",
+                format!("expected a connection pool size from 1 to {MAX_DB_POOL}, found {n}"),
+            );
+            None
+        }
+    };
 
     if !c.errors.is_empty() {
         return Err(c.errors);
@@ -638,6 +676,7 @@ fn validate(
         normalized_response,
         study_response,
         scenarios: raw.scenarios,
+        db_pool,
     })
 }
 
@@ -807,6 +846,20 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
         );
         assert!(
             e[0].message.contains("{PORT}") && e[0].message.contains("use {port}"),
+            "{}",
+            e[0]
+        );
+    }
+
+    #[test]
+    fn db_pool_from_the_manifest_else_four_per_core() {
+        let s = load(&format!("{GOOD}\n[db]\npool = 16\n")).unwrap();
+        assert_eq!(s.db_pool(1), 16);
+        assert_eq!(load(GOOD).unwrap().db_pool(3), 12);
+        let e = load(&format!("{GOOD}\n[db]\npool = 0\n")).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some("db.pool"), "{}", e[0]);
+        assert!(
+            e[0].to_string().contains("from 1 to 1000, found 0"),
             "{}",
             e[0]
         );

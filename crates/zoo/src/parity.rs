@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 
 use crate::contract::{self, GradeContext};
+use crate::database::content;
 use crate::fetch::{self, FetchError, RawResponse};
 use crate::manifest::{Deviation, ResponseKind};
 use crate::process::loopback;
@@ -30,12 +31,15 @@ pub struct CaseId {
 pub struct InspectOptions {
     /// For each fetch.
     pub fetch_timeout: Duration,
+    /// The tables the database scenarios' answers are graded against.
+    pub database: Option<crate::database::Oracle>,
 }
 
 impl Default for InspectOptions {
     fn default() -> Self {
         InspectOptions {
             fetch_timeout: Duration::from_secs(5),
+            database: None,
         }
     }
 }
@@ -84,6 +88,10 @@ pub struct CaseReport {
     pub response: Option<RawResponse>,
     #[serde(skip)]
     pub deviations: Vec<Deviation>,
+    /// Its body holds values read from the database, which differ from
+    /// server to server: only its headers are compared byte for byte.
+    #[serde(skip)]
+    pub body_varies: bool,
 }
 
 impl CaseReport {
@@ -104,6 +112,7 @@ impl CaseReport {
             raw: None,
             response: None,
             deviations: deviations.to_vec(),
+            body_varies: false,
         }
     }
 
@@ -121,8 +130,9 @@ pub fn inspect(
     opts: &InspectOptions,
 ) -> CaseReport {
     let [v4, v6] = loopback(port);
+    let path = scenario.check_path();
     let fetch_at = |addr: SocketAddr| {
-        let req = fetch::request_bytes(&scenario.method, &scenario.path, addr);
+        let req = fetch::request_bytes(&scenario.method, &path, addr);
         let res = fetch::raw(addr, &req, opts.fetch_timeout);
         (req, res, SystemTime::now(), Instant::now())
     };
@@ -131,6 +141,7 @@ pub fn inspect(
 
     let mut report = CaseReport::failed(id, deviations, Rule::Fetch, String::new());
     report.rules.clear();
+    report.body_varies = scenario.needs_database();
 
     // Grade the IPv4 answer; the IPv6 one if that is all there is.
     let primary = match (&r4, &r6) {
@@ -160,7 +171,7 @@ pub fn inspect(
             if let Some(after) = scenario.expect.body_changes_after {
                 let wait = after.saturating_sub(inst.elapsed());
                 std::thread::sleep(wait);
-                let req2 = fetch::request_bytes(&scenario.method, &scenario.path, addr);
+                let req2 = fetch::request_bytes(&scenario.method, &path, addr);
                 let r = match fetch::raw(addr, &req2, opts.fetch_timeout) {
                     Ok(second) => contract::grade_changes(resp, &second, after, &ctx),
                     Err(e) => contract::apply_deviation(
@@ -173,6 +184,25 @@ pub fn inspect(
                     ),
                 };
                 report.rules.push(r);
+            }
+            if let Some(kind) = scenario.expect.database {
+                let mut get = |p: &str| {
+                    let req = fetch::request_bytes(&scenario.method, p, addr);
+                    fetch::raw(addr, &req, opts.fetch_timeout).map_err(|e| e.to_string())
+                };
+                let results = match &opts.database {
+                    Some(oracle) => content::grade(kind, scenario, &mut get, oracle),
+                    None => vec![RuleResult::new(
+                        Rule::DbRow,
+                        Grade::Fail,
+                        "no database to grade the answers against",
+                    )],
+                };
+                report.rules.extend(
+                    results
+                        .into_iter()
+                        .map(|r| contract::apply_deviation(r, &ctx)),
+                );
             }
             report.raw = Some(RawExchange {
                 addr: addr.to_string(),

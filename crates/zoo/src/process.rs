@@ -148,6 +148,9 @@ pub struct ServerSpec {
     /// (Linux PR_SET_PDEATHSIG), so that even a SIGKILLed fairbench leaves no
     /// server behind. Start servers from a thread that outlives them.
     pub die_with_parent_thread: bool,
+    /// Run as this (uid, gid) instead of fairbench's own user: PostgreSQL
+    /// refuses to run as root.
+    pub run_as: Option<(u32, u32)>,
 }
 
 impl ServerSpec {
@@ -160,6 +163,7 @@ impl ServerSpec {
             log_path,
             stop_grace: Duration::from_secs(5),
             die_with_parent_thread: true,
+            run_as: None,
         }
     }
 }
@@ -270,6 +274,13 @@ impl ServerProcess {
             .stdout(log)
             .stderr(log2)
             .process_group(0);
+        if let Some((uid, gid)) = spec.run_as {
+            // std drops the supplementary groups and changes gid then uid
+            // before the pre_exec closure below runs; the closure's cgroup
+            // write is "0" (itself), which its own user may do, through a
+            // descriptor opened here as root.
+            cmd.uid(uid).gid(gid);
+        }
         // SAFETY: the closure runs between fork and exec and only makes
         // async-signal-safe system calls on data prepared before the fork.
         unsafe {
@@ -347,6 +358,11 @@ impl ServerProcess {
     /// The control group's name, when it has one.
     pub fn group_name(&self) -> Option<&str> {
         self.group.as_ref().map(Group::name)
+    }
+
+    /// Its control group, when it has one.
+    pub fn group(&self) -> Option<&Group> {
+        self.group.as_ref()
     }
 
     /// What went wrong removing its control group when it was stopped.

@@ -29,11 +29,16 @@ pub enum Rule {
     Ipv4,
     Ipv6,
     ReferenceBytes,
+    // The database scenarios' content, graded against the tables.
+    DbRow,
+    DbCount,
+    HtmlEscape,
+    DbUpdate,
 }
 
 impl Rule {
     /// The contract rules: those a manifest may name as a known deviation.
-    pub const ALL: [Rule; 13] = [
+    pub const ALL: [Rule; 17] = [
         Rule::Status,
         Rule::Body,
         Rule::ContentType,
@@ -47,6 +52,10 @@ impl Rule {
         Rule::Ipv4,
         Rule::Ipv6,
         Rule::ReferenceBytes,
+        Rule::DbRow,
+        Rule::DbCount,
+        Rule::HtmlEscape,
+        Rule::DbUpdate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +77,10 @@ impl Rule {
             Rule::Ipv4 => "ipv4",
             Rule::Ipv6 => "ipv6",
             Rule::ReferenceBytes => "reference-bytes",
+            Rule::DbRow => "db-row",
+            Rule::DbCount => "db-count",
+            Rule::HtmlEscape => "html-escape",
+            Rule::DbUpdate => "db-update",
         }
     }
 

@@ -30,6 +30,82 @@ pub struct Scenario {
     pub path: String,
     pub file: PathBuf,
     pub expect: Expect,
+    /// `path` split at its templates (`{{uniform LO HI}}`).
+    path_pieces: Vec<PathPiece>,
+}
+
+/// A piece of a scenario's path: text, or a value drawn per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PathPiece {
+    Text(String),
+    Uniform(u64, u64),
+}
+
+/// What a scenario's answers are graded against in the database, beyond
+/// their shape (`expect.database`; crate::database::content).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbContent {
+    /// `/db?id=N`: the row of that id.
+    Row,
+    /// `/queries?queries=N`: N rows (clamped to 1..=500), each the table's.
+    Rows,
+    /// `/fortunes`: every row plus the added one, sorted, HTML-escaped.
+    Fortunes,
+    /// `/updates?queries=N`: N rows changed and written back.
+    Updates,
+}
+
+impl DbContent {
+    pub fn parse(s: &str) -> Option<DbContent> {
+        Some(match s {
+            "row" => DbContent::Row,
+            "rows" => DbContent::Rows,
+            "fortunes" => DbContent::Fortunes,
+            "updates" => DbContent::Updates,
+            _ => return None,
+        })
+    }
+}
+
+/// The templates a scenario's path may hold: values the load engine draws
+/// per prepared request (docs/targets.md) and the check picks itself.
+pub const PATH_TEMPLATES: &str = "{{uniform LO HI}}";
+
+fn parse_path(path: &str) -> Result<Vec<PathPiece>, String> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while let Some(open) = rest.find("{{") {
+        if open > 0 {
+            out.push(PathPiece::Text(rest[..open].to_string()));
+        }
+        let after = &rest[open + 2..];
+        let close = after
+            .find("}}")
+            .ok_or_else(|| format!("{{{{ without a closing }}}} in \"{path}\""))?;
+        let words: Vec<&str> = after[..close].split_whitespace().collect();
+        let bad = || {
+            format!(
+                "unknown template {{{{{}}}}} in \"{path}\": a scenario's path may hold {PATH_TEMPLATES} (LO <= HI, whole numbers)",
+                &after[..close]
+            )
+        };
+        match words.as_slice() {
+            ["uniform", lo, hi] => {
+                let lo: u64 = lo.parse().map_err(|_| bad())?;
+                let hi: u64 = hi.parse().map_err(|_| bad())?;
+                if lo > hi {
+                    return Err(bad());
+                }
+                out.push(PathPiece::Uniform(lo, hi));
+            }
+            _ => return Err(bad()),
+        }
+        rest = &after[close + 2..];
+    }
+    if !rest.is_empty() {
+        out.push(PathPiece::Text(rest.to_string()));
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +119,9 @@ pub struct Expect {
     pub body_changes_after: Option<Duration>,
     /// Headers a `default` response may carry without a warning.
     pub allowed_headers: Vec<String>,
+    /// The content graded against the database, for the scenarios that
+    /// read or write it.
+    pub database: Option<DbContent>,
 }
 
 #[derive(Debug, Clone)]
@@ -102,6 +181,8 @@ struct RawExpect {
     body_changes_after_s: Option<f64>,
     #[serde(default)]
     allowed_headers: Vec<String>,
+    #[serde(default)]
+    database: Option<String>,
 }
 
 impl Scenario {
@@ -135,7 +216,22 @@ impl Scenario {
                 ),
             );
         }
-        if !raw.path.starts_with('/') || raw.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        let (path_pieces, parsed) = match parse_path(&raw.path) {
+            Ok(p) => (p, true),
+            Err(m) => {
+                err("path", m);
+                (Vec::new(), false)
+            }
+        };
+        // Templates hold spaces; the path as sent must not.
+        let sent: String = path_pieces
+            .iter()
+            .map(|p| match p {
+                PathPiece::Text(t) => t.clone(),
+                PathPiece::Uniform(lo, _) => lo.to_string(),
+            })
+            .collect();
+        if parsed && !sent.starts_with('/') || sent.bytes().any(|b| b <= b' ' || b == 0x7f) {
             err(
                 "path",
                 format!(
@@ -145,6 +241,19 @@ impl Scenario {
             );
         }
         let e = &raw.expect;
+        let database = match e.database.as_deref() {
+            None => None,
+            Some(d) => match DbContent::parse(d) {
+                Some(k) => Some(k),
+                None => {
+                    err(
+                        "expect.database",
+                        format!("expected \"row\", \"rows\", \"fortunes\" or \"updates\", found \"{d}\""),
+                    );
+                    None
+                }
+            },
+        };
         if !(100..=599).contains(&e.status) {
             err(
                 "expect.status",
@@ -244,10 +353,55 @@ impl Scenario {
                     body,
                     body_changes_after: changes,
                     allowed_headers: raw.expect.allowed_headers,
+                    database,
                 },
+                path_pieces,
             }),
             _ => Err(errors),
         }
+    }
+}
+
+impl Scenario {
+    /// Whether its servers need the database (fairbench starts one).
+    pub fn needs_database(&self) -> bool {
+        self.expect.database.is_some()
+    }
+
+    /// Whether its path draws values per request.
+    pub fn is_templated(&self) -> bool {
+        self.path_pieces
+            .iter()
+            .any(|p| matches!(p, PathPiece::Uniform(..)))
+    }
+
+    /// The ranges of its path's `{{uniform LO HI}}`s, in order.
+    pub fn path_ranges(&self) -> Vec<(u64, u64)> {
+        self.path_pieces
+            .iter()
+            .filter_map(|p| match p {
+                PathPiece::Uniform(lo, hi) => Some((*lo, *hi)),
+                PathPiece::Text(_) => None,
+            })
+            .collect()
+    }
+
+    /// Its path with each template replaced by `pick(LO, HI)`.
+    pub fn render_path(&self, mut pick: impl FnMut(u64, u64) -> u64) -> String {
+        self.path_pieces
+            .iter()
+            .map(|p| match p {
+                PathPiece::Text(t) => t.clone(),
+                PathPiece::Uniform(lo, hi) => pick(*lo, *hi).clamp(*lo, *hi).to_string(),
+            })
+            .collect()
+    }
+
+    /// The one path the check grades the shape of (and `run` probes after
+    /// the load): every template at the middle of its range, the same for
+    /// every server.
+    pub fn check_path(&self) -> String {
+        self.render_path(|lo, hi| lo + (hi - lo) / 2)
     }
 }
 
@@ -291,6 +445,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.expect.body.fixed_len(), Some(3));
+    }
+
+    #[test]
+    fn path_templates() {
+        let s = load(
+            "d",
+            "name = \"d\"\nmethod = \"GET\"\npath = \"/db?id={{uniform 1 10000}}\"\n[expect]\nstatus = 200\nbody = \"a\"\ndatabase = \"row\"\n",
+        )
+        .unwrap();
+        assert!(s.is_templated() && s.needs_database());
+        assert_eq!(s.path_ranges(), vec![(1, 10000)]);
+        assert_eq!(s.check_path(), "/db?id=5000");
+        assert_eq!(s.render_path(|_, _| 99_999), "/db?id=10000");
+        let e = load(
+            "d",
+            "name = \"d\"\nmethod = \"GET\"\npath = \"/db?id={{zipf 1 2 3}}\"\n[expect]\nstatus = 200\nbody = \"a\"\ndatabase = \"rowz\"\n",
+        )
+        .unwrap_err();
+        let fields: Vec<_> = e.iter().filter_map(|e| e.field.clone()).collect();
+        assert_eq!(fields, vec!["path", "expect.database"]);
+        assert!(e[0].to_string().contains("{{uniform LO HI}}"), "{}", e[0]);
     }
 
     #[test]

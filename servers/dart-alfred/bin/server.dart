@@ -4,6 +4,7 @@ import 'dart:io';
 
 import 'package:alfred/alfred.dart' show Alfred, LogType;
 import 'package:fairbench_dart_alfred/fairbench.dart';
+import 'package:fairbench_dart_alfred/stack.dart';
 import 'package:fairbench_dart_alfred/study.dart';
 
 // RESPONSE=study runs the code the study published instead (lib/study.dart).
@@ -11,6 +12,7 @@ Future<void> main(List<String> args) =>
     studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
+  await openStack(config.cores);
   final Alfred app;
   if (config.normalized) {
     // alfred's default, LogType.info, prints a line per request to stdout:
@@ -24,6 +26,7 @@ Future<Stop> start(Config config) async {
     app = Alfred();
     addDefaultRoutes(app, config);
   }
+  addStackRoutes(app, normalized: config.normalized);
   // listen() binds with shared: true by default and sets idleTimeout to 1 s.
   final server = await app.listen(config.port, InternetAddress.anyIPv6, true);
   if (config.normalized) {
@@ -84,4 +87,32 @@ void plainHeaders(HttpResponse res, int length) {
     ..set(HttpHeaders.contentTypeHeader, plainTextUtf8)
     ..contentLength = length
     ..date = DateTime.now();
+}
+
+/// The json, db, queries, fortunes and updates routes (lib/stack.dart),
+/// under every scenario: the status and Content-Type set on the response,
+/// the body returned as a String for alfred's String handler to write
+/// (`normalized` also sets Content-Length and Date, as for `/`).
+void addStackRoutes(Alfred app, {required bool normalized}) {
+  for (final path in stackPaths) {
+    app.get(path, (HttpRequest req, HttpResponse res) async {
+      Answer result;
+      try {
+        result = await answer(path, req.uri.queryParameters);
+      } on Object catch (error) {
+        // A failed query is this request's 500, not the isolate's end.
+        stderr.writeln('$path: $error');
+        result = Answer(500, plainTextUtf8, 'database error');
+      }
+      res
+        ..statusCode = result.status
+        ..headers.set(HttpHeaders.contentTypeHeader, result.contentType);
+      if (normalized) {
+        res.headers
+          ..contentLength = result.body.length
+          ..date = DateTime.now();
+      }
+      return result.text;
+    });
+  }
 }

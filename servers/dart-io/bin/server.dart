@@ -3,6 +3,7 @@ import 'dart:convert';
 import 'dart:io';
 
 import 'package:fairbench_dart_io/fairbench.dart';
+import 'package:fairbench_dart_io/stack.dart';
 import 'package:fairbench_dart_io/study.dart';
 
 // RESPONSE=study runs the code the study published instead (lib/study.dart).
@@ -10,6 +11,7 @@ Future<void> main(List<String> args) =>
     studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
+  await openStack(config.cores);
   final server = await HttpServer.bind(
     InternetAddress.anyIPv6,
     config.port,
@@ -22,9 +24,9 @@ Future<Stop> start(Config config) async {
     server.defaultResponseHeaders.clear();
     // Already dart:io's default; set so that the shape cannot drift.
     server.serverHeader = null;
-    server.listen(normalizedHandler(config));
+    server.listen(withStack(normalizedHandler(config), normalized: true));
   } else {
-    server.listen(defaultHandler(config));
+    server.listen(withStack(defaultHandler(config), normalized: false));
   }
   return () => server.close(force: true);
 }
@@ -90,4 +92,38 @@ void Function(HttpRequest) normalizedHandler(Config config) {
           ..close();
       };
   }
+}
+
+/// The json, db, queries, fortunes and updates routes (lib/stack.dart) in
+/// front of the scenario's handler, under every scenario. `default` writes
+/// the body as a dart:io user does (chunked, no Date); `normalized` adds
+/// Content-Length and Date, as for the other scenarios.
+void Function(HttpRequest) withStack(void Function(HttpRequest) handler,
+    {required bool normalized}) {
+  return (request) async {
+    final path = request.uri.path;
+    if (request.method != 'GET' || !stackPaths.contains(path)) {
+      handler(request);
+      return;
+    }
+    Answer result;
+    try {
+      result = await answer(path, request.uri.queryParameters);
+    } on Object catch (error) {
+      // A failed query is this request's 500, not the isolate's end.
+      stderr.writeln('$path: $error');
+      result = Answer(500, plainTextUtf8, 'database error');
+    }
+    request.response
+      ..statusCode = result.status
+      ..headers.set(HttpHeaders.contentTypeHeader, result.contentType);
+    if (normalized) {
+      request.response.headers
+        ..contentLength = result.body.length
+        ..date = DateTime.now();
+    }
+    request.response
+      ..add(result.body)
+      ..close();
+  };
 }

@@ -2,6 +2,7 @@
 import 'dart:io';
 
 import 'package:fairbench_dart_shelf/fairbench.dart';
+import 'package:fairbench_dart_shelf/stack.dart';
 import 'package:fairbench_dart_shelf/study.dart';
 import 'package:shelf/shelf.dart' show Handler, Pipeline, Request, Response;
 import 'package:shelf/shelf_io.dart' as shelf_io;
@@ -13,6 +14,7 @@ Future<void> main(List<String> args) =>
     studyRequested ? serveStudy() : runServer(args, start);
 
 Future<Stop> start(Config config) async {
+  await openStack(config.cores);
   final HttpServer server;
   if (config.normalized) {
     server = await HttpServer.bind(
@@ -25,11 +27,11 @@ Future<Stop> start(Config config) async {
     // before serveRequests, so no response is ever written with them.
     server.defaultResponseHeaders.clear();
     // null drops the X-Powered-By header shelf_io adds by default.
-    shelf_io.serveRequests(server, normalizedHandler(config),
+    shelf_io.serveRequests(server, withStack(normalizedHandler(config)),
         poweredByHeader: null);
   } else {
     server = await shelf_io.serve(
-      defaultHandler(config),
+      withStack(defaultHandler(config)),
       InternetAddress.anyIPv6,
       config.port,
       shared: true,
@@ -94,5 +96,29 @@ Handler plainFileHeaders(Handler inner) {
         HttpHeaders.contentLengthHeader: length,
       },
     );
+  };
+}
+
+/// The json, db, queries, fortunes and updates routes (lib/stack.dart) in
+/// front of the scenario's handler, under every scenario: a shelf Response
+/// with the Content-Type; shelf sets Content-Length for a byte body and
+/// shelf_io adds Date (and, in `default`, its and dart:io's other headers).
+Handler withStack(Handler inner) {
+  return (Request request) async {
+    final path = request.requestedUri.path;
+    if (request.method != 'GET' || !stackPaths.contains(path)) {
+      return inner(request);
+    }
+    Answer result;
+    try {
+      result = await answer(path, request.requestedUri.queryParameters);
+    } on Object catch (error) {
+      // A failed query is this request's 500, not the isolate's end.
+      stderr.writeln('$path: $error');
+      result = Answer(500, plainTextUtf8, 'database error');
+    }
+    return Response(result.status,
+        body: result.body,
+        headers: {HttpHeaders.contentTypeHeader: result.contentType});
   };
 }

@@ -63,7 +63,12 @@ public final class Server {
                 break;
             }
             default:
-                throw new IllegalArgumentException("unknown SCENARIO " + scenario);
+                // json, db, queries, ...: Db.java answers them, under every scenario.
+                if (!Db.isStackScenario(scenario)) {
+                    throw new IllegalArgumentException("unknown SCENARIO " + scenario);
+                }
+                path = null;
+                handler = null;
         }
 
         // The wildcard address: Java opens it as a dual-stack IPv6 socket, so
@@ -79,12 +84,16 @@ public final class Server {
         // closes the surplus silently, so a load generator with more
         // connections than that sees resets instead of a slower server.
         System.setProperty("sun.net.httpserver.maxIdleConnections", "100000");
+        // The database pool (if any) is open before the port is bound: a
+        // server that accepted before it could reach its database would fail
+        // its first requests.
+        Db db = Db.open();
         HttpServer server = HttpServer.create(new InetSocketAddress(port), 1024);
-        server.createContext("/", exact(path, handler));
-        server.setExecutor(Executors.newFixedThreadPool(cores));
+        server.createContext("/", exact(path, handler, db));
+        server.setExecutor(Executors.newFixedThreadPool(Db.threads(cores)));
         server.start();
         System.err.printf("java-jdk: %s/%s on :%d, %d handler thread(s)%n",
-                scenario, System.getenv("RESPONSE"), port, cores);
+                scenario, System.getenv("RESPONSE"), port, Db.threads(cores));
     }
 
     private static void send(HttpExchange ex, byte[] body) throws IOException {
@@ -96,9 +105,12 @@ public final class Server {
     }
 
     /** Contexts match by prefix; the scenario wants its one path only. */
-    private static HttpHandler exact(String path, HttpHandler handler) {
+    private static HttpHandler exact(String path, HttpHandler handler, Db db) {
         return ex -> {
-            if ("GET".equals(ex.getRequestMethod()) && path.equals(ex.getRequestURI().getPath())) {
+            HttpHandler stack = "GET".equals(ex.getRequestMethod()) ? db.route(ex.getRequestURI().getPath()) : null;
+            if (stack != null) {
+                stack.handle(ex);
+            } else if ("GET".equals(ex.getRequestMethod()) && path != null && path.equals(ex.getRequestURI().getPath())) {
                 handler.handle(ex);
             } else {
                 ex.sendResponseHeaders(404, -1);

@@ -5,6 +5,8 @@
 //! and nothing else, so `default` and `normalized` are the same handler; the
 //! only thing a hyper user must add is the Content-Type.
 
+mod db;
+
 use std::convert::Infallible;
 use std::net::{Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
@@ -29,6 +31,8 @@ enum Scenario {
     Static,
     Dynamic,
     File,
+    /// json, db, queries, fortunes, updates: only db.rs's routes.
+    Stack,
 }
 
 fn main() {
@@ -44,6 +48,7 @@ fn run() -> Result<(), String> {
         "static" => Scenario::Static,
         "dynamic" => Scenario::Dynamic,
         "file" => Scenario::File,
+        other if db::is_stack_scenario(other) => Scenario::Stack,
         other => return Err(format!("unknown SCENARIO {other:?}")),
     };
     let cores: usize = std::env::var("CORES")
@@ -64,6 +69,7 @@ fn run() -> Result<(), String> {
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
     runtime.block_on(async move {
+        db::init().await?;
         let listener = listen(port)?;
         eprintln!(
             "rust-hyper: {}/{} on [::]:{port}, {cores} worker thread(s)",
@@ -117,8 +123,12 @@ async fn handle(
     scenario: Scenario,
     file: Option<Arc<PathBuf>>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    if let Some(res) = db::serve(&req).await {
+        return Ok(res);
+    }
     let path = match scenario {
         Scenario::File => "/hello-16k.txt",
+        Scenario::Stack => return Ok(status(StatusCode::NOT_FOUND)),
         _ => "/",
     };
     if req.method() != Method::GET || req.uri().path() != path {
@@ -128,6 +138,7 @@ async fn handle(
         Scenario::Static => Bytes::from_static(b"Hello World!\n"),
         Scenario::Dynamic => Bytes::from(format!("The time is {}\n", iso8601_now())),
         // hyper has no static-file facility; read from disk per request.
+        Scenario::Stack => unreachable!("answered above"),
         Scenario::File => {
             match tokio::fs::read(file.as_deref().expect("file scenario has a path")).await {
                 Ok(data) => Bytes::from(data),

@@ -285,7 +285,42 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         step_timeout: build_timeout,
         force: args.rebuild,
     };
-    let inspect_opts = InspectOptions { fetch_timeout };
+    // The database scenarios' PostgreSQL: one for the whole check, on the
+    // CPUs the servers do not get when there are any.
+    let database = match plan.scenarios.iter().find(|s| s.needs_database()) {
+        None => None,
+        Some(sc) => {
+            if !matches!(layout.server, Host::Local) {
+                return Err(usage(format!(
+                    "--scenarios {}: the database scenarios need the servers on this machine (PostgreSQL listens on its 127.0.0.1); not yet with another topology or server host",
+                    sc.name
+                )));
+            }
+            let max_pool = plan
+                .servers
+                .iter()
+                .map(|s| s.db_pool(plan.cores))
+                .max()
+                .unwrap_or(1);
+            let cpus = plan.cpus.as_ref().and_then(|server| {
+                let rest: Vec<usize> = crate::host::allowed_cpus()
+                    .into_iter()
+                    .filter(|c| !server.contains(c))
+                    .collect();
+                (!rest.is_empty()).then_some(rest)
+            });
+            Some(crate::database::Database::start(
+                &log_dir,
+                cpus,
+                max_pool,
+                ready_timeout,
+            )?)
+        }
+    };
+    let inspect_opts = InspectOptions {
+        fetch_timeout,
+        database: database.as_ref().map(|d| d.pg().oracle()),
+    };
 
     'servers: for server in &plan.servers {
         if crate::interrupt::interrupted() {
@@ -419,6 +454,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                         ready_timeout,
                         stop_grace,
                         &inspect_opts,
+                        database.as_ref(),
                     );
                     crate::note!(
                         "check {} {} {}: {}",
@@ -433,6 +469,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         }
     }
 
+    if let Some(d) = database {
+        d.stop();
+    }
     apply_reference(&mut cases, &args.reference);
     if !cases.is_empty() && !cases.iter().any(|c| c.server == args.reference) {
         eprintln!("{}", reference_absent(&zoo, &plan, &args.reference));
@@ -547,6 +586,7 @@ fn check_case(
     ready_timeout: Duration,
     stop_grace: Duration,
     inspect_opts: &InspectOptions,
+    db: Option<&crate::database::Database>,
 ) -> CaseReport {
     let deviations = &server.response(id.response).deviations_for(&sc.name);
     let log_path = log_dir.join(format!(
@@ -560,6 +600,10 @@ fn check_case(
         scenario: sc,
         cores: plan.cores,
         workers: None,
+        env: match db {
+            Some(d) if sc.needs_database() => d.pg().env(server.db_pool(plan.cores)),
+            _ => Vec::new(),
+        },
         cpus: plan.cpus.clone(),
         out_dir,
         log_path: log_path.clone(),

@@ -67,6 +67,13 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     .iter()
     .map(|h| h.to_string())
     .collect();
+    // Runs with the database scenarios: its CPU per request beside the
+    // server's, and the pool the server kept (other runs' tables unchanged).
+    let with_db = cases.iter().any(|c| c.db_pool.is_some());
+    if with_db {
+        header.insert(11, "DB CPU/req".into());
+        header.insert(12, "pool".into());
+    }
     // wrk's per-thread Req/Sec beside the total, where it was measured.
     let per_thread = cases.iter().any(|c| c.thread_rps_mean.is_some());
     if per_thread {
@@ -124,6 +131,15 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 None => dash(),
             },
         ];
+        if with_db {
+            row.insert(
+                11,
+                med(&|c| c.db_cpu_us_per_request)
+                    .map(|v| format!("{v:.1} µs"))
+                    .unwrap_or_else(dash),
+            );
+            row.insert(12, c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash));
+        }
         if per_thread {
             let cell = match (
                 med(&|c| c.thread_rps_mean),
@@ -233,6 +249,12 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         s,
         "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
     );
+    if with_db {
+        let _ = writeln!(
+            s,
+            "DB CPU/req: the database's (PostgreSQL's control group's) CPU-µs per request, median over repetitions, beside the server's; pool: the connections the server was told to keep (DB_POOL)"
+        );
+    }
     if per_thread {
         let _ = writeln!(
             s,

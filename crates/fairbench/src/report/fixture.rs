@@ -214,6 +214,7 @@ fn figures(
         server_threads_max: Some(8),
         server_group_cpu_s: None,
         server_group_memory_peak: None,
+        db: None,
         generator_containment: None,
         generator_cpuset: None,
         steal_fraction: None,

@@ -431,6 +431,14 @@ pub struct Group {
     pub bytes_read: Option<Summary>,
     pub transfer_bytes_per_s: Option<Summary>,
     pub cpu_us_per_request: Option<Summary>,
+    /// The database's CPU per request (its control group), for the
+    /// database scenarios: beside the server's, so that work moved into the
+    /// database does not make a server look cheaper.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_us_per_request: Option<Summary>,
+    /// The connection pool the server was told to keep (DB_POOL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_pool: Option<i64>,
     pub rss_peak: Option<Summary>,
     pub spectrum: Option<Spectrum>,
     pub warmup: Option<Warmup>,
@@ -949,6 +957,8 @@ fn group(
             _ => None,
         }),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
+        db_cpu_us_per_request: summary_of(&done, |c| c.db_cpu_us_per_request),
+        db_pool: rows.iter().find_map(|c| c.db_pool),
         rss_peak: lat(|c| c.server_rss_peak),
         spectrum,
         warmup,

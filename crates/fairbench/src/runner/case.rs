@@ -17,9 +17,13 @@ use crate::fleet::split::{split, Aim, LoadSplit};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
 use crate::start::{StartError, Started, LOG_TAIL};
-use crate::store::{CaseFigures, PartRow, SampleRow};
+use crate::store::{CaseFigures, DbFigures, PartRow, SampleRow};
 use crate::suite::LoadProfile;
 use crate::topology::Layout;
+use fairbench_zoo::database::Postgres;
+
+/// The seed of the values a scenario's path draws per request.
+pub const SCENARIO_SEED: u64 = 1;
 
 /// Liveness probes after the load before a server counts as hung.
 const PROBE_TRIES: usize = 3;
@@ -82,14 +86,25 @@ pub fn load_split(
 ) -> Result<LoadSplit, String> {
     // The server as the first generator reaches it; each generator is then
     // aimed at its own address of the server.
-    let url = format!(
-        "http://{}:{port}{}",
-        host::url_host(&layout.clients[0].server_addr),
-        scenario.path
+    let origin = format!(
+        "http://{}:{port}",
+        host::url_host(&layout.clients[0].server_addr)
     );
+    let url = format!("{origin}{}", scenario.check_path());
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
     let mut cfg = load.engine_config(target, rate_override, t);
     cfg.request.method = scenario.method.clone();
+    if scenario.is_templated() {
+        // Values drawn per prepared request (docs/targets.md), from one
+        // fixed seed: every server is asked the same ids in the same order.
+        cfg.mix = crate::mix::for_load(
+            &format!("{origin}{}", scenario.path),
+            None,
+            &cfg.request,
+            crate::mix::DEFAULT_POOL,
+            SCENARIO_SEED,
+        )?;
+    }
     split(
         &cfg,
         layout,
@@ -119,6 +134,11 @@ pub struct Watch<'a> {
     /// group, or once a reading failed (a partial sum would be too low).
     last_group_cpu: Option<f64>,
     pub measure_group_cpu_s: f64,
+    /// The database of the database scenarios, its CPU counted like the
+    /// server's group's (`None`: no database, or a reading failed).
+    db: Option<&'a Postgres>,
+    last_db_cpu: Option<f64>,
+    measure_db_cpu_s: f64,
     pub died: bool,
 }
 
@@ -145,8 +165,23 @@ impl<'a> Watch<'a> {
             last_cpu: first.cpu_s,
             last_group_cpu,
             measure_group_cpu_s: 0.0,
+            db: None,
+            last_db_cpu: None,
+            measure_db_cpu_s: 0.0,
             died: false,
         }
+    }
+
+    /// Counts the database's CPU too.
+    pub fn with_db(mut self, db: Option<&'a Postgres>) -> Self {
+        self.db = db;
+        self.last_db_cpu = db.and_then(|d| d.usage()).and_then(|u| u.cpu_s);
+        self
+    }
+
+    /// The database's control group's CPU over the measurement.
+    pub fn db_cpu_s(&self) -> Option<f64> {
+        self.last_db_cpu.map(|_| self.measure_db_cpu_s)
     }
 
     /// The server's control group's CPU over the measurement, when every
@@ -172,6 +207,13 @@ impl Observer for Watch<'_> {
             }
             self.last_group_cpu = now;
         }
+        if let (Some(last), Some(db)) = (self.last_db_cpu, self.db) {
+            let now = db.usage().and_then(|u| u.cpu_s);
+            if let (Some(now), Phase::Measure) = (now, s.phase) {
+                self.measure_db_cpu_s += (now - last).max(0.0);
+            }
+            self.last_db_cpu = now;
+        }
         if s.phase == Phase::Measure {
             self.measure_cpu_s += used;
             self.rss_sum += tree.rss_bytes as f64;
@@ -196,6 +238,13 @@ impl Observer for Watch<'_> {
     }
 }
 
+/// The database's part in one case: where it ran and the pool the server
+/// was given.
+pub struct CaseDb {
+    pub place: super::placement::DbPlace,
+    pub pool: usize,
+}
+
 /// A measured case: the merged figures and, for several generators (or
 /// one on another host), each one's part.
 pub struct Measured {
@@ -209,9 +258,11 @@ pub fn measure(
     load: &LoadSplit,
     sites: &Sites,
     progress: &RunProgress,
+    db: Option<(&Postgres, &CaseDb)>,
 ) -> Result<Measured, CaseEnd> {
     let stop = Arc::new(AtomicBool::new(crate::interrupt::interrupted()));
-    let mut watch = Watch::new(&running.process, stop.clone(), progress);
+    let mut watch =
+        Watch::new(&running.process, stop.clone(), progress).with_db(db.map(|(pg, _)| pg));
     let busy = BusyWatch::start(running, load, sites, &watch);
     let mut generator = (None, None);
     let (outcome, parts, mut warnings) = match load.in_process() {
@@ -256,6 +307,14 @@ pub fn measure(
     };
     if crate::interrupt::interrupted() {
         return Err(CaseEnd::Interrupted);
+    }
+    if let Some((pg, _)) = db {
+        if !pg.is_alive() {
+            return Err(CaseEnd::failed(
+                "the database (PostgreSQL) ended during the case",
+                Some(&running.process),
+            ));
+        }
     }
     if watch.died || !running.process.is_alive() {
         let status = running
@@ -327,6 +386,15 @@ pub fn measure(
     figures.warnings.extend(others);
     figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
     (figures.generator_containment, figures.generator_cpuset) = generator;
+    if let Some((pg, case_db)) = db {
+        figures.db = Some(DbFigures {
+            cpu_s: watch.db_cpu_s(),
+            memory_peak: pg.usage().and_then(|u| u.memory_peak),
+            cpus: pg.cpuset(),
+            pool: case_db.pool,
+        });
+        figures.warnings.extend(case_db.place.warning.clone());
+    }
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })
 }
@@ -376,9 +444,17 @@ impl BusyWatch {
 }
 
 /// The server's CPU time so far: its control group's (every process in
-/// it, whatever its process group), else its process group's.
+/// it, whatever its process group), else its process group's; plus the
+/// database's, when the case has one.
 fn server_cpu_s(w: &Watch<'_>) -> f64 {
-    w.server
+    // The database of the database scenarios is part of what is measured,
+    // not another process sharing the CPUs.
+    let db =
+        w.db.and_then(|d| d.usage())
+            .and_then(|u| u.cpu_s)
+            .unwrap_or(0.0);
+    db + w
+        .server
         .group_usage()
         .and_then(|u| u.cpu_s)
         .unwrap_or_else(|| w.sampler.sample().cpu_s)
@@ -424,6 +500,7 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         server_threads_max: None,
         server_group_cpu_s: None,
         server_group_memory_peak: None,
+        db: None,
         generator_containment: None,
         generator_cpuset: None,
         steal_fraction: o.generator.steal_fraction,

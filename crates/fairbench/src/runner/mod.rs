@@ -27,9 +27,9 @@ use crate::suite::{CaseSpec, LoadProfile, Subject, SweepItem};
 use crate::topology::Layout;
 use crate::units;
 use builds::Builds;
-use case::{CaseEnd, Measured};
+use case::{CaseDb, CaseEnd, Measured};
 use fairbench_zoo::parity::InspectOptions;
-use placement::{sites, Sites};
+use placement::{place_database, sites, Sites};
 
 pub struct RunOptions {
     pub allow_unfair: bool,
@@ -63,6 +63,13 @@ pub struct Runner<'a> {
     n: usize,
     failed: usize,
     skipped: usize,
+    /// The database scenarios' PostgreSQL, started at the first case that
+    /// needs it and kept for the run (its tables stay warm).
+    db: Option<crate::database::Database>,
+    /// Why it could not be started: every database case fails with it.
+    db_failed: Option<String>,
+    /// The largest pool of the run's servers, for max_connections.
+    db_max_pool: usize,
 }
 
 impl<'a> Runner<'a> {
@@ -84,10 +91,70 @@ impl<'a> Runner<'a> {
             n: 0,
             failed: 0,
             skipped: 0,
+            db: None,
+            db_failed: None,
+            db_max_pool: 1,
         }
     }
 
+    /// The run's database, started on first use.
+    fn database(&mut self) -> Result<&crate::database::Database, CaseEnd> {
+        if let Some(why) = &self.db_failed {
+            return Err(CaseEnd::Failed {
+                reason: why.clone(),
+                log_tail: Vec::new(),
+            });
+        }
+        if self.db.is_none() {
+            let started = if matches!(self.opts.layout.server, crate::host::Host::Local) {
+                self.progress.note("  starting the database (PostgreSQL)…");
+                crate::database::Database::start(
+                    &self
+                        .opts
+                        .work_dir
+                        .join("logs")
+                        .join(format!("run-{}", self.run)),
+                    None,
+                    self.db_max_pool,
+                    self.opts.ready_timeout.max(Duration::from_secs(60)),
+                )
+                .map_err(|e| format!("{e:#}"))
+            } else {
+                Err("the database scenarios need the server on this machine (PostgreSQL listens on its 127.0.0.1): not yet with another topology or server host".to_string())
+            };
+            match started {
+                Ok(d) => self.db = Some(d),
+                Err(why) => {
+                    self.db_failed = Some(why.clone());
+                    return Err(CaseEnd::Failed {
+                        reason: why,
+                        log_tail: Vec::new(),
+                    });
+                }
+            }
+        }
+        Ok(self.db.as_ref().expect("started above"))
+    }
+
     pub fn execute(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
+        self.db_max_pool = work
+            .iter()
+            .map(|w| match w {
+                Work::Case { spec, .. } => &spec.subject,
+                Work::Sweep(item) => &item.subject,
+            })
+            .filter(|s| s.scenario.needs_database())
+            .map(|s| s.server.db_pool(s.cores))
+            .max()
+            .unwrap_or(1);
+        let end = self.execute_all(work);
+        if let Some(db) = self.db.take() {
+            db.stop();
+        }
+        end
+    }
+
+    fn execute_all(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
         for w in work {
             if crate::interrupt::interrupted() {
                 break;
@@ -131,8 +198,29 @@ impl<'a> Runner<'a> {
 
     /// Builds the subject's server and starts it in its place, pinned to
     /// its CPUs, ready and checked: what every case and sweep begins with.
-    fn serve(&mut self, s: &Subject, label: &str) -> Result<(Sites, Started), CaseEnd> {
-        let placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
+    fn serve(
+        &mut self,
+        s: &Subject,
+        label: &str,
+    ) -> Result<(Sites, Started, Option<CaseDb>), CaseEnd> {
+        let mut placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
+        let (env, case_db) = if s.scenario.needs_database() {
+            let all = self.opts.cpus.clone();
+            let pool = s.server.db_pool(s.cores);
+            let db = self.database()?;
+            let mut place = place_database(&mut placement, &all);
+            if let Err(e) = db.pg().set_cpus(&place.cpus) {
+                // Held nowhere in particular: say so with the case.
+                place.warning = Some(format!(
+                    "the database could not be moved to CPUs {}: {e}",
+                    format_cpus(&place.cpus)
+                ));
+            }
+            db.pg().reset_memory_peak();
+            (db.pg().env(pool), Some(CaseDb { place, pool }))
+        } else {
+            (Vec::new(), None)
+        };
         let progress = &self.progress;
         let out_dir = self
             .builds
@@ -150,15 +238,19 @@ impl<'a> Runner<'a> {
             scenario: &s.scenario,
             cores: s.cores,
             workers: s.workers,
+            env,
             cpus: Some(placement.server.clone()),
             out_dir: &out_dir,
             log_path: self.log_path(&format!("{:04}-{label}", self.n)),
             ready_timeout: self.opts.ready_timeout,
             stop_grace: Duration::from_secs(5),
-            inspect: InspectOptions::default(),
+            inspect: InspectOptions {
+                database: self.db.as_ref().map(|d| d.pg().oracle()),
+                ..InspectOptions::default()
+            },
         };
         let started = start(&self.opts.layout.server, &spec).map_err(CaseEnd::from)?;
-        Ok((placement, started))
+        Ok((placement, started, case_db))
     }
 
     /// A normalized variant that fails its contract is not measured unless
@@ -172,7 +264,7 @@ impl<'a> Runner<'a> {
         self.n += 1;
         let label = c.label();
         self.progress.case_started(self.n, self.total, &label);
-        let (placement, running) = match self.serve(&c.subject, &label) {
+        let (placement, running, case_db) = match self.serve(&c.subject, &label) {
             Ok(r) => r,
             Err(end) => return self.end(id, &label, end),
         };
@@ -220,7 +312,8 @@ impl<'a> Runner<'a> {
                 );
             }
         };
-        let result = case::measure(&running, &cfg, &placement, &self.progress);
+        let db = self.db.as_ref().map(|d| d.pg()).zip(case_db.as_ref());
+        let result = case::measure(&running, &cfg, &placement, &self.progress, db);
         running.process.stop();
         match result {
             Ok(Measured { figures, parts }) => {
@@ -311,7 +404,7 @@ impl<'a> Runner<'a> {
                 .case_finished(this.n, this.total, &format!("{label}: FAILED: {reason}"));
             Ok(false)
         };
-        let (placement, running) = match self.serve(&s.subject, &label) {
+        let (placement, running, case_db) = match self.serve(&s.subject, &label) {
             Ok(r) => r,
             Err(CaseEnd::Failed { reason, .. }) => return fail(self, reason),
             Err(_) => return Ok(true),
@@ -386,7 +479,8 @@ impl<'a> Runner<'a> {
                 },
             )
             .map_err(|e| anyhow::anyhow!(e))?;
-            match case::measure(&running, &cfg, &placement, &self.progress) {
+            let db = self.db.as_ref().map(|d| d.pg()).zip(case_db.as_ref());
+            match case::measure(&running, &cfg, &placement, &self.progress, db) {
                 Ok(Measured {
                     figures: figs,
                     parts,
@@ -484,9 +578,15 @@ fn summary(f: &CaseFigures) -> String {
         }
         _ => String::new(),
     };
+    let db = match f.db.as_ref().and_then(|d| d.cpu_s) {
+        Some(c) if f.outcome_requests > 0 => {
+            format!("  db {:.1} µs CPU/req", c * 1e6 / f.outcome_requests as f64)
+        }
+        _ => String::new(),
+    };
     let errs = f.errors.total();
     format!(
-        "{} req/s  p50 {}  p99 {}{}{cpu}",
+        "{} req/s  p50 {}  p99 {}{}{cpu}{db}",
         units::rate(f.rps),
         units::micros(f.latency_summary.p50 as f64),
         units::micros(f.latency_summary.p99 as f64),

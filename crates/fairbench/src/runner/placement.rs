@@ -98,9 +98,121 @@ pub fn sites(layout: &Layout, local: &[usize], cores: usize) -> Sites {
     }
 }
 
+/// Where the database of the database scenarios runs for one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbPlace {
+    pub cpus: Vec<usize>,
+    /// Why it shares CPUs, when it does: the warning the case carries.
+    pub warning: Option<String>,
+}
+
+/// Takes CPUs for the database out of the generators' side of `sites`,
+/// never out of the server's: the server's cpuset always excludes the
+/// database's, so that the server's CPU time holds none of the database's
+/// work. One CPU of its own when the generators keep at least one;
+/// otherwise it shares the generators' CPUs (or, with nothing else left,
+/// the server's), and the case says so.
+pub fn place_database(sites: &mut Sites, all: &[usize]) -> DbPlace {
+    let mut generator: Vec<usize> = sites
+        .generators
+        .iter()
+        .filter_map(|g| g.cpus.clone())
+        .flatten()
+        .filter(|c| !sites.server.contains(c))
+        .collect();
+    generator.sort_unstable();
+    generator.dedup();
+    if generator.len() >= 2 {
+        let db = *generator.last().expect("two CPUs");
+        for g in sites.generators.iter_mut() {
+            if let Some(c) = g.cpus.as_mut() {
+                if c.len() > 1 {
+                    c.retain(|&x| x != db);
+                    g.default_threads = g.default_threads.min(c.len()).max(1);
+                }
+            }
+        }
+        return DbPlace {
+            cpus: vec![db],
+            warning: None,
+        };
+    }
+    if !generator.is_empty() {
+        return DbPlace {
+            warning: Some(format!(
+                "the database shared CPU {} with the load generator: this machine has too few CPUs to give it one of its own (the server's CPUs were its own)",
+                format_cpus(&generator)
+            )),
+            cpus: generator,
+        };
+    }
+    // The generators run elsewhere (or share the server's CPUs).
+    let rest: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|c| !sites.server.contains(c))
+        .collect();
+    if !rest.is_empty() && !sites.shared {
+        return DbPlace {
+            cpus: rest,
+            warning: None,
+        };
+    }
+    DbPlace {
+        cpus: sites.server.clone(),
+        warning: Some(format!(
+            "the database shared CPUs {} with the server: this machine has too few CPUs to separate them; its CPU is counted apart, but both competed for the same CPUs",
+            format_cpus(&sites.server)
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn local(server: Vec<usize>, generator: Vec<usize>, shared: bool) -> Sites {
+        Sites {
+            server,
+            generators: vec![GeneratorSite {
+                default_threads: generator.len(),
+                cpus: Some(generator),
+            }],
+            shared,
+        }
+    }
+
+    #[test]
+    fn the_database_gets_a_generator_cpu_when_one_is_left() {
+        let mut s = local(vec![3], vec![0, 1, 2], false);
+        let d = place_database(&mut s, &[0, 1, 2, 3]);
+        assert_eq!(
+            d,
+            DbPlace {
+                cpus: vec![2],
+                warning: None
+            }
+        );
+        assert_eq!(s.generators[0].cpus, Some(vec![0, 1]));
+        assert_eq!(s.generators[0].default_threads, 2);
+        assert_eq!(s.server, vec![3]);
+    }
+
+    #[test]
+    fn on_two_cpus_it_shares_the_generators_never_the_servers() {
+        let mut s = local(vec![1], vec![0], false);
+        let d = place_database(&mut s, &[0, 1]);
+        assert_eq!(d.cpus, vec![0]);
+        assert!(d
+            .warning
+            .unwrap()
+            .starts_with("the database shared CPU 0 with the load generator"));
+        assert_eq!(s.generators[0].cpus, Some(vec![0]));
+        let mut s = local(vec![0, 1], vec![0, 1], true);
+        let d = place_database(&mut s, &[0, 1]);
+        assert_eq!(d.cpus, vec![0, 1]);
+        assert!(d.warning.unwrap().contains("with the server"));
+    }
 
     #[test]
     fn separates_when_it_can() {

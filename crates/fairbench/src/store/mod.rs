@@ -20,7 +20,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use lock::RunLock;
 pub use parts::PartRow;
-pub use rows::{CaseFigures, CaseRow, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
+pub use rows::{CaseFigures, CaseRow, DbFigures, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
 
 pub struct Store {
     conn: Connection,
@@ -550,6 +550,7 @@ mod tests {
             steal_fraction: None,
             server_group_cpu_s: None,
             server_group_memory_peak: None,
+            db: None,
             generator_containment: None,
             generator_cpuset: None,
             thread_req_sec: None,

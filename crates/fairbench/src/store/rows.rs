@@ -205,6 +205,19 @@ pub struct CaseRow {
     /// How the load generator's threads were held to their CPUs (version 5).
     pub generator_containment: Option<String>,
     pub generator_cpuset: Option<String>,
+    /// The database's control group's CPU over the measurement, per
+    /// request, its memory peak, its cpuset and the server's pool
+    /// (version 7; NULL without a database).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_us_per_request: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_memory_peak: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpus: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_pool: Option<i64>,
     /// wrk's per-thread Req/Sec: mean, stdev and max of every load thread's
     /// 100 ms rates, and how many there were (version 9).
     pub thread_rps_mean: Option<f64>,
@@ -323,6 +336,11 @@ impl CaseRow {
             server_group_cpu_s: r.get("server_group_cpu_s")?,
             server_group_cpu_us_per_request: r.get("server_group_cpu_us_per_request")?,
             server_group_memory_peak: r.get("server_group_memory_peak")?,
+            db_cpu_s: r.get("db_cpu_s")?,
+            db_cpu_us_per_request: r.get("db_cpu_us_per_request")?,
+            db_memory_peak: r.get("db_memory_peak")?,
+            db_cpus: r.get("db_cpus")?,
+            db_pool: r.get("db_pool")?,
             generator_containment: r.get("generator_containment")?,
             generator_cpuset: r.get("generator_cpuset")?,
             thread_rps_mean: r.get("thread_rps_mean")?,
@@ -369,6 +387,8 @@ pub struct CaseFigures {
     /// they were pinned (`cgroup-v1`, `affinity`).
     pub generator_containment: Option<String>,
     pub generator_cpuset: Option<String>,
+    /// The database's figures, for a case that had one.
+    pub db: Option<DbFigures>,
     /// wrk's per-thread Req/Sec (`None`: no 100 ms interval was sampled).
     pub thread_req_sec: Option<fairbench_engine::ThreadReqSec>,
     /// Answers after the timeout counted as timeouts (wrk's counting).
@@ -381,6 +401,20 @@ pub struct CaseFigures {
     pub uncorrected: Histogram<u64>,
     pub lateness: Option<Histogram<u64>>,
     pub samples: Vec<SampleRow>,
+}
+
+/// The database's side of a case (version 7).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbFigures {
+    /// Its control group's CPU seconds over the measurement; `None`
+    /// without a group, or when a reading failed.
+    pub cpu_s: Option<f64>,
+    /// Its group's memory high-water mark during the case.
+    pub memory_peak: Option<u64>,
+    /// Its cpuset as the kernel enforced it.
+    pub cpus: Option<String>,
+    /// `DB_POOL` the server was given.
+    pub pool: usize,
 }
 
 pub(crate) fn update_figures(
@@ -470,6 +504,21 @@ pub(crate) fn update_figures(
             ":late_answers": f.late_answers as i64,
         },
     )?;
+    if let Some(db) = &f.db {
+        tx.execute(
+            "UPDATE cases SET db_cpu_s = :cpu, db_cpu_us_per_request = :per_req,
+                db_memory_peak = :mem, db_cpus = :cpus, db_pool = :pool
+             WHERE id = :id",
+            named_params! {
+                ":id": case,
+                ":cpu": db.cpu_s,
+                ":per_req": per_req(db.cpu_s),
+                ":mem": db.memory_peak.map(|v| v as i64),
+                ":cpus": db.cpus,
+                ":pool": db.pool as i64,
+            },
+        )?;
+    }
     Ok(())
 }
 

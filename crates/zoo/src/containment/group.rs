@@ -256,6 +256,36 @@ impl Group {
             .find(|s| !s.is_empty())
     }
 
+    /// Gives the group other CPUs (the database's, moved case by case so
+    /// that it never shares the server's). Nothing happens without a
+    /// cpuset controller.
+    pub fn set_cpus(&self, cpus: &[usize]) -> Result<(), String> {
+        let Some(d) = self.inner.dirs.iter().find(|d| d.has("cpuset")) else {
+            return Ok(());
+        };
+        let list = cpu_list(cpus);
+        write(&d.path.join("cpuset.cpus"), &list).map_err(|e| {
+            format!(
+                "cannot give control group {} CPUs {list}: {e}",
+                self.inner.name
+            )
+        })
+    }
+
+    /// Starts the memory peak afresh (cgroup v1's max_usage_in_bytes and
+    /// v2's memory.peak take a write), so that a peak read later is that
+    /// of the time since. Best effort: a kernel without a resettable peak
+    /// keeps the peak since the group was made.
+    pub fn reset_memory_peak(&self) {
+        for d in self.inner.dirs.iter().filter(|d| d.has("memory")) {
+            let file = match self.inner.version {
+                Version::V1 => "memory.max_usage_in_bytes",
+                Version::V2 => "memory.peak",
+            };
+            let _ = write(&d.path.join(file), "0");
+        }
+    }
+
     /// Sends `sig` to every process in the group.
     pub fn signal_all(&self, sig: i32) {
         for pid in self.members() {

@@ -18,7 +18,7 @@
 
 mod group;
 pub mod mounts;
-mod name;
+pub(crate) mod name;
 mod registry;
 mod sweep;
 

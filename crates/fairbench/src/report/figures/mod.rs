@@ -21,7 +21,7 @@ use crate::report::svg::bar::{Bar, BarChart, BarRow};
 use crate::report::table::{fixed, percent, Cell, Table};
 use latency::latency;
 use ratio::Metric;
-use resources::{cpu_per_request, rss_peak};
+use resources::{cpu_per_request, db_cpu_per_request, rss_peak};
 use scaling::scaling;
 use spectrum::spectra;
 use sweeps::sweeps;
@@ -114,6 +114,9 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     let mut figs = Vec::new();
     if main.iter().any(|g| g.cpu_us_per_request.is_some()) {
         figs.push(cpu_per_request(&main));
+    }
+    if main.iter().any(|g| g.db_cpu_us_per_request.is_some()) {
+        figs.push(db_cpu_per_request(&main));
     }
     if main.iter().any(|g| g.rss_peak.is_some()) {
         figs.push(rss_peak(&main));

@@ -1,0 +1,471 @@
+//! The database scenarios (issue 26) against test servers that read and
+//! write PostgreSQL through psql (tests/fixtures/db_server.py): `check`
+//! starts its own PostgreSQL, passes a right server and fails a wrong row, a
+//! wrong count, unescaped HTML and an unwritten update each by its rule in
+//! one line; a short `run` stores the database's CPU beside the server's;
+//! and nothing of PostgreSQL is left afterwards — no process, no data
+//! folder, no control group — also after Ctrl-C and after SIGKILL.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use support::check::*;
+use support::{serial, text};
+
+/// PostgreSQL's binaries are here (scripts/setup-test-deps.sh installs
+/// them); without them the test says so and passes.
+fn postgres_here() -> bool {
+    let ok = fairbench_zoo::database::postgres::find_bindir().is_ok()
+        && std::process::Command::new("psql")
+            .arg("--version")
+            .output()
+            .is_ok();
+    support::require(
+        ok,
+        "PostgreSQL (Debian's postgresql package) is not installed",
+    )
+}
+
+fn db_root() -> PathBuf {
+    support::repo().join("tests/fixtures/dbzoo")
+}
+
+/// Data folders of PostgreSQLs that process `pid` started.
+fn folders_of(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("fairbench-pg-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Control groups named after process `pid`, anywhere in the cgroup mounts.
+fn groups_of(pid: u32) -> Vec<PathBuf> {
+    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(e.path());
+            } else if depth < 4 {
+                walk(&e.path(), prefix, depth + 1, out);
+            }
+        }
+    }
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let prefix = format!("fairbench-{pid}-");
+    let mut out = Vec::new();
+    for l in info.lines() {
+        let Some((left, right)) = l.split_once(" - ") else {
+            continue;
+        };
+        let fstype = right.split(' ').next().unwrap_or("");
+        if let (true, Some(point)) = (
+            fstype == "cgroup" || fstype == "cgroup2",
+            left.split(' ').nth(4),
+        ) {
+            walk(Path::new(point), &prefix, 0, &mut out);
+        }
+    }
+    out
+}
+
+/// Live processes running PostgreSQL's server binary with a data folder of
+/// process `pid`.
+fn postgres_of(pid: u32) -> Vec<u32> {
+    let needle = format!("fairbench-pg-{pid}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            !stat.contains(") Z") && String::from_utf8_lossy(&cmd).contains(&needle)
+        })
+        .collect()
+}
+
+fn assert_no_postgres_of(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !postgres_of(pid).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        postgres_of(pid),
+        Vec::<u32>::new(),
+        "PostgreSQL processes left"
+    );
+    assert_eq!(folders_of(pid), Vec::<PathBuf>::new(), "data folders left");
+    assert_eq!(groups_of(pid), Vec::<PathBuf>::new(), "control groups left");
+}
+
+fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
+    c["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["grade"] == "fail")
+        .map(|r| (r["rule"].as_str().unwrap(), r["detail"].as_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn check_grades_content_against_the_database_it_started() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let root = db_root();
+    let marker = unique_marker("db-check");
+    let running = spawn(
+        &[
+            "check",
+            "--root",
+            root.to_str().unwrap(),
+            "--work-dir",
+            work.path().to_str().unwrap(),
+            "--servers",
+            "db-*",
+            "--scenarios",
+            "json,db,queries,fortunes,updates",
+            "--variant",
+            "normalized",
+            "--reference",
+            "db-ok",
+            "--ready-timeout",
+            "20",
+            "--stop-grace",
+            "1",
+            "--fetch-timeout",
+            "30",
+            "--json",
+        ],
+        &[],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(1);
+    assert!(
+        run.stderr.contains("database: PostgreSQL ") && run.stderr.contains(" on 127.0.0.1:"),
+        "{}",
+        run.stderr
+    );
+    let r = run.json();
+    for sc in ["json", "db", "queries", "fortunes", "updates"] {
+        let c = case(&r, "db-ok", sc, "normalized");
+        assert_eq!(failing(c), vec![], "db-ok {sc}: {c:#}");
+        assert_eq!(c["grade"], "pass", "db-ok {sc}: {c:#}");
+    }
+    // The content rules were graded, not skipped.
+    let rules = |sc: &str| -> Vec<String> {
+        case(&r, "db-ok", sc, "normalized")["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(rules("db").contains(&"db-row".to_string()));
+    assert!(rules("fortunes").contains(&"html-escape".to_string()));
+    assert!(rules("updates").contains(&"db-update".to_string()));
+
+    // Each fault fails its own rule, in one line naming the request.
+    let one = |server: &str, sc: &str, rule: &str, starts: &str| {
+        let c = case(&r, server, sc, "normalized");
+        let f = failing(c);
+        assert_eq!(
+            f.iter().map(|x| x.0).collect::<Vec<_>>(),
+            vec![rule],
+            "{server} {sc}: {c:#}"
+        );
+        assert!(f[0].1.starts_with(starts), "{server} {sc}: {}", f[0].1);
+        assert!(!f[0].1.contains('\n'));
+    };
+    one(
+        "db-wrong-row",
+        "db",
+        "db-row",
+        "GET /db?id=1 answered randomNumber ",
+    );
+    one(
+        "db-wrong-row",
+        "queries",
+        "db-row",
+        "GET /queries?queries=20 answered randomNumber ",
+    );
+    one(
+        "db-wrong-count",
+        "queries",
+        "db-count",
+        "GET /queries?queries=20 answered 19 rows; expected 20",
+    );
+    one(
+        "db-unescaped",
+        "fortunes",
+        "html-escape",
+        "GET /fortunes: row 1 (id 11) is not HTML-escaped (a raw <)",
+    );
+    one(
+        "db-no-write",
+        "updates",
+        "db-update",
+        "GET /updates?queries=20 answered randomNumber ",
+    );
+    // A fault in one route leaves the others passing.
+    assert_eq!(
+        case(&r, "db-wrong-count", "db", "normalized")["grade"],
+        "pass"
+    );
+    assert_eq!(
+        case(&r, "db-unescaped", "queries", "normalized")["grade"],
+        "pass"
+    );
+}
+
+/// scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request
+type StoredCase = (String, String, Option<f64>, Option<i64>, Option<f64>);
+
+fn write_suite(dir: &Path, name: &str, scenarios: &str, duration: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &p,
+        format!(
+            "name = \"{name}\"\nservers = [\"db-ok\"]\nresponses = [\"normalized\"]\nscenarios = [{scenarios}]\ncores = [1]\nwarmup = \"0s\"\nduration = \"{duration}\"\nrepetitions = 1\nreference = \"db-ok\"\nready_timeout = \"20s\"\n\n[[load]]\nmodel = \"closed\"\nconnections = 2\nthreads = 1\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let suite = write_suite(
+        work.path(),
+        "db-short",
+        "\"json\", \"db\", \"fortunes\"",
+        "2s",
+    );
+    let results = work.path().join("results.db");
+    let marker = unique_marker("db-run");
+    let running = spawn(
+        &[
+            "run",
+            "--root",
+            db_root().to_str().unwrap(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--db",
+            results.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    let conn = rusqlite::Connection::open(&results).unwrap();
+    let rows: Vec<StoredCase> = conn
+        .prepare("SELECT scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request FROM cases ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (sc, state, db_cpu, pool, server_cpu) in &rows {
+        assert_eq!(state, "done", "{sc}: {rows:?}\n{}", run.stderr);
+        assert!(server_cpu.is_some(), "{sc}");
+        if sc == "json" {
+            assert_eq!((db_cpu, pool), (&None, &None), "json has no database");
+        } else {
+            assert_eq!(*pool, Some(3), "{sc}: the manifest's [db] pool");
+            // Every request reached PostgreSQL: its CPU per request is
+            // counted (where its control group counts it).
+            if groups_available() {
+                assert!(db_cpu.is_some_and(|v| v > 0.0), "{sc}: {db_cpu:?}");
+            }
+        }
+    }
+    let show = support::command()
+        .args(["show", "--db", results.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        out.contains("DB CPU/req") && out.contains("pool"),
+        "{}",
+        text(&show)
+    );
+}
+
+/// Root with mounted cgroups: where PostgreSQL's CPU is counted.
+fn groups_available() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() == 0 };
+    root && fairbench_zoo::containment::hierarchies().is_ok()
+}
+
+#[test]
+fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let suite = write_suite(work.path(), "db-long", "\"db\"", "120s");
+    let results = work.path().join("results.db");
+    let start = |marker: &str| {
+        let running = spawn(
+            &[
+                "run",
+                "--root",
+                db_root().to_str().unwrap(),
+                "--suite",
+                suite.to_str().unwrap(),
+                "--db",
+                results.to_str().unwrap(),
+                "--quiet",
+            ],
+            &[],
+            marker,
+        );
+        let pid = running.child.id();
+        // Until PostgreSQL runs and the case's load has begun.
+        let t = Instant::now();
+        let serving = || {
+            marked_processes(marker)
+                .iter()
+                .any(|(_, c)| c.contains("db_server.py"))
+        };
+        while postgres_of(pid).is_empty() || !serving() {
+            assert!(
+                t.elapsed() < Duration::from_secs(120),
+                "PostgreSQL never started"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        (running, pid)
+    };
+
+    // Ctrl-C: the run ends, and takes PostgreSQL with it.
+    let marker = unique_marker("db-int");
+    let (running, pid) = start(&marker);
+    assert!(!folders_of(pid).is_empty());
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let run = running.finish(Duration::from_secs(60));
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+
+    // SIGKILL: PostgreSQL dies with its parent; its folder and control
+    // group go with the next fairbench command of any kind.
+    let marker = unique_marker("db-kill");
+    let (mut running, pid) = start(&marker);
+    running.child.kill().unwrap();
+    running.child.wait().unwrap();
+    let folders = folders_of(pid);
+    assert!(
+        !folders.is_empty(),
+        "a SIGKILLed run leaves its data folder"
+    );
+    let o = support::command()
+        .args(["runs", "--db", results.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("removed what earlier fairbench processes left behind")
+            && err.contains(&*folders[0].to_string_lossy()),
+        "{}",
+        text(&o)
+    );
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+}
+
+/// The zoo's servers with database routes, each with its ecosystem's
+/// driver and pool; a server whose toolchain is missing here is skipped by
+/// the check, one line, and not graded.
+const REAL_SERVERS: &str = "go-nethttp,rust-hyper,node-http,node-express,java-jdk";
+
+#[test]
+fn check_passes_for_the_zoos_servers_against_its_own_postgres() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let repo = support::repo();
+    let marker = unique_marker("db-real");
+    let running = spawn(
+        &[
+            "check",
+            "--root",
+            repo.to_str().unwrap(),
+            "--servers",
+            REAL_SERVERS,
+            "--scenarios",
+            "json,db,queries,fortunes,updates",
+            "--variant",
+            "default",
+            "--ready-timeout",
+            "60",
+            "--fetch-timeout",
+            "30",
+            "--json",
+        ],
+        &[],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(1800));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    let r = run.json();
+    let cases = r["cases"].as_array().unwrap();
+    let checked: std::collections::BTreeSet<&str> = cases
+        .iter()
+        .map(|c| c["server"].as_str().unwrap())
+        .collect();
+    for s in r["skipped"].as_array().unwrap() {
+        eprintln!("skipped {}: {}", s["server"], s["reason"]);
+    }
+    // Go is the reference and its toolchain is part of the machine image.
+    assert!(checked.contains("go-nethttp"), "{r:#}");
+    for c in cases {
+        assert_ne!(
+            c["grade"],
+            "fail",
+            "{} {}: {:?}",
+            c["server"],
+            c["scenario"],
+            failing(c)
+        );
+    }
+    assert_eq!(cases.len(), checked.len() * 5);
+    run.expect_code(0);
+}
