@@ -23,7 +23,10 @@ fn postgres_here() -> bool {
             .arg("--version")
             .output()
             .is_ok();
-    support::require(ok, "PostgreSQL (Debian's postgresql package) is not installed")
+    support::require(
+        ok,
+        "PostgreSQL (Debian's postgresql package) is not installed",
+    )
 }
 
 fn db_root() -> PathBuf {
@@ -97,12 +100,16 @@ fn assert_no_postgres_of(pid: u32) {
     while !postgres_of(pid).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(postgres_of(pid), Vec::<u32>::new(), "PostgreSQL processes left");
+    assert_eq!(
+        postgres_of(pid),
+        Vec::<u32>::new(),
+        "PostgreSQL processes left"
+    );
     assert_eq!(folders_of(pid), Vec::<PathBuf>::new(), "data folders left");
     assert_eq!(groups_of(pid), Vec::<PathBuf>::new(), "control groups left");
 }
 
-fn failing<'a>(c: &'a serde_json::Value) -> Vec<(&'a str, &'a str)> {
+fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
     c["rules"]
         .as_array()
         .unwrap()
@@ -188,8 +195,18 @@ fn check_grades_content_against_the_database_it_started() {
         assert!(f[0].1.starts_with(starts), "{server} {sc}: {}", f[0].1);
         assert!(!f[0].1.contains('\n'));
     };
-    one("db-wrong-row", "db", "db-row", "GET /db?id=1 answered randomNumber ");
-    one("db-wrong-row", "queries", "db-row", "GET /queries?queries=20 answered randomNumber ");
+    one(
+        "db-wrong-row",
+        "db",
+        "db-row",
+        "GET /db?id=1 answered randomNumber ",
+    );
+    one(
+        "db-wrong-row",
+        "queries",
+        "db-row",
+        "GET /queries?queries=20 answered randomNumber ",
+    );
     one(
         "db-wrong-count",
         "queries",
@@ -202,11 +219,25 @@ fn check_grades_content_against_the_database_it_started() {
         "html-escape",
         "GET /fortunes: row 1 (id 11) is not HTML-escaped (a raw <)",
     );
-    one("db-no-write", "updates", "db-update", "GET /updates?queries=20 answered randomNumber ");
+    one(
+        "db-no-write",
+        "updates",
+        "db-update",
+        "GET /updates?queries=20 answered randomNumber ",
+    );
     // A fault in one route leaves the others passing.
-    assert_eq!(case(&r, "db-wrong-count", "db", "normalized")["grade"], "pass");
-    assert_eq!(case(&r, "db-unescaped", "queries", "normalized")["grade"], "pass");
+    assert_eq!(
+        case(&r, "db-wrong-count", "db", "normalized")["grade"],
+        "pass"
+    );
+    assert_eq!(
+        case(&r, "db-unescaped", "queries", "normalized")["grade"],
+        "pass"
+    );
 }
+
+/// scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request
+type StoredCase = (String, String, Option<f64>, Option<i64>, Option<f64>);
 
 fn write_suite(dir: &Path, name: &str, scenarios: &str, duration: &str) -> PathBuf {
     let p = dir.join(format!("{name}.toml"));
@@ -227,7 +258,12 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let suite = write_suite(work.path(), "db-short", "\"json\", \"db\", \"fortunes\"", "2s");
+    let suite = write_suite(
+        work.path(),
+        "db-short",
+        "\"json\", \"db\", \"fortunes\"",
+        "2s",
+    );
     let results = work.path().join("results.db");
     let marker = unique_marker("db-run");
     let running = spawn(
@@ -250,7 +286,7 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
     assert_no_postgres_of(pid);
     run.expect_code(0);
     let conn = rusqlite::Connection::open(&results).unwrap();
-    let rows: Vec<(String, String, Option<f64>, Option<i64>, Option<f64>)> = conn
+    let rows: Vec<StoredCase> = conn
         .prepare("SELECT scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request FROM cases ORDER BY seq")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
@@ -277,7 +313,11 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&show.stdout);
-    assert!(out.contains("DB CPU/req") && out.contains("pool"), "{}", text(&show));
+    assert!(
+        out.contains("DB CPU/req") && out.contains("pool"),
+        "{}",
+        text(&show)
+    );
 }
 
 /// Root with mounted cgroups: where PostgreSQL's CPU is counted.
@@ -314,9 +354,16 @@ fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
         let pid = running.child.id();
         // Until PostgreSQL runs and the case's load has begun.
         let t = Instant::now();
-        let serving = || marked_processes(marker).iter().any(|(_, c)| c.contains("db_server.py"));
+        let serving = || {
+            marked_processes(marker)
+                .iter()
+                .any(|(_, c)| c.contains("db_server.py"))
+        };
         while postgres_of(pid).is_empty() || !serving() {
-            assert!(t.elapsed() < Duration::from_secs(120), "PostgreSQL never started");
+            assert!(
+                t.elapsed() < Duration::from_secs(120),
+                "PostgreSQL never started"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         std::thread::sleep(Duration::from_secs(2));
@@ -341,7 +388,10 @@ fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
     running.child.kill().unwrap();
     running.child.wait().unwrap();
     let folders = folders_of(pid);
-    assert!(!folders.is_empty(), "a SIGKILLed run leaves its data folder");
+    assert!(
+        !folders.is_empty(),
+        "a SIGKILLed run leaves its data folder"
+    );
     let o = support::command()
         .args(["runs", "--db", results.to_str().unwrap()])
         .stdout(Stdio::null())
@@ -356,4 +406,66 @@ fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
     );
     assert_nothing_left(&marker);
     assert_no_postgres_of(pid);
+}
+
+/// The zoo's servers with database routes, each with its ecosystem's
+/// driver and pool; a server whose toolchain is missing here is skipped by
+/// the check, one line, and not graded.
+const REAL_SERVERS: &str = "go-nethttp,rust-hyper,node-http,node-express,java-jdk";
+
+#[test]
+fn check_passes_for_the_zoos_servers_against_its_own_postgres() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let repo = support::repo();
+    let marker = unique_marker("db-real");
+    let running = spawn(
+        &[
+            "check",
+            "--root",
+            repo.to_str().unwrap(),
+            "--servers",
+            REAL_SERVERS,
+            "--scenarios",
+            "json,db,queries,fortunes,updates",
+            "--variant",
+            "default",
+            "--ready-timeout",
+            "60",
+            "--fetch-timeout",
+            "30",
+            "--json",
+        ],
+        &[],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(1800));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    let r = run.json();
+    let cases = r["cases"].as_array().unwrap();
+    let checked: std::collections::BTreeSet<&str> = cases
+        .iter()
+        .map(|c| c["server"].as_str().unwrap())
+        .collect();
+    for s in r["skipped"].as_array().unwrap() {
+        eprintln!("skipped {}: {}", s["server"], s["reason"]);
+    }
+    // Go is the reference and its toolchain is part of the machine image.
+    assert!(checked.contains("go-nethttp"), "{r:#}");
+    for c in cases {
+        assert_ne!(
+            c["grade"],
+            "fail",
+            "{} {}: {:?}",
+            c["server"],
+            c["scenario"],
+            failing(c)
+        );
+    }
+    assert_eq!(cases.len(), checked.len() * 5);
+    run.expect_code(0);
 }
