@@ -393,8 +393,10 @@ pub struct Group {
     /// The database's CPU per request (its control group), for the
     /// database scenarios: beside the server's, so that work moved into the
     /// database does not make a server look cheaper.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_cpu_us_per_request: Option<Summary>,
     /// The connection pool the server was told to keep (DB_POOL).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_pool: Option<i64>,
     pub rss_peak: Option<Summary>,
     pub spectrum: Option<Spectrum>,

@@ -444,9 +444,17 @@ impl BusyWatch {
 }
 
 /// The server's CPU time so far: its control group's (every process in
-/// it, whatever its process group), else its process group's.
+/// it, whatever its process group), else its process group's; plus the
+/// database's, when the case has one.
 fn server_cpu_s(w: &Watch<'_>) -> f64 {
-    w.server
+    // The database of the database scenarios is part of what is measured,
+    // not another process sharing the CPUs.
+    let db =
+        w.db.and_then(|d| d.usage())
+            .and_then(|u| u.cpu_s)
+            .unwrap_or(0.0);
+    db + w
+        .server
         .group_usage()
         .and_then(|u| u.cpu_s)
         .unwrap_or_else(|| w.sampler.sample().cpu_s)

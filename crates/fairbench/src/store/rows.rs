@@ -208,10 +208,15 @@ pub struct CaseRow {
     /// The database's control group's CPU over the measurement, per
     /// request, its memory peak, its cpuset and the server's pool
     /// (version 7; NULL without a database).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_cpu_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_cpu_us_per_request: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_memory_peak: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_cpus: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db_pool: Option<i64>,
     pub warnings_json: String,
 }

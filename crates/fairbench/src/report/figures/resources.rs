@@ -39,13 +39,23 @@ pub(super) fn db_cpu_per_request(groups: &[&Group]) -> Figure {
         .copied()
         .filter(|g| g.db_cpu_us_per_request.is_some())
         .collect();
+    let mut pools: Vec<String> = with
+        .iter()
+        .filter_map(|g| Some(format!("{} {}", g.key.server, g.db_pool?)))
+        .collect();
+    pools.sort();
+    pools.dedup();
+    let caption = format!(
+        "Lower is better. Add it to the server's CPU per request for the whole stack's work: a server that moves work into the database does not look cheaper. Connection pool (DB_POOL, the manifest's [db] pool): {}.",
+        pools.join(", ")
+    );
     simple_bar(
         &with,
         SimpleBar {
             id: "db-cpu-per-request",
             title: "Database CPU time per request",
             subtitle: "CPU seconds of PostgreSQL's control group (every backend) during the measurement ÷ completed requests",
-            caption: "Lower is better. Add it to the server's CPU per request for the whole stack's work: a server that moves work into the database does not look cheaper. The pool is each server's DB_POOL (its manifest's [db] pool).",
+            caption: &caption,
             axis: "database CPU microseconds per request (µs)".into(),
             div: 1.0,
             unit: "µs",
