@@ -74,6 +74,10 @@ fn study_shapes_of_go_node_and_express_are_the_published_code_with_declared_devi
             "go-nethttp,node-http,node-express",
             "--variant",
             "study",
+            // The publications measured these three; their code has no
+            // database routes (issue 26's scenarios).
+            "--scenarios",
+            "static,dynamic,file",
             "--json",
             "--raw",
         ],
