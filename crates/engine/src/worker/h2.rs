@@ -133,6 +133,8 @@ impl Worker {
         let mut events = std::mem::take(&mut self.h2_events);
         events.clear();
         let fed = s.feed(data, &mut events);
+        // Window the server gave back lets request bodies on.
+        s.send_bodies(self.plan.pool.bytes());
         let mut freed = false;
         let mut opened = false;
         for ev in events.drain(..) {
