@@ -285,3 +285,39 @@ fn an_http1_server_asked_for_h2c_is_one_clear_line() {
         other => panic!("{:?}", other.map(|o| o.ledger())),
     }
 }
+
+#[test]
+fn h2_over_tls_is_chosen_by_alpn() {
+    let _t = timing();
+    let pki = common::tls::pki(&["127.0.0.1"], false);
+    let mut server = (*pki.server).clone();
+    server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let srv = H2Server::start_tls(Arc::new(server), vec![], |_| Action::ok());
+    let mut cfg = config(&srv.url(), 4);
+    cfg.protocol = Protocol::H2;
+    cfg.tls.ca_pem = Some(pki.ca_pem.as_bytes().to_vec());
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.protocol, Protocol::H2);
+    assert_eq!(o.errors.total(), 0, "{:?} {:?}", o.ledger(), o.tls_error);
+    assert!(o.requests > 50, "{:?}", o.ledger());
+    assert_eq!(o.sockets.tls_handshakes, 2);
+}
+
+#[test]
+fn h2_asked_of_a_tls_server_without_it_says_what_it_chose() {
+    let pki = common::tls::pki(&["127.0.0.1"], false);
+    // The test PKI's server offers http/1.1 only.
+    let srv = H2Server::start_tls(pki.server.clone(), vec![], |_| Action::ok());
+    let mut cfg = config(&srv.url(), 1);
+    cfg.protocol = Protocol::H2;
+    cfg.tls.ca_pem = Some(pki.ca_pem.as_bytes().to_vec());
+    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
+        Err(RunError::Connect(m)) => {
+            assert!(m.contains("does not speak h2"), "{m}");
+            assert!(m.contains("it chose \"http/1.1\""), "{m}");
+            assert_eq!(m.lines().count(), 1, "{m}");
+        }
+        other => panic!("{:?}", other.map(|o| o.ledger())),
+    }
+}
