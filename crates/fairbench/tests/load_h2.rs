@@ -70,3 +70,25 @@ fn h2c_asked_of_an_http1_server_is_one_line_exit_1() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("does not speak h2c"), "{err}");
 }
+
+#[test]
+fn dump_over_h2c_decodes_the_frames_exchanged() {
+    let srv = H2c::start(100);
+    let (code, out, err) = run(&["load", "--http2", "--dump", &srv.url()]);
+    assert_eq!(code, 0, "{out}{err}");
+    for needle in [
+        "h2c, prior knowledge",
+        "→ SETTINGS ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=2147483647",
+        "→ WINDOW_UPDATE +2147418112",
+        "→ HEADERS stream 1 [END_STREAM END_HEADERS]",
+        "    :method: GET",
+        "    :path: /",
+        "← SETTINGS MAX_CONCURRENT_STREAMS=100",
+        "← HEADERS stream 1 [END_HEADERS]",
+        "    :status: 200",
+        "← DATA stream 1 [END_STREAM] 13 bytes",
+        "\"Hello World!\\n\"",
+    ] {
+        assert!(out.contains(needle), "{needle:?} not in\n{out}");
+    }
+}
