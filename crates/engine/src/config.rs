@@ -431,7 +431,10 @@ mod tests {
     fn http2_settings_that_cannot_work_name_their_field() {
         let plain = Target::parse("http://127.0.0.1:8080/").unwrap();
         let mut cfg = LoadConfig::new(plain.clone());
-        assert_eq!((cfg.protocol, cfg.streams), (Protocol::Http1, DEFAULT_STREAMS));
+        assert_eq!(
+            (cfg.protocol, cfg.streams),
+            (Protocol::Http1, DEFAULT_STREAMS)
+        );
         cfg.streams = 4;
         assert_eq!(cfg.validate().unwrap_err().field, "streams");
         cfg.protocol = Protocol::H2c;
@@ -443,11 +446,17 @@ mod tests {
         cfg.streams = 8;
         cfg.keepalive = false;
         let e = cfg.validate().unwrap_err();
-        assert!(e.field == "http2" && e.message.contains("--no-keepalive"), "{e}");
+        assert!(
+            e.field == "http2" && e.message.contains("--no-keepalive"),
+            "{e}"
+        );
         cfg.keepalive = true;
         cfg.pipeline = 2;
         let e = cfg.validate().unwrap_err();
-        assert!(e.field == "http2" && e.message.contains("--pipeline"), "{e}");
+        assert!(
+            e.field == "http2" && e.message.contains("--pipeline"),
+            "{e}"
+        );
         cfg.pipeline = 1;
         cfg.protocol = Protocol::H2;
         assert_eq!(cfg.validate().unwrap_err().field, "http2");

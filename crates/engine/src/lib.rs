@@ -1,7 +1,8 @@
 //! fairbench's load engine.
 //!
 //! HTTP/1.1 load over N connections (plain or TLS, kept alive or one per
-//! request) spread on T threads, each thread its own epoll loop, requests
+//! request), or HTTP/2 (h2c, or h2 by ALPN; each connection carrying up to
+//! `streams` requests at once: see [`h2`]), spread on T threads, each thread its own epoll loop, requests
 //! serialised once (one, or a [`RequestMix`] of many, prepared before the
 //! run and broken down by target name). Two load models:
 //! closed loop (wrk) and constant rate measured from the planned send time
@@ -43,8 +44,8 @@ pub use config::{
     default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart,
     DEFAULT_STREAMS, MAX_STREAMS, MIN_RATE,
 };
-pub use mix::{MixRequest, RequestMix};
 pub use h2::H2Report;
+pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
 };

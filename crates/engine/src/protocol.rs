@@ -7,7 +7,9 @@ use std::str::FromStr;
 /// them ("http/1.1", "h2"), and "h2c" for HTTP/2 over cleartext TCP, which
 /// fairbench starts with prior knowledge (RFC 9113 §3.3): no `Upgrade`
 /// round trip, which only the first request of a connection would pay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum Protocol {
     #[default]
     #[serde(rename = "http/1.1")]

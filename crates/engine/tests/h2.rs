@@ -59,7 +59,10 @@ fn closed_loop_multiplexes_the_streams_asked_for() {
     assert_eq!(h2.streams, 8);
     assert_eq!(h2.server_max_streams, None);
     assert_eq!(h2.settings_sent.get("ENABLE_PUSH"), Some(&0));
-    assert_eq!(h2.settings_sent.get("INITIAL_WINDOW_SIZE"), Some(&0x7fff_ffff));
+    assert_eq!(
+        h2.settings_sent.get("INITIAL_WINDOW_SIZE"),
+        Some(&0x7fff_ffff)
+    );
     // What the server received is what the report says was sent.
     let got = srv.stats.client_settings.lock().unwrap().clone();
     assert_eq!(got, vec![(0x2, 0), (0x4, 0x7fff_ffff)]);
@@ -81,7 +84,11 @@ fn constant_rate_over_streams_keeps_its_schedule() {
     assert_balanced(&o);
     assert!((950..=1050).contains(&o.planned), "planned {}", o.planned);
     assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
-    assert!(o.latency_summary().p50 < 50_000, "{:?}", o.latency_summary());
+    assert!(
+        o.latency_summary().p50 < 50_000,
+        "{:?}",
+        o.latency_summary()
+    );
 }
 
 #[test]
@@ -101,7 +108,11 @@ fn resets_are_counted_by_code_and_refused_streams_go_out_again() {
     assert!(h2.refused > 10, "{h2:?}");
     assert_eq!(h2.resets.get("REFUSED_STREAM").copied(), Some(h2.refused));
     // A refused GET is sent again once; resets of other codes are errors.
-    assert!(o.sockets.retried >= h2.refused / 2, "{:?} {h2:?}", o.sockets);
+    assert!(
+        o.sockets.retried >= h2.refused / 2,
+        "{:?} {h2:?}",
+        o.sockets
+    );
     assert!(o.errors.read > 0 && o.errors.read <= internal + h2.refused);
     assert_eq!(o.errors.parse + o.errors.timeout, 0, "{:?}", o.ledger());
 }
@@ -121,12 +132,19 @@ fn a_goaway_mid_run_sends_the_unprocessed_streams_again() {
     let o = go(&config(&srv.url(), 8));
     assert_balanced(&o);
     let h2 = o.h2.as_ref().unwrap();
-    assert!(h2.goaways.get("NO_ERROR").copied().unwrap_or(0) >= 2, "{h2:?}");
+    assert!(
+        h2.goaways.get("NO_ERROR").copied().unwrap_or(0) >= 2,
+        "{h2:?}"
+    );
     assert!(h2.unprocessed >= 2, "{h2:?}");
     assert!(o.sockets.retried >= h2.unprocessed, "{:?}", o.sockets);
     // Nothing was lost: every GET unprocessed went out again and was answered.
     assert_eq!(o.errors.total(), 0, "{:?} {h2:?}", o.ledger());
-    assert!(o.sockets.opened >= 4, "connections replaced: {:?}", o.sockets);
+    assert!(
+        o.sockets.opened >= 4,
+        "connections replaced: {:?}",
+        o.sockets
+    );
 }
 
 #[test]
@@ -168,7 +186,11 @@ fn a_stalled_stream_delays_only_itself() {
     // wait; here the other streams went on: a handful at most took over
     // 300 ms (a loaded machine may stall one or two on its own).
     let slow = o.latency.count_between(300_000, u64::MAX);
-    assert!(slow <= 10, "{slow} requests over 300 ms: {:?}", o.latency_summary());
+    assert!(
+        slow <= 10,
+        "{slow} requests over 300 ms: {:?}",
+        o.latency_summary()
+    );
 }
 
 #[test]
@@ -217,7 +239,11 @@ fn a_tiny_flow_control_window_holds_bodies_back_but_loses_nothing() {
     assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
     assert!(o.requests > 20);
     let bytes = srv.stats.body_bytes.load(Ordering::Relaxed);
-    assert!(bytes >= 100 * o.requests, "{bytes} body bytes for {}", o.requests);
+    assert!(
+        bytes >= 100 * o.requests,
+        "{bytes} body bytes for {}",
+        o.requests
+    );
 }
 
 #[test]
@@ -239,7 +265,13 @@ fn a_stream_never_answered_times_out_alone_and_is_cancelled() {
     let h2 = o.h2.as_ref().unwrap();
     assert!(o.errors.timeout >= 2, "{:?}", o.ledger());
     assert_eq!(h2.cancelled, o.errors.timeout, "{h2:?}");
-    let told = srv.stats.client_resets.lock().unwrap().get(&CANCEL).copied();
+    let told = srv
+        .stats
+        .client_resets
+        .lock()
+        .unwrap()
+        .get(&CANCEL)
+        .copied();
     assert!(told.unwrap_or(0) >= 1, "the server was told: {told:?}");
     // The connections were kept: the others' answers went on.
     assert_eq!(o.sockets.opened, 2, "{:?}", o.sockets);
@@ -263,7 +295,10 @@ fn a_protocol_violation_is_counted_never_a_panic_or_a_hang() {
     let h2 = o.h2.as_ref().unwrap();
     assert!(h2.protocol_errors >= 2, "{h2:?}");
     let why = h2.protocol_error.as_deref().unwrap_or_default();
-    assert!(why.contains("stream 0") && why.contains("PROTOCOL_ERROR"), "{why}");
+    assert!(
+        why.contains("stream 0") && why.contains("PROTOCOL_ERROR"),
+        "{why}"
+    );
     assert!(o.requests > 60, "{:?}", o.ledger());
 }
 

@@ -40,7 +40,18 @@ fn an_h2c_run_reports_its_streams_settings_and_the_servers_limit() {
     let srv = H2c::start(3);
     let url = srv.url();
     let (code, out, err) = run(&[
-        "load", "--http2", "--streams", "8", "-c", "2", "-t", "1", "-d", "1s", "--json", &url,
+        "load",
+        "--http2",
+        "--streams",
+        "8",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "--json",
+        &url,
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let j: serde_json::Value = serde_json::from_str(&out).expect("json");
@@ -48,18 +59,37 @@ fn an_h2c_run_reports_its_streams_settings_and_the_servers_limit() {
     assert_eq!(j["http2"]["streams"], 8);
     assert_eq!(j["http2"]["server_max_streams"], 3);
     assert_eq!(j["http2"]["settings_sent"]["ENABLE_PUSH"], 0);
-    assert_eq!(j["http2"]["settings_sent"]["INITIAL_WINDOW_SIZE"], 2147483647u64);
+    assert_eq!(
+        j["http2"]["settings_sent"]["INITIAL_WINDOW_SIZE"],
+        2147483647u64
+    );
     let l = &j["ledger"];
     assert!(l["answered"].as_u64().unwrap() > 50, "{l}");
     assert_eq!(l["planned"], l["answered"], "{l}");
 
     let (code, out, err) = run(&[
-        "load", "--http2", "--streams", "8", "-c", "2", "-t", "1", "-d", "1s", &url,
+        "load",
+        "--http2",
+        "--streams",
+        "8",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        &url,
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("h2c × 8 streams"), "{out}");
-    assert!(out.contains("sent SETTINGS ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=2147483647"), "{out}");
-    assert!(out.contains("the server allowed 3 streams per connection (fewer than asked)"), "{out}");
+    assert!(
+        out.contains("sent SETTINGS ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=2147483647"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the server allowed 3 streams per connection (fewer than asked)"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -25,7 +25,12 @@ pub struct H2Dump {
 
 /// Sends `spec` to `target` over `conn` (dialed, TLS done) as stream 1 and
 /// reads until it ends, the server goes away, or `timeout` passes.
-pub fn exchange(conn: &mut Dialed, spec: &RequestSpec, target: &Target, timeout: Duration) -> H2Dump {
+pub fn exchange(
+    conn: &mut Dialed,
+    spec: &RequestSpec,
+    target: &Target,
+    timeout: Duration,
+) -> H2Dump {
     let mut d = H2Dump {
         lines: Vec::new(),
         status: None,
@@ -42,8 +47,18 @@ pub fn exchange(conn: &mut Dialed, spec: &RequestSpec, target: &Target, timeout:
     d.lines.push("→ connection preface (PRI * HTTP/2.0)".into());
     frame::put_settings(&mut out, &CLIENT_SETTINGS);
     frame::put_window_update(&mut out, 0, CONNECTION_WINDOW - frame::DEFAULT_WINDOW);
-    let end = if spec.body.is_empty() { frame::END_STREAM } else { 0 };
-    frame::put_head(&mut out, block.len(), frame::HEADERS, frame::END_HEADERS | end, 1);
+    let end = if spec.body.is_empty() {
+        frame::END_STREAM
+    } else {
+        0
+    };
+    frame::put_head(
+        &mut out,
+        block.len(),
+        frame::HEADERS,
+        frame::END_HEADERS | end,
+        1,
+    );
     out.extend_from_slice(&block);
     if !spec.body.is_empty() {
         // One frame, within the first window and frame size; a larger body
@@ -104,7 +119,7 @@ pub fn exchange(conn: &mut Dialed, spec: &RequestSpec, target: &Target, timeout:
                 && (h.kind == frame::RST_STREAM
                     || (matches!(h.kind, frame::DATA | frame::HEADERS)
                         && h.flags & frame::END_STREAM != 0));
-            if h.kind == frame::GOAWAY || h.kind == frame::RST_STREAM && h.stream == 1 {
+            if h.kind == frame::GOAWAY || (h.kind == frame::RST_STREAM && h.stream == 1) {
                 d.error = Some(format!("the server sent {}", frame::kind_name(h.kind)));
                 return d;
             }

@@ -76,13 +76,7 @@ impl Head {
 /// Appends a frame header to `out`.
 #[inline]
 pub fn put_head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
-    out.extend_from_slice(&[
-        (len >> 16) as u8,
-        (len >> 8) as u8,
-        len as u8,
-        kind,
-        flags,
-    ]);
+    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags]);
     out.extend_from_slice(&stream.to_be_bytes());
 }
 
@@ -195,7 +189,13 @@ mod tests {
     #[test]
     fn a_header_written_reads_back() {
         let mut b = Vec::new();
-        put_head(&mut b, 70_000, HEADERS, END_HEADERS | END_STREAM, 0x7fff_fff1);
+        put_head(
+            &mut b,
+            70_000,
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            0x7fff_fff1,
+        );
         assert_eq!(b.len(), HEADER_LEN);
         assert_eq!(
             Head::parse(&b),
@@ -213,7 +213,10 @@ mod tests {
 
     #[test]
     fn padding_and_priority_are_stripped_or_refused() {
-        assert_eq!(unpadded(DATA, PADDED, &[2, b'a', b'b', 0, 0]), Some(&b"ab"[..]));
+        assert_eq!(
+            unpadded(DATA, PADDED, &[2, b'a', b'b', 0, 0]),
+            Some(&b"ab"[..])
+        );
         assert_eq!(unpadded(DATA, PADDED, &[9, b'a']), None);
         assert_eq!(unpadded(DATA, PADDED, &[]), None);
         let p = [0, 0, 0, 3, 16, 0x88];

@@ -16,7 +16,11 @@ impl Decoder {
     }
 
     /// Decodes `block`, calling `field(name, value)` for each field.
-    pub fn decode(&mut self, block: &[u8], mut field: impl FnMut(&[u8], &[u8])) -> Result<(), String> {
+    pub fn decode(
+        &mut self,
+        block: &[u8],
+        mut field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), String> {
         self.inner
             .decode_with_cb(block, |k, v| field(&k, &v))
             .map_err(|e| format!("{e:?}"))

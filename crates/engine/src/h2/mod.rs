@@ -7,8 +7,8 @@
 //! to `streams` requests at once (fewer if the server says so), each its
 //! own stream, answered in any order.
 
-pub mod frame;
 pub mod dump;
+pub mod frame;
 pub(crate) mod hpack;
 pub(crate) mod probe;
 mod report;

@@ -74,7 +74,9 @@ pub fn encode(spec: &RequestSpec, target: &Target) -> Result<Vec<u8>, ConfigErro
         if CONNECTION_SPECIFIC.contains(&name.as_str()) {
             return Err(ConfigError::new(
                 "header",
-                format!("{k:?} is a connection-specific header, which HTTP/2 forbids (RFC 9113 §8.2.2)"),
+                format!(
+                    "{k:?} is a connection-specific header, which HTTP/2 forbids (RFC 9113 §8.2.2)"
+                ),
             ));
         }
         literal(&mut out, &name, v);

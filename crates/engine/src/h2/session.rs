@@ -246,7 +246,11 @@ impl Session {
             if data.len() < frame::HEADER_LEN + h.len {
                 break;
             }
-            self.frame(h, &data[frame::HEADER_LEN..frame::HEADER_LEN + h.len], events)?;
+            self.frame(
+                h,
+                &data[frame::HEADER_LEN..frame::HEADER_LEN + h.len],
+                events,
+            )?;
             data = &data[frame::HEADER_LEN + h.len..];
         }
         self.held.extend_from_slice(data);
@@ -293,9 +297,11 @@ impl Session {
                     frame::put_window_update(&mut self.out, 0, self.unacked as u32);
                     self.unacked = 0;
                 }
-                let body = frame::unpadded(h.kind, h.flags, p)
-                    .ok_or_else(|| ConnError::new(frame::PROTOCOL_ERROR, "DATA padding longer than the frame"))?;
-                let _ = body;
+                // Padding longer than the frame is malformed; the body itself
+                // is counted, never kept.
+                frame::unpadded(h.kind, h.flags, p).ok_or_else(|| {
+                    ConnError::new(frame::PROTOCOL_ERROR, "DATA padding longer than the frame")
+                })?;
                 events.push(Event::Data {
                     stream: h.stream,
                     len: h.len as u32,
@@ -305,7 +311,10 @@ impl Session {
             frame::HEADERS => {
                 self.stream_frame(&h)?;
                 let frag = frame::unpadded(h.kind, h.flags, p).ok_or_else(|| {
-                    ConnError::new(frame::PROTOCOL_ERROR, "HEADERS padding longer than the frame")
+                    ConnError::new(
+                        frame::PROTOCOL_ERROR,
+                        "HEADERS padding longer than the frame",
+                    )
                 })?;
                 self.block.clear();
                 self.block.extend_from_slice(frag);
@@ -336,7 +345,10 @@ impl Session {
             frame::PRIORITY => {}
             frame::RST_STREAM => {
                 if h.stream == 0 || h.len != 4 {
-                    return Err(ConnError::new(frame::PROTOCOL_ERROR, "a malformed RST_STREAM"));
+                    return Err(ConnError::new(
+                        frame::PROTOCOL_ERROR,
+                        "a malformed RST_STREAM",
+                    ));
                 }
                 self.idle_stream(&h)?;
                 self.forget(h.stream);
@@ -376,7 +388,10 @@ impl Session {
             }
             frame::WINDOW_UPDATE => {
                 if h.len != 4 {
-                    return Err(ConnError::new(frame::FRAME_SIZE_ERROR, "a malformed WINDOW_UPDATE"));
+                    return Err(ConnError::new(
+                        frame::FRAME_SIZE_ERROR,
+                        "a malformed WINDOW_UPDATE",
+                    ));
                 }
                 let inc = (frame::u32_at(p, 0) & frame::MAX_WINDOW) as i64;
                 if h.stream == 0 {
@@ -411,7 +426,7 @@ impl Session {
     /// Frames on a stream the client never opened (an even id: the server's,
     /// or one above the last opened) are a connection error.
     fn idle_stream(&self, h: &Head) -> Result<(), ConnError> {
-        if h.stream % 2 == 0 || h.stream > self.last_stream {
+        if h.stream.is_multiple_of(2) || h.stream > self.last_stream {
             return Err(ConnError::new(
                 frame::PROTOCOL_ERROR,
                 format!(
@@ -432,13 +447,21 @@ impl Session {
         self.decoder
             .decode(&self.block, |name, value| {
                 if name == b":status" {
-                    match std::str::from_utf8(value).ok().and_then(|v| v.parse::<u16>().ok()) {
+                    match std::str::from_utf8(value)
+                        .ok()
+                        .and_then(|v| v.parse::<u16>().ok())
+                    {
                         Some(s) if (100..1000).contains(&s) && value.len() == 3 => status = s,
                         _ => bad_status = true,
                     }
                 }
             })
-            .map_err(|e| ConnError::new(frame::COMPRESSION_ERROR, format!("a header block that does not decode: {e}")))?;
+            .map_err(|e| {
+                ConnError::new(
+                    frame::COMPRESSION_ERROR,
+                    format!("a header block that does not decode: {e}"),
+                )
+            })?;
         let stream = self.block_stream;
         self.block_stream = 0;
         if self.block.capacity() > 4096 {
@@ -456,12 +479,18 @@ impl Session {
     }
 
     fn settings(&mut self, h: &Head, p: &[u8], events: &mut Vec<Event>) -> Result<(), ConnError> {
-        if h.stream != 0 || h.len % 6 != 0 {
-            return Err(ConnError::new(frame::PROTOCOL_ERROR, "a malformed SETTINGS frame"));
+        if h.stream != 0 || !h.len.is_multiple_of(6) {
+            return Err(ConnError::new(
+                frame::PROTOCOL_ERROR,
+                "a malformed SETTINGS frame",
+            ));
         }
         if h.flags & frame::ACK != 0 {
             if h.len != 0 {
-                return Err(ConnError::new(frame::FRAME_SIZE_ERROR, "a SETTINGS ACK with a payload"));
+                return Err(ConnError::new(
+                    frame::FRAME_SIZE_ERROR,
+                    "a SETTINGS ACK with a payload",
+                ));
             }
             return Ok(());
         }
@@ -544,8 +573,16 @@ mod tests {
                 ev,
                 [
                     Event::Settings,
-                    Event::Headers { stream: 1, status: 200, end: false },
-                    Event::Data { stream: 1, len: 5, end: true },
+                    Event::Headers {
+                        stream: 1,
+                        status: 200,
+                        end: false
+                    },
+                    Event::Data {
+                        stream: 1,
+                        len: 5,
+                        end: true
+                    },
                 ],
                 "cut {cut}"
             );
@@ -566,7 +603,10 @@ mod tests {
         assert!(e.why.contains("never opened"), "{}", e.why);
         let mut big = Vec::new();
         frame::put_head(&mut big, 20_000, frame::DATA, 0, 1);
-        assert_eq!(s.feed(&big, &mut ev).unwrap_err().code, frame::FRAME_SIZE_ERROR);
+        assert_eq!(
+            s.feed(&big, &mut ev).unwrap_err().code,
+            frame::FRAME_SIZE_ERROR
+        );
     }
 
     #[test]
@@ -588,7 +628,10 @@ mod tests {
         s.feed(&wu, &mut ev).unwrap();
         s.send_bodies(pool);
         let h = Head::parse(&s.out);
-        assert_eq!((h.kind, h.len, h.flags), (frame::DATA, 6, frame::END_STREAM));
+        assert_eq!(
+            (h.kind, h.len, h.flags),
+            (frame::DATA, 6, frame::END_STREAM)
+        );
         assert_eq!(&s.out[9..], b"456789");
     }
 

@@ -191,7 +191,9 @@ impl Worker {
     /// has now, it is free from now.
     fn after_change(&mut self, i: usize, now: Nanos, changed: bool, was_full: bool) {
         let c = &self.conns[i];
-        let done = c.h2.as_ref().is_some_and(|s| !s.open_for_streams() && s.ready);
+        let done =
+            c.h2.as_ref()
+                .is_some_and(|s| !s.open_for_streams() && s.ready);
         if done && c.inflight.is_empty() {
             // Gone away (or out of stream ids) with nothing left: a new
             // connection takes its place.
@@ -408,7 +410,11 @@ impl Worker {
             }
             return;
         }
-        if !c.inflight.iter().any(|r| now.saturating_sub(r.planned) >= timeout) {
+        if !c
+            .inflight
+            .iter()
+            .any(|r| now.saturating_sub(r.planned) >= timeout)
+        {
             return;
         }
         let was_full = !self.conns[i].has_room(self.plan.pipeline);

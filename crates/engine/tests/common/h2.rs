@@ -280,7 +280,10 @@ fn serve<F: Fn(&Seen) -> Action>(
                         first_settings = false;
                         let mut s = stats.client_settings.lock().unwrap();
                         if s.is_empty() {
-                            *s = p.chunks(6).map(|c| (u16::from_be_bytes([c[0], c[1]]), u32_at(c, 2))).collect();
+                            *s = p
+                                .chunks(6)
+                                .map(|c| (u16::from_be_bytes([c[0], c[1]]), u32_at(c, 2)))
+                                .collect();
                         }
                     }
                     head(&mut out, 0, 0x4, 1, 0);
@@ -344,7 +347,11 @@ fn serve<F: Fn(&Seen) -> Action>(
                 body_len: o.body,
             };
             match h(&seen) {
-                Action::Respond { delay, status, body } => {
+                Action::Respond {
+                    delay,
+                    status,
+                    body,
+                } => {
                     due.push((Instant::now() + delay, stream, status, body));
                 }
                 Action::Reset(code) => {

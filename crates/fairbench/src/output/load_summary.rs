@@ -398,18 +398,6 @@ fn spectrum_table(s: &mut String, o: &Outcome) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_labels_are_short() {
-        assert_eq!(trim_pct(50.0), "50");
-        assert_eq!(trim_pct(99.9), "99.9");
-        assert_eq!(trim_pct(99.99968377), "99.9997");
-    }
-}
-
 /// The HTTP/2 lines: what the generator announced, what the server
 /// allowed, and how streams ended without an answer, by kind.
 fn http2_lines(h: &fairbench_engine::H2Report) -> String {
@@ -441,7 +429,10 @@ fn http2_lines(h: &fairbench_engine::H2Report) -> String {
     };
     let mut ends = Vec::new();
     if !h.resets.is_empty() {
-        ends.push(format!("streams reset by the server: {}", by_code(&h.resets)));
+        ends.push(format!(
+            "streams reset by the server: {}",
+            by_code(&h.resets)
+        ));
     }
     if !h.goaways.is_empty() {
         ends.push(format!(
@@ -451,7 +442,10 @@ fn http2_lines(h: &fairbench_engine::H2Report) -> String {
         ));
     }
     if h.cancelled > 0 {
-        ends.push(format!("{} streams cancelled at their timeout", count(h.cancelled)));
+        ends.push(format!(
+            "{} streams cancelled at their timeout",
+            count(h.cancelled)
+        ));
     }
     if h.protocol_errors > 0 {
         ends.push(format!(
@@ -464,4 +458,16 @@ fn http2_lines(h: &fairbench_engine::H2Report) -> String {
         let _ = writeln!(s, "  {:<14}{}", "", ends.join("; "));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_labels_are_short() {
+        assert_eq!(trim_pct(50.0), "50");
+        assert_eq!(trim_pct(99.9), "99.9");
+        assert_eq!(trim_pct(99.99968377), "99.9997");
+    }
 }

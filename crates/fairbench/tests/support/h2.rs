@@ -71,7 +71,14 @@ fn serve(mut c: TcpStream, max_streams: u32, stop: &AtomicBool) {
         match c.read(&mut chunk) {
             Ok(0) => return,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
             Err(_) => return,
         }
         if !preface {
