@@ -1,7 +1,8 @@
 //! fairbench's load engine.
 //!
 //! HTTP/1.1 load over N connections (plain or TLS, kept alive or one per
-//! request) spread on T threads, each thread its own epoll loop, requests
+//! request), or HTTP/2 (h2c, or h2 by ALPN; each connection carrying up to
+//! `streams` requests at once: see [`h2`]), spread on T threads, each thread its own epoll loop, requests
 //! serialised once (one, or a [`RequestMix`] of many, prepared before the
 //! run and broken down by target name). Two load models:
 //! closed loop (wrk) and constant rate measured from the planned send time
@@ -17,6 +18,7 @@
 pub mod clock;
 mod config;
 pub mod dial;
+pub mod h2;
 pub mod hex;
 pub mod histogram;
 pub mod ledger;
@@ -26,6 +28,7 @@ mod outcome;
 pub mod pacer;
 mod poller;
 pub mod profile;
+mod protocol;
 mod request;
 mod request_pool;
 pub mod response;
@@ -40,13 +43,15 @@ mod worker;
 
 pub use config::{
     default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
-    MIN_RATE,
+    DEFAULT_STREAMS, MAX_STREAMS, MIN_RATE,
 };
+pub use h2::H2Report;
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
 };
 pub use profile::RateStage;
+pub use protocol::Protocol;
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use fairbench_engine::{
-    LoadConfig, LoadModel, Observer, RequestSpec, RunError, StatusSet, Target, TlsOptions,
+    LoadConfig, LoadModel, Observer, Protocol, RequestSpec, RunError, StatusSet, Target,
+    TlsOptions, DEFAULT_STREAMS,
 };
 use hdrhistogram::serialization::V2DeflateSerializer;
 
@@ -142,6 +143,14 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(long, default_value = "1", value_parser = bounds::pipeline)]
     pub pipeline: usize,
+    /// Speak HTTP/2: h2 chosen by ALPN on https:// URLs, h2c with prior knowledge on http://.
+    #[arg(long)]
+    pub http2: bool,
+    /// With --http2: requests (streams) in flight per connection, as h2load's -m; a server's
+    /// lower SETTINGS_MAX_CONCURRENT_STREAMS wins [default: 1, so that -c is the same
+    /// concurrency over HTTP/1.1 and HTTP/2]
+    #[arg(long, value_name = "N")]
+    pub streams: Option<usize>,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
@@ -722,6 +731,10 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.timeout = args.timeout;
     cfg.timeout_mode = args.timeout_mode;
     cfg.pipeline = args.pipeline;
+    if args.http2 {
+        cfg.protocol = Protocol::h2_for(cfg.target.tls);
+    }
+    cfg.streams = args.streams.unwrap_or(DEFAULT_STREAMS);
     cfg.send_ahead = args.send_ahead;
     cfg.cpus = args.cpus.clone().map(|c| c.0);
     cfg.model = match args.rate {
@@ -804,6 +817,9 @@ fn progress_for(cfg: &LoadConfig) -> LoadProgress {
 
 /// `--dump`: one request, its bytes and the answer's as exchanged.
 fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    if cfg.protocol.is_h2() {
+        return dump_h2(args, cfg);
+    }
     // With a mix, its first prepared request.
     let request = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
         Some(r) => {
@@ -856,6 +872,57 @@ fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         }
         Ok(_) => Ok(0),
         Err(_) => Ok(1),
+    }
+}
+
+/// `--dump --http2`: one request on stream 1, every frame exchanged decoded.
+fn dump_h2(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    let mut t = cfg.target.clone();
+    let spec = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
+        Some(r) => {
+            t.path.clone_from(&r.path);
+            RequestSpec {
+                method: r.method.clone(),
+                headers: r.headers.clone(),
+                body: r.body.clone(),
+            }
+        }
+        None => cfg.request.clone(),
+    };
+    let mut conn = fairbench_engine::dial::dial_as(&t, &cfg.tls, cfg.protocol, cfg.timeout)
+        .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, args.cacert.is_some())))?;
+    let reached = conn.peer().unwrap_or(t.addr);
+    let over = match conn.alpn() {
+        Some(p) if p == "h2" => "TLS, ALPN h2".to_string(),
+        Some(p) => anyhow::bail!(
+            "{} ({reached}) does not speak h2: offered h2 and http/1.1 by ALPN, it chose {p:?}",
+            t.host
+        ),
+        None if t.tls => anyhow::bail!(
+            "{} ({reached}) does not speak h2: offered h2 and http/1.1 by ALPN, it chose none",
+            t.host
+        ),
+        None => "h2c, prior knowledge".to_string(),
+    };
+    let d = fairbench_engine::h2::dump::exchange(&mut conn, &spec, &t, cfg.timeout);
+    println!("{} ({reached}, {over})", args.url);
+    for l in &d.lines {
+        println!("{l}");
+    }
+    if let Some(e) = &d.error {
+        eprintln!("fairbench: {e}");
+        return Ok(1);
+    }
+    match d.status {
+        Some(s) if cfg.expect_status.contains(s) => Ok(0),
+        Some(s) => {
+            eprintln!(
+                "fairbench: status {s} is not expected (--expect-status {})",
+                cfg.expect_status
+            );
+            Ok(1)
+        }
+        None => Ok(1),
     }
 }
 
