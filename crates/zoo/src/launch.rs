@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::manifest::{ResponseKind, Server};
 use crate::placeholder;
 use crate::process::ServerSpec;
+use crate::protocol::Protocol;
 
 /// What varies per start of a server.
 #[derive(Debug, Clone)]
@@ -26,6 +27,17 @@ pub struct LaunchParams {
     pub stop_grace: Duration,
     /// Added last, overriding everything else (e.g. a test's marker).
     pub extra_env: Vec<(String, String)>,
+    /// `PROTOCOL`: what the server is to serve on `port`.
+    pub protocol: Protocol,
+    /// `TLS_CERT` and `TLS_KEY` (PEM files, the chain then the key) for h2
+    /// over TLS: the run CA's certificate (crate::pki).
+    pub tls: Option<TlsFiles>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +48,14 @@ pub enum LaunchError {
     Unsupported { mode: String, reason: String },
     #[error("{file}: {message}")]
     Template { file: String, message: String },
+    #[error("{server} does not serve {protocol}: {reason}")]
+    Protocol {
+        server: String,
+        protocol: Protocol,
+        reason: String,
+    },
+    #[error("{0} over TLS needs the run's certificate, and none was made")]
+    NoCertificate(Protocol),
 }
 
 /// The process spec for `mode`/`response` of `server`.
@@ -58,6 +78,16 @@ pub fn spec(
             })
         }
     };
+    if !server.serves(p.protocol) {
+        return Err(LaunchError::Protocol {
+            server: server.name.clone(),
+            protocol: p.protocol,
+            reason: server.why_not(p.protocol),
+        });
+    }
+    if p.protocol.tls() && p.tls.is_none() {
+        return Err(LaunchError::NoCertificate(p.protocol));
+    }
     let v = values(server, mode_name, response, p);
 
     let mut env: Vec<(String, String)> = vec![
@@ -67,7 +97,12 @@ pub fn spec(
         ("RESPONSE".into(), v["response"].clone()),
         ("MODE".into(), v["mode"].clone()),
         ("FILES_DIR".into(), v["files"].clone()),
+        ("PROTOCOL".into(), v["protocol"].clone()),
     ];
+    if p.protocol.tls() {
+        env.push(("TLS_CERT".into(), v["tls_cert"].clone()));
+        env.push(("TLS_KEY".into(), v["tls_key"].clone()));
+    }
     let sub = |(k, val): (&String, &String)| (k.clone(), placeholder::substitute(val, &v));
     env.extend(mode.env.iter().map(sub));
     env.extend(server.response(response).env.iter().map(sub));
@@ -101,6 +136,16 @@ fn values<'a>(
     v.insert("response", response.as_str().to_string());
     v.insert("mode", mode_name.to_string());
     v.insert("conf", p.conf_dir.display().to_string());
+    v.insert("protocol", p.protocol.as_str().to_string());
+    let tls = |f: fn(&TlsFiles) -> &PathBuf| {
+        p.tls
+            .as_ref()
+            .filter(|_| p.protocol.tls())
+            .map(|t| f(t).display().to_string())
+            .unwrap_or_default()
+    };
+    v.insert("tls_cert", tls(|t| &t.cert));
+    v.insert("tls_key", tls(|t| &t.key));
     v
 }
 

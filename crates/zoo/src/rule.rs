@@ -29,11 +29,16 @@ pub enum Rule {
     Ipv4,
     Ipv6,
     ReferenceBytes,
+    /// HTTP/2: no connection-specific field (RFC 9113 §8.2.2).
+    ConnectionHeaders,
+    /// HTTP/2: the same fields, status and body as the server's HTTP/1.1
+    /// answer.
+    Http1Fields,
 }
 
 impl Rule {
     /// The contract rules: those a manifest may name as a known deviation.
-    pub const ALL: [Rule; 13] = [
+    pub const ALL: [Rule; 15] = [
         Rule::Status,
         Rule::Body,
         Rule::ContentType,
@@ -47,6 +52,8 @@ impl Rule {
         Rule::Ipv4,
         Rule::Ipv6,
         Rule::ReferenceBytes,
+        Rule::ConnectionHeaders,
+        Rule::Http1Fields,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +75,8 @@ impl Rule {
             Rule::Ipv4 => "ipv4",
             Rule::Ipv6 => "ipv6",
             Rule::ReferenceBytes => "reference-bytes",
+            Rule::ConnectionHeaders => "connection-headers",
+            Rule::Http1Fields => "http1-fields",
         }
     }
 

@@ -283,6 +283,7 @@ pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
                         load_json: closed_json(),
                         sweep: None,
                         repetition: rep as usize,
+                        protocol: "http/1.1".into(),
                     });
                     seq += 1;
                 }
@@ -308,6 +309,7 @@ pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
                 load_json: rate_json(rate),
                 sweep: Some(key.into()),
                 repetition: 1,
+                protocol: "http/1.1".into(),
             });
             seq += 1;
         }
@@ -410,6 +412,7 @@ pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
                     knee_rps: knee,
                     state: "done".into(),
                     reason: None,
+                    protocol: "http/1.1".into(),
                 },
             )
             .unwrap();
@@ -448,6 +451,7 @@ pub fn hostile_run(store: &mut Store) -> i64 {
             load_json: closed_json(),
             sweep: None,
             repetition: rep,
+            protocol: "http/1.1".into(),
         });
     }
     let run = store
@@ -554,6 +558,7 @@ pub fn paired_run(store: &mut Store, shape: PairedShape, started: &str) -> i64 {
                 load_json: closed_json(),
                 sweep: None,
                 repetition: rep,
+                protocol: "http/1.1".into(),
             });
         }
     }

@@ -117,6 +117,7 @@ pub(crate) fn planned_case(
         load_json: load_json.to_string(),
         sweep: None,
         repetition,
+        protocol: "http/1.1".into(),
     }
 }
 

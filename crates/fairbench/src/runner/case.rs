@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairbench_engine::{Observer, Outcome, Phase, SecondSample, Target};
-use fairbench_zoo::{fetch, Scenario};
+use fairbench_zoo::parity::{self, InspectOptions};
+use fairbench_zoo::{Protocol, Scenario};
 use hdrhistogram::Histogram;
 
 use super::placement::Sites;
@@ -71,8 +72,10 @@ pub use crate::suite::Timing;
 
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
+#[allow(clippy::too_many_arguments)]
 pub fn load_split(
     port: u16,
+    protocol: Protocol,
     scenario: &Scenario,
     load: &LoadProfile,
     rate_override: Option<f64>,
@@ -80,6 +83,14 @@ pub fn load_split(
     layout: &Layout,
     t: Timing,
 ) -> Result<LoadSplit, String> {
+    // Never HTTP/1.1 under an HTTP/2 label: a server serving both on a
+    // port would answer it, and the figure would name the wrong protocol.
+    if protocol.is_h2() {
+        return Err(format!(
+            "not yet: the load engine does not speak {} in this build",
+            protocol.describe()
+        ));
+    }
     // The server as the first generator reaches it; each generator is then
     // aimed at its own address of the server.
     let url = format!(
@@ -293,16 +304,19 @@ pub fn measure(
     // seconds. A server that has really hung fails every try.
     let timeout = load.first().timeout.max(Duration::from_secs(2));
     let (method, path) = (&load.first().request.method, &load.first().target.path);
+    // In the protocol of the case: an h2-only port answers nothing else.
+    let opts = InspectOptions {
+        fetch_timeout: timeout,
+        trust: running.trust.clone(),
+    };
     let probe = || {
         running
             .process
             .host()
             .with_loopback(running.port, |p| {
                 let addr = host::loopback(p)[0];
-                let req = fetch::request_bytes(method, path, addr);
-                fetch::raw(addr, &req, timeout)
-                    .map(drop)
-                    .map_err(|e| e.to_string())
+                let (_, answer) = parity::fetch_to(running.protocol, addr, method, path, &opts);
+                answer.map(drop).map_err(|e| e.to_string())
             })
             .map_err(|e| format!("{e:#}"))
             .and_then(|r| r)

@@ -61,6 +61,9 @@ pub struct Runner<'a> {
     n: usize,
     failed: usize,
     skipped: usize,
+    /// The run's CA and server certificate, made when a case first needs
+    /// h2 over TLS.
+    pki: Option<fairbench_zoo::pki::RunPki>,
 }
 
 impl<'a> Runner<'a> {
@@ -82,6 +85,7 @@ impl<'a> Runner<'a> {
             n: 0,
             failed: 0,
             skipped: 0,
+            pki: None,
         }
     }
 
@@ -130,6 +134,22 @@ impl<'a> Runner<'a> {
     /// Builds the subject's server and starts it in its place, pinned to
     /// its CPUs, ready and checked: what every case and sweep begins with.
     fn serve(&mut self, s: &Subject, label: &str) -> Result<(Sites, Started), CaseEnd> {
+        if s.protocol.tls() && self.pki.is_none() {
+            // Valid for every address a generator reaches the server at.
+            let names: Vec<String> = self
+                .opts
+                .layout
+                .clients
+                .iter()
+                .map(|c| c.server_addr.clone())
+                .collect();
+            let pki = fairbench_zoo::pki::RunPki::create(&self.opts.work_dir.join("tls"), &names)
+                .map_err(|reason| CaseEnd::Failed {
+                    reason,
+                    log_tail: Vec::new(),
+                })?;
+            self.pki = Some(pki);
+        }
         let placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
         let progress = &self.progress;
         let out_dir = self
@@ -154,6 +174,8 @@ impl<'a> Runner<'a> {
             ready_timeout: self.opts.ready_timeout,
             stop_grace: Duration::from_secs(5),
             inspect: InspectOptions::default(),
+            protocol: s.protocol,
+            pki: self.pki.as_ref(),
         };
         let started = start(&self.opts.layout.server, &spec).map_err(CaseEnd::from)?;
         Ok((placement, started))
@@ -193,6 +215,7 @@ impl<'a> Runner<'a> {
         )?;
         let cfg = match case::load_split(
             running.port,
+            c.subject.protocol,
             &c.subject.scenario,
             &c.subject.load,
             None,
@@ -367,6 +390,7 @@ impl<'a> Runner<'a> {
             first = false;
             let cfg = case::load_split(
                 running.port,
+                s.subject.protocol,
                 &s.subject.scenario,
                 &s.subject.load,
                 Some(rate.round()),
@@ -465,6 +489,7 @@ fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>
         knee_rps: knee,
         state: state.into(),
         reason: reason.map(str::to_string),
+        protocol: w.protocol.as_str().into(),
     }
 }
 
@@ -527,5 +552,6 @@ pub fn planned_case(
         load_json: load_json.to_string(),
         sweep: sweep.map(str::to_string),
         repetition,
+        protocol: s.protocol.as_str().to_string(),
     }
 }

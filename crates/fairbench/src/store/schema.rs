@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -93,6 +93,13 @@ ALTER TABLE cases ADD COLUMN server_group_cpu_us_per_request REAL;
 ALTER TABLE cases ADD COLUMN server_group_memory_peak INTEGER;
 ALTER TABLE cases ADD COLUMN generator_containment TEXT;
 ALTER TABLE cases ADD COLUMN generator_cpuset TEXT;
+"#;
+
+// HTTP/2 (issue 21): the protocol each case and sweep spoke to its server.
+// Every case before it spoke HTTP/1.1, which the default says.
+const V6: &str = r#"
+ALTER TABLE cases ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
+ALTER TABLE sweeps ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
 "#;
 
 const V1: &str = r#"
@@ -284,6 +291,17 @@ CREATE TABLE part_samples (
     FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
 );
 "#;
+
+/// A database as an older fairbench left it: the migrations up to
+/// `version` only (tests of the later migrations).
+#[cfg(test)]
+pub(crate) fn create_at(conn: &mut Connection, version: usize) {
+    for (i, sql) in MIGRATIONS.iter().enumerate().take(version) {
+        conn.execute_batch(sql).unwrap();
+        conn.pragma_update(None, "user_version", (i + 1) as i64)
+            .unwrap();
+    }
+}
 
 /// Brings `conn` to the current schema version.
 pub fn migrate(conn: &mut Connection) -> Result<(), String> {
