@@ -465,7 +465,7 @@ fn complete_final(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, Fe
                 Ok(Some(response(head, framing, buf, end, body)))
             }
         },
-        Framing::Close => Ok(None),
+        Framing::Close | Framing::H2Frames => Ok(None),
     }
 }
 

@@ -50,6 +50,9 @@ struct ServerEntry<'a> {
 struct ProtocolGap {
     protocol: fairbench_zoo::Protocol,
     reason: String,
+    /// The manifest says why (`[protocols_unsupported]`), rather than
+    /// only leaving it out.
+    declared: bool,
 }
 
 #[derive(Serialize)]
@@ -113,6 +116,7 @@ fn entry<'a>(s: &'a Server, status: ToolchainStatus) -> ServerEntry<'a> {
             .map(|p| ProtocolGap {
                 protocol: p,
                 reason: s.why_not(p),
+                declared: s.protocols_unsupported.contains_key(&p),
             })
             .collect(),
     }
@@ -242,13 +246,13 @@ fn not_listed(zoo: &fairbench_zoo::Zoo) -> String {
     out
 }
 
-/// Why each server does not serve the protocols it does not: one line per
-/// server and reason (the manifest's own words).
+/// Why each server does not serve the protocols it does not, where its
+/// manifest says: one line per server and reason, in the manifest's words.
 fn protocol_lines(entries: &[ServerEntry]) -> String {
     let mut out = String::new();
     for e in entries {
         let mut gaps: Vec<(Vec<&str>, &str)> = Vec::new();
-        for g in &e.protocols_unsupported {
+        for g in e.protocols_unsupported.iter().filter(|g| g.declared) {
             match gaps.iter_mut().find(|(_, r)| *r == g.reason) {
                 Some((ps, _)) => ps.push(g.protocol.as_str()),
                 None => gaps.push((vec![g.protocol.as_str()], &g.reason)),
