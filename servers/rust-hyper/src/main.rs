@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 
 #[derive(Clone, Copy, PartialEq)]
-enum Protocol {
+enum Serve {
     Http1,
     H2c,
     H2,
@@ -58,9 +58,9 @@ fn run() -> Result<(), String> {
         other => return Err(format!("unknown SCENARIO {other:?}")),
     };
     let protocol = match std::env::var("PROTOCOL").as_deref() {
-        Err(_) | Ok("http/1.1") => Protocol::Http1,
-        Ok("h2c") => Protocol::H2c,
-        Ok("h2") => Protocol::H2,
+        Err(_) | Ok("http/1.1") => Serve::Http1,
+        Ok("h2c") => Serve::H2c,
+        Ok("h2") => Serve::H2,
         Ok(other) => {
             return Err(format!(
                 "unknown PROTOCOL {other:?}: expected http/1.1, h2c or h2"
@@ -68,7 +68,7 @@ fn run() -> Result<(), String> {
         }
     };
     let tls = match protocol {
-        Protocol::H2 => Some(tls_acceptor()?),
+        Serve::H2 => Some(tls_acceptor()?),
         _ => None,
     };
     let cores: usize = std::env::var("CORES")
@@ -115,7 +115,7 @@ fn run() -> Result<(), String> {
                 let service = service_fn(move |req| handle(req, scenario, file.clone()));
                 // Clients closing mid-request are routine under load: no log.
                 match (protocol, tls) {
-                    (Protocol::Http1, _) => {
+                    (Serve::Http1, _) => {
                         let _ = http1::Builder::new()
                             .serve_connection(TokioIo::new(stream), service)
                             .await;
