@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::mix::RequestMix;
 use crate::profile::RateStage;
+use crate::protocol::Protocol;
 use crate::request::RequestSpec;
 use crate::response::DEFAULT_MAX_HEAD;
 use crate::status::StatusSet;
@@ -55,6 +56,15 @@ pub struct LoadConfig {
     pub model: LoadModel,
     /// Requests in flight per connection (HTTP/1.1 pipelining depth).
     pub pipeline: usize,
+    /// HTTP/1.1, or HTTP/2 (h2c on `http://`, h2 by ALPN on `https://`).
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// HTTP/2: the most streams (requests) in flight per connection, as
+    /// h2load's `-m`; a server's lower `SETTINGS_MAX_CONCURRENT_STREAMS`
+    /// wins. The default, [`DEFAULT_STREAMS`], is 1 so that `-c N` offers
+    /// the same concurrency over either protocol.
+    #[serde(default = "default_streams")]
+    pub streams: usize,
     /// Constant rate: how long before its planned time a request may go out
     /// when the load thread is awake anyway. Its latency then counts from
     /// the send, never from the later planned time. See `worker` for why a
@@ -110,6 +120,8 @@ impl LoadConfig {
             timeout: Duration::from_secs(2),
             model: LoadModel::ClosedLoop,
             pipeline: 1,
+            protocol: Protocol::Http1,
+            streams: DEFAULT_STREAMS,
             send_ahead: DEFAULT_SEND_AHEAD,
             expect_status: StatusSet::default(),
             tls: TlsOptions::default(),
@@ -171,6 +183,7 @@ impl LoadConfig {
                 "cannot be combined with --no-keepalive (a connection carries one request)",
             ));
         }
+        self.validate_protocol()?;
         if !self.target.tls {
             if self.tls.insecure {
                 return Err(ConfigError::new(
@@ -249,6 +262,48 @@ impl LoadConfig {
         Ok(())
     }
 
+    /// Field names are the CLI's: `streams`, and `http2` for the protocol.
+    fn validate_protocol(&self) -> Result<(), ConfigError> {
+        if self.streams == 0 || self.streams > MAX_STREAMS {
+            return Err(ConfigError::new(
+                "streams",
+                format!("must be between 1 and {MAX_STREAMS}"),
+            ));
+        }
+        if !self.protocol.is_h2() {
+            if self.streams > 1 {
+                return Err(ConfigError::new(
+                    "streams",
+                    "applies to HTTP/2 only (--http2); HTTP/1.1 keeps several requests in flight with --pipeline",
+                ));
+            }
+            return Ok(());
+        }
+        if !self.keepalive {
+            return Err(ConfigError::new(
+                "http2",
+                "cannot be combined with --no-keepalive (an HTTP/2 connection carries many requests)",
+            ));
+        }
+        if self.pipeline > 1 {
+            return Err(ConfigError::new(
+                "http2",
+                "cannot be combined with --pipeline (HTTP/2 multiplexes: use --streams N)",
+            ));
+        }
+        match (self.protocol, self.target.tls) {
+            (Protocol::H2c, true) => Err(ConfigError::new(
+                "http2",
+                "h2c is HTTP/2 over plain TCP: it needs an http:// URL (https:// speaks h2 by ALPN)",
+            )),
+            (Protocol::H2, false) => Err(ConfigError::new(
+                "http2",
+                "h2 runs over TLS: it needs an https:// URL (http:// speaks h2c)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Threads beyond the connection count (or the request count) would
     /// have nothing to do.
     pub fn effective_threads(&self) -> usize {
@@ -276,6 +331,20 @@ impl Default for GeneratorShare {
 /// and nanosecond arithmetic stays far from overflow.
 const MAX_RUN: Duration = Duration::from_secs(30 * 86_400);
 const MAX_TIMEOUT: Duration = Duration::from_secs(3_600);
+/// HTTP/2 streams per connection unless told: 1, as h2load's `-m` and
+/// oha's `-p`, so that a run's concurrency is `-c` whatever the protocol and
+/// HTTP/1.1 and HTTP/2 compare at equal concurrency; multiplexing is asked
+/// for (`--streams N`), never slipped in.
+pub const DEFAULT_STREAMS: usize = 1;
+/// At most this many streams per connection: 10,000 in flight is the
+/// memory bound the engine is measured at; ten times that is still far
+/// below a stream-id space a connection would use up in one window.
+pub const MAX_STREAMS: usize = 100_000;
+
+fn default_streams() -> usize {
+    DEFAULT_STREAMS
+}
+
 /// The default constant-rate send-ahead window.
 ///
 /// A wake-up of a sleeping load thread costs a timer interrupt and two
@@ -356,5 +425,43 @@ mod tests {
         assert_eq!((back.warmup, back.duration), (cfg.warmup, cfg.duration));
         assert_eq!(back.cpus, Some(vec![0]));
         back.validate().unwrap();
+    }
+
+    #[test]
+    fn http2_settings_that_cannot_work_name_their_field() {
+        let plain = Target::parse("http://127.0.0.1:8080/").unwrap();
+        let mut cfg = LoadConfig::new(plain.clone());
+        assert_eq!((cfg.protocol, cfg.streams), (Protocol::Http1, DEFAULT_STREAMS));
+        cfg.streams = 4;
+        assert_eq!(cfg.validate().unwrap_err().field, "streams");
+        cfg.protocol = Protocol::H2c;
+        cfg.validate().unwrap();
+        cfg.streams = 0;
+        assert_eq!(cfg.validate().unwrap_err().field, "streams");
+        cfg.streams = MAX_STREAMS + 1;
+        assert_eq!(cfg.validate().unwrap_err().field, "streams");
+        cfg.streams = 8;
+        cfg.keepalive = false;
+        let e = cfg.validate().unwrap_err();
+        assert!(e.field == "http2" && e.message.contains("--no-keepalive"), "{e}");
+        cfg.keepalive = true;
+        cfg.pipeline = 2;
+        let e = cfg.validate().unwrap_err();
+        assert!(e.field == "http2" && e.message.contains("--pipeline"), "{e}");
+        cfg.pipeline = 1;
+        cfg.protocol = Protocol::H2;
+        assert_eq!(cfg.validate().unwrap_err().field, "http2");
+        let mut tls = LoadConfig::new(Target::parse("https://127.0.0.1:8443/").unwrap());
+        tls.protocol = Protocol::H2c;
+        assert_eq!(tls.validate().unwrap_err().field, "http2");
+        tls.protocol = Protocol::H2;
+        tls.validate().unwrap();
+        // A configuration from before HTTP/2 reads as HTTP/1.1, one stream.
+        let mut json: serde_json::Value = serde_json::to_value(LoadConfig::new(plain)).unwrap();
+        let o = json.as_object_mut().unwrap();
+        o.remove("protocol");
+        o.remove("streams");
+        let back: LoadConfig = serde_json::from_value(json).unwrap();
+        assert_eq!((back.protocol, back.streams), (Protocol::Http1, 1));
     }
 }

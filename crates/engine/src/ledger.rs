@@ -57,6 +57,12 @@ pub(crate) struct Req {
     pub entry: u32,
     /// The target name its results are counted under.
     pub target: u16,
+    /// HTTP/2: its stream on the connection carrying it (0 before it goes
+    /// out), the `:status` of its answer once the head came (0 before),
+    /// and the body bytes received since its window was last topped up.
+    pub stream: u32,
+    pub status: u16,
+    pub recv: u32,
 }
 
 impl Req {
@@ -67,6 +73,9 @@ impl Req {
             retried: false,
             entry: 0,
             target: 0,
+            stream: 0,
+            status: 0,
+            recv: 0,
         }
     }
 
@@ -81,7 +90,13 @@ impl Req {
 
     /// The same request going out again at `now`.
     pub fn resent(self, now: Nanos) -> Req {
-        Req { sent: now, ..self }
+        Req {
+            sent: now,
+            stream: 0,
+            status: 0,
+            recv: 0,
+            ..self
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 pub mod clock;
 mod config;
 pub mod dial;
+pub mod h2;
 pub mod hex;
 pub mod histogram;
 pub mod ledger;
@@ -26,6 +27,7 @@ mod outcome;
 pub mod pacer;
 mod poller;
 pub mod profile;
+mod protocol;
 mod request;
 mod request_pool;
 pub mod response;
@@ -38,13 +40,16 @@ mod tls;
 mod worker;
 
 pub use config::{
-    default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, MIN_RATE,
+    default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart,
+    DEFAULT_STREAMS, MAX_STREAMS, MIN_RATE,
 };
 pub use mix::{MixRequest, RequestMix};
+pub use h2::H2Report;
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
 };
 pub use profile::RateStage;
+pub use protocol::Protocol;
 pub use request::RequestSpec;
 pub use run::{run, Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};

@@ -141,6 +141,12 @@ impl Outcome {
             },
             connections,
             threads,
+            protocol: parts.first().map_or_else(Default::default, |o| o.protocol),
+            h2: parts.iter().filter_map(|o| o.h2.as_ref()).fold(None, |acc, h| {
+                let mut m: crate::H2Report = acc.unwrap_or_default();
+                m.add(h);
+                Some(m)
+            }),
             pipeline: parts.first().map_or(1, |o| o.pipeline),
             timeout_s,
             warmup_s,

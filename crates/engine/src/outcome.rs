@@ -243,6 +243,13 @@ pub const CONTENDED: f64 = 0.05;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub model: LoadModel,
+    /// The protocol every connection spoke.
+    #[serde(default)]
+    pub protocol: crate::Protocol,
+    /// HTTP/2 runs: the settings sent, the server's limits, and resets,
+    /// GOAWAYs and protocol errors by kind (see [`crate::H2Report`]).
+    #[serde(default)]
+    pub h2: Option<crate::H2Report>,
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,

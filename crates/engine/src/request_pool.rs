@@ -9,6 +9,9 @@ use crate::ConfigError;
 pub(crate) struct Entry {
     pub start: usize,
     pub end: usize,
+    /// HTTP/2: where the header block ends and the body begins (`end` over
+    /// HTTP/1.1, whose bytes are the whole request).
+    pub body: usize,
     /// Index into the run's target names (0 without a mix).
     pub target: u16,
     /// May be sent again when its connection was lost before any byte of
@@ -22,18 +25,44 @@ pub(crate) struct RequestPool {
 }
 
 impl RequestPool {
-    /// The configuration's requests: its mix, or its one request. The list
+    /// The configuration's requests: its mix, or its one request, as
+    /// HTTP/1.1 bytes, or as HTTP/2 header blocks each followed by its body
+    /// (see [`crate::h2::request`]). The list
     /// is repeated until it holds `pipeline` entries, so that the requests
     /// a connection sends back to back are one contiguous slice (one write).
     pub fn build(cfg: &LoadConfig) -> Result<RequestPool, ConfigError> {
-        let mut one = Vec::new();
-        let wires: Vec<(Vec<u8>, u16, bool)> = match &cfg.mix {
-            None => {
-                one.push((
-                    cfg.request.serialize(&cfg.target)?,
-                    0,
-                    cfg.request.is_idempotent(),
+        let h2 = cfg.protocol.is_h2();
+        // (bytes, where the body starts, target, idempotent)
+        let wire = |spec: &RequestSpec,
+                    target: &crate::target::Target|
+         -> Result<(Vec<u8>, usize), ConfigError> {
+            if !h2 {
+                let w = spec.serialize(target)?;
+                let n = w.len();
+                return Ok((w, n));
+            }
+            // The method is checked as HTTP/1.1 checks it.
+            spec.serialize(target)?;
+            let mut w = crate::h2::request::encode(spec, target)?;
+            if w.len() > crate::h2::frame::DEFAULT_MAX_FRAME {
+                return Err(ConfigError::new(
+                    "header",
+                    format!(
+                        "the request's HTTP/2 header block is {} bytes, more than one frame's {}",
+                        w.len(),
+                        crate::h2::frame::DEFAULT_MAX_FRAME
+                    ),
                 ));
+            }
+            let n = w.len();
+            w.extend_from_slice(&spec.body);
+            Ok((w, n))
+        };
+        let mut one = Vec::new();
+        let wires: Vec<(Vec<u8>, usize, u16, bool)> = match &cfg.mix {
+            None => {
+                let (w, body) = wire(&cfg.request, &cfg.target)?;
+                one.push((w, body, 0, cfg.request.is_idempotent()));
                 one
             }
             Some(mix) => {
@@ -48,7 +77,8 @@ impl RequestPool {
                             body: r.body.clone(),
                         };
                         target.path.clone_from(&r.path);
-                        Ok((spec.serialize(&target)?, r.target, spec.is_idempotent()))
+                        let (w, body) = wire(&spec, &target)?;
+                        Ok((w, body, r.target, spec.is_idempotent()))
                     })
                     .collect::<Result<_, ConfigError>>()?
             }
@@ -60,12 +90,13 @@ impl RequestPool {
             entries: Vec::with_capacity(wires.len() * copies),
         };
         for _ in 0..copies {
-            for (w, target, idempotent) in &wires {
+            for (w, body, target, idempotent) in &wires {
                 let start = pool.bytes.len();
                 pool.bytes.extend_from_slice(w);
                 pool.entries.push(Entry {
                     start,
                     end: pool.bytes.len(),
+                    body: start + body,
                     target: *target,
                     idempotent: *idempotent,
                 });

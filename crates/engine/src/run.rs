@@ -72,7 +72,7 @@ pub fn run(
     cfg.validate()?;
     let pool = RequestPool::build(cfg)?;
     let tls = if cfg.target.tls {
-        Some(TlsClient::new(&cfg.target, &cfg.tls)?)
+        Some(TlsClient::new(&cfg.target, &cfg.tls)?.for_protocol(cfg.protocol))
     } else {
         None
     };
@@ -116,7 +116,14 @@ pub fn run(
             None => cfg.request.expects_no_body(),
         },
         max_head: cfg.max_head,
-        pipeline: cfg.pipeline,
+        // Over HTTP/2 the depth is the streams per connection.
+        pipeline: if cfg.protocol.is_h2() {
+            cfg.streams
+        } else {
+            cfg.pipeline
+        },
+        h2: cfg.protocol.is_h2(),
+        protocol: cfg.protocol,
         send_ahead: cfg.send_ahead.as_nanos() as Nanos,
         timeout: cfg.timeout.as_nanos() as Nanos,
         expect_status: cfg.expect_status.clone(),
@@ -243,8 +250,15 @@ fn wait_until(t: Nanos, stop: &AtomicBool) {
 fn preflight(cfg: &LoadConfig, tls: Option<&TlsClient>) -> Result<SocketAddr, RunError> {
     let wait = cfg.timeout.min(Duration::from_secs(5));
     let own = tls.map(TlsClient::isolated);
-    let conn = dial_with(&cfg.target, own.as_ref(), wait).map_err(RunError::Connect)?;
-    Ok(conn.peer().unwrap_or(cfg.target.addr))
+    let mut conn = dial_with(&cfg.target, own.as_ref(), wait).map_err(RunError::Connect)?;
+    let peer = conn.peer().unwrap_or(cfg.target.addr);
+    if cfg.protocol.is_h2() {
+        let _ = conn.set_read_timeout(Some(wait));
+        let _ = conn.set_write_timeout(Some(wait));
+        let who = format!("{} ({peer})", cfg.target.host);
+        crate::h2::probe::probe(&mut conn, cfg.protocol, &who).map_err(RunError::Connect)?;
+    }
+    Ok(peer)
 }
 
 #[cfg(test)]

@@ -67,6 +67,22 @@ impl TlsClient {
         })
     }
 
+    /// The same settings offering `protocol` by ALPN. HTTP/2 offers
+    /// `h2` and `http/1.1` both, so that a server without h2 says so by
+    /// choosing the other (rather than by ignoring the offer or refusing
+    /// the handshake), and the error can say what it offered.
+    pub fn for_protocol(self, protocol: crate::Protocol) -> TlsClient {
+        if !protocol.is_h2() {
+            return self;
+        }
+        let mut c = (*self.config).clone();
+        c.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        TlsClient {
+            config: Arc::new(c),
+            name: self.name,
+        }
+    }
+
     /// A new client session, its ClientHello queued to be written.
     pub fn session(&self) -> Result<ClientConnection, rustls::Error> {
         ClientConnection::new(self.config.clone(), self.name.clone())

@@ -33,9 +33,8 @@ fn other_tools_flags_name_the_fairbench_equivalent() {
         (&["-q", "100"], &["`-q` is oha's rate: use `-R 100`"]),
         (&["-k"], &["keep-alive", "drop it", "--insecure"]),
         (&["-x", "127.0.0.1:3128"], &["`-x`", "proxy"]),
-        (&["--http2"], &["HTTP/1.1 only"]),
-        (&["-h2"], &["`-h2` is hey's", "HTTP/1.1 only"]),
-        (&["--http-version", "2"], &["HTTP/1.1 only"]),
+        (&["-h2"], &["`-h2` is hey's", "use `--http2`"]),
+        (&["--http-version", "2"], &["use `--http2`"]),
         (
             &["-p", "body.json"],
             &["use `-m POST --body-file body.json`"],

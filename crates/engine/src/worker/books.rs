@@ -69,7 +69,13 @@ impl Worker {
             },
             connections: self.conns.len(),
             threads: 1,
-            pipeline: plan.pipeline,
+            protocol: plan.protocol,
+            h2: plan.h2.then(|| {
+                let mut h = self.h2_report;
+                h.streams = plan.pipeline;
+                h
+            }),
+            pipeline: if plan.h2 { 1 } else { plan.pipeline },
             timeout_s: secs(plan.timeout),
             warmup_s: secs(plan.measure_start - plan.start),
             measured_s: secs(window_end.saturating_sub(plan.measure_start)),

@@ -8,6 +8,7 @@ use crate::ledger::Req;
 use crate::response::{ResponseParser, Step};
 
 use super::tls::Transport;
+use crate::h2::session::Session;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum State {
@@ -29,6 +30,8 @@ pub(crate) enum State {
 
 pub(crate) struct Conn {
     pub stream: Option<Transport>,
+    /// HTTP/2: the connection's protocol state, from the moment it opens.
+    pub h2: Option<Box<Session>>,
     pub state: State,
     pub parser: ResponseParser,
     /// Bytes of a response head (or chunk line) that arrived incomplete.
@@ -91,6 +94,7 @@ impl Conn {
     pub fn new(no_body: bool, max_head: usize, pipeline: usize) -> Conn {
         Conn {
             stream: None,
+            h2: None,
             state: State::Backoff { until: 0 },
             parser: ResponseParser::new(no_body, max_head),
             pending: Vec::new(),
@@ -113,6 +117,7 @@ impl Conn {
     pub fn reset(&mut self, no_body: bool, max_head: usize) {
         self.parser = ResponseParser::new(no_body, max_head);
         self.pending = Vec::new();
+        self.h2 = None;
         self.inflight.clear();
         self.out.clear();
         self.write_pos = 0;
@@ -129,7 +134,22 @@ impl Conn {
     /// An idle slot has room too: a request given to it opens its
     /// connection.
     pub fn has_room(&self, pipeline: usize) -> bool {
-        matches!(self.state, State::Open | State::Idle) && self.inflight.len() < pipeline
+        self.inflight.len() < self.depth(pipeline)
+    }
+
+    /// How many requests it may carry at once now: `pipeline`, but over
+    /// HTTP/2 none until the server's settings came or once it went away,
+    /// and never more than the server's `SETTINGS_MAX_CONCURRENT_STREAMS`.
+    #[inline]
+    pub fn depth(&self, pipeline: usize) -> usize {
+        match &self.h2 {
+            None if matches!(self.state, State::Open | State::Idle) => pipeline,
+            None => 0,
+            Some(s) if self.state == State::Open && s.open_for_streams() => {
+                pipeline.min(s.peer_max_streams as usize)
+            }
+            Some(_) => 0,
+        }
     }
 
     /// Parses `data`, calling `done(status)` for every response that ends.

@@ -32,6 +32,10 @@ impl Worker {
     /// (a malformed answer has begun) fails; the others go out again once
     /// (see the module doc).
     pub(super) fn fail(&mut self, i: usize, why: Failure) {
+        if self.plan.h2 {
+            self.h2_lose(i, why);
+            return;
+        }
         let c = &self.conns[i];
         let begun = !c.parser.is_idle() || !c.pending.is_empty() || why == Failure::Parse;
         self.lose(i, why, begun);
@@ -103,6 +107,10 @@ impl Worker {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.state {
+                State::Open if self.plan.h2 => {
+                    open += 1;
+                    self.h2_scan(i, now);
+                }
                 State::Open => {
                     open += 1;
                     if let Some(r) = c.inflight.front() {
@@ -167,7 +175,7 @@ impl Worker {
 /// Keeps the retry queue in planned order after requests were put back at
 /// its front (rarely out of order: only when two connections strand requests
 /// of interleaved plans).
-fn sort_if_needed(q: &mut VecDeque<Req>) {
+pub(super) fn sort_if_needed(q: &mut VecDeque<Req>) {
     let sorted = q
         .iter()
         .zip(q.iter().skip(1))

@@ -71,6 +71,7 @@ mod books;
 mod conn;
 mod faults;
 mod free;
+mod h2;
 mod schedule;
 mod sockets;
 mod tls;
@@ -130,7 +131,12 @@ pub(crate) struct ThreadPlan {
     pub stages: Option<Vec<RateStage>>,
     pub no_body: bool,
     pub max_head: usize,
+    /// Requests in flight per connection: the pipelining depth over
+    /// HTTP/1.1, the streams per connection over HTTP/2.
     pub pipeline: usize,
+    /// Every connection speaks HTTP/2 (see [`h2`]).
+    pub h2: bool,
+    pub protocol: crate::Protocol,
     /// How far ahead of its planned time a constant-rate request may go out
     /// when the loop is awake anyway (an answer arrived, another request was
     /// due).
@@ -261,6 +267,10 @@ pub(crate) struct Worker {
     handshake_time: Histogram<u64>,
     /// The first TLS handshake failure's reason, for the warning.
     tls_error: Option<String>,
+    /// HTTP/2: what the run reports of it, and the events of the frames
+    /// just read (kept to reuse its allocation).
+    h2_report: crate::H2Report,
+    h2_events: Vec<crate::h2::session::Event>,
 }
 
 impl Worker {
@@ -291,7 +301,7 @@ impl Worker {
             )),
         });
         let conns = (0..connections)
-            .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline))
+            .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline.min(64)))
             .collect();
         // A constant-rate budget is known up front: the window ends at the
         // first slot beyond it.
@@ -329,7 +339,9 @@ impl Worker {
             next_due: None,
             dispatching: false,
             starved: false,
-            deferred: plan.rate.is_some() && plan.tls.is_none(),
+            // HTTP/2 reads every frame as it comes: its answers are
+            // interleaved frames, not one request's bytes to time by a stamp.
+            deferred: plan.rate.is_some() && plan.tls.is_none() && !plan.h2,
             polled: Vec::with_capacity(connections),
             turn: 0,
             realtime_offset: 0,
@@ -357,6 +369,8 @@ impl Worker {
             connect_time: new_histogram(),
             handshake_time: new_histogram(),
             tls_error: None,
+            h2_report: h2::initial_report(),
+            h2_events: Vec::new(),
             plan,
         })
     }

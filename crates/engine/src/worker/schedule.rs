@@ -75,7 +75,7 @@ impl Worker {
     /// Closed loop: fills connection `i` up to the pipeline depth, first with
     /// requests waiting to go out again, then (within the window) new ones.
     pub(super) fn refill(&mut self, i: usize, now: Nanos) {
-        let depth = self.plan.pipeline;
+        let depth = self.conns[i].depth(self.plan.pipeline);
         // `inflight` already holds what is added here: it alone is the depth.
         let mut batch = 0;
         while self.conns[i].inflight.len() < depth {
@@ -167,6 +167,10 @@ impl Worker {
     /// idle slot first opens its connection).
     pub(super) fn queue_writes(&mut self, i: usize, k: usize) {
         if k == 0 {
+            return;
+        }
+        if self.plan.h2 {
+            self.start_streams(i, k);
             return;
         }
         let c = &mut self.conns[i];

@@ -229,6 +229,11 @@ impl Worker {
         if let Some(s) = c.stream.as_ref() {
             let _ = s.tcp().set_nodelay(true);
         }
+        if self.plan.h2 {
+            // It carries requests once the server's settings come.
+            self.h2_open(i, now);
+            return;
+        }
         if !self.plan.keepalive {
             // It was opened for the request it carries.
             self.flush_writes(i);
@@ -246,6 +251,10 @@ impl Worker {
     /// Writes what connection `i` has queued. Requests of consecutive pool
     /// entries are contiguous bytes: a batch of them goes in one write.
     pub(super) fn flush_writes(&mut self, i: usize) {
+        if self.plan.h2 {
+            self.flush_frames(i);
+            return;
+        }
         let pool = &self.plan.pool;
         let wire = pool.bytes();
         let c = &mut self.conns[i];
@@ -404,6 +413,9 @@ impl Worker {
     /// Parses what arrived at `now`; returns false when the connection was
     /// replaced.
     fn process(&mut self, i: usize, data: &[u8], now: Nanos) -> bool {
+        if self.plan.h2 {
+            return self.process_frames(i, data, now);
+        }
         let c = &self.conns[i];
         // Nothing was asked, or the bytes came before the request they
         // would answer went out: no request may be credited with them.
@@ -481,6 +493,10 @@ impl Worker {
     fn on_eof(&mut self, i: usize) {
         let now = clock::now();
         self.sockets.closed_by_server += 1;
+        if self.plan.h2 {
+            self.h2_closed(i, now);
+            return;
+        }
         let c = &mut self.conns[i];
         match c.parser.on_eof(c.pending.len()) {
             Ok(Some(Step::Done { status, .. })) => {
@@ -502,7 +518,9 @@ impl Worker {
     /// that came while it was idle end the connection, not the request.
     pub(super) fn is_clean(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
-        if c.state != State::Open || !c.inflight.is_empty() {
+        // HTTP/2 frames on an idle connection (PING, SETTINGS, GOAWAY) are
+        // the protocol's own, read as they come.
+        if c.state != State::Open || !c.inflight.is_empty() || c.h2.is_some() {
             return true;
         }
         let Some(s) = c.stream.as_mut() else {

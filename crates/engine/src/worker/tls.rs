@@ -136,6 +136,15 @@ impl Transport {
         }
     }
 
+    /// The protocol the server chose by ALPN (`None`: plain TCP, or the
+    /// server chose none).
+    pub fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Transport::Plain(_) => None,
+            Transport::Tls(t) => t.conn.alpn_protocol(),
+        }
+    }
+
     /// The handshake resumed an earlier session.
     pub fn resumed(&self) -> bool {
         match self {

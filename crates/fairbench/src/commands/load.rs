@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use fairbench_engine::{
-    LoadConfig, LoadModel, Observer, RequestSpec, RunError, StatusSet, Target, TlsOptions,
+    LoadConfig, LoadModel, Observer, Protocol, RequestSpec, RunError, StatusSet, Target,
+    TlsOptions, DEFAULT_STREAMS,
 };
 use hdrhistogram::serialization::V2DeflateSerializer;
 
@@ -124,6 +125,14 @@ pub struct LoadArgs {
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(long, default_value = "1", value_parser = bounds::pipeline)]
     pub pipeline: usize,
+    /// Speak HTTP/2: h2 chosen by ALPN on https:// URLs, h2c with prior knowledge on http://.
+    #[arg(long)]
+    pub http2: bool,
+    /// With --http2: requests (streams) in flight per connection, as h2load's -m; a server's
+    /// lower SETTINGS_MAX_CONCURRENT_STREAMS wins [default: 1, so that -c is the same
+    /// concurrency over HTTP/1.1 and HTTP/2]
+    #[arg(long, value_name = "N")]
+    pub streams: Option<usize>,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
@@ -610,6 +619,10 @@ fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.warmup = args.warmup;
     cfg.timeout = args.timeout;
     cfg.pipeline = args.pipeline;
+    if args.http2 {
+        cfg.protocol = Protocol::h2_for(cfg.target.tls);
+    }
+    cfg.streams = args.streams.unwrap_or(DEFAULT_STREAMS);
     cfg.send_ahead = args.send_ahead;
     cfg.cpus = args.cpus.clone().map(|c| c.0);
     cfg.model = match args.rate {

@@ -1,0 +1,95 @@
+//! Which HTTP a run speaks.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The protocol every connection of a run speaks. Spelled as ALPN spells
+/// them ("http/1.1", "h2"), and "h2c" for HTTP/2 over cleartext TCP, which
+/// fairbench starts with prior knowledge (RFC 9113 §3.3): no `Upgrade`
+/// round trip, which only the first request of a connection would pay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub enum Protocol {
+    #[default]
+    #[serde(rename = "http/1.1")]
+    Http1,
+    /// HTTP/2 over plain TCP (`http://` URLs), prior knowledge.
+    #[serde(rename = "h2c")]
+    H2c,
+    /// HTTP/2 over TLS (`https://` URLs), chosen by ALPN.
+    #[serde(rename = "h2")]
+    H2,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 3] = [Protocol::Http1, Protocol::H2c, Protocol::H2];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http/1.1",
+            Protocol::H2c => "h2c",
+            Protocol::H2 => "h2",
+        }
+    }
+
+    /// HTTP/2, with or without TLS.
+    pub fn is_h2(self) -> bool {
+        self != Protocol::Http1
+    }
+
+    /// Whether it runs over TLS (`https://`); HTTP/1.1 goes either way.
+    pub fn needs_tls(self) -> Option<bool> {
+        match self {
+            Protocol::Http1 => None,
+            Protocol::H2c => Some(false),
+            Protocol::H2 => Some(true),
+        }
+    }
+
+    /// HTTP/2 for a URL: h2 over TLS for `https://`, h2c for `http://`.
+    pub fn h2_for(tls: bool) -> Protocol {
+        if tls {
+            Protocol::H2
+        } else {
+            Protocol::H2c
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "http/1.1" => Ok(Protocol::Http1),
+            "h2c" => Ok(Protocol::H2c),
+            "h2" => Ok(Protocol::H2),
+            _ => Err(format!(
+                "unknown protocol {s:?}: expected \"http/1.1\", \"h2c\" or \"h2\""
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_round_trip_in_text_and_json() {
+        for p in Protocol::ALL {
+            assert_eq!(p.to_string().parse::<Protocol>(), Ok(p));
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{p}\""));
+            assert_eq!(serde_json::from_str::<Protocol>(&json).unwrap(), p);
+        }
+        assert_eq!("H2C".parse::<Protocol>(), Ok(Protocol::H2c));
+        let e = "http/2".parse::<Protocol>().unwrap_err();
+        assert!(e.contains("\"h2c\""), "{e}");
+    }
+}

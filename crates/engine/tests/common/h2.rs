@@ -1,0 +1,337 @@
+//! A deterministic HTTP/2 server written for the engine's tests, frames by
+//! hand: every misbehaviour a test needs (resets, GOAWAY, low stream
+//! limits, stalls, tiny windows, protocol violations) is one `Action` or
+//! setting away. h2c only (prior knowledge), one thread per connection,
+//! bounded by a read timeout and the stop flag.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// What the server does with one request, decided when it is complete.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// Answer with `status` and `body` after `delay`.
+    Respond {
+        delay: Duration,
+        status: u16,
+        body: Vec<u8>,
+    },
+    /// Reset the stream with this error code.
+    Reset(u32),
+    /// Send GOAWAY naming the stream `back` streams before this one as the
+    /// last processed; answer those up to it, ignore the rest, then close.
+    GoAway { back: u32 },
+    /// Send bytes that break the protocol (a DATA frame on stream 0).
+    Violate,
+    /// Never answer.
+    Ignore,
+}
+
+impl Action {
+    pub fn ok() -> Action {
+        Action::Respond {
+            delay: Duration::ZERO,
+            status: 200,
+            body: b"Hello World!\n".to_vec(),
+        }
+    }
+    pub fn after(delay: Duration) -> Action {
+        Action::Respond {
+            delay,
+            status: 200,
+            body: b"Hello World!\n".to_vec(),
+        }
+    }
+}
+
+/// What a request looked like, for the handler.
+pub struct Seen {
+    /// Since the server started.
+    pub at: Duration,
+    /// Which connection (0, 1, ...) and which request on it (0, 1, ...).
+    pub conn: u64,
+    pub nth: u64,
+    pub stream: u32,
+    pub body_len: usize,
+}
+
+/// What the server saw, for the test's assertions.
+#[derive(Default)]
+pub struct Stats {
+    /// The most streams open at once on one connection (requested and not
+    /// yet answered, reset or ignored).
+    pub max_open: AtomicU64,
+    pub requests: AtomicU64,
+    pub body_bytes: AtomicU64,
+    /// RST_STREAM frames received from the client, by error code.
+    pub client_resets: Mutex<HashMap<u32, u64>>,
+    /// The client's SETTINGS, as received first.
+    pub client_settings: Mutex<Vec<(u16, u32)>>,
+    /// The client's first connection WINDOW_UPDATE increment.
+    pub client_window_update: AtomicU64,
+}
+
+pub struct H2Server {
+    pub addr: SocketAddr,
+    pub stats: Arc<Stats>,
+    stop: Arc<AtomicBool>,
+}
+
+impl H2Server {
+    /// `settings`: what the server announces; `handler` decides each reply.
+    pub fn start<F>(settings: Vec<(u16, u32)>, handler: F) -> H2Server
+    where
+        F: Fn(&Seen) -> Action + Send + Sync + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(Stats::default());
+        let handler = Arc::new(handler);
+        let started = Instant::now();
+        let (s, st) = (stop.clone(), stats.clone());
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !s.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(120) {
+                match listener.accept() {
+                    Ok((conn, _)) => {
+                        let (h, s2, st2, set) = (handler.clone(), s.clone(), st.clone(), settings.clone());
+                        let id = n;
+                        n += 1;
+                        std::thread::spawn(move || {
+                            let _ = conn.set_nonblocking(false);
+                            conn.set_nodelay(true).ok();
+                            conn.set_read_timeout(Some(Duration::from_millis(5))).ok();
+                            serve(conn, id, started, &set, &*h, &s2, &st2);
+                        });
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        H2Server { addr, stats, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+}
+
+impl Drop for H2Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// A response: `:status` as a literal with the static name (index 8), then
+/// the body in one DATA frame.
+fn response(out: &mut Vec<u8>, stream: u32, status: u16, body: &[u8]) {
+    let s = status.to_string();
+    let block = [&[0x08u8, 3][..], s.as_bytes()].concat();
+    head(out, block.len(), 0x1, 0x4, stream);
+    out.extend_from_slice(&block);
+    head(out, body.len(), 0x0, 0x1, stream);
+    out.extend_from_slice(body);
+}
+
+struct Open {
+    nth: u64,
+    body: usize,
+}
+
+fn serve<F: Fn(&Seen) -> Action>(
+    mut conn: TcpStream,
+    id: u64,
+    started: Instant,
+    settings: &[(u16, u32)],
+    h: &F,
+    stop: &AtomicBool,
+    stats: &Stats,
+) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 65536];
+    let mut preface = false;
+    let mut out = Vec::new();
+    head(&mut out, settings.len() * 6, 0x4, 0, 0);
+    for &(k, v) in settings {
+        out.extend_from_slice(&k.to_be_bytes());
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+    if conn.write_all(&out).is_err() {
+        return;
+    }
+    let mut open: HashMap<u32, Open> = HashMap::new();
+    let mut due: Vec<(Instant, u32, u16, Vec<u8>)> = Vec::new();
+    let mut nth = 0u64;
+    let mut goaway: Option<u32> = None;
+    let mut first_settings = true;
+    let mut first_wu = true;
+    while !stop.load(Ordering::Relaxed) {
+        let mut out = Vec::new();
+        // Responses whose time came.
+        let now = Instant::now();
+        due.sort_by_key(|d| d.0);
+        while due.first().is_some_and(|d| d.0 <= now) {
+            let (_, stream, status, body) = due.remove(0);
+            if open.remove(&stream).is_some() {
+                response(&mut out, stream, status, &body);
+            }
+        }
+        if let Some(last) = goaway {
+            if !open.keys().any(|&s| s <= last) && due.is_empty() {
+                let _ = conn.write_all(&out);
+                let _ = conn.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+        if !out.is_empty() && conn.write_all(&out).is_err() {
+            return;
+        }
+        match conn.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+        if !preface {
+            if buf.len() < PREFACE.len() {
+                continue;
+            }
+            assert_eq!(&buf[..PREFACE.len()], PREFACE, "client preface");
+            buf.drain(..PREFACE.len());
+            preface = true;
+        }
+        let mut out = Vec::new();
+        let mut at = 0;
+        while buf.len() - at >= 9 {
+            let len = (buf[at] as usize) << 16 | (buf[at + 1] as usize) << 8 | buf[at + 2] as usize;
+            if buf.len() - at < 9 + len {
+                break;
+            }
+            let (kind, flags) = (buf[at + 3], buf[at + 4]);
+            let stream = u32_at(&buf, at + 5) & 0x7fff_ffff;
+            let p = buf[at + 9..at + 9 + len].to_vec();
+            at += 9 + len;
+            let mut complete = false;
+            match kind {
+                0x4 if flags & 1 == 0 => {
+                    if first_settings {
+                        first_settings = false;
+                        let mut s = stats.client_settings.lock().unwrap();
+                        if s.is_empty() {
+                            *s = p.chunks(6).map(|c| (u16::from_be_bytes([c[0], c[1]]), u32_at(c, 2))).collect();
+                        }
+                    }
+                    head(&mut out, 0, 0x4, 1, 0);
+                }
+                0x8 if stream == 0 && first_wu => {
+                    first_wu = false;
+                    let _ = stats.client_window_update.compare_exchange(
+                        0,
+                        u32_at(&p, 0) as u64,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
+                0x1 => {
+                    open.insert(stream, Open { nth, body: 0 });
+                    nth += 1;
+                    let n = open.len() as u64;
+                    stats.max_open.fetch_max(n, Ordering::Relaxed);
+                    complete = flags & 1 != 0;
+                }
+                0x0 => {
+                    if let Some(o) = open.get_mut(&stream) {
+                        o.body += len;
+                    }
+                    stats.body_bytes.fetch_add(len as u64, Ordering::Relaxed);
+                    if len > 0 {
+                        // Give the window back at once: the test is of the
+                        // client's patience, not of this server's.
+                        head(&mut out, 4, 0x8, 0, stream);
+                        out.extend_from_slice(&(len as u32).to_be_bytes());
+                        head(&mut out, 4, 0x8, 0, 0);
+                        out.extend_from_slice(&(len as u32).to_be_bytes());
+                    }
+                    complete = flags & 1 != 0;
+                }
+                0x3 => {
+                    open.remove(&stream);
+                    *stats
+                        .client_resets
+                        .lock()
+                        .unwrap()
+                        .entry(u32_at(&p, 0))
+                        .or_default() += 1;
+                }
+                _ => {}
+            }
+            if !complete {
+                continue;
+            }
+            if goaway.is_some_and(|g| stream > g) {
+                // Not processed: left without an answer, as RFC 9113 §6.8 allows.
+                continue;
+            }
+            let Some(o) = open.get(&stream) else { continue };
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            let seen = Seen {
+                at: started.elapsed(),
+                conn: id,
+                nth: o.nth,
+                stream,
+                body_len: o.body,
+            };
+            match h(&seen) {
+                Action::Respond { delay, status, body } => {
+                    due.push((Instant::now() + delay, stream, status, body));
+                }
+                Action::Reset(code) => {
+                    open.remove(&stream);
+                    head(&mut out, 4, 0x3, 0, stream);
+                    out.extend_from_slice(&code.to_be_bytes());
+                }
+                Action::GoAway { back } => {
+                    let last = stream.saturating_sub(2 * back);
+                    goaway = Some(last);
+                    head(&mut out, 8, 0x7, 0, 0);
+                    out.extend_from_slice(&last.to_be_bytes());
+                    out.extend_from_slice(&0u32.to_be_bytes());
+                    // Those up to it are answered; the rest never.
+                    for (&s, _) in open.iter().filter(|(&s, _)| s <= last) {
+                        due.push((Instant::now(), s, 200, b"Hello World!\n".to_vec()));
+                    }
+                }
+                Action::Violate => {
+                    head(&mut out, 4, 0x0, 0, 0);
+                    out.extend_from_slice(b"oops");
+                }
+                Action::Ignore => {}
+            }
+        }
+        buf.drain(..at);
+        if !out.is_empty() && conn.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
