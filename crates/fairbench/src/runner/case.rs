@@ -72,10 +72,20 @@ pub use crate::suite::Timing;
 
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
+/// The zoo's name of a protocol as the engine's.
+pub fn engine_protocol(p: Protocol) -> fairbench_engine::Protocol {
+    match p {
+        Protocol::Http1 => fairbench_engine::Protocol::Http1,
+        Protocol::H2c => fairbench_engine::Protocol::H2c,
+        Protocol::H2 => fairbench_engine::Protocol::H2,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn load_split(
     port: u16,
     protocol: Protocol,
+    trust: Option<&fairbench_zoo::fetch_h2::Trust>,
     scenario: &Scenario,
     load: &LoadProfile,
     rate_override: Option<f64>,
@@ -83,24 +93,23 @@ pub fn load_split(
     layout: &Layout,
     t: Timing,
 ) -> Result<LoadSplit, String> {
-    // Never HTTP/1.1 under an HTTP/2 label: a server serving both on a
-    // port would answer it, and the figure would name the wrong protocol.
-    if protocol.is_h2() {
-        return Err(format!(
-            "not yet: the load engine does not speak {} in this build",
-            protocol.describe()
-        ));
-    }
     // The server as the first generator reaches it; each generator is then
-    // aimed at its own address of the server.
+    // aimed at its own address of the server. h2 is TLS (ALPN h2), trusting
+    // the run's CA only; h2c prior knowledge on http://.
+    let scheme = if protocol.tls() { "https" } else { "http" };
     let url = format!(
-        "http://{}:{port}{}",
+        "{scheme}://{}:{port}{}",
         host::url_host(&layout.clients[0].server_addr),
         scenario.path
     );
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
     let mut cfg = load.engine_config(target, rate_override, t);
     cfg.request.method = scenario.method.clone();
+    cfg.protocol = engine_protocol(protocol);
+    if protocol.tls() {
+        let trust = trust.ok_or("h2 over TLS needs the run's CA, and none was made")?;
+        cfg.tls.ca_pem = Some(trust.ca_pem.clone());
+    }
     split(
         &cfg,
         layout,

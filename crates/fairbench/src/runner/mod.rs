@@ -216,6 +216,7 @@ impl<'a> Runner<'a> {
         let cfg = match case::load_split(
             running.port,
             c.subject.protocol,
+            running.trust.as_ref(),
             &c.subject.scenario,
             &c.subject.load,
             None,
@@ -391,6 +392,7 @@ impl<'a> Runner<'a> {
             let cfg = case::load_split(
                 running.port,
                 s.subject.protocol,
+                running.trust.as_ref(),
                 &s.subject.scenario,
                 &s.subject.load,
                 Some(rate.round()),
