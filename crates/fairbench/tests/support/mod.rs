@@ -29,8 +29,15 @@ use std::sync::{Mutex, MutexGuard};
 pub use golden::*;
 pub use html::*;
 
+/// The binary cargo built for these tests; `FAIRBENCH_TEST_BIN` names
+/// another (a copy taken right after the build, where several worktrees
+/// share one target directory and its `debug/fairbench`).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_fairbench")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("FAIRBENCH_TEST_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_fairbench").to_string())
+    })
 }
 
 /// The fairbench binary, to be given arguments; a measuring command takes
