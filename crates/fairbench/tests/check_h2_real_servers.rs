@@ -88,7 +88,10 @@ fn the_three_h2_servers_pass_over_h2c_and_h2_field_for_field() {
             for x in c["rules"].as_array().unwrap() {
                 let documented = x["detail"].as_str().unwrap().contains("known deviation");
                 if x["grade"] == "fail" || (x["grade"] == "warn" && !documented) {
-                    problems.push(format!("{who}: {} {}: {}", x["grade"], x["rule"], x["detail"]));
+                    problems.push(format!(
+                        "{who}: {} {}: {}",
+                        x["grade"], x["rule"], x["detail"]
+                    ));
                 }
             }
             let row = &c["row"];
@@ -100,7 +103,11 @@ fn the_three_h2_servers_pass_over_h2c_and_h2_field_for_field() {
             assert_eq!(row["protocol"], protocol, "{who}");
             // HTTP/2 has no reason phrase, and forbids these.
             assert_eq!(rule(c, "status").unwrap()["detail"], ":status 200", "{who}");
-            assert_eq!(rule(c, "connection-headers").unwrap()["grade"], "pass", "{who}");
+            assert_eq!(
+                rule(c, "connection-headers").unwrap()["grade"],
+                "pass",
+                "{who}"
+            );
             // The same fields and body as the server's HTTP/1.1 answer.
             let same = rule(c, "http1-fields").unwrap_or_else(|| panic!("{who}: {c:#}"));
             assert_eq!(same["grade"], "pass", "{who}: {same}");
@@ -110,14 +117,22 @@ fn the_three_h2_servers_pass_over_h2c_and_h2_field_for_field() {
             let block = row["header_block"].as_u64().unwrap();
             let repeat = row["header_block_repeat"].as_u64().unwrap();
             let h1 = row["http1_header_bytes"].as_u64().unwrap();
-            assert!(block > 0 && block + 9 <= row["header_bytes"].as_u64().unwrap(), "{who}: {row}");
+            assert!(
+                block > 0 && block + 9 <= row["header_bytes"].as_u64().unwrap(),
+                "{who}: {row}"
+            );
             assert!(repeat < block, "{who}: repeat {repeat} vs first {block}");
             assert!(block < h1, "{who}: HPACK {block} vs HTTP/1.1 {h1} bytes");
             assert_eq!(row["ipv4"], true, "{who}");
             assert_eq!(row["ipv6"], true, "{who}");
         }
     }
-    assert!(problems.is_empty(), "{}\n\nstderr:\n{}", problems.join("\n"), run.stderr);
+    assert!(
+        problems.is_empty(),
+        "{}\n\nstderr:\n{}",
+        problems.join("\n"),
+        run.stderr
+    );
     run.expect_code(0);
     // The table names the protocol of each row and the HPACK sizes.
     let text = fairbench(
@@ -138,8 +153,19 @@ fn the_three_h2_servers_pass_over_h2c_and_h2_field_for_field() {
         "real-h2-text",
     );
     text.expect_code(0);
-    for needle in ["PROTOCOL", "HPACK B", "H1 HEADER B", " h2c ", " http/1.1 ", "over h2c"] {
-        assert!(text.stdout.contains(needle), "{needle:?} in\n{}", text.stdout);
+    for needle in [
+        "PROTOCOL",
+        "HPACK B",
+        "H1 HEADER B",
+        " h2c ",
+        " http/1.1 ",
+        "over h2c",
+    ] {
+        assert!(
+            text.stdout.contains(needle),
+            "{needle:?} in\n{}",
+            text.stdout
+        );
     }
 }
 
@@ -161,7 +187,11 @@ fn h2_asked_of_servers_that_do_not_serve_it_is_one_clear_line() {
         "h2-refused",
     );
     run.expect_code(2);
-    let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     assert_eq!(lines.len(), 1, "{}", run.stderr);
     assert!(
         lines[0].contains("--protocols h2: no selected server serves h2 (java-jdk: com.sun.net.httpserver's HttpsServer speaks HTTP/1.1 over TLS only"),
@@ -170,13 +200,21 @@ fn h2_asked_of_servers_that_do_not_serve_it_is_one_clear_line() {
     );
     // A bad name is one line too.
     let run = fairbench(
-        &["check", "--root", root.to_str().unwrap(), "--protocols", "h3"],
+        &[
+            "check",
+            "--root",
+            root.to_str().unwrap(),
+            "--protocols",
+            "h3",
+        ],
         &[],
         "h2-bad-name",
     );
     run.expect_code(2);
     assert!(
-        run.stderr.contains("--protocols: unknown protocol \"h3\"; expected \"http/1.1\", \"h2c\" or \"h2\""),
+        run.stderr.contains(
+            "--protocols: unknown protocol \"h3\"; expected \"http/1.1\", \"h2c\" or \"h2\""
+        ),
         "{}",
         run.stderr
     );
@@ -208,7 +246,10 @@ fn h2_asked_of_servers_that_do_not_serve_it_is_one_clear_line() {
     let skipped = r["skipped"].as_array().unwrap();
     assert!(
         skipped.iter().any(|s| s["server"] == "java-jdk"
-            && s["reason"].as_str().unwrap().starts_with("h2c: does not serve HTTP/2 cleartext (h2c): com.sun.net.httpserver")),
+            && s["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("h2c: does not serve HTTP/2 cleartext (h2c): com.sun.net.httpserver")),
         "{skipped:?}\n{}",
         run.stderr
     );

@@ -70,7 +70,10 @@ fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
     ] {
         assert!(plan.contains(line), "{line:?} not in\n{plan}");
     }
-    assert!(!plan.contains("java-jdk jit/normalized static h2"), "{plan}");
+    assert!(
+        !plan.contains("java-jdk jit/normalized static h2"),
+        "{plan}"
+    );
 
     let out = base(&["--servers", "go-nethttp", "--wait", "--db"])
         .arg(&db)
@@ -110,10 +113,7 @@ fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
 
     let out = command().args(["show", "--db"]).arg(&db).output().unwrap();
     let table = text(&out);
-    for needle in [
-        "native/normalized over h2c",
-        "native/normalized over h2 ",
-    ] {
+    for needle in ["native/normalized over h2c", "native/normalized over h2 "] {
         assert!(table.contains(needle), "{needle:?} in\n{table}");
     }
 

@@ -337,7 +337,10 @@ fn servers_says_who_serves_http2_and_why_the_others_do_not() {
         }
         if name.starts_with("dart-") {
             assert!(
-                gaps[0]["reason"].as_str().unwrap().contains("dart:io's HttpServer"),
+                gaps[0]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("dart:io's HttpServer"),
                 "{name}: {gaps:?}"
             );
         }

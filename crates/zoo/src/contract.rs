@@ -749,7 +749,11 @@ mod tests {
         let status = rs.iter().find(|r| r.rule == Rule::Status).unwrap();
         assert_eq!(status.detail, ":status 200");
         let cl = rs.iter().find(|r| r.rule == Rule::ContentLength).unwrap();
-        assert!(cl.detail.starts_with("absent: HTTP/2 needs none"), "{}", cl.detail);
+        assert!(
+            cl.detail.starts_with("absent: HTTP/2 needs none"),
+            "{}",
+            cl.detail
+        );
         let req = rs.iter().find(|r| r.rule == Rule::RequiredHeaders).unwrap();
         assert_eq!(req.detail, "Date, Content-Type");
 
@@ -776,7 +780,11 @@ mod tests {
             .iter()
             .find(|r| r.rule == Rule::ConnectionHeaders)
             .unwrap();
-        assert!(c.detail.starts_with("connection: connection-specific"), "{}", c.detail);
+        assert!(
+            c.detail.starts_with("connection: connection-specific"),
+            "{}",
+            c.detail
+        );
         // HTTP/1.1 answers are not graded by it.
         let rs = grade(&scenario(), &response(GO, now), &ctx);
         assert!(!rs.iter().any(|r| r.rule == Rule::ConnectionHeaders));

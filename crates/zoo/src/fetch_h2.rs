@@ -207,9 +207,8 @@ async fn exchange(
         )),
         Protocol::H2c => over(Recorder::new(tcp, seen), protocol, addr, method, path, None).await,
         Protocol::H2 => {
-            let trust = trust.ok_or_else(|| {
-                Failure::Protocol("h2 over TLS needs the run CA to trust".into())
-            })?;
+            let trust = trust
+                .ok_or_else(|| Failure::Protocol("h2 over TLS needs the run CA to trust".into()))?;
             let tls = connect_tls(tcp, addr, trust).await?;
             let alpn = tls
                 .get_ref()
@@ -433,9 +432,11 @@ impl Frames {
         let mut out = Frames::default();
         let mut at = 0;
         while b.len() >= at + 9 {
-            let len = (usize::from(b[at]) << 16) | (usize::from(b[at + 1]) << 8) | usize::from(b[at + 2]);
+            let len =
+                (usize::from(b[at]) << 16) | (usize::from(b[at + 1]) << 8) | usize::from(b[at + 2]);
             let (kind, flags) = (b[at + 3], b[at + 4]);
-            let stream = u32::from_be_bytes([b[at + 5], b[at + 6], b[at + 7], b[at + 8]]) & 0x7fff_ffff;
+            let stream =
+                u32::from_be_bytes([b[at + 5], b[at + 6], b[at + 7], b[at + 8]]) & 0x7fff_ffff;
             let end = at + 9 + len;
             if end > b.len() {
                 break;
@@ -446,7 +447,10 @@ impl Frames {
                     .chunks_exact(6)
                     .map(|s| {
                         let id = u16::from_be_bytes([s[0], s[1]]);
-                        (setting_name(id), u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
+                        (
+                            setting_name(id),
+                            u32::from_be_bytes([s[2], s[3], s[4], s[5]]),
+                        )
                     })
                     .collect();
             }
@@ -528,7 +532,16 @@ mod tests {
         let c = frame(CONTINUATION, 0x4, 1, b"abcd");
         let d = frame(DATA, 0x1, 1, b"Hello World!\n");
         let other = frame(HEADERS, 0x4, 3, b"xyz");
-        let all = [settings, ack, h.clone(), c.clone(), d.clone(), other, vec![0, 0]].concat();
+        let all = [
+            settings,
+            ack,
+            h.clone(),
+            c.clone(),
+            d.clone(),
+            other,
+            vec![0, 0],
+        ]
+        .concat();
         let f = Frames::parse(&all);
         assert_eq!(
             f.settings,
@@ -554,13 +567,16 @@ mod tests {
             let (mut s, _) = l.accept().unwrap();
             let mut b = [0u8; 1024];
             let _ = s.read(&mut b);
-            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = s.write_all(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
         });
         let e = fetch(Protocol::H2c, a, "GET", "/", None, Duration::from_secs(5)).unwrap_err();
         let m = e.to_string();
         assert!(
-            m.contains("answered HTTP/2's connection preface in HTTP/1.x (`HTTP/1.1 400 Bad Request`)")
-                && m.contains("does not serve HTTP/2 cleartext (h2c)"),
+            m.contains(
+                "answered HTTP/2's connection preface in HTTP/1.x (`HTTP/1.1 400 Bad Request`)"
+            ) && m.contains("does not serve HTTP/2 cleartext (h2c)"),
             "{m}"
         );
     }
@@ -570,7 +586,15 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let a = l.local_addr().unwrap();
         let t = Instant::now();
-        let e = fetch(Protocol::H2c, a, "GET", "/", None, Duration::from_millis(300)).unwrap_err();
+        let e = fetch(
+            Protocol::H2c,
+            a,
+            "GET",
+            "/",
+            None,
+            Duration::from_millis(300),
+        )
+        .unwrap_err();
         assert!(matches!(e, FetchError::Timeout { .. }), "{e}");
         assert!(t.elapsed() < Duration::from_secs(3));
         drop(l);

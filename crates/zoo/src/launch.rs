@@ -226,27 +226,50 @@ mod tests {
             cert: "/pki/server.crt".into(),
             key: "/pki/server.key".into(),
         };
-        let (_d, s) = server("protocols = [\"http/1.1\", \"h2c\"]", "h2 = \"no TLS here\"");
-        let spec = super::spec(&s, "native", ResponseKind::Default, &params(Protocol::H2c, Some(files())))
-            .unwrap();
+        let (_d, s) = server(
+            "protocols = [\"http/1.1\", \"h2c\"]",
+            "h2 = \"no TLS here\"",
+        );
+        let spec = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2c, Some(files())),
+        )
+        .unwrap();
         assert_eq!(env(&spec, "PROTOCOL"), Some("h2c"));
         assert_eq!(env(&spec, "TLS_CERT"), None, "no certificate without TLS");
         assert_eq!(spec.argv[1..], ["--proto=h2c", "--cert="]);
-        let e = super::spec(&s, "native", ResponseKind::Default, &params(Protocol::H2, Some(files())))
-            .unwrap_err()
-            .to_string();
+        let e = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2, Some(files())),
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(e, "demo does not serve h2: no TLS here");
 
         let (_d, s) = server("protocols = [\"http/1.1\", \"h2\"]", "");
-        let spec = super::spec(&s, "native", ResponseKind::Default, &params(Protocol::H2, Some(files())))
-            .unwrap();
+        let spec = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2, Some(files())),
+        )
+        .unwrap();
         assert_eq!(env(&spec, "PROTOCOL"), Some("h2"));
         assert_eq!(env(&spec, "TLS_CERT"), Some("/pki/server.crt"));
         assert_eq!(env(&spec, "TLS_KEY"), Some("/pki/server.key"));
         assert_eq!(spec.argv[2], "--cert=/pki/server.crt");
-        let e = super::spec(&s, "native", ResponseKind::Default, &params(Protocol::H2, None))
-            .unwrap_err()
-            .to_string();
+        let e = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2, None),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("needs the run's certificate"), "{e}");
     }
 }

@@ -31,7 +31,7 @@ pub mod toolchain;
 mod zoo;
 
 pub use error::DefinitionError;
-pub use protocol::Protocol;
 pub use manifest::{Deviation, DeviationTarget, Mode, ResponseKind, Server, Variant};
+pub use protocol::Protocol;
 pub use scenario::Scenario;
 pub use zoo::{find_root, NameFilter, Zoo};

@@ -691,13 +691,17 @@ fn protocols(
         Some(list) => {
             for (i, name) in list.iter().enumerate() {
                 match Protocol::parse(name) {
-                    Some(p) if served.contains(&p) => {
-                        c.err(format!("protocols[{i}]"), format!("{name:?} is listed twice"))
-                    }
+                    Some(p) if served.contains(&p) => c.err(
+                        format!("protocols[{i}]"),
+                        format!("{name:?} is listed twice"),
+                    ),
                     Some(p) => served.push(p),
                     None => c.err(
                         format!("protocols[{i}]"),
-                        format!("unknown protocol {name:?}; expected {}", Protocol::expected()),
+                        format!(
+                            "unknown protocol {name:?}; expected {}",
+                            Protocol::expected()
+                        ),
                     ),
                 }
             }
@@ -716,11 +720,16 @@ fn protocols(
         match Protocol::parse(&name) {
             None => c.err(
                 &field,
-                format!("unknown protocol {name:?}; expected {}", Protocol::expected()),
+                format!(
+                    "unknown protocol {name:?}; expected {}",
+                    Protocol::expected()
+                ),
             ),
             Some(p) if served.contains(&p) => c.err(
                 &field,
-                format!("{name} is in protocols: a server either serves a protocol or says why not"),
+                format!(
+                    "{name} is in protocols: a server either serves a protocol or says why not"
+                ),
             ),
             Some(p) => {
                 c.non_empty(&field, &reason);
@@ -968,8 +977,11 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
         let s = load(GOOD).unwrap();
         assert_eq!(s.protocols, vec![Protocol::Http1]);
         assert!(!s.serves(Protocol::H2c));
-        assert!(s.why_not(Protocol::H2).contains("not in its server.toml's protocols (http/1.1)"));
-        let with = |extra: &str| load(&GOOD.replace("[toolchain]", &format!("{extra}\n[toolchain]")));
+        assert!(s
+            .why_not(Protocol::H2)
+            .contains("not in its server.toml's protocols (http/1.1)"));
+        let with =
+            |extra: &str| load(&GOOD.replace("[toolchain]", &format!("{extra}\n[toolchain]")));
         let s = with("protocols = [\"h2\", \"http/1.1\", \"h2c\"]").unwrap();
         assert_eq!(s.protocols, Protocol::ALL.to_vec());
         let s = load(&format!(
@@ -978,9 +990,21 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
         .unwrap();
         assert_eq!(s.why_not(Protocol::H2c), "no HTTP/2 server");
         for (bad, field, needle) in [
-            ("protocols = [\"h3\"]", "protocols[0]", "unknown protocol \"h3\""),
-            ("protocols = [\"h2c\"]", "protocols", "\"http/1.1\" among them"),
-            ("protocols = [\"http/1.1\", \"http/1.1\"]", "protocols[1]", "listed twice"),
+            (
+                "protocols = [\"h3\"]",
+                "protocols[0]",
+                "unknown protocol \"h3\"",
+            ),
+            (
+                "protocols = [\"h2c\"]",
+                "protocols",
+                "\"http/1.1\" among them",
+            ),
+            (
+                "protocols = [\"http/1.1\", \"http/1.1\"]",
+                "protocols[1]",
+                "listed twice",
+            ),
         ] {
             let e = with(bad).unwrap_err();
             assert_eq!(e[0].field.as_deref(), Some(field), "{}", e[0]);
@@ -993,11 +1017,17 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
         ] {
             let e = load(&format!(
                 "{}[protocols_unsupported]\n{table}\n",
-                GOOD.replace("[toolchain]", "protocols = [\"http/1.1\", \"h2c\"]\n[toolchain]")
+                GOOD.replace(
+                    "[toolchain]",
+                    "protocols = [\"http/1.1\", \"h2c\"]\n[toolchain]"
+                )
             ))
             .unwrap_err();
             assert!(
-                e[0].field.as_deref().unwrap().starts_with("protocols_unsupported."),
+                e[0].field
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("protocols_unsupported."),
                 "{}",
                 e[0]
             );

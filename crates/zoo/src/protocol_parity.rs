@@ -68,11 +68,7 @@ pub fn compare(h1: &RawResponse, h2: &RawResponse) -> RuleResult {
                 diffs.push(format!("body differs ({} bytes each)", h2.body.len()));
             }
         } else {
-            diffs.push(format!(
-                "body {} vs {} bytes",
-                h2.body.len(),
-                h1.body.len()
-            ));
+            diffs.push(format!("body {} vs {} bytes", h2.body.len(), h1.body.len()));
         }
     }
     let lower = |r: &RawResponse| -> Vec<(String, Vec<u8>)> {
@@ -178,7 +174,9 @@ mod tests {
         let r = compare(&h1, &same);
         assert_eq!(r.grade, Grade::Pass, "{}", r.detail);
         assert!(
-            r.detail.contains("(HTTP/2 needs none of HTTP/1.1's connection, keep-alive, content-length)"),
+            r.detail.contains(
+                "(HTTP/2 needs none of HTTP/1.1's connection, keep-alive, content-length)"
+            ),
             "{}",
             r.detail
         );
@@ -200,10 +198,15 @@ mod tests {
 
     #[test]
     fn a_dynamic_body_of_the_same_shape_is_the_same_body() {
-        let h1 = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 33\r\n\r\nThe time is 2026-11-26T10:00:00Z\n").unwrap();
+        let h1 = parse(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 33\r\n\r\nThe time is 2026-11-26T10:00:00Z\n",
+        )
+        .unwrap();
         let later = h2(&[], b"The time is 2026-11-26T10:00:01Z\n");
         assert_eq!(compare(&h1, &later).grade, Grade::Pass);
         let shorter = h2(&[], b"The time is 10:00:01Z\n");
-        assert!(compare(&h1, &shorter).detail.starts_with("body 22 vs 33 bytes"));
+        assert!(compare(&h1, &shorter)
+            .detail
+            .starts_with("body 22 vs 33 bytes"));
     }
 }

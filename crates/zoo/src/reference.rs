@@ -33,14 +33,11 @@ pub fn apply_reference(cases: &mut [CaseReport], reference: &str) {
         })
         .collect();
     for case in cases.iter_mut() {
-        let Some(rf) = refs
-            .iter()
-            .find(|r| {
-                r.scenario == case.scenario
-                    && r.kind == case.response_kind
-                    && r.protocol == case.protocol
-            })
-        else {
+        let Some(rf) = refs.iter().find(|r| {
+            r.scenario == case.scenario
+                && r.kind == case.response_kind
+                && r.protocol == case.protocol
+        }) else {
             continue;
         };
         let Some(row) = case.row.as_mut() else {

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
 use fairbench_zoo::parity::{CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::pki::RunPki;
 use fairbench_zoo::reference::{apply_reference, REFERENCE_SERVER};
 use fairbench_zoo::rule::{Grade, Rule};
-use fairbench_zoo::pki::RunPki;
 use fairbench_zoo::toolchain::Prober;
 use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;

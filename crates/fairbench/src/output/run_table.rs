@@ -72,7 +72,12 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         let dash = || "-".to_string();
         let mut row = vec![
             c0.server.clone(),
-            format!("{}/{}{}", c0.mode, c0.response, protocol_label(&c0.protocol)),
+            format!(
+                "{}/{}{}",
+                c0.mode,
+                c0.response,
+                protocol_label(&c0.protocol)
+            ),
             c0.scenario.clone(),
             c0.cores.to_string(),
             c0.load_label.clone(),

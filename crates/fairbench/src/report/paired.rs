@@ -147,7 +147,11 @@ fn context(k: &CaseKey) -> (String, i64, String) {
     (
         k.scenario.clone(),
         k.cores,
-        format!("{}{}", k.load, crate::report::model::protocol_label(&k.protocol)),
+        format!(
+            "{}{}",
+            k.load,
+            crate::report::model::protocol_label(&k.protocol)
+        ),
     )
 }
 

@@ -145,9 +145,9 @@ impl<'a> Runner<'a> {
                 .collect();
             let pki = fairbench_zoo::pki::RunPki::create(&self.opts.work_dir.join("tls"), &names)
                 .map_err(|reason| CaseEnd::Failed {
-                    reason,
-                    log_tail: Vec::new(),
-                })?;
+                reason,
+                log_tail: Vec::new(),
+            })?;
             self.pki = Some(pki);
         }
         let placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);

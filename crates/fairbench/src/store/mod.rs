@@ -603,9 +603,15 @@ mod tests {
         assert_eq!(v, 5, "a read-only open never migrates the file");
         let s = Store::open(&p).unwrap();
         let c = &s.cases(1).unwrap()[0];
-        assert_eq!((c.protocol.as_str(), c.server.as_str()), ("http/1.1", "go-nethttp"));
+        assert_eq!(
+            (c.protocol.as_str(), c.server.as_str()),
+            ("http/1.1", "go-nethttp")
+        );
         let sw = &s.sweeps(1).unwrap()[0];
-        assert_eq!((sw.protocol.as_str(), sw.knee_rps), ("http/1.1", Some(500.0)));
+        assert_eq!(
+            (sw.protocol.as_str(), sw.knee_rps),
+            ("http/1.1", Some(500.0))
+        );
     }
 
     #[test]

@@ -734,8 +734,14 @@ max_rate = 1000
         assert_eq!(s.protocols, Protocol::ALL.to_vec());
         for (bad, needle) in [
             ("protocols = []", "field protocols: expected at least one"),
-            ("protocols = [\"h3\"]", "field protocols: \"h3\": expected \"http/1.1\", \"h2c\" or \"h2\""),
-            ("protocols = [\"h2\", \"h2\"]", "field protocols: \"h2\" is listed twice"),
+            (
+                "protocols = [\"h3\"]",
+                "field protocols: \"h3\": expected \"http/1.1\", \"h2c\" or \"h2\"",
+            ),
+            (
+                "protocols = [\"h2\", \"h2\"]",
+                "field protocols: \"h2\" is listed twice",
+            ),
         ] {
             let e = Suite::parse(
                 &OK.replace("name = \"t\"", &format!("name = \"t\"\n{bad}")),
@@ -743,7 +749,10 @@ max_rate = 1000
             )
             .unwrap_err()
             .to_string();
-            assert!(e.starts_with("suites/t.toml: ") && e.contains(needle), "{bad}: {e}");
+            assert!(
+                e.starts_with("suites/t.toml: ") && e.contains(needle),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -121,7 +121,9 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
     let chart = BarChart {
         id: "chart-protocols".into(),
         title: "Throughput over HTTP/1.1 and HTTP/2".into(),
-        subtitle: Some("median of repetitions, one bar per protocol; whiskers: CI of the median".into()),
+        subtitle: Some(
+            "median of repetitions, one bar per protocol; whiskers: CI of the median".into(),
+        ),
         x_label: "requests per second (req/s)".into(),
         rows,
         legend: PROTOCOLS
