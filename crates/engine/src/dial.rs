@@ -90,6 +90,25 @@ pub fn dial(target: &Target, tls: &TlsOptions, timeout: Duration) -> Result<Dial
     dial_with(target, client.as_ref(), timeout)
 }
 
+/// The same, offering `protocol` by ALPN (HTTP/2: h2 and http/1.1).
+pub fn dial_as(
+    target: &Target,
+    tls: &TlsOptions,
+    protocol: crate::Protocol,
+    timeout: Duration,
+) -> Result<Dialed, String> {
+    let client = if target.tls {
+        Some(
+            TlsClient::new(target, tls)
+                .map_err(|e| e.to_string())?
+                .for_protocol(protocol),
+        )
+    } else {
+        None
+    };
+    dial_with(target, client.as_ref(), timeout)
+}
+
 pub(crate) fn dial_with(
     target: &Target,
     tls: Option<&TlsClient>,

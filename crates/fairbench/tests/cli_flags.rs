@@ -14,7 +14,8 @@ use fairbench::cli::Cli;
 /// A valid value for each flag that takes one, by long name.
 fn sample(flag: &str) -> Option<&'static str> {
     Some(match flag {
-        "connections" | "clients" | "cores" | "repetitions" | "pipeline" | "threads" => "2",
+        "connections" | "clients" | "cores" | "repetitions" | "pipeline" | "threads"
+        | "streams" => "2",
         "duration" | "warmup" | "timeout" | "ready-timeout" | "fetch-timeout" | "stop-grace"
         | "build-timeout" => "1.5s",
         "rate" => "100",

@@ -8,6 +8,7 @@
 //! own stream, answered in any order.
 
 pub mod frame;
+pub mod dump;
 pub(crate) mod hpack;
 pub(crate) mod probe;
 mod report;

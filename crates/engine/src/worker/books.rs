@@ -73,6 +73,17 @@ impl Worker {
             h2: plan.h2.then(|| {
                 let mut h = self.h2_report;
                 h.streams = plan.pipeline;
+                h.frames_received = (0..11u8)
+                    .filter(|&k| self.h2_frames[k as usize] > 0)
+                    .map(|k| {
+                        let name = if k < 10 {
+                            crate::h2::frame::kind_name(k)
+                        } else {
+                            "other".into()
+                        };
+                        (name, self.h2_frames[k as usize])
+                    })
+                    .collect();
                 h
             }),
             pipeline: if plan.h2 { 1 } else { plan.pipeline },

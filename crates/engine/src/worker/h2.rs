@@ -133,6 +133,11 @@ impl Worker {
         let mut events = std::mem::take(&mut self.h2_events);
         events.clear();
         let fed = s.feed(data, &mut events);
+        // Window the server gave back lets request bodies on.
+        s.send_bodies(self.plan.pool.bytes());
+        for (k, n) in s.frames_in.iter_mut().enumerate() {
+            self.h2_frames[k] += std::mem::take(n);
+        }
         let mut freed = false;
         let mut opened = false;
         for ev in events.drain(..) {

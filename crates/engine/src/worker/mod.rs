@@ -271,6 +271,8 @@ pub(crate) struct Worker {
     /// just read (kept to reuse its allocation).
     h2_report: crate::H2Report,
     h2_events: Vec<crate::h2::session::Event>,
+    /// Frames received, by type (0..=9; 10: any other).
+    h2_frames: [u64; 11],
 }
 
 impl Worker {
@@ -371,6 +373,7 @@ impl Worker {
             tls_error: None,
             h2_report: h2::initial_report(),
             h2_events: Vec::new(),
+            h2_frames: [0; 11],
             plan,
         })
     }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -81,6 +81,7 @@ pub struct H2Server {
     pub addr: SocketAddr,
     pub stats: Arc<Stats>,
     stop: Arc<AtomicBool>,
+    scheme: &'static str,
 }
 
 impl H2Server {
@@ -89,6 +90,30 @@ impl H2Server {
     where
         F: Fn(&Seen) -> Action + Send + Sync + 'static,
     {
+        Self::start_with(None, settings, handler)
+    }
+
+    /// The same over TLS with `tls`'s certificate and ALPN offer.
+    pub fn start_tls<F>(
+        tls: Arc<rustls::ServerConfig>,
+        settings: Vec<(u16, u32)>,
+        handler: F,
+    ) -> H2Server
+    where
+        F: Fn(&Seen) -> Action + Send + Sync + 'static,
+    {
+        Self::start_with(Some(tls), settings, handler)
+    }
+
+    fn start_with<F>(
+        tls: Option<Arc<rustls::ServerConfig>>,
+        settings: Vec<(u16, u32)>,
+        handler: F,
+    ) -> H2Server
+    where
+        F: Fn(&Seen) -> Action + Send + Sync + 'static,
+    {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -102,25 +127,41 @@ impl H2Server {
             while !s.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(120) {
                 match listener.accept() {
                     Ok((conn, _)) => {
-                        let (h, s2, st2, set) = (handler.clone(), s.clone(), st.clone(), settings.clone());
+                        let (h, s2, st2, set) =
+                            (handler.clone(), s.clone(), st.clone(), settings.clone());
+                        let tls = tls.clone();
                         let id = n;
                         n += 1;
                         std::thread::spawn(move || {
                             let _ = conn.set_nonblocking(false);
                             conn.set_nodelay(true).ok();
                             conn.set_read_timeout(Some(Duration::from_millis(5))).ok();
-                            serve(conn, id, started, &set, &*h, &s2, &st2);
+                            match tls {
+                                None => serve(conn, id, started, &set, &*h, &s2, &st2),
+                                Some(cfg) => {
+                                    let Ok(session) = rustls::ServerConnection::new(cfg) else {
+                                        return;
+                                    };
+                                    let conn = rustls::StreamOwned::new(session, conn);
+                                    serve(conn, id, started, &set, &*h, &s2, &st2)
+                                }
+                            }
                         });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
             }
         });
-        H2Server { addr, stats, stop }
+        H2Server {
+            addr,
+            stats,
+            stop,
+            scheme,
+        }
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        format!("{}://{}/", self.scheme, self.addr)
     }
 }
 
@@ -156,7 +197,7 @@ struct Open {
 }
 
 fn serve<F: Fn(&Seen) -> Action>(
-    mut conn: TcpStream,
+    mut conn: impl Read + Write,
     id: u64,
     started: Instant,
     settings: &[(u16, u32)],
@@ -195,8 +236,8 @@ fn serve<F: Fn(&Seen) -> Action>(
         }
         if let Some(last) = goaway {
             if !open.keys().any(|&s| s <= last) && due.is_empty() {
+                // Dropped, it closes.
                 let _ = conn.write_all(&out);
-                let _ = conn.shutdown(std::net::Shutdown::Both);
                 return;
             }
         }

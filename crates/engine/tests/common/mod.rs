@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod h2;
 pub mod tls;
 
 use std::io::{Read, Write};

@@ -705,6 +705,9 @@ fn progress_for(cfg: &LoadConfig) -> LoadProgress {
 
 /// `--dump`: one request, its bytes and the answer's as exchanged.
 fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    if cfg.protocol.is_h2() {
+        return dump_h2(args, cfg);
+    }
     // With a mix, its first prepared request.
     let request = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
         Some(r) => {
@@ -757,6 +760,57 @@ fn dump(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
         }
         Ok(_) => Ok(0),
         Err(_) => Ok(1),
+    }
+}
+
+/// `--dump --http2`: one request on stream 1, every frame exchanged decoded.
+fn dump_h2(args: &LoadArgs, cfg: &LoadConfig) -> anyhow::Result<i32> {
+    let mut t = cfg.target.clone();
+    let spec = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
+        Some(r) => {
+            t.path.clone_from(&r.path);
+            RequestSpec {
+                method: r.method.clone(),
+                headers: r.headers.clone(),
+                body: r.body.clone(),
+            }
+        }
+        None => cfg.request.clone(),
+    };
+    let mut conn = fairbench_engine::dial::dial_as(&t, &cfg.tls, cfg.protocol, cfg.timeout)
+        .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, args.cacert.is_some())))?;
+    let reached = conn.peer().unwrap_or(t.addr);
+    let over = match conn.alpn() {
+        Some(p) if p == "h2" => "TLS, ALPN h2".to_string(),
+        Some(p) => anyhow::bail!(
+            "{} ({reached}) does not speak h2: offered h2 and http/1.1 by ALPN, it chose {p:?}",
+            t.host
+        ),
+        None if t.tls => anyhow::bail!(
+            "{} ({reached}) does not speak h2: offered h2 and http/1.1 by ALPN, it chose none",
+            t.host
+        ),
+        None => "h2c, prior knowledge".to_string(),
+    };
+    let d = fairbench_engine::h2::dump::exchange(&mut conn, &spec, &t, cfg.timeout);
+    println!("{} ({reached}, {over})", args.url);
+    for l in &d.lines {
+        println!("{l}");
+    }
+    if let Some(e) = &d.error {
+        eprintln!("fairbench: {e}");
+        return Ok(1);
+    }
+    match d.status {
+        Some(s) if cfg.expect_status.contains(s) => Ok(0),
+        Some(s) => {
+            eprintln!(
+                "fairbench: status {s} is not expected (--expect-status {})",
+                cfg.expect_status
+            );
+            Ok(1)
+        }
+        None => Ok(1),
     }
 }
 

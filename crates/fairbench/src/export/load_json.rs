@@ -1,8 +1,8 @@
 //! `fairbench load --json`: the schema documented in docs/load-json.md.
 
 use fairbench_engine::{
-    ErrorCounts, LatencySummary, Ledger, LoadModel, Outcome, Schedule, SecondSample, Sockets,
-    Throughput,
+    ErrorCounts, H2Report, LatencySummary, Ledger, LoadModel, Outcome, Protocol, Schedule,
+    SecondSample, Sockets, Throughput,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -19,6 +19,12 @@ pub struct LoadJson<'a> {
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,
+    /// "http/1.1", "h2c" or "h2".
+    pub protocol: Protocol,
+    /// HTTP/2 runs only (left out otherwise): settings sent, the server's
+    /// stream limit, resets, GOAWAYs and protocol errors by kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http2: Option<&'a H2Report>,
     /// false: a new connection per request (`--no-keepalive`).
     pub keepalive: bool,
     pub warmup_s: f64,
@@ -91,6 +97,8 @@ impl<'a> LoadJson<'a> {
             connections: o.connections,
             threads: o.threads,
             pipeline: o.pipeline,
+            protocol: o.protocol,
+            http2: o.h2.as_ref(),
             keepalive: o.keepalive,
             warmup_s: o.warmup_s,
             duration_s: o.measured_s,

@@ -41,10 +41,10 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         "{url}{at}: {model}, {} connections on {} threads{}{}{warm}",
         o.connections,
         o.threads,
-        if o.pipeline > 1 {
-            format!(", pipeline {}", o.pipeline)
-        } else {
-            String::new()
+        match &o.h2 {
+            Some(h) => format!(", {} × {} streams", o.protocol, h.streams),
+            None if o.pipeline > 1 => format!(", pipeline {}", o.pipeline),
+            None => String::new(),
         },
         if o.keepalive {
             ""
@@ -195,6 +195,9 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             String::new()
         }
     );
+    if let Some(h) = &o.h2 {
+        s.push_str(&http2_lines(h));
+    }
     if o.handshake_time.is_some() {
         let _ = writeln!(
             s,
@@ -405,4 +408,60 @@ mod tests {
         assert_eq!(trim_pct(99.9), "99.9");
         assert_eq!(trim_pct(99.99968377), "99.9997");
     }
+}
+
+/// The HTTP/2 lines: what the generator announced, what the server
+/// allowed, and how streams ended without an answer, by kind.
+fn http2_lines(h: &fairbench_engine::H2Report) -> String {
+    let mut s = String::new();
+    let sent: Vec<String> = h
+        .settings_sent
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let limit = match h.server_max_streams {
+        Some(m) if (m as usize) < h.streams => {
+            format!("; the server allowed {m} streams per connection (fewer than asked)")
+        }
+        Some(m) => format!("; the server allowed {m} streams per connection"),
+        None => "; the server set no stream limit".to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "  {:<14}sent SETTINGS {}, connection window {}{limit}",
+        "HTTP/2",
+        sent.join(" "),
+        h.connection_window
+    );
+    let by_code = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{} {k}", count(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut ends = Vec::new();
+    if !h.resets.is_empty() {
+        ends.push(format!("streams reset by the server: {}", by_code(&h.resets)));
+    }
+    if !h.goaways.is_empty() {
+        ends.push(format!(
+            "GOAWAY: {} ({} streams not processed)",
+            by_code(&h.goaways),
+            count(h.unprocessed)
+        ));
+    }
+    if h.cancelled > 0 {
+        ends.push(format!("{} streams cancelled at their timeout", count(h.cancelled)));
+    }
+    if h.protocol_errors > 0 {
+        ends.push(format!(
+            "{} connections ended for a protocol error (first: {})",
+            count(h.protocol_errors),
+            h.protocol_error.as_deref().unwrap_or("?")
+        ));
+    }
+    if !ends.is_empty() {
+        let _ = writeln!(s, "  {:<14}{}", "", ends.join("; "));
+    }
+    s
 }

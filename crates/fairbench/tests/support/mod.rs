@@ -15,6 +15,7 @@ pub mod check;
 pub mod chrome;
 pub mod counting;
 pub mod golden;
+pub mod h2;
 pub mod html;
 pub mod load;
 pub mod net;

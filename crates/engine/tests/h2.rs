@@ -1,0 +1,323 @@
+//! HTTP/2 against servers written for the tests (frames by hand, see
+//! common/h2.rs): every request in the ledger whatever the server does
+//! (resets, GOAWAY, low stream limits, stalls, tiny windows, protocol
+//! violations), streams multiplexed up to what is asked and what the server
+//! allows, and latency from the planned time. Bounds are generous: the
+//! machine is small and shared; the properties are not.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::h2::{Action, H2Server};
+use common::timing;
+use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Protocol, Quiet, RunError, Target};
+
+const MAX_CONCURRENT_STREAMS: u16 = 0x3;
+const INITIAL_WINDOW_SIZE: u16 = 0x4;
+const INTERNAL_ERROR: u32 = 0x2;
+const REFUSED_STREAM: u32 = 0x7;
+const CANCEL: u32 = 0x8;
+
+fn config(url: &str, streams: usize) -> LoadConfig {
+    let mut c = LoadConfig::new(Target::parse(url).unwrap());
+    c.protocol = Protocol::H2c;
+    c.streams = streams;
+    c.connections = 2;
+    c.threads = 1;
+    c.duration = Duration::from_secs(1);
+    c
+}
+
+fn go(cfg: &LoadConfig) -> Outcome {
+    run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
+}
+
+fn assert_balanced(o: &Outcome) {
+    let l = o.ledger();
+    assert!(l.balances(), "ledger does not balance: {l:?}");
+}
+
+#[test]
+fn closed_loop_multiplexes_the_streams_asked_for() {
+    let _t = timing();
+    // A 20 ms answer: with 8 streams per connection the server sees 8 at once.
+    let srv = H2Server::start(vec![], |_| Action::after(Duration::from_millis(20)));
+    let cfg = config(&srv.url(), 8);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.protocol, Protocol::H2c);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    assert_eq!(o.status_codes.get(&200).copied(), Some(o.requests));
+    // 2 connections × 8 streams / 20 ms: about 800/s; far more than one
+    // stream per connection (100/s) could do.
+    assert!(o.requests > 300, "{} answered in 1 s", o.requests);
+    assert_eq!(srv.stats.max_open.load(Ordering::Relaxed), 8);
+    let h2 = o.h2.as_ref().expect("an HTTP/2 report");
+    assert_eq!(h2.streams, 8);
+    assert_eq!(h2.server_max_streams, None);
+    assert_eq!(h2.settings_sent.get("ENABLE_PUSH"), Some(&0));
+    assert_eq!(h2.settings_sent.get("INITIAL_WINDOW_SIZE"), Some(&0x7fff_ffff));
+    // What the server received is what the report says was sent.
+    let got = srv.stats.client_settings.lock().unwrap().clone();
+    assert_eq!(got, vec![(0x2, 0), (0x4, 0x7fff_ffff)]);
+    assert_eq!(
+        srv.stats.client_window_update.load(Ordering::Relaxed),
+        0x7fff_ffff - 65_535,
+        "the connection window is opened to the largest there is at once"
+    );
+}
+
+#[test]
+fn constant_rate_over_streams_keeps_its_schedule() {
+    let _t = timing();
+    let srv = H2Server::start(vec![], |_| Action::ok());
+    let mut cfg = config(&srv.url(), 4);
+    cfg.model = LoadModel::ConstantRate { rps: 500.0 };
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert!((950..=1050).contains(&o.planned), "planned {}", o.planned);
+    assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
+    assert!(o.latency_summary().p50 < 50_000, "{:?}", o.latency_summary());
+}
+
+#[test]
+fn resets_are_counted_by_code_and_refused_streams_go_out_again() {
+    let _t = timing();
+    // Of every 10 requests: one reset (INTERNAL_ERROR), one refused.
+    let srv = H2Server::start(vec![], |s| match s.nth % 10 {
+        3 => Action::Reset(INTERNAL_ERROR),
+        7 => Action::Reset(REFUSED_STREAM),
+        _ => Action::ok(),
+    });
+    let o = go(&config(&srv.url(), 4));
+    assert_balanced(&o);
+    let h2 = o.h2.as_ref().unwrap();
+    let internal = h2.resets.get("INTERNAL_ERROR").copied().unwrap_or(0);
+    assert!(internal > 10, "{h2:?}");
+    assert!(h2.refused > 10, "{h2:?}");
+    assert_eq!(h2.resets.get("REFUSED_STREAM").copied(), Some(h2.refused));
+    // A refused GET is sent again once; resets of other codes are errors.
+    assert!(o.sockets.retried >= h2.refused / 2, "{:?} {h2:?}", o.sockets);
+    assert!(o.errors.read > 0 && o.errors.read <= internal + h2.refused);
+    assert_eq!(o.errors.parse + o.errors.timeout, 0, "{:?}", o.ledger());
+}
+
+#[test]
+fn a_goaway_mid_run_sends_the_unprocessed_streams_again() {
+    let _t = timing();
+    // Each connection goes away at its 50th request, naming the stream two
+    // before it as the last processed: the two above it were not.
+    let srv = H2Server::start(vec![], |s| {
+        if s.nth == 50 {
+            Action::GoAway { back: 2 }
+        } else {
+            Action::after(Duration::from_millis(2))
+        }
+    });
+    let o = go(&config(&srv.url(), 8));
+    assert_balanced(&o);
+    let h2 = o.h2.as_ref().unwrap();
+    assert!(h2.goaways.get("NO_ERROR").copied().unwrap_or(0) >= 2, "{h2:?}");
+    assert!(h2.unprocessed >= 2, "{h2:?}");
+    assert!(o.sockets.retried >= h2.unprocessed, "{:?}", o.sockets);
+    // Nothing was lost: every GET unprocessed went out again and was answered.
+    assert_eq!(o.errors.total(), 0, "{:?} {h2:?}", o.ledger());
+    assert!(o.sockets.opened >= 4, "connections replaced: {:?}", o.sockets);
+}
+
+#[test]
+fn a_low_max_concurrent_streams_is_honoured_and_reported() {
+    let _t = timing();
+    let srv = H2Server::start(vec![(MAX_CONCURRENT_STREAMS, 2)], |_| {
+        Action::after(Duration::from_millis(5))
+    });
+    let o = go(&config(&srv.url(), 16));
+    assert_balanced(&o);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    assert!(o.requests > 50);
+    assert_eq!(srv.stats.max_open.load(Ordering::Relaxed), 2);
+    assert_eq!(o.h2.as_ref().unwrap().server_max_streams, Some(2));
+}
+
+#[test]
+fn a_stalled_stream_delays_only_itself() {
+    let _t = timing();
+    // The run's one connection's 20th request is answered after 600 ms;
+    // every other at once.
+    let srv = H2Server::start(vec![], |s| {
+        if s.nth == 20 {
+            Action::after(Duration::from_millis(600))
+        } else {
+            Action::ok()
+        }
+    });
+    let mut cfg = config(&srv.url(), 8);
+    cfg.connections = 1;
+    cfg.model = LoadModel::ConstantRate { rps: 400.0 };
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    let max = o.latency_summary().max;
+    assert!(max >= 550_000, "the stalled stream's latency: {max} µs");
+    // Over one HTTP/1.1 connection the ~240 requests due behind it would
+    // wait; here the other streams went on: a handful at most took over
+    // 300 ms (a loaded machine may stall one or two on its own).
+    let slow = o.latency.count_between(300_000, u64::MAX);
+    assert!(slow <= 10, "{slow} requests over 300 ms: {:?}", o.latency_summary());
+}
+
+#[test]
+fn a_stalled_connection_at_constant_rate_shows_in_the_corrected_latency() {
+    let _t = timing();
+    // Every answer asked for between 0.8 s and 1.2 s after the server
+    // started waits until 1.2 s.
+    let started = Instant::now();
+    let srv = H2Server::start(vec![], move |_| {
+        let t = started.elapsed();
+        let (from, to) = (Duration::from_millis(800), Duration::from_millis(1200));
+        if t >= from && t < to {
+            Action::after(to - t)
+        } else {
+            Action::ok()
+        }
+    });
+    let mut cfg = config(&srv.url(), 4);
+    cfg.model = LoadModel::ConstantRate { rps: 200.0 };
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    let l = o.latency_summary();
+    // With 8 streams in all, requests due during the stall waited for a
+    // stream, and are timed from when they were due: hundreds of ms.
+    assert!(l.max >= 300_000 && l.max < 1_500_000, "{l:?}");
+    assert!(l.p99 >= 150_000, "{l:?}");
+    let waited = o.schedule.as_ref().unwrap().waited_for_connection;
+    assert!(waited > 10, "requests waited for a stream: {waited}");
+}
+
+#[test]
+fn a_tiny_flow_control_window_holds_bodies_back_but_loses_nothing() {
+    let _t = timing();
+    // The server allows 16 bytes per stream until it gives them back.
+    let srv = H2Server::start(vec![(INITIAL_WINDOW_SIZE, 16)], |s| {
+        assert_eq!(s.body_len, 100, "a whole body arrived");
+        Action::ok()
+    });
+    let mut cfg = config(&srv.url(), 4);
+    cfg.request.method = "POST".into();
+    cfg.request.body = vec![b'x'; 100];
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    assert!(o.requests > 20);
+    let bytes = srv.stats.body_bytes.load(Ordering::Relaxed);
+    assert!(bytes >= 100 * o.requests, "{bytes} body bytes for {}", o.requests);
+}
+
+#[test]
+fn a_stream_never_answered_times_out_alone_and_is_cancelled() {
+    let _t = timing();
+    let srv = H2Server::start(vec![], |s| {
+        if s.nth % 50 == 10 {
+            Action::Ignore
+        } else {
+            Action::ok()
+        }
+    });
+    let mut cfg = config(&srv.url(), 4);
+    cfg.timeout = Duration::from_millis(300);
+    let t = Instant::now();
+    let o = go(&cfg);
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_balanced(&o);
+    let h2 = o.h2.as_ref().unwrap();
+    assert!(o.errors.timeout >= 2, "{:?}", o.ledger());
+    assert_eq!(h2.cancelled, o.errors.timeout, "{h2:?}");
+    let told = srv.stats.client_resets.lock().unwrap().get(&CANCEL).copied();
+    assert!(told.unwrap_or(0) >= 1, "the server was told: {told:?}");
+    // The connections were kept: the others' answers went on.
+    assert_eq!(o.sockets.opened, 2, "{:?}", o.sockets);
+    assert!(o.latency_summary().p50 < 50_000);
+}
+
+#[test]
+fn a_protocol_violation_is_counted_never_a_panic_or_a_hang() {
+    let _t = timing();
+    let srv = H2Server::start(vec![], |s| {
+        if s.nth == 30 {
+            Action::Violate
+        } else {
+            Action::ok()
+        }
+    });
+    let t = Instant::now();
+    let o = go(&config(&srv.url(), 4));
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_balanced(&o);
+    let h2 = o.h2.as_ref().unwrap();
+    assert!(h2.protocol_errors >= 2, "{h2:?}");
+    let why = h2.protocol_error.as_deref().unwrap_or_default();
+    assert!(why.contains("stream 0") && why.contains("PROTOCOL_ERROR"), "{why}");
+    assert!(o.requests > 60, "{:?}", o.ledger());
+}
+
+#[test]
+fn an_http1_server_asked_for_h2c_is_one_clear_line() {
+    let srv = common::TestServer::start("127.0.0.1:0", |_, _| common::Reply {
+        bytes: b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            .to_vec(),
+        close: true,
+        ..common::Reply::ok()
+    });
+    let cfg = config(&srv.url("/"), 1);
+    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
+        Err(RunError::Connect(m)) => {
+            assert!(m.contains("does not speak h2c"), "{m}");
+            assert!(m.contains("HTTP/1.1 400"), "{m}");
+            assert_eq!(m.lines().count(), 1, "{m}");
+        }
+        other => panic!("{:?}", other.map(|o| o.ledger())),
+    }
+}
+
+#[test]
+fn h2_over_tls_is_chosen_by_alpn() {
+    let _t = timing();
+    let pki = common::tls::pki(&["127.0.0.1"], false);
+    let mut server = (*pki.server).clone();
+    server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let srv = H2Server::start_tls(Arc::new(server), vec![], |_| Action::ok());
+    let mut cfg = config(&srv.url(), 4);
+    cfg.protocol = Protocol::H2;
+    cfg.tls.ca_pem = Some(pki.ca_pem.as_bytes().to_vec());
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.protocol, Protocol::H2);
+    assert_eq!(o.errors.total(), 0, "{:?} {:?}", o.ledger(), o.tls_error);
+    assert!(o.requests > 50, "{:?}", o.ledger());
+    assert_eq!(o.sockets.tls_handshakes, 2);
+}
+
+#[test]
+fn h2_asked_of_a_tls_server_without_it_says_what_it_chose() {
+    let pki = common::tls::pki(&["127.0.0.1"], false);
+    // The test PKI's server offers http/1.1 only.
+    let srv = H2Server::start_tls(pki.server.clone(), vec![], |_| Action::ok());
+    let mut cfg = config(&srv.url(), 1);
+    cfg.protocol = Protocol::H2;
+    cfg.tls.ca_pem = Some(pki.ca_pem.as_bytes().to_vec());
+    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
+        Err(RunError::Connect(m)) => {
+            assert!(m.contains("does not speak h2"), "{m}");
+            assert!(m.contains("it chose \"http/1.1\""), "{m}");
+            assert_eq!(m.lines().count(), 1, "{m}");
+        }
+        other => panic!("{:?}", other.map(|o| o.ledger())),
+    }
+}

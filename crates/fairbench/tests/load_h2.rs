@@ -1,0 +1,94 @@
+//! `fairbench load --http2` as a user runs it: the bad-input lines, an h2c
+//! run's summary and JSON, and a server that does not speak h2c.
+
+mod support;
+
+use support::h2::H2c;
+use support::load::{run, Server, HELLO};
+
+/// Exit 2 and exactly one line on stderr, containing `needle`.
+fn one_usage_line(args: &[&str], needle: &str) {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {needle:?} not in {err}");
+}
+
+#[test]
+fn http2_flags_that_cannot_work_are_one_line() {
+    let url = "http://127.0.0.1:1/";
+    one_usage_line(
+        &["load", "--http2", "--streams", "0", url],
+        "--streams: must be between 1 and 100000",
+    );
+    one_usage_line(
+        &["load", "--http2", "--no-keepalive", url],
+        "--http2: cannot be combined with --no-keepalive",
+    );
+    one_usage_line(
+        &["load", "--http2", "--pipeline", "4", url],
+        "--http2: cannot be combined with --pipeline (HTTP/2 multiplexes: use --streams N)",
+    );
+    one_usage_line(
+        &["load", "--streams", "8", url],
+        "--streams: applies to HTTP/2 only (--http2)",
+    );
+}
+
+#[test]
+fn an_h2c_run_reports_its_streams_settings_and_the_servers_limit() {
+    let srv = H2c::start(3);
+    let url = srv.url();
+    let (code, out, err) = run(&[
+        "load", "--http2", "--streams", "8", "-c", "2", "-t", "1", "-d", "1s", "--json", &url,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(j["protocol"], "h2c");
+    assert_eq!(j["http2"]["streams"], 8);
+    assert_eq!(j["http2"]["server_max_streams"], 3);
+    assert_eq!(j["http2"]["settings_sent"]["ENABLE_PUSH"], 0);
+    assert_eq!(j["http2"]["settings_sent"]["INITIAL_WINDOW_SIZE"], 2147483647u64);
+    let l = &j["ledger"];
+    assert!(l["answered"].as_u64().unwrap() > 50, "{l}");
+    assert_eq!(l["planned"], l["answered"], "{l}");
+
+    let (code, out, err) = run(&[
+        "load", "--http2", "--streams", "8", "-c", "2", "-t", "1", "-d", "1s", &url,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("h2c × 8 streams"), "{out}");
+    assert!(out.contains("sent SETTINGS ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=2147483647"), "{out}");
+    assert!(out.contains("the server allowed 3 streams per connection (fewer than asked)"), "{out}");
+}
+
+#[test]
+fn h2c_asked_of_an_http1_server_is_one_line_exit_1() {
+    let srv = Server::plain(HELLO);
+    let (code, out, err) = run(&["load", "--http2", "-d", "1s", &srv.url()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("does not speak h2c"), "{err}");
+}
+
+#[test]
+fn dump_over_h2c_decodes_the_frames_exchanged() {
+    let srv = H2c::start(100);
+    let (code, out, err) = run(&["load", "--http2", "--dump", &srv.url()]);
+    assert_eq!(code, 0, "{out}{err}");
+    for needle in [
+        "h2c, prior knowledge",
+        "→ SETTINGS ENABLE_PUSH=0 INITIAL_WINDOW_SIZE=2147483647",
+        "→ WINDOW_UPDATE +2147418112",
+        "→ HEADERS stream 1 [END_STREAM END_HEADERS]",
+        "    :method: GET",
+        "    :path: /",
+        "← SETTINGS MAX_CONCURRENT_STREAMS=100",
+        "← HEADERS stream 1 [END_HEADERS]",
+        "    :status: 200",
+        "← DATA stream 1 [END_STREAM] 13 bytes",
+        "\"Hello World!\\n\"",
+    ] {
+        assert!(out.contains(needle), "{needle:?} not in\n{out}");
+    }
+}

@@ -1,0 +1,111 @@
+//! A minimal h2c server for the `fairbench load --http2` tests: prior
+//! knowledge, its SETTINGS (with a stream limit), and a 200 "Hello World!\n"
+//! for every request, frames by hand. Stops when dropped (and after 60 s
+//! regardless); every loop is bounded by a read timeout or the stop flag.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct H2c {
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl H2c {
+    /// Announces `SETTINGS_MAX_CONCURRENT_STREAMS` = `max_streams`.
+    pub fn start(max_streams: u32) -> H2c {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            while !s.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(60) {
+                match l.accept() {
+                    Ok((c, _)) => {
+                        let s2 = s.clone();
+                        std::thread::spawn(move || serve(c, max_streams, &s2));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        H2c { port, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for H2c {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+}
+
+fn serve(mut c: TcpStream, max_streams: u32, stop: &AtomicBool) {
+    let _ = c.set_nonblocking(false);
+    let _ = c.set_nodelay(true);
+    let _ = c.set_read_timeout(Some(Duration::from_millis(20)));
+    let mut out = Vec::new();
+    head(&mut out, 6, 0x4, 0, 0);
+    out.extend_from_slice(&3u16.to_be_bytes());
+    out.extend_from_slice(&max_streams.to_be_bytes());
+    if c.write_all(&out).is_err() {
+        return;
+    }
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16384];
+    let mut preface = false;
+    while !stop.load(Ordering::Relaxed) {
+        match c.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+            Err(_) => return,
+        }
+        if !preface {
+            if buf.len() < 24 {
+                continue;
+            }
+            buf.drain(..24);
+            preface = true;
+        }
+        let mut out = Vec::new();
+        let mut at = 0;
+        while buf.len() - at >= 9 {
+            let len = (buf[at] as usize) << 16 | (buf[at + 1] as usize) << 8 | buf[at + 2] as usize;
+            if buf.len() - at < 9 + len {
+                break;
+            }
+            let (kind, flags) = (buf[at + 3], buf[at + 4]);
+            let stream = u32::from_be_bytes([buf[at + 5], buf[at + 6], buf[at + 7], buf[at + 8]]);
+            at += 9 + len;
+            match kind {
+                0x4 if flags & 1 == 0 => head(&mut out, 0, 0x4, 1, 0),
+                // A request whose headers end it: :status 200 (static 8).
+                0x1 if flags & 1 != 0 => {
+                    head(&mut out, 1, 0x1, 0x4, stream);
+                    out.push(0x88);
+                    head(&mut out, 13, 0x0, 0x1, stream);
+                    out.extend_from_slice(b"Hello World!\n");
+                }
+                _ => {}
+            }
+        }
+        buf.drain(..at);
+        if !out.is_empty() && c.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
