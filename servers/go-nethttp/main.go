@@ -22,7 +22,11 @@ func main() {
 	port := mustEnv("PORT")
 	scenario := mustEnv("SCENARIO")
 	response := envOr("RESPONSE", "default")
+	protocol := envOr("PROTOCOL", "http/1.1")
 	if response == "study" {
+		if protocol != "http/1.1" {
+			log.Fatalf("the study's code (RESPONSE=study) serves HTTP/1.1 only, as published; PROTOCOL=%s", protocol)
+		}
 		studyMain(port, scenario)
 		return
 	}
@@ -82,8 +86,30 @@ func main() {
 	registerDB(mux)
 
 	// ":port" is the dual-stack any address: [::] with IPv4-mapped addresses.
-	log.Printf("go-nethttp: %s/%s on :%s, GOMAXPROCS=%d", scenario, response, port, runtime.GOMAXPROCS(0))
-	log.Fatal(http.ListenAndServe(":"+port, mux))
+	log.Printf("go-nethttp: %s/%s over %s on :%s, GOMAXPROCS=%d", scenario, response, protocol, port, runtime.GOMAXPROCS(0))
+	log.Fatal(serve(&http.Server{Addr: ":" + port, Handler: mux}, protocol))
+}
+
+// serve listens for PROTOCOL: HTTP/1.1 as ListenAndServe does; h2c (HTTP/2
+// with prior knowledge, Go 1.24's Server.Protocols) beside HTTP/1.1 on the
+// same port; h2 over TLS with the run's certificate, chosen by ALPN.
+func serve(srv *http.Server, protocol string) error {
+	var p http.Protocols
+	switch protocol {
+	case "http/1.1":
+		return srv.ListenAndServe()
+	case "h2c":
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		srv.Protocols = &p
+		return srv.ListenAndServe()
+	case "h2":
+		p.SetHTTP1(true)
+		p.SetHTTP2(true)
+		srv.Protocols = &p
+		return srv.ListenAndServeTLS(mustEnv("TLS_CERT"), mustEnv("TLS_KEY"))
+	}
+	return fmt.Errorf("unknown PROTOCOL %q: expected http/1.1, h2c or h2", protocol)
 }
 
 func envOr(key, fallback string) string {

@@ -6,6 +6,7 @@
 const cluster = require('node:cluster');
 const fs = require('node:fs');
 const http = require('node:http');
+const http2 = require('node:http2');
 const path = require('node:path');
 const stack = require('./stack');
 
@@ -18,6 +19,12 @@ const normalized = process.env.RESPONSE === 'normalized';
 const study = process.env.RESPONSE === 'study';
 const cores = Math.max(1, Number.parseInt(process.env.CORES || '1', 10) || 1);
 const TEXT = 'text/plain; charset=utf-8';
+// http/1.1: node:http. h2c and h2: node:http2 with its compatibility API
+// (the same handlers); h2c with prior knowledge, h2 over TLS by ALPN with the
+// run's certificate (TLS_CERT, TLS_KEY).
+const protocol = process.env.PROTOCOL || 'http/1.1';
+if (!['http/1.1', 'h2c', 'h2'].includes(protocol)) fail(`unknown PROTOCOL ${protocol}: expected http/1.1, h2c or h2`);
+if (study && protocol !== 'http/1.1') fail(`the study's code (RESPONSE=study) serves HTTP/1.1 only, as published; PROTOCOL=${protocol}`);
 
 if (!Number.isInteger(port) || port <= 0) fail(`PORT must be a port number, got ${process.env.PORT}`);
 
@@ -44,7 +51,7 @@ if (cores > 1 && cluster.isPrimary) {
 
 function serve() {
   const handler = handlerFor(scenario);
-  const server = http.createServer((req, res) => {
+  const server = createServer((req, res) => {
     // removeHeader('Connection') is Node's documented way to send no
     // Connection/Keep-Alive header: the socket still persists for HTTP/1.1,
     // it is only the advertisement that is dropped.
@@ -57,9 +64,23 @@ function serve() {
   // Listen only once the database pool (if any) is open: a server that
   // answers before it can reach its database would fail its first requests.
   stack.open(cores).then((conns) => server.listen(port, () => {
-    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} on :${port} (${cores} process${cores > 1 ? 'es' : ''})${conns ? `, pg pool of ${conns}` : ''}`);
+    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} over ${protocol} on :${port} (${cores} process${cores > 1 ? 'es' : ''})${conns ? `, pg pool of ${conns}` : ''}`);
   }), (err) => fail(`database: ${err.message}`));
   server.on('error', (err) => fail(err.message));
+}
+
+function createServer(listener) {
+  switch (protocol) {
+    case 'h2c':
+      return http2.createServer(listener);
+    case 'h2':
+      return http2.createSecureServer({
+        cert: fs.readFileSync(process.env.TLS_CERT || fail('TLS_CERT is not set')),
+        key: fs.readFileSync(process.env.TLS_KEY || fail('TLS_KEY is not set')),
+      }, listener);
+    default:
+      return http.createServer(listener);
+  }
 }
 
 function handlerFor(name) {

@@ -279,7 +279,8 @@ def test_pubspec(server):
 def test_manifest_fields(server):
     m = manifest(server)
     allowed_top = {"name", "language", "framework", "framework_version", "description",
-                   "toolchain", "build", "modes", "responses", "scenarios"}
+                   "toolchain", "build", "modes", "responses", "scenarios",
+                   "protocols_unsupported"}
     assert set(m) <= allowed_top, set(m) - allowed_top
     # The database scenarios (issue 26) are written only where lib/stack.dart
     # is (dart-io); any other Dart manifest must say so rather than let a
@@ -290,6 +291,11 @@ def test_manifest_fields(server):
         assert "scenarios" not in m
     else:
         assert m.get("scenarios") == re.findall(r"'(\w+)'", accepted) == ["static", "dynamic", "file"]
+    # dart:io's HttpServer serves HTTP/1.1 only: every Dart server says so
+    # for both HTTP/2 protocols (docs/server-manifest.md, "Protocols").
+    assert "protocols" not in m
+    assert set(m["protocols_unsupported"]) == {"h2c", "h2"}
+    assert all("dart:io's HttpServer" in r for r in m["protocols_unsupported"].values())
     assert m["name"] == server
     assert m["language"] == "Dart"
     assert m["framework"].strip()

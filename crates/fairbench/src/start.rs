@@ -10,10 +10,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fairbench_zoo::launch::{self, LaunchParams};
+use fairbench_zoo::fetch_h2::Trust;
+use fairbench_zoo::launch::{self, LaunchParams, TlsFiles};
 use fairbench_zoo::parity::{self, CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::pki::RunPki;
 use fairbench_zoo::rule::{Grade, Rule};
-use fairbench_zoo::{ResponseKind, Scenario, Server};
+use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server};
 
 use crate::host::{Host, ServerHandle};
 
@@ -43,6 +45,10 @@ pub struct StartSpec<'a> {
     /// Between SIGTERM and SIGKILL when it is stopped.
     pub stop_grace: Duration,
     pub inspect: InspectOptions,
+    /// What it serves on its port, and what the check speaks to it.
+    pub protocol: Protocol,
+    /// The run's CA and certificate, for h2 over TLS.
+    pub pki: Option<&'a RunPki>,
 }
 
 impl StartSpec<'_> {
@@ -52,8 +58,16 @@ impl StartSpec<'_> {
             mode: self.mode.to_string(),
             response: self.response,
             scenario: self.scenario.name.clone(),
+            protocol: self.protocol,
         }
     }
+}
+
+/// How a client trusts a server started with `pki`'s certificate.
+pub fn trust(pki: Option<&RunPki>) -> Option<Trust> {
+    pki.map(|p| Trust {
+        ca_pem: p.ca_pem.clone().into_bytes(),
+    })
 }
 
 /// A started, ready server and the check of its answer.
@@ -62,6 +76,9 @@ pub struct Started {
     /// Where it listens, on its host.
     pub port: u16,
     pub parity: CaseReport,
+    /// What it serves there, and how a client trusts it (h2 over TLS).
+    pub protocol: Protocol,
+    pub trust: Option<Trust>,
 }
 
 /// Why a server could not be started; the process, if there was one, is
@@ -118,6 +135,35 @@ impl fmt::Display for StartError {
 /// Starts `s` on `host`, waits until it is ready and checks it where it
 /// is (its own loopback, from its namespace or through an ssh tunnel).
 pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
+    if !s.server.serves(s.protocol) {
+        return Err(StartError::Spec(format!(
+            "{} does not serve {}: {}",
+            s.server.name,
+            s.protocol,
+            s.server.why_not(s.protocol)
+        )));
+    }
+    let tls = match (s.protocol.tls(), s.pki) {
+        (false, _) => None,
+        // The certificate files are on this machine, as templates are.
+        (true, _) if matches!(host, Host::Ssh(_)) => {
+            return Err(StartError::Spec(format!(
+                "{}: h2 over TLS is not yet supported on an ssh host ({}): the run's certificate is written on this machine; run it here or in a namespace",
+                s.server.name,
+                host.label()
+            )))
+        }
+        (true, Some(p)) => Some(TlsFiles {
+            cert: p.cert_path.clone(),
+            key: p.key_path.clone(),
+        }),
+        (true, None) => {
+            return Err(StartError::Spec(format!(
+                "{}: h2 over TLS needs the run's certificate, and none was made",
+                s.server.name
+            )))
+        }
+    };
     let port = host
         .free_port()
         .map_err(|e| StartError::NoPort(format!("{e:#}")))?;
@@ -144,6 +190,8 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
             .into_iter()
             .chain(s.env.iter().cloned())
             .collect(),
+        protocol: s.protocol,
+        tls,
     };
     let spec = launch::spec(&server, s.mode, s.response, &params)
         .map_err(|e| StartError::Spec(e.to_string()))?;
@@ -180,15 +228,21 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         .server
         .response(s.response)
         .deviations_for(&s.scenario.name);
+    let inspect = InspectOptions {
+        trust: trust(s.pki),
+        ..s.inspect.clone()
+    };
     let parity = host
         .with_loopback(port, |p| {
-            parity::inspect(p, s.scenario, &id, deviations, &s.inspect)
+            parity::inspect(p, s.scenario, &id, deviations, &inspect)
         })
         .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}")));
     Ok(Started {
         process,
         port,
         parity,
+        protocol: s.protocol,
+        trust: inspect.trust,
     })
 }
 

@@ -38,6 +38,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "db" | "db-b" => "results.db",
         "servers" => "go-*",
         "scenarios" => "static",
+        "protocols" => "http/1.1,h2c",
         "variant" => "normalized",
         "mode" => "native",
         "reference" => "go-nethttp",

@@ -305,3 +305,61 @@ known_deviations = [{ header = "X-Powered-By" }]
         .iter()
         .any(|x| x["file"] == "servers/bad/server.toml" && x["field"] == "modes.native.run"));
 }
+
+#[test]
+fn servers_says_who_serves_http2_and_why_the_others_do_not() {
+    let run = fairbench(
+        &["servers", "--root", repo().to_str().unwrap(), "--json"],
+        &[],
+        "servers-protocols",
+    );
+    let r = run.json();
+    for s in r["servers"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        let served: Vec<&str> = s["protocols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        if ["go-nethttp", "rust-hyper", "node-http"].contains(&name) {
+            assert_eq!(served, ["http/1.1", "h2c", "h2"], "{name}");
+            assert!(s["protocols_unsupported"].as_array().unwrap().is_empty());
+            continue;
+        }
+        // Every other shipped server says why, in its own words.
+        assert_eq!(served, ["http/1.1"], "{name}");
+        let gaps = s["protocols_unsupported"].as_array().unwrap();
+        assert_eq!(gaps.len(), 2, "{name}: {gaps:?}");
+        for g in gaps {
+            assert_eq!(g["declared"], true, "{name}: {g}");
+            assert!(g["reason"].as_str().unwrap().len() > 20, "{name}: {g}");
+        }
+        if name.starts_with("dart-") {
+            assert!(
+                gaps[0]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("dart:io's HttpServer"),
+                "{name}: {gaps:?}"
+            );
+        }
+    }
+    let text = fairbench(
+        &["servers", "--root", repo().to_str().unwrap()],
+        &[],
+        "servers-protocols-text",
+    );
+    assert!(
+        text.stdout.contains("Protocols not served (docs/server-manifest.md):\n")
+            && text.stdout.contains("  java-jdk does not serve h2c: com.sun.net.httpserver's HttpServer speaks HTTP/1.1 only"),
+        "{}",
+        text.stdout
+    );
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("go-nethttp "))
+        .unwrap();
+    assert!(row.contains("http/1.1, h2c, h2"), "{row}");
+}

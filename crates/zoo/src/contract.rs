@@ -67,6 +67,9 @@ pub fn grade(scenario: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Vec<Ru
         out.push(required_headers(scenario, r));
     }
     out.push(extra_headers(scenario, r, ctx));
+    if r.protocol.is_h2() {
+        out.push(connection_headers(r));
+    }
     apply_deviations(out, ctx)
 }
 
@@ -170,6 +173,10 @@ fn status(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
             Grade::Fail,
             format!("expected {}, got `{line}`", s.expect.status),
         );
+    }
+    // HTTP/2 has a status code and no line or reason phrase to compare.
+    if r.protocol.is_h2() {
+        return RuleResult::new(Rule::Status, Grade::Pass, line);
     }
     if let Some(reason) = canonical_reason(r.status) {
         let want = format!("HTTP/1.1 {} {reason}", r.status);
@@ -309,6 +316,29 @@ fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<Rul
 
 fn content_length(r: &RawResponse) -> RuleResult {
     match r.framing {
+        // END_STREAM ends the body; a Content-Length, when sent, must match
+        // it (RFC 9113 §8.1.1; a client treats a mismatch as malformed).
+        Framing::H2Frames => match r.header("content-length") {
+            None => RuleResult::new(
+                Rule::ContentLength,
+                Grade::Pass,
+                "absent: HTTP/2 needs none (END_STREAM ends the body)",
+            ),
+            Some(h) if h.value_str().trim() == r.body.len().to_string() => RuleResult::new(
+                Rule::ContentLength,
+                Grade::Pass,
+                format!("{} = body length", r.body.len()),
+            ),
+            Some(h) => RuleResult::new(
+                Rule::ContentLength,
+                Grade::Fail,
+                format!(
+                    "content-length `{}` but the DATA frames carried {} bytes",
+                    crate::text::visible(&h.value_str()),
+                    r.body.len()
+                ),
+            ),
+        },
         Framing::Chunked => RuleResult::new(
             Rule::ContentLength,
             Grade::Fail,
@@ -433,24 +463,69 @@ fn human_secs(skew: f64) -> String {
 }
 
 fn required_headers(s: &Scenario, r: &RawResponse) -> RuleResult {
-    let missing: Vec<&str> = s
+    // HTTP/2 frames the body itself: a Content-Length is optional there.
+    let required: Vec<&String> = s
         .expect
         .required_headers
         .iter()
+        .filter(|h| !(r.protocol.is_h2() && h.eq_ignore_ascii_case("content-length")))
+        .collect();
+    let missing: Vec<&str> = required
+        .iter()
         .filter(|h| r.header(h).is_none())
-        .map(String::as_str)
+        .map(|h| h.as_str())
         .collect();
     if missing.is_empty() {
         RuleResult::new(
             Rule::RequiredHeaders,
             Grade::Pass,
-            s.expect.required_headers.join(", "),
+            required
+                .iter()
+                .map(|h| h.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         )
     } else {
         RuleResult::new(
             Rule::RequiredHeaders,
             Grade::Fail,
             format!("missing: {}", missing.join(", ")),
+        )
+    }
+}
+
+/// The fields HTTP/2 forbids (RFC 9113 §8.2.2): they describe an HTTP/1.1
+/// connection, which an HTTP/2 stream is not.
+pub const CONNECTION_SPECIFIC: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+fn connection_headers(r: &RawResponse) -> RuleResult {
+    let found: Vec<String> = r
+        .headers
+        .iter()
+        .filter(|h| {
+            CONNECTION_SPECIFIC
+                .iter()
+                .any(|c| h.name.eq_ignore_ascii_case(c))
+                || (h.name.eq_ignore_ascii_case("te") && h.value_str().trim() != "trailers")
+        })
+        .map(|h| crate::text::visible(&h.name))
+        .collect();
+    if found.is_empty() {
+        RuleResult::new(Rule::ConnectionHeaders, Grade::Pass, "none")
+    } else {
+        RuleResult::new(
+            Rule::ConnectionHeaders,
+            Grade::Fail,
+            format!(
+                "{}: connection-specific, forbidden in HTTP/2 (RFC 9113 §8.2.2)",
+                found.join(", ")
+            ),
         )
     }
 }
@@ -638,6 +713,81 @@ mod tests {
         );
         let extra = rs.iter().find(|r| r.rule == Rule::ExtraHeaders).unwrap();
         assert_eq!(extra.detail, "Date, Server (+48 bytes)");
+    }
+
+    /// An HTTP/2 answer as fetch_h2 makes it: decoded fields, no framing.
+    fn h2_response(headers: &[(&str, String)], body: &[u8]) -> RawResponse {
+        let mut r = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap();
+        r.protocol = crate::protocol::Protocol::H2c;
+        r.version = 2;
+        r.reason = String::new();
+        r.framing = Framing::H2Frames;
+        r.headers = headers
+            .iter()
+            .map(|(n, v)| crate::fetch::Header {
+                name: n.to_string(),
+                value: v.as_bytes().to_vec(),
+            })
+            .collect();
+        r.body = body.to_vec();
+        r
+    }
+
+    #[test]
+    fn over_http2_no_length_is_needed_and_connection_fields_fail() {
+        let now = SystemTime::now();
+        let ctx = GradeContext {
+            response: ResponseKind::Normalized,
+            deviations: &[],
+            now,
+        };
+        let date = ("date", httpdate::fmt_http_date(now));
+        let ct = ("content-type", "text/plain; charset=utf-8".to_string());
+        let r = h2_response(&[ct.clone(), date.clone()], b"Hello World!\n");
+        let rs = grade(&scenario(), &r, &ctx);
+        assert_eq!(grades(&rs), vec![], "{rs:?}");
+        let status = rs.iter().find(|r| r.rule == Rule::Status).unwrap();
+        assert_eq!(status.detail, ":status 200");
+        let cl = rs.iter().find(|r| r.rule == Rule::ContentLength).unwrap();
+        assert!(
+            cl.detail.starts_with("absent: HTTP/2 needs none"),
+            "{}",
+            cl.detail
+        );
+        let req = rs.iter().find(|r| r.rule == Rule::RequiredHeaders).unwrap();
+        assert_eq!(req.detail, "Date, Content-Type");
+
+        let r = h2_response(
+            &[
+                ct.clone(),
+                date.clone(),
+                ("connection", "keep-alive".into()),
+                ("content-length", "12".into()),
+            ],
+            b"Hello World!\n",
+        );
+        let rs = grade(&scenario(), &r, &ctx);
+        assert_eq!(
+            grades(&rs),
+            vec![
+                (Rule::ContentLength, Grade::Fail),
+                (Rule::ExtraHeaders, Grade::Fail),
+                (Rule::ConnectionHeaders, Grade::Fail)
+            ],
+            "{rs:?}"
+        );
+        let c = rs
+            .iter()
+            .find(|r| r.rule == Rule::ConnectionHeaders)
+            .unwrap();
+        assert!(
+            c.detail.starts_with("connection: connection-specific"),
+            "{}",
+            c.detail
+        );
+        // HTTP/1.1 answers are not graded by it.
+        let rs = grade(&scenario(), &response(GO, now), &ctx);
+        assert!(!rs.iter().any(|r| r.rule == Rule::ConnectionHeaders));
     }
 
     #[test]

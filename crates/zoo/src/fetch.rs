@@ -24,6 +24,9 @@ pub enum Framing {
     Close,
     /// No body by definition (1xx, 204, 304).
     None,
+    /// HTTP/2: HEADERS then DATA frames, the end marked by END_STREAM.
+    #[serde(rename = "h2-frames")]
+    H2Frames,
 }
 
 impl Framing {
@@ -33,6 +36,7 @@ impl Framing {
             Framing::Chunked => "chunked",
             Framing::Close => "close",
             Framing::None => "none",
+            Framing::H2Frames => "h2-frames",
         }
     }
 }
@@ -76,6 +80,12 @@ pub struct RawResponse {
     /// Hints`, `100 Continue`), exactly as received.
     pub interim: Vec<u8>,
     pub elapsed: Duration,
+    /// How it was fetched. For HTTP/2, `bytes` are the stream's frames as
+    /// received (after TLS), `head_len` its HEADERS and CONTINUATION
+    /// frames, `version` 2 and `reason` empty.
+    pub protocol: crate::protocol::Protocol,
+    /// HTTP/2 only: what the frames tell beyond the decoded message.
+    pub h2: Option<crate::fetch_h2::H2Wire>,
 }
 
 impl RawResponse {
@@ -98,8 +108,11 @@ impl RawResponse {
         self.bytes.len() - self.head_len
     }
 
-    /// The status line as sent, without CRLF.
+    /// The status line as sent, without CRLF; for HTTP/2, `:status N`.
     pub fn status_line(&self) -> String {
+        if self.protocol.is_h2() {
+            return format!(":status {}", self.status);
+        }
         let end = self
             .bytes
             .windows(2)
@@ -129,6 +142,10 @@ pub enum FetchError {
     Malformed { reason: String, partial: Vec<u8> },
     #[error("response larger than {} bytes", MAX_RESPONSE)]
     TooLarge { partial: Vec<u8> },
+    /// HTTP/2 (crate::fetch_h2): the protocol failed, or ALPN did not
+    /// choose it.
+    #[error("{reason}")]
+    Protocol { reason: String, partial: Vec<u8> },
 }
 
 impl FetchError {
@@ -140,7 +157,8 @@ impl FetchError {
             | FetchError::Closed { partial }
             | FetchError::Io { partial, .. }
             | FetchError::Malformed { partial, .. }
-            | FetchError::TooLarge { partial } => partial,
+            | FetchError::TooLarge { partial }
+            | FetchError::Protocol { partial, .. } => partial,
         }
     }
 
@@ -389,6 +407,8 @@ fn response(head: Head, framing: Framing, buf: &[u8], end: usize, body: Vec<u8>)
         excess: 0,
         interim: Vec::new(),
         elapsed: Duration::ZERO,
+        protocol: crate::protocol::Protocol::Http1,
+        h2: None,
     }
 }
 
@@ -445,7 +465,7 @@ fn complete_final(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, Fe
                 Ok(Some(response(head, framing, buf, end, body)))
             }
         },
-        Framing::Close => Ok(None),
+        Framing::Close | Framing::H2Frames => Ok(None),
     }
 }
 

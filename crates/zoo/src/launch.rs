@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::manifest::{ResponseKind, Server};
 use crate::placeholder;
 use crate::process::ServerSpec;
+use crate::protocol::Protocol;
 
 /// What varies per start of a server.
 #[derive(Debug, Clone)]
@@ -26,6 +27,17 @@ pub struct LaunchParams {
     pub stop_grace: Duration,
     /// Added last, overriding everything else (e.g. a test's marker).
     pub extra_env: Vec<(String, String)>,
+    /// `PROTOCOL`: what the server is to serve on `port`.
+    pub protocol: Protocol,
+    /// `TLS_CERT` and `TLS_KEY` (PEM files, the chain then the key) for h2
+    /// over TLS: the run CA's certificate (crate::pki).
+    pub tls: Option<TlsFiles>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +48,14 @@ pub enum LaunchError {
     Unsupported { mode: String, reason: String },
     #[error("{file}: {message}")]
     Template { file: String, message: String },
+    #[error("{server} does not serve {protocol}: {reason}")]
+    Protocol {
+        server: String,
+        protocol: Protocol,
+        reason: String,
+    },
+    #[error("{0} over TLS needs the run's certificate, and none was made")]
+    NoCertificate(Protocol),
 }
 
 /// The process spec for `mode`/`response` of `server`.
@@ -58,6 +78,16 @@ pub fn spec(
             })
         }
     };
+    if !server.serves(p.protocol) {
+        return Err(LaunchError::Protocol {
+            server: server.name.clone(),
+            protocol: p.protocol,
+            reason: server.why_not(p.protocol),
+        });
+    }
+    if p.protocol.tls() && p.tls.is_none() {
+        return Err(LaunchError::NoCertificate(p.protocol));
+    }
     let v = values(server, mode_name, response, p);
 
     let mut env: Vec<(String, String)> = vec![
@@ -67,7 +97,12 @@ pub fn spec(
         ("RESPONSE".into(), v["response"].clone()),
         ("MODE".into(), v["mode"].clone()),
         ("FILES_DIR".into(), v["files"].clone()),
+        ("PROTOCOL".into(), v["protocol"].clone()),
     ];
+    if p.protocol.tls() {
+        env.push(("TLS_CERT".into(), v["tls_cert"].clone()));
+        env.push(("TLS_KEY".into(), v["tls_key"].clone()));
+    }
     let sub = |(k, val): (&String, &String)| (k.clone(), placeholder::substitute(val, &v));
     env.extend(mode.env.iter().map(sub));
     env.extend(server.response(response).env.iter().map(sub));
@@ -101,6 +136,11 @@ fn values<'a>(
     v.insert("response", response.as_str().to_string());
     v.insert("mode", mode_name.to_string());
     v.insert("conf", p.conf_dir.display().to_string());
+    v.insert("protocol", p.protocol.as_str().to_string());
+    let tls = p.tls.as_ref().filter(|_| p.protocol.tls());
+    let shown = |path: Option<&PathBuf>| path.map(|x| x.display().to_string()).unwrap_or_default();
+    v.insert("tls_cert", shown(tls.map(|t| &t.cert)));
+    v.insert("tls_key", shown(tls.map(|t| &t.key)));
     v
 }
 
@@ -132,4 +172,104 @@ pub fn render_templates(
             .map_err(|e| failed(name, e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(protocols: &str, unsupported: &str) -> (tempfile::TempDir, Server) {
+        let dir = tempfile::tempdir().unwrap();
+        let sdir = dir.path().join("demo");
+        std::fs::create_dir(&sdir).unwrap();
+        std::fs::write(
+            sdir.join("server.toml"),
+            format!(
+                "name = \"demo\"\nlanguage = \"Go\"\nframework = \"x\"\nframework_version = \"1\"\n{protocols}\n\
+                 [toolchain]\nname = \"go\"\nprobe = [\"go\", \"version\"]\n\
+                 [modes.native]\nrun = [\"{{out}}/server\", \"--proto={{protocol}}\", \"--cert={{tls_cert}}\"]\n\
+                 [responses.default]\n[responses.normalized]\n\
+                 [protocols_unsupported]\n{unsupported}\n"
+            ),
+        )
+        .unwrap();
+        let s = Server::load(&sdir, std::path::Path::new("servers/demo/server.toml")).unwrap();
+        (dir, s)
+    }
+
+    fn params(protocol: Protocol, tls: Option<TlsFiles>) -> LaunchParams {
+        LaunchParams {
+            port: 8080,
+            scenario: "static".into(),
+            cores: 1,
+            cpus: None,
+            out_dir: "/o".into(),
+            conf_dir: "/c".into(),
+            log_path: "/l".into(),
+            stop_grace: Duration::from_secs(1),
+            extra_env: Vec::new(),
+            protocol,
+            tls,
+        }
+    }
+
+    fn env<'a>(spec: &'a ServerSpec, name: &str) -> Option<&'a str> {
+        spec.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn protocol_and_certificate_reach_the_server_only_when_served() {
+        let files = || TlsFiles {
+            cert: "/pki/server.crt".into(),
+            key: "/pki/server.key".into(),
+        };
+        let (_d, s) = server(
+            "protocols = [\"http/1.1\", \"h2c\"]",
+            "h2 = \"no TLS here\"",
+        );
+        let spec = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2c, Some(files())),
+        )
+        .unwrap();
+        assert_eq!(env(&spec, "PROTOCOL"), Some("h2c"));
+        assert_eq!(env(&spec, "TLS_CERT"), None, "no certificate without TLS");
+        assert_eq!(spec.argv[1..], ["--proto=h2c", "--cert="]);
+        let e = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2, Some(files())),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "demo does not serve h2: no TLS here");
+
+        let (_d, s) = server("protocols = [\"http/1.1\", \"h2\"]", "");
+        let spec = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2, Some(files())),
+        )
+        .unwrap();
+        assert_eq!(env(&spec, "PROTOCOL"), Some("h2"));
+        assert_eq!(env(&spec, "TLS_CERT"), Some("/pki/server.crt"));
+        assert_eq!(env(&spec, "TLS_KEY"), Some("/pki/server.key"));
+        assert_eq!(spec.argv[2], "--cert=/pki/server.crt");
+        let e = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::H2, None),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("needs the run's certificate"), "{e}");
+    }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{parse_toml, DefinitionError};
 use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS};
+use crate::protocol::Protocol;
 use crate::rule::Rule;
 use crate::token::is_token;
 
@@ -48,6 +49,12 @@ pub struct Server {
     /// `[db] pool = N`: the connection pool the server keeps to the
     /// database (`DB_POOL`), when it says.
     pub db_pool: Option<usize>,
+    /// The protocols it serves (`protocols = [...]`), HTTP/1.1 first; a
+    /// manifest that says nothing serves HTTP/1.1 only.
+    pub protocols: Vec<Protocol>,
+    /// Why it does not serve a protocol, as its manifest says
+    /// (`[protocols_unsupported]`).
+    pub protocols_unsupported: IndexMap<Protocol, String>,
 }
 
 /// The largest `[db] pool` a manifest may ask for (PostgreSQL's
@@ -192,6 +199,27 @@ impl Server {
             .min(MAX_DB_POOL)
     }
 
+    /// Whether the server serves `protocol`.
+    pub fn serves(&self, protocol: Protocol) -> bool {
+        self.protocols.contains(&protocol)
+    }
+
+    /// Why it does not serve `protocol`: its manifest's reason, or that the
+    /// manifest does not list it.
+    pub fn why_not(&self, protocol: Protocol) -> String {
+        match self.protocols_unsupported.get(&protocol) {
+            Some(reason) => reason.clone(),
+            None => format!(
+                "not in its server.toml's protocols ({})",
+                self.protocols
+                    .iter()
+                    .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
     /// Whether the server implements `scenario` (all, unless it lists them).
     pub fn implements(&self, scenario: &str) -> bool {
         self.scenarios
@@ -288,6 +316,9 @@ struct RawManifest {
     #[serde(default)]
     scenarios: Option<Vec<String>>,
     #[serde(default)]
+    protocols: Option<Vec<String>>,
+    #[serde(default)]
+    protocols_unsupported: IndexMap<String, String>,
     db: Option<RawDb>,
 }
 
@@ -645,6 +676,9 @@ fn validate(
         }
     };
 
+    let (protocols, protocols_unsupported) =
+        protocols(raw.protocols, raw.protocols_unsupported, &mut c);
+
     if !c.errors.is_empty() {
         return Err(c.errors);
     }
@@ -677,7 +711,71 @@ fn validate(
         study_response,
         scenarios: raw.scenarios,
         db_pool,
+        protocols,
+        protocols_unsupported,
     })
+}
+
+/// `protocols` (HTTP/1.1 among them: the contract, the readiness check and
+/// every other server speak it) and the reasons for the others.
+fn protocols(
+    listed: Option<Vec<String>>,
+    reasons: IndexMap<String, String>,
+    c: &mut Checker,
+) -> (Vec<Protocol>, IndexMap<Protocol, String>) {
+    let mut served = Vec::new();
+    match listed {
+        None => served.push(Protocol::Http1),
+        Some(list) => {
+            for (i, name) in list.iter().enumerate() {
+                match Protocol::parse(name) {
+                    Some(p) if served.contains(&p) => c.err(
+                        format!("protocols[{i}]"),
+                        format!("{name:?} is listed twice"),
+                    ),
+                    Some(p) => served.push(p),
+                    None => c.err(
+                        format!("protocols[{i}]"),
+                        format!(
+                            "unknown protocol {name:?}; expected {}",
+                            Protocol::expected()
+                        ),
+                    ),
+                }
+            }
+            if !served.contains(&Protocol::Http1) {
+                c.err(
+                    "protocols",
+                    "expected \"http/1.1\" among them: every server serves HTTP/1.1 (the contract and readiness check use it)",
+                );
+            }
+        }
+    }
+    served.sort();
+    let mut why = IndexMap::new();
+    for (name, reason) in reasons {
+        let field = format!("protocols_unsupported.{name}");
+        match Protocol::parse(&name) {
+            None => c.err(
+                &field,
+                format!(
+                    "unknown protocol {name:?}; expected {}",
+                    Protocol::expected()
+                ),
+            ),
+            Some(p) if served.contains(&p) => c.err(
+                &field,
+                format!(
+                    "{name} is in protocols: a server either serves a protocol or says why not"
+                ),
+            ),
+            Some(p) => {
+                c.non_empty(&field, &reason);
+                why.insert(p, reason);
+            }
+        }
+    }
+    (served, why)
 }
 
 #[cfg(test)]
@@ -924,6 +1022,69 @@ known_deviations = [{ header = "X-Powered-By", reason = "always added" }]
             "{}",
             e[0]
         );
+    }
+
+    #[test]
+    fn protocols_default_to_http1_and_others_say_why_not() {
+        let s = load(GOOD).unwrap();
+        assert_eq!(s.protocols, vec![Protocol::Http1]);
+        assert!(!s.serves(Protocol::H2c));
+        assert!(s
+            .why_not(Protocol::H2)
+            .contains("not in its server.toml's protocols (http/1.1)"));
+        let with =
+            |extra: &str| load(&GOOD.replace("[toolchain]", &format!("{extra}\n[toolchain]")));
+        let s = with("protocols = [\"h2\", \"http/1.1\", \"h2c\"]").unwrap();
+        assert_eq!(s.protocols, Protocol::ALL.to_vec());
+        let s = load(&format!(
+            "{GOOD}[protocols_unsupported]\nh2c = \"no HTTP/2 server\"\n"
+        ))
+        .unwrap();
+        assert_eq!(s.why_not(Protocol::H2c), "no HTTP/2 server");
+        for (bad, field, needle) in [
+            (
+                "protocols = [\"h3\"]",
+                "protocols[0]",
+                "unknown protocol \"h3\"",
+            ),
+            (
+                "protocols = [\"h2c\"]",
+                "protocols",
+                "\"http/1.1\" among them",
+            ),
+            (
+                "protocols = [\"http/1.1\", \"http/1.1\"]",
+                "protocols[1]",
+                "listed twice",
+            ),
+        ] {
+            let e = with(bad).unwrap_err();
+            assert_eq!(e[0].field.as_deref(), Some(field), "{}", e[0]);
+            assert!(e[0].message.contains(needle), "{}", e[0]);
+        }
+        for (table, needle) in [
+            ("h2c = \"x\"", "is in protocols"),
+            ("spdy = \"x\"", "unknown protocol \"spdy\""),
+            ("h2 = \" \"", "non-empty"),
+        ] {
+            let e = load(&format!(
+                "{}[protocols_unsupported]\n{table}\n",
+                GOOD.replace(
+                    "[toolchain]",
+                    "protocols = [\"http/1.1\", \"h2c\"]\n[toolchain]"
+                )
+            ))
+            .unwrap_err();
+            assert!(
+                e[0].field
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("protocols_unsupported."),
+                "{}",
+                e[0]
+            );
+            assert!(e[0].message.contains(needle), "{}", e[0]);
+        }
     }
 
     #[test]

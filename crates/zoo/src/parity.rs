@@ -12,8 +12,10 @@ use serde::Serialize;
 use crate::contract::{self, GradeContext};
 use crate::database::content;
 use crate::fetch::{self, FetchError, RawResponse};
+use crate::fetch_h2::{self, Trust};
 use crate::manifest::{Deviation, ResponseKind};
 use crate::process::loopback;
+use crate::protocol::Protocol;
 use crate::row::ComparisonRow;
 use crate::rule::{worst, Grade, Rule, RuleResult};
 use crate::scenario::Scenario;
@@ -25,6 +27,7 @@ pub struct CaseId {
     pub mode: String,
     pub response: ResponseKind,
     pub scenario: String,
+    pub protocol: Protocol,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +36,8 @@ pub struct InspectOptions {
     pub fetch_timeout: Duration,
     /// The tables the database scenarios' answers are graded against.
     pub database: Option<crate::database::Oracle>,
+    /// For h2 over TLS: the run CA.
+    pub trust: Option<Trust>,
 }
 
 impl Default for InspectOptions {
@@ -40,7 +45,51 @@ impl Default for InspectOptions {
         InspectOptions {
             fetch_timeout: Duration::from_secs(5),
             database: None,
+            trust: None,
         }
+    }
+}
+
+/// One request for the scenario over `protocol`: the request as sent (for
+/// HTTP/2, its pseudo-header fields as text) and the answer.
+pub fn fetch_over(
+    protocol: Protocol,
+    addr: SocketAddr,
+    scenario: &Scenario,
+    opts: &InspectOptions,
+) -> (Vec<u8>, Result<RawResponse, FetchError>) {
+    fetch_to(
+        protocol,
+        addr,
+        &scenario.method,
+        &scenario.check_path(),
+        opts,
+    )
+}
+
+/// One request `method path` over `protocol`.
+pub fn fetch_to(
+    protocol: Protocol,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    opts: &InspectOptions,
+) -> (Vec<u8>, Result<RawResponse, FetchError>) {
+    if protocol.is_h2() {
+        let req = fetch_h2::request_text(protocol, method, path, addr);
+        let res = fetch_h2::fetch(
+            protocol,
+            addr,
+            method,
+            path,
+            opts.trust.as_ref(),
+            opts.fetch_timeout,
+        );
+        (req, res)
+    } else {
+        let req = fetch::request_bytes(method, path, addr);
+        let res = fetch::raw(addr, &req, opts.fetch_timeout);
+        (req, res)
     }
 }
 
@@ -72,6 +121,7 @@ pub struct CaseReport {
     pub response_kind: ResponseKind,
     pub variant: String,
     pub scenario: String,
+    pub protocol: Protocol,
     /// The worst grade of `rules`.
     pub grade: Grade,
     pub rules: Vec<RuleResult>,
@@ -104,6 +154,7 @@ impl CaseReport {
             response_kind: id.response,
             variant: format!("{}/{}", id.mode, id.response),
             scenario: id.scenario.clone(),
+            protocol: id.protocol,
             grade: Grade::Fail,
             rules,
             row: None,
@@ -130,10 +181,8 @@ pub fn inspect(
     opts: &InspectOptions,
 ) -> CaseReport {
     let [v4, v6] = loopback(port);
-    let path = scenario.check_path();
     let fetch_at = |addr: SocketAddr| {
-        let req = fetch::request_bytes(&scenario.method, &path, addr);
-        let res = fetch::raw(addr, &req, opts.fetch_timeout);
+        let (req, res) = fetch_over(id.protocol, addr, scenario, opts);
         (req, res, SystemTime::now(), Instant::now())
     };
     let (req4, r4, at4, inst4) = fetch_at(v4);
@@ -171,8 +220,7 @@ pub fn inspect(
             if let Some(after) = scenario.expect.body_changes_after {
                 let wait = after.saturating_sub(inst.elapsed());
                 std::thread::sleep(wait);
-                let req2 = fetch::request_bytes(&scenario.method, &path, addr);
-                let r = match fetch::raw(addr, &req2, opts.fetch_timeout) {
+                let r = match fetch_over(id.protocol, addr, scenario, opts).1 {
                     Ok(second) => contract::grade_changes(resp, &second, after, &ctx),
                     Err(e) => contract::apply_deviation(
                         RuleResult::new(
@@ -208,7 +256,7 @@ pub fn inspect(
                 addr: addr.to_string(),
                 request: req,
                 interim: resp.interim.clone(),
-                response: resp.bytes.clone(),
+                response: shown_bytes(resp),
                 error: None,
             });
             report.response = Some(resp.clone());
@@ -240,7 +288,7 @@ fn exchange(addr: SocketAddr, req: &[u8], r: &Result<RawResponse, FetchError>) -
             addr: addr.to_string(),
             request: req.to_vec(),
             interim: resp.interim.clone(),
-            response: resp.bytes.clone(),
+            response: shown_bytes(resp),
             error: None,
         },
         Err(e) => RawExchange {
@@ -250,5 +298,15 @@ fn exchange(addr: SocketAddr, req: &[u8], r: &Result<RawResponse, FetchError>) -
             response: e.partial().to_vec(),
             error: Some(e.to_string()),
         },
+    }
+}
+
+/// The response as `--raw` shows it: HTTP/1.1's bytes as they came; for
+/// HTTP/2 the decoded fields and body (its frames are binary).
+fn shown_bytes(r: &RawResponse) -> Vec<u8> {
+    if r.protocol.is_h2() {
+        fetch_h2::response_text(r)
+    } else {
+        r.bytes.clone()
     }
 }

@@ -5,9 +5,11 @@ use std::collections::HashMap;
 /// Placeholders valid in build commands and build env.
 pub const BUILD_PLACEHOLDERS: &[&str] = &["dir", "out", "files"];
 /// Placeholders valid in the run command and run env: build ones plus the
-/// per-start values.
+/// per-start values (`tls_cert` and `tls_key` are empty unless the start
+/// serves h2 over TLS).
 pub const RUN_PLACEHOLDERS: &[&str] = &[
-    "dir", "out", "files", "port", "cores", "scenario", "response", "mode", "conf",
+    "dir", "out", "files", "port", "cores", "scenario", "response", "mode", "conf", "protocol",
+    "tls_cert", "tls_key",
 ];
 /// Placeholders valid in a mode's `templates` files: the run ones, `{conf}`
 /// included (a pid file or temporary folder of the start's own).

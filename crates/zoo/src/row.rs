@@ -22,12 +22,24 @@ pub struct ComparisonRow {
     pub mode: String,
     pub response: ResponseKind,
     pub scenario: String,
+    pub protocol: crate::protocol::Protocol,
     pub status: u16,
     /// In the order sent, case preserved.
     pub header_names: Vec<String>,
-    /// Status line, headers and the blank line.
+    /// Status line, headers and the blank line; for HTTP/2 the HEADERS and
+    /// CONTINUATION frames, frame headers included.
     pub header_bytes: usize,
-    /// The body as sent, chunk framing included.
+    /// HTTP/2: the HPACK-encoded header block of a first answer, and of the
+    /// same answer again on the connection (the dynamic table warm).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_block: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_block_repeat: Option<usize>,
+    /// HTTP/2: the same server's HTTP/1.1 `header_bytes` for this variant
+    /// and scenario, when that was checked too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http1_header_bytes: Option<usize>,
+    /// The body as sent, chunk framing included (HTTP/2: DATA frames).
     pub body_bytes: usize,
     /// The body without chunk framing.
     pub payload_bytes: usize,
@@ -72,6 +84,7 @@ impl ComparisonRow {
             mode: mode.to_string(),
             response,
             scenario: scenario.to_string(),
+            protocol: r.protocol,
             status: r.status,
             header_names: r
                 .headers
@@ -79,6 +92,9 @@ impl ComparisonRow {
                 .map(|h| crate::text::visible(&h.name))
                 .collect(),
             header_bytes: r.head_len,
+            header_block: r.h2.as_ref().map(|w| w.header_block),
+            header_block_repeat: r.h2.as_ref().and_then(|w| w.header_block_repeat),
+            http1_header_bytes: None,
             body_bytes: r.wire_body_len(),
             payload_bytes: r.body.len(),
             total_bytes: r.bytes.len(),

@@ -34,11 +34,16 @@ pub enum Rule {
     DbCount,
     HtmlEscape,
     DbUpdate,
+    /// HTTP/2: no connection-specific field (RFC 9113 §8.2.2).
+    ConnectionHeaders,
+    /// HTTP/2: the same fields, status and body as the server's HTTP/1.1
+    /// answer.
+    Http1Fields,
 }
 
 impl Rule {
     /// The contract rules: those a manifest may name as a known deviation.
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 19] = [
         Rule::Status,
         Rule::Body,
         Rule::ContentType,
@@ -56,6 +61,8 @@ impl Rule {
         Rule::DbCount,
         Rule::HtmlEscape,
         Rule::DbUpdate,
+        Rule::ConnectionHeaders,
+        Rule::Http1Fields,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +88,8 @@ impl Rule {
             Rule::DbCount => "db-count",
             Rule::HtmlEscape => "html-escape",
             Rule::DbUpdate => "db-update",
+            Rule::ConnectionHeaders => "connection-headers",
+            Rule::Http1Fields => "http1-fields",
         }
     }
 

@@ -1,5 +1,8 @@
 //! hyper 1 on tokio: the "ceiling" of the zoo, about as little work per
-//! request as a general HTTP/1.1 server does.
+//! request as a general HTTP/1.1 server does. `PROTOCOL` h2c serves HTTP/2
+//! with prior knowledge beside HTTP/1.1 (hyper-util's auto builder tells
+//! them apart by the preface); h2 serves HTTP/2 over TLS (rustls, ALPN h2
+//! then http/1.1) with the run's certificate.
 //!
 //! hyper adds `content-length` (the body size is known) and `date` by itself
 //! and nothing else, so `default` and `normalized` are the same handler; the
@@ -20,11 +23,19 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::TcpListener;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+
+#[derive(Clone, Copy, PartialEq)]
+enum Serve {
+    Http1,
+    H2c,
+    H2,
+}
 
 #[derive(Clone, Copy)]
 enum Scenario {
@@ -51,6 +62,20 @@ fn run() -> Result<(), String> {
         other if db::is_stack_scenario(other) => Scenario::Stack,
         other => return Err(format!("unknown SCENARIO {other:?}")),
     };
+    let protocol = match std::env::var("PROTOCOL").as_deref() {
+        Err(_) | Ok("http/1.1") => Serve::Http1,
+        Ok("h2c") => Serve::H2c,
+        Ok("h2") => Serve::H2,
+        Ok(other) => {
+            return Err(format!(
+                "unknown PROTOCOL {other:?}: expected http/1.1, h2c or h2"
+            ))
+        }
+    };
+    let tls = match protocol {
+        Serve::H2 => Some(tls_acceptor()?),
+        _ => None,
+    };
     let cores: usize = std::env::var("CORES")
         .ok()
         .and_then(|c| c.parse().ok())
@@ -72,9 +97,10 @@ fn run() -> Result<(), String> {
         db::init().await?;
         let listener = listen(port)?;
         eprintln!(
-            "rust-hyper: {}/{} on [::]:{port}, {cores} worker thread(s)",
+            "rust-hyper: {}/{} over {} on [::]:{port}, {cores} worker thread(s)",
             env("SCENARIO")?,
-            std::env::var("RESPONSE").unwrap_or_default()
+            std::env::var("RESPONSE").unwrap_or_default(),
+            std::env::var("PROTOCOL").unwrap_or_else(|_| "http/1.1".into())
         );
         loop {
             let (stream, _) = match listener.accept().await {
@@ -90,15 +116,53 @@ fn run() -> Result<(), String> {
             // no server is timed with a different socket policy.
             let _ = stream.set_nodelay(true);
             let file = file.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |req| handle(req, scenario, file.clone()));
                 // Clients closing mid-request are routine under load: no log.
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                match (protocol, tls) {
+                    (Serve::Http1, _) => {
+                        let _ = http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    }
+                    (_, Some(tls)) => {
+                        if let Ok(stream) = tls.accept(stream).await {
+                            let _ = auto::Builder::new(TokioExecutor::new())
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
+                        }
+                    }
+                    (_, None) => {
+                        let _ = auto::Builder::new(TokioExecutor::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    }
+                }
             });
         }
     })
+}
+
+/// The run's certificate chain and key (TLS_CERT, TLS_KEY: PEM files), ALPN
+/// h2 first.
+fn tls_acceptor() -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let (cert, key) = (env("TLS_CERT")?, env("TLS_KEY")?);
+    let chain = CertificateDer::pem_file_iter(&cert)
+        .and_then(|i| i.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("TLS_CERT {cert}: {e}"))?;
+    let key = PrivateKeyDer::from_pem_file(&key).map_err(|e| format!("TLS_KEY {key}: {e}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("TLS: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
 /// `[::]` with IPV6_V6ONLY switched off explicitly, so IPv4 clients are served

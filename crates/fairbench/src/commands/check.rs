@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
 use fairbench_zoo::parity::{CaseId, CaseReport, InspectOptions};
+use fairbench_zoo::pki::RunPki;
 use fairbench_zoo::reference::{apply_reference, REFERENCE_SERVER};
 use fairbench_zoo::rule::{Grade, Rule};
 use fairbench_zoo::toolchain::Prober;
-use fairbench_zoo::{ResponseKind, Scenario, Server, Zoo};
+use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server, Zoo};
 use serde::Serialize;
 
 use crate::args::{load_zoo, positive_duration, resolve_root, CpuList};
@@ -40,6 +41,12 @@ pub struct CheckArgs {
     /// normalized).
     #[arg(long, value_name = "VARIANT")]
     pub variant: Option<crate::args::VariantSel>,
+    /// Protocols to check each server over, comma-separated: `http/1.1`,
+    /// `h2c` (HTTP/2 with prior knowledge), `h2` (HTTP/2 over TLS with a
+    /// certificate from a CA made for the check). A server that does not
+    /// serve one is skipped for it, with its manifest's reason.
+    #[arg(long, value_name = "LIST", default_value = "http/1.1")]
+    pub protocols: String,
     /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).
     #[arg(long, value_name = "M")]
     pub mode: Option<String>,
@@ -116,9 +123,50 @@ struct CheckSelection<'z> {
     invalid: Vec<String>,
     scenarios: Vec<&'z Scenario>,
     responses: Vec<ResponseKind>,
+    protocols: Vec<Protocol>,
     mode: Option<String>,
     cpus: Option<Vec<usize>>,
     cores: usize,
+}
+
+/// `--protocols`: known names, each once, and at least one selected server
+/// that serves one of them (else one line saying who serves what).
+fn protocols(list: &str, servers: &[&Server]) -> anyhow::Result<Vec<Protocol>> {
+    let mut out = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match Protocol::parse(name) {
+            Some(p) if !out.contains(&p) => out.push(p),
+            Some(_) => return Err(usage(format!("--protocols: {name} is listed twice"))),
+            None => {
+                return Err(usage(format!(
+                    "--protocols: unknown protocol {name:?}; expected {} (comma-separated)",
+                    Protocol::expected()
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(usage(format!(
+            "--protocols: expected one or more of {}",
+            Protocol::expected()
+        )));
+    }
+    let served = servers.iter().any(|s| out.iter().any(|p| s.serves(*p)));
+    if !servers.is_empty() && !served {
+        let why: Vec<String> = servers
+            .iter()
+            .map(|s| format!("{}: {}", s.name, s.why_not(out[0])))
+            .collect();
+        return Err(usage(format!(
+            "--protocols {list}: no selected server serves {} ({})",
+            out.iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+            why.join("; ")
+        )));
+    }
+    Ok(out)
 }
 
 fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>> {
@@ -215,6 +263,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
             names.join(", ")
         )));
     }
+    let protocols = protocols(&args.protocols, &servers)?;
     let cpus = args.cpus.clone().map(|c| c.0);
     let cores = match (args.cores, &cpus) {
         (Some(n), _) => n,
@@ -234,6 +283,7 @@ fn plan<'z>(zoo: &'z Zoo, args: &CheckArgs) -> anyhow::Result<CheckSelection<'z>
         invalid,
         scenarios,
         responses,
+        protocols,
         mode,
         cpus,
         cores,
@@ -320,6 +370,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let inspect_opts = InspectOptions {
         fetch_timeout,
         database: database.as_ref().map(|d| d.pg().oracle()),
+        trust: None,
+    };
+    // h2 over TLS: a CA made for this check, its files removed at the end.
+    let pki = if plan.protocols.iter().any(|p| p.tls())
+        && plan.servers.iter().any(|s| s.serves(Protocol::H2))
+    {
+        match RunPki::create(&work.join("tls"), &[]) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                return Err(anyhow::anyhow!("fairbench: {e}"));
+            }
+        }
+    } else {
+        None
     };
 
     'servers: for server in &plan.servers {
@@ -371,6 +435,30 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             });
             continue;
         }
+        let protocols: Vec<Protocol> = plan
+            .protocols
+            .iter()
+            .copied()
+            .filter(|&p| {
+                if !server.serves(p) {
+                    let reason = format!(
+                        "{p}: does not serve {}: {}",
+                        p.describe(),
+                        server.why_not(p)
+                    );
+                    crate::note!("skip {} {reason}", server.name);
+                    skipped.push(Skipped {
+                        server: server.name.clone(),
+                        mode: None,
+                        reason,
+                    });
+                }
+                server.serves(p)
+            })
+            .collect();
+        if protocols.is_empty() {
+            continue;
+        }
         let modes: Vec<&String> = match &plan.mode {
             Some(m) => match server.modes.get_key_value(m) {
                 Some((name, _)) => vec![name],
@@ -418,9 +506,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                     for l in e.log_tail() {
                         crate::note!("  | {l}");
                     }
-                    for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
+                    for (&resp, &protocol) in plan
+                        .responses
+                        .iter()
+                        .filter(|r| server.has_response(**r))
+                        .flat_map(|r| protocols.iter().map(move |p| (r, p)))
+                    {
                         for sc in &scenarios {
-                            let id = case_id(server, mode_name, resp, sc);
+                            let id = case_id(server, mode_name, resp, sc, protocol);
                             let mut c = CaseReport::failed(
                                 &id,
                                 &server.response(resp).deviations_for(&sc.name),
@@ -438,11 +531,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 }
             };
             for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
-                for sc in &scenarios {
+                for (sc, &protocol) in scenarios
+                    .iter()
+                    .flat_map(|sc| protocols.iter().map(move |p| (sc, p)))
+                {
                     if crate::interrupt::interrupted() {
                         break 'servers;
                     }
-                    let id = case_id(server, mode_name, resp, sc);
+                    let id = case_id(server, mode_name, resp, sc, protocol);
                     let c = check_case(
                         &layout.server,
                         server,
@@ -455,12 +551,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                         stop_grace,
                         &inspect_opts,
                         database.as_ref(),
+                        pki.as_ref(),
                     );
                     crate::note!(
-                        "check {} {} {}: {}",
+                        "check {} {} {}{}: {}",
                         c.server,
                         c.variant,
                         c.scenario,
+                        if protocol.is_h2() {
+                            format!(" over {protocol}")
+                        } else {
+                            String::new()
+                        },
                         c.grade
                     );
                     cases.push(c);
@@ -473,6 +575,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         d.stop();
     }
     apply_reference(&mut cases, &args.reference);
+    fairbench_zoo::protocol_parity::apply_http1_fields(&mut cases);
     if !cases.is_empty() && !cases.iter().any(|c| c.server == args.reference) {
         eprintln!("{}", reference_absent(&zoo, &plan, &args.reference));
     }
@@ -563,12 +666,19 @@ fn reference_absent(zoo: &Zoo, plan: &CheckSelection, reference: &str) -> String
     )
 }
 
-fn case_id(server: &Server, mode: &str, response: ResponseKind, sc: &Scenario) -> CaseId {
+fn case_id(
+    server: &Server,
+    mode: &str,
+    response: ResponseKind,
+    sc: &Scenario,
+    protocol: Protocol,
+) -> CaseId {
     CaseId {
         server: server.name.clone(),
         mode: mode.to_string(),
         response,
         scenario: sc.name.clone(),
+        protocol,
     }
 }
 
@@ -587,10 +697,15 @@ fn check_case(
     stop_grace: Duration,
     inspect_opts: &InspectOptions,
     db: Option<&crate::database::Database>,
+    pki: Option<&RunPki>,
 ) -> CaseReport {
     let deviations = &server.response(id.response).deviations_for(&sc.name);
+    let over = match id.protocol {
+        Protocol::Http1 => String::new(),
+        p => format!("-{p}"),
+    };
     let log_path = log_dir.join(format!(
-        "{}-{}-{}-{}.log",
+        "{}-{}-{}-{}{over}.log",
         id.server, id.mode, id.response, id.scenario
     ));
     let spec = StartSpec {
@@ -610,6 +725,8 @@ fn check_case(
         ready_timeout,
         stop_grace,
         inspect: inspect_opts.clone(),
+        protocol: id.protocol,
+        pki,
     };
     let started = match start(host, &spec) {
         Ok(s) => s,

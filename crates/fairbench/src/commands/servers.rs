@@ -41,6 +41,18 @@ struct ServerEntry<'a> {
     dir: &'a Path,
     toolchain: ToolchainEntry<'a>,
     variants: Vec<VariantEntry>,
+    /// The protocols it serves, and why not the others.
+    protocols: Vec<fairbench_zoo::Protocol>,
+    protocols_unsupported: Vec<ProtocolGap>,
+}
+
+#[derive(Serialize)]
+struct ProtocolGap {
+    protocol: fairbench_zoo::Protocol,
+    reason: String,
+    /// The manifest says why (`[protocols_unsupported]`), rather than
+    /// only leaving it out.
+    declared: bool,
 }
 
 #[derive(Serialize)]
@@ -97,6 +109,16 @@ fn entry<'a>(s: &'a Server, status: ToolchainStatus) -> ServerEntry<'a> {
             status,
         },
         variants,
+        protocols: s.protocols.clone(),
+        protocols_unsupported: fairbench_zoo::Protocol::ALL
+            .into_iter()
+            .filter(|p| !s.serves(*p))
+            .map(|p| ProtocolGap {
+                protocol: p,
+                reason: s.why_not(p),
+                declared: s.protocols_unsupported.contains_key(&p),
+            })
+            .collect(),
     }
 }
 
@@ -125,6 +147,7 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
         if !zoo.servers.is_empty() {
             print!("{}", shown(&table(&entries).render()));
         }
+        print!("{}", shown(&protocol_lines(&entries)));
         print!("{}", shown(&install_lines(&entries)));
         print!("{}", shown(&not_listed(&zoo)));
         if zoo.servers.is_empty() && zoo.invalid_server_names().is_empty() {
@@ -147,6 +170,7 @@ fn table(entries: &[ServerEntry]) -> Table {
         "SERVER",
         "MODE",
         "RESPONSES",
+        "PROTOCOLS",
         "LANGUAGE",
         "FRAMEWORK",
         "TOOLCHAIN",
@@ -183,6 +207,11 @@ fn table(entries: &[ServerEntry]) -> Table {
                 e.name.to_string(),
                 mode.to_string(),
                 responses,
+                e.protocols
+                    .iter()
+                    .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 e.language.to_string(),
                 format!("{} {}", e.framework, e.framework_version),
                 tc.clone(),
@@ -215,6 +244,33 @@ fn not_listed(zoo: &fairbench_zoo::Zoo) -> String {
         out.insert(0, '\n');
     }
     out
+}
+
+/// Why each server does not serve the protocols it does not, where its
+/// manifest says: one line per server and reason, in the manifest's words.
+fn protocol_lines(entries: &[ServerEntry]) -> String {
+    let mut out = String::new();
+    for e in entries {
+        let mut gaps: Vec<(Vec<&str>, &str)> = Vec::new();
+        for g in e.protocols_unsupported.iter().filter(|g| g.declared) {
+            match gaps.iter_mut().find(|(_, r)| *r == g.reason) {
+                Some((ps, _)) => ps.push(g.protocol.as_str()),
+                None => gaps.push((vec![g.protocol.as_str()], &g.reason)),
+            }
+        }
+        for (ps, reason) in gaps {
+            out.push_str(&format!(
+                "  {} does not serve {}: {}\n",
+                e.name,
+                ps.join(", "),
+                fairbench_zoo::text::visible(reason)
+            ));
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\nProtocols not served (docs/server-manifest.md):\n{out}")
 }
 
 /// One line per server whose toolchain is missing: the command its manifest

@@ -84,10 +84,11 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         );
         for s in store.sweeps(id)? {
             let line = format!(
-                "sweep {} {}/{} {} {}c: {}",
+                "sweep {} {}/{}{} {} {}c: {}",
                 s.server,
                 s.mode,
                 s.response,
+                crate::report::model::protocol_label(&s.protocol),
                 s.scenario,
                 s.cores,
                 match (s.knee_rps, s.state.as_str()) {

@@ -8,7 +8,7 @@ use super::report_csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
-pub const COLUMNS: [&str; 50] = [
+pub const COLUMNS: [&str; 51] = [
     "run_id",
     "host",
     "server",
@@ -17,6 +17,7 @@ pub const COLUMNS: [&str; 50] = [
     "mode",
     "response",
     "scenario",
+    "protocol",
     "cores",
     "cores_requested",
     "load",
@@ -82,6 +83,8 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
             && p.mode == g.key.mode
             && p.response == g.key.response
             && p.scenario == g.key.scenario
+            && (p.protocol == g.key.protocol
+                || (g.key.protocol.is_empty() && p.protocol == "http/1.1"))
     });
     let ci =
         |s: &Option<Summary>, f: fn(&Summary) -> f64| num(s.as_ref().filter(|s| s.n >= 2).map(f));
@@ -96,6 +99,11 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         g.key.mode.clone(),
         g.key.response.clone(),
         g.key.scenario.clone(),
+        if g.key.protocol.is_empty() {
+            "http/1.1".to_string()
+        } else {
+            g.key.protocol.clone()
+        },
         g.key.cores.to_string(),
         g.cores_requested.clone(),
         g.key.load.clone(),

@@ -23,11 +23,12 @@ fn upper(g: Grade) -> &'static str {
 /// (every rule with `all_rules`).
 pub fn case_block(c: &CaseReport, all_rules: bool) -> String {
     let mut out = format!(
-        "{}  {} {} {}",
+        "{}  {} {} {}{}",
         upper(c.grade),
         c.server,
         c.variant,
-        c.scenario
+        c.scenario,
+        over(c)
     );
     let passed = c.rules.iter().filter(|r| r.grade == Grade::Pass).count();
     if c.grade == Grade::Pass {
@@ -64,7 +65,14 @@ pub fn case_block(c: &CaseReport, all_rules: bool) -> String {
 pub fn raw_exchange(c: &CaseReport) -> String {
     match &c.raw {
         Some(x) => exchange_text(
-            &format!("{} {} {} ({})", c.server, c.variant, c.scenario, x.addr),
+            &format!(
+                "{} {} {}{} ({})",
+                c.server,
+                c.variant,
+                c.scenario,
+                over(c),
+                x.addr
+            ),
             x,
         ),
         None => String::new(),
@@ -115,45 +123,81 @@ fn push_prefixed(out: &mut String, prefix: &str, bytes: &[u8]) {
     }
 }
 
+/// " over h2c" for an HTTP/2 case; nothing for HTTP/1.1.
+fn over(c: &CaseReport) -> String {
+    if c.protocol.is_h2() {
+        format!(" over {}", c.protocol)
+    } else {
+        String::new()
+    }
+}
+
 fn yes_no(b: bool) -> String {
     if b { "yes" } else { "NO" }.to_string()
 }
 
 /// The comparison table and a one-line tally. Skipped servers were already
 /// named, one line each, when they were skipped.
+///
+/// With HTTP/2 cases, a PROTOCOL column, and beside the header bytes (for
+/// HTTP/2 its HEADERS frames) the HPACK header block, first and repeated
+/// on the connection, and the same server's HTTP/1.1 header bytes.
 pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String {
-    let mut t = Table::new(&[
-        "SERVER",
-        "VARIANT",
-        "SCENARIO",
-        "STATUS",
-        "HEADER B",
+    let h2 = cases.iter().any(|c| c.protocol.is_h2());
+    let vs = format!("VS {reference}");
+    let mut columns = vec!["SERVER", "VARIANT", "SCENARIO"];
+    if h2 {
+        columns.push("PROTOCOL");
+    }
+    columns.extend(["STATUS", "HEADER B"]);
+    if h2 {
+        columns.extend(["HPACK B", "H1 HEADER B"]);
+    }
+    columns.extend([
         "BODY B",
         "TOTAL B",
-        &format!("VS {reference}"),
+        vs.as_str(),
         "FRAMING",
         "DATE",
         "IPV4",
         "IPV6",
         "GRADE",
         "HEADERS",
-    ])
-    .right_align(&[3, 4, 5, 6, 7]);
+    ]);
+    let numeric: Vec<usize> = if h2 {
+        vec![4, 5, 6, 7, 8, 9, 10]
+    } else {
+        vec![3, 4, 5, 6, 7]
+    };
+    let mut t = Table::new(&columns).right_align(&numeric);
     let mut sorted: Vec<&CaseReport> = cases.iter().collect();
     sorted.sort_by(|a, b| {
-        (&a.scenario, a.response_kind, &a.server, &a.mode).cmp(&(
+        (&a.scenario, a.response_kind, &a.server, &a.mode, a.protocol).cmp(&(
             &b.scenario,
             b.response_kind,
             &b.server,
             &b.mode,
+            b.protocol,
         ))
     });
+    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
     for c in sorted {
         let mut cells = vec![c.server.clone(), c.variant.clone(), c.scenario.clone()];
+        if h2 {
+            cells.push(c.protocol.to_string());
+        }
+        if let Some(r) = &c.row {
+            cells.extend([r.status.to_string(), r.header_bytes.to_string()]);
+        }
+        if let (true, Some(r)) = (h2, &c.row) {
+            cells.push(match (r.header_block, r.header_block_repeat) {
+                (Some(a), Some(b)) => format!("{a}/{b}"),
+                (a, _) => opt(a),
+            });
+            cells.push(opt(r.http1_header_bytes));
+        }
         match &c.row {
             Some(r) => cells.extend([
-                r.status.to_string(),
-                r.header_bytes.to_string(),
                 r.body_bytes.to_string(),
                 r.total_bytes.to_string(),
                 match r.vs_reference {
@@ -175,7 +219,8 @@ pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String 
                     .find(|r| r.grade == Grade::Fail)
                     .map(|r| r.rule.name())
                     .unwrap_or("?");
-                cells.extend(["-"; 9].iter().map(|s| s.to_string()));
+                let dashes = if h2 { 11 } else { 9 };
+                cells.extend(std::iter::repeat_n("-".to_string(), dashes));
                 cells.push(format!("fail ({why})"));
                 cells.push(String::new());
             }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::report::model::CaseKey;
+use crate::report::model::{protocol_label, CaseKey};
 use crate::report::paired::{Paired, RatioRow, Role};
 use crate::store::{CaseRow, RunRow};
 use crate::units;
@@ -20,6 +20,7 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
                 x.scenario.clone(),
                 x.cores,
                 x.load_label.clone(),
+                x.protocol.clone(),
             )
         };
         match out.iter_mut().find(|g| key(g[0]) == key(c)) {
@@ -98,7 +99,12 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         let dash = || "-".to_string();
         let mut row = vec![
             c0.server.clone(),
-            format!("{}/{}", c0.mode, c0.response),
+            format!(
+                "{}/{}{}",
+                c0.mode,
+                c0.response,
+                protocol_label(&c0.protocol)
+            ),
             c0.scenario.clone(),
             c0.cores.to_string(),
             c0.load_label.clone(),
@@ -171,8 +177,14 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         } else {
             flagged.push((
                 format!(
-                    "{} {}/{} {} {}c {}",
-                    c0.server, c0.mode, c0.response, c0.scenario, c0.cores, c0.load_label
+                    "{} {}/{}{} {} {}c {}",
+                    c0.server,
+                    c0.mode,
+                    c0.response,
+                    protocol_label(&c0.protocol),
+                    c0.scenario,
+                    c0.cores,
+                    c0.load_label
                 ),
                 case_notes,
             ));
@@ -183,10 +195,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             .filter(|c| c.state == "failed" || c.state == "skipped")
         {
             notes.push(format!(
-                "  {} {}/{} {} {}c #{}: {} {}",
+                "  {} {}/{}{} {} {}c #{}: {} {}",
                 units::one_line(&c.server),
                 units::one_line(&c.mode),
                 c.response,
+                protocol_label(&c.protocol),
                 units::one_line(&c.scenario),
                 c.cores,
                 c.repetition,

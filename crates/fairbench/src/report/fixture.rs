@@ -286,6 +286,7 @@ pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
                         load_json: closed_json(),
                         sweep: None,
                         repetition: rep as usize,
+                        protocol: "http/1.1".into(),
                     });
                     seq += 1;
                 }
@@ -311,6 +312,7 @@ pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
                 load_json: rate_json(rate),
                 sweep: Some(key.into()),
                 repetition: 1,
+                protocol: "http/1.1".into(),
             });
             seq += 1;
         }
@@ -413,6 +415,7 @@ pub fn standard_run(store: &mut Store, flavour: Flavour) -> i64 {
                     knee_rps: knee,
                     state: "done".into(),
                     reason: None,
+                    protocol: "http/1.1".into(),
                 },
             )
             .unwrap();
@@ -451,6 +454,7 @@ pub fn hostile_run(store: &mut Store) -> i64 {
             load_json: closed_json(),
             sweep: None,
             repetition: rep,
+            protocol: "http/1.1".into(),
         });
     }
     let run = store
@@ -557,6 +561,7 @@ pub fn paired_run(store: &mut Store, shape: PairedShape, started: &str) -> i64 {
                 load_json: closed_json(),
                 sweep: None,
                 repetition: rep,
+                protocol: "http/1.1".into(),
             });
         }
     }

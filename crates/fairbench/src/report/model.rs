@@ -24,6 +24,8 @@ pub struct CaseKey {
     /// its CPU model and count. Empty in a report of one run.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub host: String,
+    /// "http/1.1", "h2c" or "h2".
+    pub protocol: String,
 }
 
 impl CaseKey {
@@ -36,16 +38,25 @@ impl CaseKey {
             cores: c.cores,
             load: c.load_label.clone(),
             host: String::new(),
+            protocol: c.protocol.clone(),
         }
     }
 
-    /// `server mode/response`: the name of a bar or a line; a URL case's
-    /// name alone (it has no mode or response shape).
+    /// `server mode/response`, and ` over h2c` (or h2) for a case spoken
+    /// to in HTTP/2: the name of a bar or a line; a URL case's name alone
+    /// (it has no mode or response shape). HTTP/1.1, every case's protocol
+    /// before HTTP/2 was measured, is the unnamed default.
     pub fn variant_label(&self) -> String {
         if self.is_url() {
-            return self.server.clone();
+            return format!("{}{}", self.server, protocol_label(&self.protocol));
         }
-        format!("{} {}/{}", self.server, self.mode, self.response)
+        format!(
+            "{} {}/{}{}",
+            self.server,
+            self.mode,
+            self.response,
+            protocol_label(&self.protocol)
+        )
     }
 
     /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares;
@@ -59,8 +70,12 @@ impl CaseKey {
         if self.is_url() {
             return format!("{}{on}", self.load);
         }
+        let over = match self.protocol.as_str() {
+            "" | "http/1.1" => String::new(),
+            p => format!(" · {p}"),
+        };
         format!(
-            "{} · {} · {}{on}",
+            "{}{over} · {} · {}{on}",
             self.scenario,
             cores_label(self.cores),
             self.load
@@ -75,6 +90,15 @@ impl CaseKey {
     /// The whole key on one line.
     pub fn label(&self) -> String {
         format!("{} — {}", self.variant_label(), self.context())
+    }
+}
+
+/// " over h2c" / " over h2"; nothing for HTTP/1.1 (or a row without one).
+pub fn protocol_label(protocol: &str) -> String {
+    if protocol.is_empty() || protocol == "http/1.1" {
+        String::new()
+    } else {
+        format!(" over {protocol}")
     }
 }
 
@@ -210,7 +234,11 @@ pub struct ParityRow {
     pub mode: String,
     pub response: String,
     pub scenario: String,
+    /// What the check spoke: "http/1.1", "h2c" or "h2".
+    pub protocol: String,
     pub header_bytes: Option<i64>,
+    /// HTTP/2: the HPACK header block of the check's answer.
+    pub header_block: Option<i64>,
     pub body_bytes: Option<i64>,
     pub total_bytes: Option<i64>,
     pub fair: Option<bool>,
@@ -238,7 +266,13 @@ impl ParityRow {
             mode: c.mode.clone(),
             response: c.response.clone(),
             scenario: c.scenario.clone(),
+            protocol: if c.protocol.is_empty() {
+                "http/1.1".into()
+            } else {
+                c.protocol.clone()
+            },
             header_bytes: c.header_bytes,
+            header_block: None,
             body_bytes: c.body_bytes,
             total_bytes: match (c.header_bytes, c.body_bytes) {
                 (Some(h), Some(b)) => Some(h + b),
@@ -284,6 +318,7 @@ impl ParityRow {
         row.ipv4 = r.get("ipv4").and_then(Value::as_bool);
         row.ipv6 = r.get("ipv6").and_then(Value::as_bool);
         row.vs_reference = r.get("vs_reference").and_then(Value::as_i64);
+        row.header_block = r.get("header_block").and_then(Value::as_i64);
         if let Some(names) = r.get("header_names").and_then(Value::as_array) {
             row.header_names = names.iter().map(value_text).collect();
         }
@@ -755,6 +790,7 @@ pub fn build_for(
                 && p.mode == c.mode
                 && p.response == c.response
                 && p.scenario == c.scenario
+                && p.protocol == ParityRow::of(c).protocol
         });
         if has_parity && !seen {
             parity.push(ParityRow::of(c));
@@ -1059,7 +1095,9 @@ mod tests {
             mode: "native".into(),
             response: response.into(),
             scenario: "static".into(),
+            protocol: "http/1.1".into(),
             header_bytes: None,
+            header_block: None,
             body_bytes: None,
             total_bytes: total,
             fair: None,

@@ -142,8 +142,17 @@ pub const CPU: fn(&CaseRow) -> Option<f64> = |c| c.server_cpu_us_per_request;
 pub const P99: fn(&CaseRow) -> Option<f64> = |c| c.lat_p99.map(|v| v as f64);
 
 /// The context a case's ratio is taken in: what the key holds but the variant.
+/// A case over HTTP/2 is paired with the reference over the same protocol.
 fn context(k: &CaseKey) -> (String, i64, String) {
-    (k.scenario.clone(), k.cores, k.load.clone())
+    (
+        k.scenario.clone(),
+        k.cores,
+        format!(
+            "{}{}",
+            k.load,
+            crate::report::model::protocol_label(&k.protocol)
+        ),
+    )
 }
 
 /// Chooses, for every context of `keys`, the reference variant.

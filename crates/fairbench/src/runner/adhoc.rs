@@ -59,7 +59,7 @@ pub fn save(
     })?;
     let load_json = load_json(cfg, o);
     let case = store.append_case(run, |seq| {
-        planned_case(seq, &cfg.target.url, o, &load_json, 1)
+        planned_case(seq, &cfg.target.url, o, &load_json, 1, cfg.protocol)
     })?;
     let cpus = cfg
         .cpus
@@ -87,6 +87,7 @@ pub(crate) fn planned_case(
     o: &Outcome,
     load_json: &serde_json::Value,
     repetition: usize,
+    protocol: fairbench_engine::Protocol,
 ) -> PlannedCase {
     PlannedCase {
         seq,
@@ -103,6 +104,8 @@ pub(crate) fn planned_case(
         load_json: load_json.to_string(),
         sweep: None,
         repetition,
+        // What the load spoke (`load --http2`), as a suite's case records it.
+        protocol: protocol.as_str().into(),
     }
 }
 

@@ -54,7 +54,7 @@ pub fn save_pair(
             };
             let load_json = load_json(cfg, o);
             let case = store.append_case(run, |seq| {
-                planned_case(seq, &side.to_string(), o, &load_json, r + 1)
+                planned_case(seq, &side.to_string(), o, &load_json, r + 1, cfg.protocol)
             })?;
             store.mark_running(case, ("", "", false))?;
             store.record_done(case, &load_figures(o))?;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairbench_engine::{Observer, Outcome, Phase, SecondSample, Target};
-use fairbench_zoo::{fetch, Scenario};
+use fairbench_zoo::parity::{self, InspectOptions};
+use fairbench_zoo::{Protocol, Scenario};
 use hdrhistogram::Histogram;
 
 use super::placement::Sites;
@@ -75,8 +76,20 @@ pub use crate::suite::Timing;
 
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
+/// The zoo's name of a protocol as the engine's.
+pub fn engine_protocol(p: Protocol) -> fairbench_engine::Protocol {
+    match p {
+        Protocol::Http1 => fairbench_engine::Protocol::Http1,
+        Protocol::H2c => fairbench_engine::Protocol::H2c,
+        Protocol::H2 => fairbench_engine::Protocol::H2,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 pub fn load_split(
     port: u16,
+    protocol: Protocol,
+    trust: Option<&fairbench_zoo::fetch_h2::Trust>,
     scenario: &Scenario,
     load: &LoadProfile,
     rate_override: Option<f64>,
@@ -85,15 +98,22 @@ pub fn load_split(
     t: Timing,
 ) -> Result<LoadSplit, String> {
     // The server as the first generator reaches it; each generator is then
-    // aimed at its own address of the server.
+    // aimed at its own address of the server. h2 is TLS (ALPN h2), trusting
+    // the run's CA only; h2c prior knowledge on http://.
+    let scheme = if protocol.tls() { "https" } else { "http" };
     let origin = format!(
-        "http://{}:{port}",
+        "{scheme}://{}:{port}",
         host::url_host(&layout.clients[0].server_addr)
     );
     let url = format!("{origin}{}", scenario.check_path());
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
     let mut cfg = load.engine_config(target, rate_override, t);
     cfg.request.method = scenario.method.clone();
+    cfg.protocol = engine_protocol(protocol);
+    if protocol.tls() {
+        let trust = trust.ok_or("h2 over TLS needs the run's CA, and none was made")?;
+        cfg.tls.ca_pem = Some(trust.ca_pem.clone());
+    }
     if scenario.is_templated() {
         // Values drawn per prepared request (docs/targets.md), from one
         // fixed seed: every server is asked the same ids in the same order.
@@ -352,16 +372,20 @@ pub fn measure(
     // seconds. A server that has really hung fails every try.
     let timeout = load.first().timeout.max(Duration::from_secs(2));
     let (method, path) = (&load.first().request.method, &load.first().target.path);
+    // In the protocol of the case: an h2-only port answers nothing else.
+    let opts = InspectOptions {
+        fetch_timeout: timeout,
+        trust: running.trust.clone(),
+        database: None,
+    };
     let probe = || {
         running
             .process
             .host()
             .with_loopback(running.port, |p| {
                 let addr = host::loopback(p)[0];
-                let req = fetch::request_bytes(method, path, addr);
-                fetch::raw(addr, &req, timeout)
-                    .map(drop)
-                    .map_err(|e| e.to_string())
+                let (_, answer) = parity::fetch_to(running.protocol, addr, method, path, &opts);
+                answer.map(drop).map_err(|e| e.to_string())
             })
             .map_err(|e| format!("{e:#}"))
             .and_then(|r| r)

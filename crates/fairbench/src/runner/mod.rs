@@ -70,6 +70,9 @@ pub struct Runner<'a> {
     db_failed: Option<String>,
     /// The largest pool of the run's servers, for max_connections.
     db_max_pool: usize,
+    /// The run's CA and server certificate, made when a case first needs
+    /// h2 over TLS.
+    pki: Option<fairbench_zoo::pki::RunPki>,
 }
 
 impl<'a> Runner<'a> {
@@ -94,6 +97,7 @@ impl<'a> Runner<'a> {
             db: None,
             db_failed: None,
             db_max_pool: 1,
+            pki: None,
         }
     }
 
@@ -203,6 +207,22 @@ impl<'a> Runner<'a> {
         s: &Subject,
         label: &str,
     ) -> Result<(Sites, Started, Option<CaseDb>), CaseEnd> {
+        if s.protocol.tls() && self.pki.is_none() {
+            // Valid for every address a generator reaches the server at.
+            let names: Vec<String> = self
+                .opts
+                .layout
+                .clients
+                .iter()
+                .map(|c| c.server_addr.clone())
+                .collect();
+            let pki = fairbench_zoo::pki::RunPki::create(&self.opts.work_dir.join("tls"), &names)
+                .map_err(|reason| CaseEnd::Failed {
+                reason,
+                log_tail: Vec::new(),
+            })?;
+            self.pki = Some(pki);
+        }
         let mut placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
         let (env, case_db) = if s.scenario.needs_database() {
             let all = self.opts.cpus.clone();
@@ -248,6 +268,8 @@ impl<'a> Runner<'a> {
                 database: self.db.as_ref().map(|d| d.pg().oracle()),
                 ..InspectOptions::default()
             },
+            protocol: s.protocol,
+            pki: self.pki.as_ref(),
         };
         let started = start(&self.opts.layout.server, &spec).map_err(CaseEnd::from)?;
         Ok((placement, started, case_db))
@@ -287,6 +309,8 @@ impl<'a> Runner<'a> {
         )?;
         let cfg = match case::load_split(
             running.port,
+            c.subject.protocol,
+            running.trust.as_ref(),
             &c.subject.scenario,
             &c.subject.load,
             None,
@@ -466,6 +490,8 @@ impl<'a> Runner<'a> {
             first = false;
             let cfg = case::load_split(
                 running.port,
+                s.subject.protocol,
+                running.trust.as_ref(),
                 &s.subject.scenario,
                 &s.subject.load,
                 Some(rate.round()),
@@ -565,6 +591,7 @@ fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>
         knee_rps: knee,
         state: state.into(),
         reason: reason.map(str::to_string),
+        protocol: w.protocol.as_str().into(),
     }
 }
 
@@ -634,5 +661,6 @@ pub fn planned_case(
         load_json: load_json.to_string(),
         sweep: sweep.map(str::to_string),
         repetition,
+        protocol: s.protocol.as_str().to_string(),
     }
 }

@@ -85,6 +85,8 @@ pub fn planned_case(seq: usize, suite: &Suite, c: &ServiceCase) -> PlannedCase {
         load_json: load_json.to_string(),
         sweep: None,
         repetition: c.repetition,
+        // A service is spoken to as `config` below does: HTTP/1.1.
+        protocol: fairbench_engine::Protocol::Http1.as_str().into(),
     }
 }
 

@@ -407,8 +407,8 @@ impl Store {
     pub fn record_sweep(&self, run: i64, s: &SweepRow) -> anyhow::Result<()> {
         self.conn.execute(
             "INSERT OR REPLACE INTO sweeps (run_id, sweep, server, mode, response, scenario, cores,
-                 slo_quantile, slo_us, knee_rps, state, reason)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 slo_quantile, slo_us, knee_rps, state, reason, protocol)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 run,
                 s.sweep,
@@ -421,7 +421,8 @@ impl Store {
                 s.slo_us,
                 s.knee_rps,
                 s.state,
-                s.reason
+                s.reason,
+                s.protocol
             ],
         )?;
         Ok(())
@@ -511,6 +512,7 @@ mod tests {
                 load_json: "{}".into(),
                 sweep: None,
                 repetition: 1,
+                protocol: "http/1.1".into(),
             })
             .unwrap();
         let mut latency = new_histogram();
@@ -570,6 +572,49 @@ mod tests {
         assert_eq!(c.no_answer_per_million(), Some(0.4));
         assert_eq!(s.histogram(id, "answered").unwrap().unwrap(), answered);
         assert_eq!(s.histogram(id, "latency").unwrap().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_version_5_database_keeps_its_cases_and_sweeps_as_http1() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("old.db");
+        {
+            let mut c = rusqlite::Connection::open(&p).unwrap();
+            schema::create_at(&mut c, 5);
+            c.execute_batch(
+                "INSERT INTO runs (id, started_at, suite, suite_toml, state, fairbench_version, host_json, planned_cases)
+                   VALUES (1, '2026-01-01T00:00:00Z', 'quick', '', 'done', '0.1.0', '{}', 1);
+                 INSERT INTO cases (run_id, seq, server, language, framework, mode, response, scenario,
+                   cores, cores_requested, load_label, load_json, repetition, state, rps)
+                   VALUES (1, 0, 'go-nethttp', 'Go', 'net/http', 'native', 'normalized', 'static',
+                   1, '1', 'closed c=50', '{}', 1, 'done', 1234.5);
+                 INSERT INTO sweeps (run_id, sweep, server, mode, response, scenario, cores,
+                   slo_quantile, slo_us, knee_rps, state)
+                   VALUES (1, 'k', 'go-nethttp', 'native', 'normalized', 'static', 1, 0.99, 10000, 500, 'done');",
+            )
+            .unwrap();
+        }
+        // Read-only first: a migrated private copy, the file untouched.
+        let ro = Store::open_read_only(&p).unwrap();
+        let c = &ro.cases(1).unwrap()[0];
+        assert_eq!((c.protocol.as_str(), c.rps), ("http/1.1", Some(1234.5)));
+        drop(ro);
+        let v: i64 = rusqlite::Connection::open(&p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 5, "a read-only open never migrates the file");
+        let s = Store::open(&p).unwrap();
+        let c = &s.cases(1).unwrap()[0];
+        assert_eq!(
+            (c.protocol.as_str(), c.server.as_str()),
+            ("http/1.1", "go-nethttp")
+        );
+        let sw = &s.sweeps(1).unwrap()[0];
+        assert_eq!(
+            (sw.protocol.as_str(), sw.knee_rps),
+            ("http/1.1", Some(500.0))
+        );
     }
 
     #[test]

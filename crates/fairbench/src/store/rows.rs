@@ -87,6 +87,8 @@ pub struct PlannedCase {
     pub load_json: String,
     pub sweep: Option<String>,
     pub repetition: usize,
+    /// "http/1.1", "h2c" or "h2" (schema version 6).
+    pub protocol: String,
 }
 
 pub(crate) fn insert_planned(
@@ -97,10 +99,10 @@ pub(crate) fn insert_planned(
     tx.execute(
         "INSERT INTO cases (run_id, seq, server, language, framework, mode, response,
             variant_params_json, scenario, cores, cores_requested, load_label, load_json,
-            sweep, repetition, state)
+            sweep, repetition, protocol, state)
          VALUES (:run_id, :seq, :server, :language, :framework, :mode, :response,
             :variant_params_json, :scenario, :cores, :cores_requested, :load_label, :load_json,
-            :sweep, :repetition, 'pending')",
+            :sweep, :repetition, :protocol, 'pending')",
         named_params! {
             ":run_id": run,
             ":seq": c.seq as i64,
@@ -117,6 +119,7 @@ pub(crate) fn insert_planned(
             ":load_json": c.load_json,
             ":sweep": c.sweep,
             ":repetition": c.repetition as i64,
+            ":protocol": c.protocol,
         },
     )?;
     Ok(())
@@ -228,6 +231,9 @@ pub struct CaseRow {
     /// among `err_timeout` (version 9).
     pub late_answers: Option<i64>,
     pub warnings_json: String,
+    /// What the case spoke to its server: "http/1.1", "h2c" or "h2"
+    /// (version 6; every earlier case is "http/1.1").
+    pub protocol: String,
 }
 
 impl CaseRow {
@@ -342,6 +348,7 @@ impl CaseRow {
             db_cpus: r.get("db_cpus")?,
             db_pool: r.get("db_pool")?,
             generator_containment: r.get("generator_containment")?,
+            protocol: r.get("protocol")?,
             generator_cpuset: r.get("generator_cpuset")?,
             thread_rps_mean: r.get("thread_rps_mean")?,
             thread_rps_stdev: r.get("thread_rps_stdev")?,
@@ -605,11 +612,13 @@ pub struct SweepRow {
     pub knee_rps: Option<f64>,
     pub state: String,
     pub reason: Option<String>,
+    /// "http/1.1", "h2c" or "h2" (schema version 6).
+    pub protocol: String,
 }
 
 impl SweepRow {
     pub(crate) const SELECT: &'static str = "SELECT sweep, server, mode, response, scenario, cores,
-        slo_quantile, slo_us, knee_rps, state, reason FROM sweeps";
+        slo_quantile, slo_us, knee_rps, state, reason, protocol FROM sweeps";
 
     pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<SweepRow> {
         Ok(SweepRow {
@@ -624,6 +633,7 @@ impl SweepRow {
             knee_rps: r.get("knee_rps")?,
             state: r.get("state")?,
             reason: r.get("reason")?,
+            protocol: r.get("protocol")?,
         })
     }
 }

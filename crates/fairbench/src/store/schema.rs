@@ -107,9 +107,15 @@ ALTER TABLE cases ADD COLUMN generator_containment TEXT;
 ALTER TABLE cases ADD COLUMN generator_cpuset TEXT;
 "#;
 
-// Version 6 is the HTTP/2 work's (issue 21), merged beside this; version 8
-// was reserved for saved loads, which needed no column: it changes nothing.
-const V6: &str = "";
+// HTTP/2 (issue 21): the protocol each case and sweep spoke to its server.
+// Every case before it spoke HTTP/1.1, which the default says.
+const V6: &str = r#"
+ALTER TABLE cases ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
+ALTER TABLE sweeps ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
+"#;
+
+// Version 8 was reserved for saved loads, which needed no column: it
+// changes nothing.
 const V8: &str = "";
 
 // The figures the studies took from wrk (issue 24): its per-thread Req/Sec
@@ -312,6 +318,17 @@ CREATE TABLE part_samples (
     FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
 );
 "#;
+
+/// A database as an older fairbench left it: the migrations up to
+/// `version` only (tests of the later migrations).
+#[cfg(test)]
+pub(crate) fn create_at(conn: &mut Connection, version: usize) {
+    for (i, sql) in MIGRATIONS.iter().enumerate().take(version) {
+        conn.execute_batch(sql).unwrap();
+        conn.pragma_update(None, "user_version", (i + 1) as i64)
+            .unwrap();
+    }
+}
 
 /// Brings `conn` to the current schema version.
 pub fn migrate(conn: &mut Connection) -> Result<(), String> {

@@ -18,6 +18,8 @@ pub struct Suite {
     pub modes: Vec<String>,
     pub responses: Vec<String>,
     pub scenarios: Vec<String>,
+    /// What each server is spoken to in: HTTP/1.1 unless the suite says.
+    pub protocols: Vec<fairbench_zoo::Protocol>,
     /// Numbers, or 0 meaning "all CPUs".
     pub cores: Vec<CoreCount>,
     /// Isolates/GOMAXPROCS/worker processes told to the server (`WORKERS`),
@@ -219,6 +221,8 @@ struct RawSuite {
     responses: Vec<String>,
     #[serde(default)]
     scenarios: Vec<String>,
+    #[serde(default)]
+    protocols: Option<Vec<String>>,
     #[serde(default = "one_core")]
     cores: Vec<toml::Value>,
     #[serde(default)]
@@ -360,6 +364,36 @@ impl Suite {
                 ));
             }
         }
+        let protocols = match &raw.protocols {
+            None => vec![fairbench_zoo::Protocol::Http1],
+            Some(list) => {
+                if list.is_empty() {
+                    return Err(bad(
+                        "protocols",
+                        format!(
+                            "expected at least one of {} (leave it out for HTTP/1.1)",
+                            fairbench_zoo::Protocol::expected()
+                        ),
+                    ));
+                }
+                let mut out = Vec::new();
+                for p in list {
+                    match fairbench_zoo::Protocol::parse(p) {
+                        Some(x) if out.contains(&x) => {
+                            return Err(bad("protocols", format!("{p:?} is listed twice")))
+                        }
+                        Some(x) => out.push(x),
+                        None => {
+                            return Err(bad(
+                                "protocols",
+                                format!("{p:?}: expected {}", fairbench_zoo::Protocol::expected()),
+                            ))
+                        }
+                    }
+                }
+                out
+            }
+        };
         let mut cores = Vec::new();
         for v in &raw.cores {
             cores.push(match v {
@@ -586,6 +620,7 @@ impl Suite {
             modes: raw.modes,
             responses: raw.responses,
             scenarios: raw.scenarios,
+            protocols,
             cores,
             loads,
             duration,
@@ -748,7 +783,7 @@ max_rate = 1000
     #[test]
     fn the_shipped_suites_parse_and_aa_declares_its_twins() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        for name in ["quick", "study", "sweep", "aa", "ab2012"] {
+        for name in ["quick", "study", "sweep", "aa", "ab2012", "h2"] {
             let (s, _) = Suite::resolve(&root, name).unwrap();
             assert_eq!(s.name, name);
         }
@@ -791,6 +826,46 @@ max_rate = 1000
             .unwrap_err()
             .to_string();
             assert!(e.contains(field), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn protocols_default_to_http1_and_are_checked() {
+        use fairbench_zoo::Protocol;
+        assert_eq!(
+            Suite::parse(OK, "t.toml").unwrap().protocols,
+            vec![Protocol::Http1]
+        );
+        let s = Suite::parse(
+            &OK.replace(
+                "name = \"t\"",
+                "name = \"t\"\nprotocols = [\"http/1.1\", \"h2c\", \"h2\"]",
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.protocols, Protocol::ALL.to_vec());
+        for (bad, needle) in [
+            ("protocols = []", "field protocols: expected at least one"),
+            (
+                "protocols = [\"h3\"]",
+                "field protocols: \"h3\": expected \"http/1.1\", \"h2c\" or \"h2\"",
+            ),
+            (
+                "protocols = [\"h2\", \"h2\"]",
+                "field protocols: \"h2\" is listed twice",
+            ),
+        ] {
+            let e = Suite::parse(
+                &OK.replace("name = \"t\"", &format!("name = \"t\"\n{bad}")),
+                "suites/t.toml",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.starts_with("suites/t.toml: ") && e.contains(needle),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fairbench_zoo::manifest::ResponseKind;
 use fairbench_zoo::toolchain::{self, ToolchainStatus};
-use fairbench_zoo::{NameFilter, Scenario, Server, Zoo};
+use fairbench_zoo::{NameFilter, Protocol, Scenario, Server, Zoo};
 
 use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
 use super::order::Interleave;
@@ -33,22 +33,36 @@ pub struct Subject {
     pub timeout: Duration,
     /// How a request past `timeout` is counted (the suite's `timeout_mode`).
     pub timeout_mode: fairbench_engine::TimeoutMode,
+    /// What the server is spoken to in.
+    pub protocol: Protocol,
 }
 
 impl Subject {
     /// "go-nethttp native/default static 1c closed c=50"; with a worker
-    /// count apart from the cores, "… 2c w=1 …".
+    /// count apart from the cores, "… 2c w=1 …"; over HTTP/2, "… static
+    /// h2c 1c …" (HTTP/1.1, the default, is not named).
     pub fn label(&self) -> String {
         let workers = self.workers.map(|w| format!(" w={w}")).unwrap_or_default();
         format!(
-            "{} {}/{} {} {}c{workers} {}",
+            "{} {}/{} {}{} {}c{workers} {}",
             self.server.name,
             self.mode,
             self.response,
             self.scenario.name,
+            protocol_suffix(self.protocol),
             self.cores,
             self.load.label()
         )
+    }
+}
+
+/// " h2c" or " h2"; nothing for HTTP/1.1, so that labels and keys of
+/// suites without protocols are what they always were.
+pub fn protocol_suffix(p: Protocol) -> String {
+    if p == Protocol::Http1 {
+        String::new()
+    } else {
+        format!(" {p}")
     }
 }
 
@@ -284,6 +298,12 @@ fn plan_on(
             }
             runnable.push((s, mode_name.clone()));
         }
+        for &p in suite.protocols.iter().filter(|p| !s.serves(**p)) {
+            skips.push(Skip {
+                what: format!("{} {p}", s.name),
+                reason: format!("does not serve {}: {}", p.describe(), s.why_not(p)),
+            });
+        }
         if !any {
             let modes: Vec<&str> = s.modes.keys().map(String::as_str).collect();
             skips.push(Skip {
@@ -299,6 +319,7 @@ fn plan_on(
 
     let size = [
         runnable.len(),
+        suite.protocols.len(),
         responses.len(),
         scenarios.len(),
         cores.len(),
@@ -310,8 +331,9 @@ fn plan_on(
     .filter(|&n| n <= bounds::MAX_PLAN_ITEMS);
     if size.is_none() {
         return Err(crate::usage::usage(format!(
-            "the suite's matrix ({} server variants x {} responses x {} scenarios x {} core counts x {} loads x {} repetitions) is more than {} cases: select fewer (--servers, --scenarios, --repetitions)",
+            "the suite's matrix ({} server variants x {} protocols x {} responses x {} scenarios x {} core counts x {} loads x {} repetitions) is more than {} cases: select fewer (--servers, --scenarios, --repetitions)",
             runnable.len(),
+            suite.protocols.len(),
             responses.len(),
             scenarios.len(),
             cores.len(),
@@ -322,7 +344,13 @@ fn plan_on(
     }
     let mut items = Vec::new();
     for rep in 1..=suite.repetitions {
-        for (server, mode) in &runnable {
+        for ((server, mode), &protocol) in runnable.iter().flat_map(|sm| {
+            suite
+                .protocols
+                .iter()
+                .filter(|p| sm.0.serves(**p))
+                .map(move |p| (sm, p))
+        }) {
             // `study` exists only for the servers a publication measured.
             for &response in responses.iter().filter(|r| server.has_response(**r)) {
                 for scenario in scenarios.iter().filter(|sc| server.implements(&sc.name)) {
@@ -340,6 +368,7 @@ fn plan_on(
                                 warmup: suite.warmup,
                                 timeout: suite.timeout,
                                 timeout_mode: suite.timeout_mode,
+                                protocol,
                             };
                             match load {
                                 LoadProfile::Sweep(spec) => {
@@ -350,11 +379,12 @@ fn plan_on(
                                     items.push(PlanItem::Sweep(Box::new(SweepItem {
                                         spec: spec.clone(),
                                         key: format!(
-                                            "{}/{}/{}/{}/{}c/{}",
+                                            "{}/{}/{}/{}{}/{}c/{}",
                                             server.name,
                                             mode,
                                             response,
                                             scenario.name,
+                                            protocol_suffix(protocol).replace(' ', "/"),
                                             n,
                                             load.label()
                                         ),

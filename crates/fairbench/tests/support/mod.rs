@@ -30,9 +30,9 @@ use std::sync::{Mutex, MutexGuard};
 pub use golden::*;
 pub use html::*;
 
-/// The binary under test; `FAIRBENCH_TEST_BIN` names a copy of it, for a
-/// target directory shared by several worktrees building at once (whose
-/// builds replace each other's `fairbench` under a running test).
+/// The binary cargo built for these tests; `FAIRBENCH_TEST_BIN` names
+/// another (a copy taken right after the build, where several worktrees
+/// share one target directory and its `debug/fairbench`).
 pub fn bin() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {

@@ -4,6 +4,7 @@
 //! this one holds the sections and what the families share.
 
 mod latency;
+mod protocols;
 mod ratio;
 mod resources;
 mod scaling;
@@ -72,6 +73,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         ));
     }
     figs.extend(ratio::figure(r, Metric::Rps));
+    figs.extend(protocols::protocols(&main));
     push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", figs);
 
     let mut figs = Vec::new();

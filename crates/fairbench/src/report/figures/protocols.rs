@@ -1,0 +1,145 @@
+//! HTTP/1.1 beside HTTP/2: for each server variant measured over more than
+//! one protocol in the same context (scenario · cores · load), its median
+//! requests per second over each, one bar per protocol. Shown only when a
+//! run measured some server over several protocols (suites/h2.toml).
+
+use super::{colour, summary_tip, Figure};
+use crate::report::model::{cores_label, Group};
+use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use crate::report::table::{fixed, Cell, Table};
+
+/// The protocols in the order shown, and each one's bar opacity.
+const PROTOCOLS: [(&str, f64); 3] = [("http/1.1", 0.35), ("h2c", 0.7), ("h2", 1.0)];
+
+fn protocol(g: &Group) -> &str {
+    match g.key.protocol.as_str() {
+        "" => "http/1.1",
+        p => p,
+    }
+}
+
+/// The figure, when some variant was measured over two protocols or more.
+pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
+    // Variant and context without the protocol: what the bars of a row share.
+    let row_key = |g: &Group| {
+        (
+            format!("{} {}/{}", g.key.server, g.key.mode, g.key.response),
+            format!(
+                "{} · {} · {}",
+                g.key.scenario,
+                cores_label(g.key.cores),
+                g.key.load
+            ),
+        )
+    };
+    let mut rows_by: Vec<((String, String), Vec<&Group>)> = Vec::new();
+    for g in groups {
+        let k = row_key(g);
+        match rows_by.iter_mut().find(|(have, _)| *have == k) {
+            Some((_, v)) => v.push(g),
+            None => rows_by.push((k, vec![g])),
+        }
+    }
+    rows_by.retain(|(_, gs)| gs.len() >= 2);
+    if rows_by.is_empty() {
+        return None;
+    }
+    let mut rows = Vec::new();
+    let mut table = Table::new(
+        "table-protocols".to_string(),
+        &[
+            ("variant", false),
+            ("context", false),
+            ("protocol", false),
+            ("reps", true),
+            ("req/s median", true),
+            ("vs HTTP/1.1", true),
+            ("p99 µs median", true),
+            ("CPU µs/req median", true),
+        ],
+    );
+    let mut context = String::new();
+    for ((variant, ctx), mut gs) in rows_by {
+        gs.sort_by_key(|g| PROTOCOLS.iter().position(|(p, _)| *p == protocol(g)));
+        if ctx != context {
+            rows.push(BarRow::Section(ctx.clone()));
+            context = ctx.clone();
+        }
+        let h1 = gs
+            .iter()
+            .find(|g| protocol(g) == "http/1.1")
+            .and_then(|g| g.rps.as_ref().map(|s| s.median));
+        let mut bars = Vec::new();
+        for g in &gs {
+            let p = protocol(g);
+            let opacity = PROTOCOLS
+                .iter()
+                .find(|(x, _)| *x == p)
+                .map_or(1.0, |(_, o)| *o);
+            let (value, text, tip) = match &g.rps {
+                Some(s) => (
+                    s.median,
+                    format!("{p} {}", fixed(s.median, 0)),
+                    format!("{variant} over {p}\n{ctx}\n{}", summary_tip(s, 1, "req/s")),
+                ),
+                None => (
+                    0.0,
+                    format!("{p} no data"),
+                    format!("{variant} over {p}\n{ctx}\nno finished repetition"),
+                ),
+            };
+            bars.push(Bar {
+                value,
+                whisker: g.rps.as_ref().filter(|s| s.n >= 2).map(|s| (s.low, s.high)),
+                opacity,
+                tip,
+                text,
+            });
+            let rps = g.rps.as_ref().map(|s| s.median);
+            table.push(vec![
+                Cell::swatch(variant.clone(), colour(g)),
+                Cell::text(ctx.clone()),
+                Cell::text(p.to_string()),
+                Cell::num(g.done as f64, 0),
+                Cell::opt(rps, 1),
+                match (rps, h1) {
+                    (Some(x), Some(base)) if base > 0.0 && p != "http/1.1" => {
+                        Cell::text(format!("{:+.1} %", (x / base - 1.0) * 100.0))
+                    }
+                    _ => Cell::none(),
+                },
+                Cell::opt(g.lat_p99.as_ref().map(|s| s.median), 0),
+                Cell::opt(g.cpu_us_per_request.as_ref().map(|s| s.median), 2),
+            ]);
+        }
+        rows.push(BarRow::Bars {
+            label: variant,
+            colour: colour(gs[0]),
+            bars,
+        });
+    }
+    let chart = BarChart {
+        id: "chart-protocols".into(),
+        title: "Throughput over HTTP/1.1 and HTTP/2".into(),
+        subtitle: Some(
+            "median of repetitions, one bar per protocol; whiskers: CI of the median".into(),
+        ),
+        x_label: "requests per second (req/s)".into(),
+        rows,
+        legend: PROTOCOLS
+            .iter()
+            .map(|(p, o)| LegendItem {
+                label: (*p).to_string(),
+                colour: "#555555",
+                opacity: *o,
+            })
+            .collect(),
+    };
+    Some(Figure {
+        id: "protocols".into(),
+        title: "Throughput over HTTP/1.1 and HTTP/2".into(),
+        caption: "Higher is better. Each server variant over every protocol it was measured in, the same scenario, cores and load: HTTP/1.1, h2c (HTTP/2 with prior knowledge) and h2 (HTTP/2 over TLS, ALPN). Over HTTP/2 a connection carries the load's streams; see the load column. The servers that serve no HTTP/2 (the JDK's HttpServer, every Dart server) are not in this figure: `fairbench servers` says why.".into(),
+        svg: Some(chart.render()),
+        table,
+    })
+}
