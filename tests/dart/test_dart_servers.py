@@ -44,8 +44,8 @@ DART_SERVERS = [
 # the minimum Dart SDK each version declares in its own pubspec.yaml at the
 # source the server was checked against (see each server's api.toml).
 FRAMEWORK_DEPS = {
-    # postgres for the database routes; its floor is NOT read from its
-    # pubspec (no source was readable here): assumed, see api.toml.
+    # postgres for the database routes: floor from its pubspec.yaml at the
+    # commit api.toml names (sdk: '>=3.0.0 <4.0.0').
     "dart-io": {"postgres": ("3.0.0", "3.0")},
     "dart-shelf": {"shelf": ("1.4.2", "3.4"), "shelf_router": ("1.1.4", "2.17"),
                    "shelf_static": ("1.1.3", "3.3"), "postgres": ("3.0.0", "3.0")},
