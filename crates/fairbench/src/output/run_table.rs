@@ -34,6 +34,25 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
 /// Where the per-thread column goes: after the total req/s.
 const PER_THREAD_AT: usize = 7;
 
+/// The per-thread column's header and footnote, and the note for timeouts
+/// counted wrk's way: the same words in every table that shows them.
+pub const PER_THREAD_HEADER: &str = "req/s per thread (wrk)";
+pub const PER_THREAD_NOTE: &str = "req/s per thread (wrk): wrk's Thread Stats Req/Sec, what the studies plotted: mean ±stdev and max of each load thread's req/s over 100 ms intervals (about req/s ÷ t=)";
+pub const WRK_TIMEOUTS_NOTE: &str = "errors: timeouts counted wrk's way (an answer after the timeout is a timeout, its connection kept), not fairbench's";
+
+/// `mean ±stdev max max` of wrk's per-thread Req/Sec, or a dash.
+pub fn per_thread_cell(mean: Option<f64>, stdev: Option<f64>, max: Option<f64>) -> String {
+    match (mean, stdev, max) {
+        (Some(m), Some(sd), Some(max)) => format!(
+            "{} ±{} max {}",
+            units::rate(m),
+            units::rate(sd),
+            units::rate(max)
+        ),
+        _ => "-".to_string(),
+    }
+}
+
 /// Whether a case's timeouts were counted wrk's way (its stored load says).
 pub fn counted_wrks_way(c: &CaseRow) -> bool {
     serde_json::from_str::<serde_json::Value>(&c.load_json)
@@ -75,10 +94,13 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         header.insert(11, "DB CPU/req".into());
         header.insert(12, "pool".into());
     }
-    // wrk's per-thread Req/Sec beside the total, where it was measured.
-    let per_thread = cases.iter().any(|c| c.thread_rps_mean.is_some());
+    // wrk's per-thread Req/Sec beside the total where the run reproduces a
+    // wrk measurement (timeouts counted its way, as the study suites do):
+    // elsewhere it is a column nobody asked for.
+    let per_thread =
+        cases.iter().any(counted_wrks_way) && cases.iter().any(|c| c.thread_rps_mean.is_some());
     if per_thread {
-        header.insert(PER_THREAD_AT, "req/s per thread (wrk)".into());
+        header.insert(PER_THREAD_AT, PER_THREAD_HEADER.into());
     }
     if let Some(p) = paired {
         header.push(format!("relative to {}", p.reference));
@@ -147,19 +169,11 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             row.insert(12, c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash));
         }
         if per_thread {
-            let cell = match (
+            let cell = per_thread_cell(
                 med(&|c| c.thread_rps_mean),
                 med(&|c| c.thread_rps_stdev),
                 med(&|c| c.thread_rps_max),
-            ) {
-                (Some(m), Some(sd), Some(max)) => format!(
-                    "{} ±{} max {}",
-                    units::rate(m),
-                    units::rate(sd),
-                    units::rate(max)
-                ),
-                _ => dash(),
-            };
+            );
             row.insert(PER_THREAD_AT, cell);
         }
         if let Some(p) = paired {
@@ -269,16 +283,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         );
     }
     if per_thread {
-        let _ = writeln!(
-            s,
-            "req/s per thread (wrk): wrk's Thread Stats Req/Sec, what the studies plotted: mean ±stdev and max of each load thread's req/s over 100 ms intervals (about req/s ÷ t=)"
-        );
+        let _ = writeln!(s, "{PER_THREAD_NOTE}");
     }
     if cases.iter().any(counted_wrks_way) {
-        let _ = writeln!(
-            s,
-            "errors: timeouts counted wrk's way (an answer after the timeout is a timeout, its connection kept), not fairbench's"
-        );
+        let _ = writeln!(s, "{WRK_TIMEOUTS_NOTE}");
     }
     if let Some(p) = paired {
         let _ = writeln!(

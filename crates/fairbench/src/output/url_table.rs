@@ -6,12 +6,15 @@
 
 use std::fmt::Write;
 
-use super::run_table::groups;
+use super::run_table::{self, groups};
 use crate::report::model::CaseKey;
 use crate::report::paired::{Paired, RatioRow, Role};
 use crate::report::url_case::{UrlLoad, NOT_STARTED};
 use crate::store::{CaseRow, RunRow};
 use crate::units;
+
+/// Where the per-thread column goes: after req/s.
+const PER_THREAD_AT: usize = 7;
 
 pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> String {
     let mut s = String::new();
@@ -40,6 +43,14 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     .iter()
     .map(|h| h.to_string())
     .collect();
+    // wrk's per-thread Req/Sec beside the total where the load asked for
+    // wrk's figures (timeouts counted its way): elsewhere it is a column
+    // nobody asked for.
+    let per_thread = cases.iter().any(run_table::counted_wrks_way)
+        && cases.iter().any(|c| c.thread_rps_mean.is_some());
+    if per_thread {
+        header.insert(PER_THREAD_AT, run_table::PER_THREAD_HEADER.into());
+    }
     if let Some(p) = paired {
         header.push(format!("relative to {}", p.reference));
     }
@@ -76,6 +87,14 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 units::count(errors as u64)
             },
         ];
+        if per_thread {
+            let cell = run_table::per_thread_cell(
+                med(&|c| c.thread_rps_mean),
+                med(&|c| c.thread_rps_stdev),
+                med(&|c| c.thread_rps_max),
+            );
+            row.insert(PER_THREAD_AT, cell);
+        }
         if let Some(p) = paired {
             row.push(ratio_cell(p.row(&CaseKey::of(c0))));
         }
@@ -146,6 +165,12 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         s,
         "\nreq/s, p50 and p99 are medians over repetitions; {NOT_STARTED}"
     );
+    if per_thread {
+        let _ = writeln!(s, "{}", run_table::PER_THREAD_NOTE);
+    }
+    if cases.iter().any(run_table::counted_wrks_way) {
+        let _ = writeln!(s, "{}", run_table::WRK_TIMEOUTS_NOTE);
+    }
     if let Some(p) = paired {
         let _ = writeln!(
             s,
