@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::root::Root;
-use support::{have, is_root, repo, require, serial};
+use support::{cgroup_mounts, groups_of, have, is_root, repo, require, serial};
 
 fn script() -> PathBuf {
     repo().join("tests/fixtures/contained_server.py")
@@ -29,43 +29,6 @@ fn contained() -> Option<std::sync::MutexGuard<'static, ()>> {
         "control groups need root and a mounted cgroup file system",
     )
     .then(serial)
-}
-
-fn cgroup_mounts() -> Vec<PathBuf> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    info.lines()
-        .filter_map(|l| {
-            let (left, right) = l.split_once(" - ")?;
-            let fstype = right.split(' ').next()?;
-            let point = left.split(' ').nth(4)?;
-            (fstype == "cgroup" || fstype == "cgroup2").then(|| PathBuf::from(point))
-        })
-        .collect()
-}
-
-/// Control groups named after process `pid`, anywhere in the cgroup mounts.
-fn groups_of(pid: u32) -> Vec<PathBuf> {
-    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            if !e.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            if e.file_name().to_string_lossy().starts_with(prefix) {
-                out.push(e.path());
-            } else if depth < 4 {
-                walk(&e.path(), prefix, depth + 1, out);
-            }
-        }
-    }
-    let prefix = format!("fairbench-{pid}-");
-    let mut out = Vec::new();
-    for m in cgroup_mounts() {
-        walk(&m, &prefix, 0, &mut out);
-    }
-    out
 }
 
 fn assert_nothing_left(root: &Root, fairbench_pid: u32) {

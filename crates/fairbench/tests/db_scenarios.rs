@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::check::*;
-use support::{serial, text};
+use support::{groups_of, serial, text};
 
 /// PostgreSQL's binaries are here (scripts/setup-test-deps.sh installs
 /// them); without them the test says so and passes.
@@ -42,41 +42,6 @@ fn folders_of(pid: u32) -> Vec<PathBuf> {
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .map(|e| e.path())
         .collect()
-}
-
-/// Control groups named after process `pid`, anywhere in the cgroup mounts.
-fn groups_of(pid: u32) -> Vec<PathBuf> {
-    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            if !e.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            if e.file_name().to_string_lossy().starts_with(prefix) {
-                out.push(e.path());
-            } else if depth < 4 {
-                walk(&e.path(), prefix, depth + 1, out);
-            }
-        }
-    }
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let prefix = format!("fairbench-{pid}-");
-    let mut out = Vec::new();
-    for l in info.lines() {
-        let Some((left, right)) = l.split_once(" - ") else {
-            continue;
-        };
-        let fstype = right.split(' ').next().unwrap_or("");
-        if let (true, Some(point)) = (
-            fstype == "cgroup" || fstype == "cgroup2",
-            left.split(' ').nth(4),
-        ) {
-            walk(Path::new(point), &prefix, 0, &mut out);
-        }
-    }
-    out
 }
 
 /// Live processes running PostgreSQL's server binary with a data folder of

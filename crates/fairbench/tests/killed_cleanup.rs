@@ -5,48 +5,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::root::Root;
 use support::topology::{links_of, namespaces_of, netns_ready};
-use support::{serial, text};
-
-/// Control groups named after process `pid`, anywhere in the cgroup mounts.
-fn groups_of(pid: u32) -> Vec<PathBuf> {
-    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            if !e.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            if e.file_name().to_string_lossy().starts_with(prefix) {
-                out.push(e.path());
-            } else if depth < 4 {
-                walk(&e.path(), prefix, depth + 1, out);
-            }
-        }
-    }
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let prefix = format!("fairbench-{pid}-");
-    let mut out = Vec::new();
-    for l in info.lines() {
-        let Some((left, right)) = l.split_once(" - ") else {
-            continue;
-        };
-        let fstype = right.split(' ').next().unwrap_or("");
-        if let (true, Some(point)) = (
-            fstype == "cgroup" || fstype == "cgroup2",
-            left.split(' ').nth(4),
-        ) {
-            walk(Path::new(point), &prefix, 0, &mut out);
-        }
-    }
-    out
-}
+use support::{groups_of, serial, text};
 
 #[test]
 fn a_killed_netns_run_is_cleaned_up_by_the_next_command_of_any_kind() {

@@ -124,6 +124,45 @@ pub fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Where the cgroup file systems (v1 controllers and v2) are mounted.
+pub fn cgroup_mounts() -> Vec<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let fstype = right.split(' ').next()?;
+            let point = left.split(' ').nth(4)?;
+            (fstype == "cgroup" || fstype == "cgroup2").then(|| PathBuf::from(point))
+        })
+        .collect()
+}
+
+/// Control groups named after fairbench process `pid`, anywhere in the
+/// cgroup mounts: what a run left behind.
+pub fn groups_of(pid: u32) -> Vec<PathBuf> {
+    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(e.path());
+            } else if depth < 4 {
+                walk(&e.path(), prefix, depth + 1, out);
+            }
+        }
+    }
+    let prefix = format!("fairbench-{pid}-");
+    let mut out = Vec::new();
+    for m in cgroup_mounts() {
+        walk(&m, &prefix, 0, &mut out);
+    }
+    out
+}
+
 /// Live (non-zombie) processes other than this one whose command line
 /// contains `needle`.
 pub fn live_with(needle: &str) -> Vec<u32> {
