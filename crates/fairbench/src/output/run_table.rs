@@ -40,6 +40,14 @@ pub const PER_THREAD_HEADER: &str = "req/s per thread (wrk)";
 pub const PER_THREAD_NOTE: &str = "req/s per thread (wrk): wrk's Thread Stats Req/Sec, what the studies plotted: mean ±stdev and max of each load thread's req/s over 100 ms intervals (about req/s ÷ t=)";
 pub const WRK_TIMEOUTS_NOTE: &str = "errors: timeouts counted wrk's way (an answer after the timeout is a timeout, its connection kept), not fairbench's";
 
+/// Whether a table shows wrk's per-thread Req/Sec beside the total: where
+/// the run reproduces a wrk measurement (timeouts counted its way, as the
+/// study suites do) and the figure was measured; elsewhere it is a column
+/// nobody asked for.
+pub fn shows_per_thread(cases: &[CaseRow]) -> bool {
+    cases.iter().any(counted_wrks_way) && cases.iter().any(|c| c.thread_rps_mean.is_some())
+}
+
 /// `mean ±stdev max max` of wrk's per-thread Req/Sec, or a dash.
 pub fn per_thread_cell(mean: Option<f64>, stdev: Option<f64>, max: Option<f64>) -> String {
     match (mean, stdev, max) {
@@ -94,11 +102,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         header.insert(11, "DB CPU/req".into());
         header.insert(12, "pool".into());
     }
-    // wrk's per-thread Req/Sec beside the total where the run reproduces a
-    // wrk measurement (timeouts counted its way, as the study suites do):
-    // elsewhere it is a column nobody asked for.
-    let per_thread =
-        cases.iter().any(counted_wrks_way) && cases.iter().any(|c| c.thread_rps_mean.is_some());
+    let per_thread = shows_per_thread(cases);
     if per_thread {
         header.insert(PER_THREAD_AT, PER_THREAD_HEADER.into());
     }

@@ -43,11 +43,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     .iter()
     .map(|h| h.to_string())
     .collect();
-    // wrk's per-thread Req/Sec beside the total where the load asked for
-    // wrk's figures (timeouts counted its way): elsewhere it is a column
-    // nobody asked for.
-    let per_thread = cases.iter().any(run_table::counted_wrks_way)
-        && cases.iter().any(|c| c.thread_rps_mean.is_some());
+    let per_thread = run_table::shows_per_thread(cases);
     if per_thread {
         header.insert(PER_THREAD_AT, run_table::PER_THREAD_HEADER.into());
     }
