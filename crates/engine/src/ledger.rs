@@ -53,6 +53,9 @@ pub(crate) struct Req {
     /// any byte of its answer came (see the worker's `lost`): a second such
     /// loss is an error.
     pub retried: bool,
+    /// HTTP/2: times the server said it did not process it (refused, or
+    /// above a GOAWAY's last stream id); see the worker's `h2` module.
+    pub unprocessed: u8,
     /// Its prepared bytes in the run's request pool: sent again, it sends
     /// the same request.
     pub entry: u32,
@@ -72,6 +75,7 @@ impl Req {
             planned,
             sent,
             retried: false,
+            unprocessed: 0,
             entry: 0,
             target: 0,
             stream: 0,

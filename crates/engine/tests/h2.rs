@@ -117,33 +117,72 @@ fn resets_are_counted_by_code_and_refused_streams_go_out_again() {
     assert_eq!(o.errors.parse + o.errors.timeout, 0, "{:?}", o.ledger());
 }
 
-#[test]
-fn a_goaway_mid_run_sends_the_unprocessed_streams_again() {
-    let _t = timing();
-    // Each connection goes away at its 50th request, naming the stream two
-    // before it as the last processed: the two above it were not.
-    let srv = H2Server::start(vec![], |s| {
+/// Each connection goes away at its 50th request, naming the stream two
+/// before it as the last processed: the ones above it were not.
+fn going_away_server() -> H2Server {
+    H2Server::start(vec![], |s| {
         if s.nth == 50 {
             Action::GoAway { back: 2 }
         } else {
             Action::after(Duration::from_millis(2))
         }
-    });
-    let o = go(&config(&srv.url(), 8));
-    assert_balanced(&o);
+    })
+}
+
+fn assert_unprocessed_went_out_again(o: &Outcome) {
+    assert_balanced(o);
     let h2 = o.h2.as_ref().unwrap();
     assert!(
         h2.goaways.get("NO_ERROR").copied().unwrap_or(0) >= 2,
         "{h2:?}"
     );
     assert!(h2.unprocessed >= 2, "{h2:?}");
-    assert!(o.sockets.retried >= h2.unprocessed, "{:?}", o.sockets);
-    // Nothing was lost: every GET unprocessed went out again and was answered.
+    // Every stream above a GOAWAY's last went out again, however many
+    // GOAWAYs it met (one sent again on a connection itself about to go
+    // away is above that one's last too): nothing was lost.
+    assert_eq!(o.sockets.retried, h2.unprocessed, "{:?} {h2:?}", o.sockets);
     assert_eq!(o.errors.total(), 0, "{:?} {h2:?}", o.ledger());
     assert!(
         o.sockets.opened >= 4,
         "connections replaced: {:?}",
         o.sockets
+    );
+}
+
+#[test]
+fn a_goaway_mid_run_sends_the_unprocessed_streams_again() {
+    let _t = timing();
+    let srv = going_away_server();
+    assert_unprocessed_went_out_again(&go(&config(&srv.url(), 8)));
+}
+
+#[test]
+fn unprocessed_streams_go_out_again_whatever_their_method() {
+    let _t = timing();
+    // A POST is not idempotent: lost with its connection it would fail, but
+    // a GOAWAY says it was not processed (RFC 9113 §8.7).
+    let srv = going_away_server();
+    let mut cfg = config(&srv.url(), 8);
+    cfg.request.method = "POST".into();
+    cfg.request.body = b"x".to_vec();
+    assert_unprocessed_went_out_again(&go(&cfg));
+}
+
+#[test]
+fn a_server_that_refuses_every_stream_fails_requests_and_does_not_loop() {
+    let _t = timing();
+    let srv = H2Server::start(vec![], |_| Action::Reset(REFUSED_STREAM));
+    let o = go(&config(&srv.url(), 4));
+    assert_balanced(&o);
+    let h2 = o.h2.as_ref().unwrap();
+    // Each request went out five times: four resends, then a read error.
+    assert!(o.errors.read > 0, "{:?}", o.ledger());
+    assert_eq!(o.requests, 0, "{:?}", o.ledger());
+    assert!(
+        h2.refused >= 5 * o.errors.read && h2.refused <= 5 * (o.errors.read + 8),
+        "{} refused for {} failed: {h2:?}",
+        h2.refused,
+        o.errors.read
     );
 }
 

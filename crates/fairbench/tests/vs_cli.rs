@@ -74,7 +74,13 @@ fn the_same_url_twice_shows_no_difference() {
     for m in ["req/s", "p50"] {
         let r = &ratio(&v, m)["ratio"];
         let (lo, hi) = (r["low"].as_f64().unwrap(), r["high"].as_f64().unwrap());
-        assert!(lo <= 1.0 && 1.0 <= hi, "{m}: [{lo}, {hi}] excludes 1");
+        // The same server twice: the interval holds 1 or lies within the
+        // 1 % the verdict calls negligible (a 95 % interval excludes 1 in one
+        // A/A run of twenty by chance, and a 50 ms server's are narrow).
+        assert!(
+            (lo <= 1.0 && 1.0 <= hi) || (0.99 <= lo && hi <= 1.01),
+            "{m}: [{lo}, {hi}]"
+        );
         assert!(ratio(&v, m)["verdict"]
             .as_str()
             .unwrap()

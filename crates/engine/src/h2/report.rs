@@ -8,9 +8,10 @@
 //! HTTP/1.1; a protocol violation the generator found is a `parse` error;
 //! a stream the generator gave up on is a `timeout`. A stream refused
 //! (`REFUSED_STREAM`) or left unprocessed by a `GOAWAY` (above its last
-//! stream id, RFC 9113 §6.8) was never processed: an idempotent request
-//! goes out again once, keeping its planned time, and is counted in
-//! `Sockets::retried`; any other is a `read` error.
+//! stream id, RFC 9113 §6.8) was never processed: it goes out again
+//! whatever its method (RFC 9113 §8.7), keeping its planned time, up to
+//! four times, each counted in `Sockets::retried`; a fifth is a `read`
+//! error.
 
 use std::collections::BTreeMap;
 
@@ -32,13 +33,12 @@ pub struct H2Report {
     /// Streams the server reset (`RST_STREAM`), by error code, whatever
     /// became of their requests.
     pub resets: BTreeMap<String, u64>,
-    /// Of those, `REFUSED_STREAM`: not processed, so sent again if
-    /// idempotent.
+    /// Of those, `REFUSED_STREAM`: not processed, so sent again.
     pub refused: u64,
     /// `GOAWAY` frames received, by error code.
     pub goaways: BTreeMap<String, u64>,
     /// Streams above a `GOAWAY`'s last stream id: not processed by the
-    /// server, sent again if idempotent.
+    /// server, so sent again.
     pub unprocessed: u64,
     /// Streams the generator reset (`CANCEL`) when their timeout passed;
     /// the connection went on carrying the others.

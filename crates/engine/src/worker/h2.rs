@@ -13,11 +13,12 @@
 //!   goes on carrying the others, whose latency it does not touch.
 //! - What ends a request without an answer (see [`crate::H2Report`]): a
 //!   reset by the server (a `read` error, by code); `REFUSED_STREAM` and a
-//!   GOAWAY's unprocessed streams are sent again once if idempotent, as a
-//!   request lost before any byte of its answer is over HTTP/1.1; a
+//!   GOAWAY's unprocessed streams are sent again whatever their method
+//!   (the server says it did not process them), a few times at most; a
 //!   protocol violation ends the connection (GOAWAY sent, `parse` for the
 //!   streams whose answer had begun, the others sent again once if
-//!   idempotent). Nothing a server sends makes the thread panic or wait
+//!   idempotent, as a request lost before any byte of its answer is over
+//!   HTTP/1.1). Nothing a server sends makes the thread panic or wait
 //!   beyond a timeout.
 
 use std::io;
@@ -32,6 +33,10 @@ use crate::H2Report;
 use super::conn::State;
 use super::faults::sort_if_needed;
 use super::Worker;
+
+/// How many times a request the server did not process goes out again
+/// before it counts as failed.
+const UNPROCESSED_RESENDS: u8 = 4;
 
 /// What every thread's report starts with: the settings it sends.
 pub(super) fn initial_report() -> H2Report {
@@ -313,7 +318,7 @@ impl Worker {
             .or_default() += 1;
         if code == frame::REFUSED_STREAM {
             self.h2_report.refused += 1;
-            self.again_or_fail(r, now, Failure::Read);
+            self.unprocessed(r, now);
         } else {
             self.tally.failed(now, r, Failure::Read);
         }
@@ -331,23 +336,46 @@ impl Worker {
             if let Some(s) = self.conns[i].h2.as_mut() {
                 s.forget(r.stream);
             }
-            self.again_or_fail(r, now, Failure::Read);
+            self.unprocessed(r, now);
         }
     }
 
-    /// A request the server did not process: sent again, keeping its
-    /// planned time, if it is idempotent and was not sent again already;
-    /// else it ends with `why`.
+    /// A request whose connection was lost before any byte of its answer:
+    /// the server may or may not have processed it, so, as over HTTP/1.1,
+    /// it is sent again (keeping its planned time) only if idempotent and
+    /// not sent again already; else it ends with `why`.
     fn again_or_fail(&mut self, r: Req, now: Nanos, why: Failure) {
         if self.plan.pool.entry(r.entry).idempotent && !r.retried {
-            self.sockets.retried += 1;
             let mut r = r;
             r.retried = true;
-            self.retry.push_back(r);
-            sort_if_needed(&mut self.retry);
+            self.send_again(r);
         } else {
             self.tally.failed(now, r, why);
         }
+    }
+
+    /// A request the server said it did not process (refused, or above a
+    /// GOAWAY's last stream id). RFC 9113 §8.7 makes sending it again safe
+    /// whatever its method, so it goes out again keeping its planned time
+    /// (the detour shows in its latency), up to [`UNPROCESSED_RESENDS`]
+    /// times: a server that refuses everything fails requests rather than
+    /// keeping the generator busy. Meeting several GOAWAYs is no fault of
+    /// the request: sent again on a connection itself about to go away, it
+    /// is above that one's last stream too.
+    fn unprocessed(&mut self, r: Req, now: Nanos) {
+        if r.unprocessed < UNPROCESSED_RESENDS {
+            let mut r = r;
+            r.unprocessed += 1;
+            self.send_again(r);
+        } else {
+            self.tally.failed(now, r, Failure::Read);
+        }
+    }
+
+    fn send_again(&mut self, r: Req) {
+        self.sockets.retried += 1;
+        self.retry.push_back(r);
+        sort_if_needed(&mut self.retry);
     }
 
     /// The server broke the protocol: the connection ends with a GOAWAY

@@ -211,7 +211,16 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// In words, from the interval: no difference when it contains 1.
+/// A change smaller than this (B/A within 1 ± it) is no difference that
+/// matters even when the interval excludes 1: at 95 % one A/A run in twenty
+/// excludes 1 by chance, and a steady server gives intervals so narrow that
+/// a 0.1 % drift between the runs would read as "B better" (criterion's
+/// noise threshold, the same 1 %).
+pub const NEGLIGIBLE: f64 = 0.01;
+
+/// In words, from the interval: no difference when it contains 1 or lies
+/// within ±[`NEGLIGIBLE`] of it; else better or worse by the geometric
+/// mean's distance from 1.
 fn verdict(r: Option<&RatioSummary>, higher_better: bool) -> String {
     let Some(r) = r else {
         return "no figure".into();
@@ -219,9 +228,15 @@ fn verdict(r: Option<&RatioSummary>, higher_better: bool) -> String {
     let (Some(lo), Some(hi)) = (r.low, r.high) else {
         return "no interval (2+ repetitions needed)".into();
     };
+    let reach = 100.0 * (hi - 1.0).max(1.0 - lo);
     if lo <= 1.0 && 1.0 <= hi {
-        let reach = 100.0 * (hi - 1.0).max(1.0 - lo);
         return format!("no difference shown (interval within ±{reach:.1} %)");
+    }
+    if 1.0 - NEGLIGIBLE <= lo && hi <= 1.0 + NEGLIGIBLE {
+        return format!(
+            "no difference that matters (interval within ±{reach:.1} %, under ±{:.0} %)",
+            100.0 * NEGLIGIBLE
+        );
     }
     let better = (r.geomean > 1.0) == higher_better;
     let pct = 100.0 * (r.geomean - 1.0).abs();
@@ -249,7 +264,13 @@ mod tests {
     #[test]
     fn verdicts_follow_the_interval() {
         let same = RatioSummary::of(&[0.99, 1.01, 1.0], LEVEL).unwrap();
-        assert!(verdict(Some(&same), true).starts_with("no difference"));
+        assert!(verdict(Some(&same), true).starts_with("no difference shown"));
+        // Significant at 95 %, but a 0.1 % change: no difference that matters.
+        let tiny = RatioSummary::of(&[0.9990, 0.9991, 0.9989], LEVEL).unwrap();
+        assert!(tiny.high.unwrap() < 1.0);
+        assert!(verdict(Some(&tiny), true).starts_with("no difference that matters"));
+        let small = RatioSummary::of(&[0.979, 0.98, 0.981], LEVEL).unwrap();
+        assert!(verdict(Some(&small), true).starts_with("B worse by 2.0 %"));
         let slower = RatioSummary::of(&[2.0, 2.1, 1.9], LEVEL).unwrap();
         assert!(verdict(Some(&slower), false).starts_with("B worse by"));
         assert!(verdict(Some(&slower), true).starts_with("B better by"));
