@@ -168,7 +168,7 @@ pub fn main() -> i32 {
 /// carries its owner's pid (and start time, for groups). An agent does
 /// not: it runs inside a command that already did.
 fn clean_after_killed() {
-    let (groups, problems) = fairbench_zoo::containment::clean_leftovers();
+    let (groups, problems) = fairbench_sys::containment::clean_leftovers();
     // SAFETY: geteuid has no preconditions.
     let netns = if unsafe { libc::geteuid() } == 0 {
         crate::topology::netns::clean_leftovers()

@@ -24,8 +24,8 @@ pub fn install() {
         if f.swap(true, Ordering::SeqCst) {
             // Second Ctrl-C: the user means it. Still reap what we started
             // and remove what we created, since no destructor will run.
-            fairbench_zoo::process::terminate_all();
-            fairbench_zoo::containment::remove_all();
+            fairbench_sys::process::terminate_all();
+            fairbench_sys::containment::remove_all();
             run_cleanups();
             std::process::exit(130);
         }
@@ -34,7 +34,7 @@ pub fn install() {
         // already taken are still printed by the command. Registered
         // cleanups and the groups' removal run later, from their owners'
         // destructors.
-        fairbench_zoo::process::terminate_all();
+        fairbench_sys::process::terminate_all();
     });
 }
 

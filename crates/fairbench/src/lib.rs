@@ -3,15 +3,17 @@
 //! The binary (`main.rs`) is [`cli::main`]; everything else is this library,
 //! so that the tests use the same modules the command does. Layers, from the
 //! top: `cli` and `commands` (one module per subcommand; nothing imports
-//! from them); `runner` and `mix`; `start`, `fleet` and `topology`; `report`, `export`
-//! and `output`; `suite`; and at the bottom `store`, `host`, `containment`,
+//! from them); `runner`, `checker` and `mix`; `fleet` and `topology`;
+//! `report`, `export` and `output`; `suite`; and at the bottom `store`,
+//! `host` (a server's life: started, held, stopped, in its place),
 //! `machine_lock`, `args`, `units` and `usage`. A module imports only from
-//! the layers below it.
+//! the layers below it. Processes and control groups are the fairbench-sys
+//! crate's, server definitions the zoo's.
 
 pub mod args;
+pub mod checker;
 pub mod cli;
 pub mod commands;
-pub mod containment;
 pub mod database;
 pub mod export;
 pub mod fleet;
@@ -22,7 +24,6 @@ pub mod mix;
 pub mod output;
 pub mod report;
 pub mod runner;
-pub mod start;
 pub mod store;
 pub mod suite;
 pub mod thresholds;

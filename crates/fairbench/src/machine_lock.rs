@@ -75,7 +75,7 @@ impl MachineLock {
         let me = format!(
             "pid {} ({})",
             std::process::id(),
-            fairbench_zoo::text::visible(&command_line())
+            fairbench_sys::text::visible(&command_line())
         );
         let _ = file.set_len(0);
         let _ = file.rewind();
@@ -117,7 +117,7 @@ fn holder(file: &mut File) -> String {
     let mut s = String::new();
     let _ = file.rewind();
     let _ = Read::by_ref(file).take(4096).read_to_string(&mut s);
-    let s = fairbench_zoo::text::visible(s.trim());
+    let s = fairbench_sys::text::visible(s.trim());
     if s.is_empty() {
         "its pid is not known yet".into()
     } else {

@@ -66,13 +66,13 @@ fn sig3(v: f64, unit: &str) -> String {
 
 /// Text from a server or a log, made safe for one terminal line: newlines
 /// shown as `⏎`, everything else by the one rule
-/// ([`fairbench_zoo::text::visible`]).
+/// ([`fairbench_sys::text::visible`]).
 pub fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
             '\n' => out.push_str(" ⏎ "),
-            c => fairbench_zoo::text::push_visible(&mut out, c),
+            c => fairbench_sys::text::push_visible(&mut out, c),
         }
     }
     out

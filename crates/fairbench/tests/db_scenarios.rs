@@ -289,7 +289,7 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
 fn groups_available() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() == 0 };
-    root && fairbench_zoo::containment::hierarchies().is_ok()
+    root && fairbench_sys::containment::hierarchies().is_ok()
 }
 
 #[test]

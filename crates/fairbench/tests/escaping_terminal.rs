@@ -16,7 +16,7 @@ const NAME: &str = "ev\x1b[31mil\u{202e}";
 /// No character a terminal would act on or that reorders text.
 fn assert_shown(what: &str, s: &str) {
     for (i, c) in s.char_indices() {
-        let hidden = fairbench_zoo::text::is_hidden(c) && c != '\n';
+        let hidden = fairbench_sys::text::is_hidden(c) && c != '\n';
         // CSV rows end in CRLF: the csv crate's terminator, not data.
         let crlf = c == '\r' && s[i + 1..].starts_with('\n') && what.starts_with("csv");
         assert!(
@@ -30,7 +30,7 @@ fn assert_shown(what: &str, s: &str) {
 fn toml_str(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
-        if c.is_control() || fairbench_zoo::text::is_hidden(c) {
+        if c.is_control() || fairbench_sys::text::is_hidden(c) {
             out.push_str(&format!("\\u{:04X}", c as u32));
         } else {
             out.push(c);

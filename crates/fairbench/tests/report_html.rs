@@ -468,7 +468,7 @@ fn hostile_strings_stay_text_in_every_format() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].len(), header.len());
     let server = header.iter().position(|h| h == "server").unwrap();
-    let shown = fairbench_zoo::text::visible;
+    let shown = fairbench_sys::text::visible;
     assert_eq!(
         &rows[0][server],
         shown(&format!("evil{}", fixture::HOSTILE))

@@ -204,7 +204,7 @@ fn run_step(
     let failed = |outcome: String| BuildError::StepFailed {
         step: shown.clone(),
         outcome,
-        log_tail: crate::process::log_tail(log_path, 20),
+        log_tail: fairbench_sys::process::log_tail(log_path, 20),
         log_path: log_path.to_path_buf(),
     };
     let stdout = log
@@ -225,7 +225,7 @@ fn run_step(
         .spawn()
         .map_err(|e| failed(format!("could not start: {e}")))?;
     let pgid = child.id() as i32;
-    let _guard = crate::process::register_group(pgid);
+    let _guard = fairbench_sys::process::register_group(pgid);
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
@@ -236,10 +236,10 @@ fn run_step(
         }
     };
     // Build tools leave daemons behind (gradle, sccache); none may outlive the step.
-    crate::process::kill_group(pgid, libc::SIGKILL);
+    fairbench_sys::process::kill_group(pgid, libc::SIGKILL);
     match status {
         Some(s) if s.success() => Ok(()),
-        Some(s) => Err(failed(crate::process::describe_exit(s))),
+        Some(s) => Err(failed(fairbench_sys::process::describe_exit(s))),
         None => {
             let _ = child.wait();
             Err(failed(format!(

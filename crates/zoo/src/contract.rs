@@ -114,7 +114,7 @@ pub fn grade_reachability(
             format!(
                 "answered on {addr} ({} {})",
                 resp.status,
-                crate::text::visible(&resp.reason)
+                fairbench_sys::text::visible(&resp.reason)
             ),
         ),
         Err(e) if e.is_connect() => {
@@ -166,7 +166,7 @@ fn canonical_reason(status: u16) -> Option<&'static str> {
 }
 
 fn status(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
-    let line = crate::text::visible(&r.status_line());
+    let line = fairbench_sys::text::visible(&r.status_line());
     if r.status != s.expect.status {
         return RuleResult::new(
             Rule::Status,
@@ -193,7 +193,7 @@ fn status(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
 
 /// Server bytes as a short escaped quote.
 fn quote(b: &[u8], max: usize) -> String {
-    let shown = crate::text::escape_bytes(&b[..b.len().min(max)]).replace('\n', "");
+    let shown = fairbench_sys::text::escape_bytes(&b[..b.len().min(max)]).replace('\n', "");
     let more = if b.len() > max { "…" } else { "" };
     format!("\"{shown}{more}\"")
 }
@@ -232,7 +232,7 @@ fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
                     format!(
                         "{n} bytes {} do not match /{}/",
                         quote(&r.body, 60),
-                        crate::text::visible(source)
+                        fairbench_sys::text::visible(source)
                     ),
                 )
             }
@@ -294,7 +294,7 @@ fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<Rul
             ctx.strict(),
             format!(
                 "`{}`; expected `{want}` byte for byte",
-                crate::text::visible(got)
+                fairbench_sys::text::visible(got)
             ),
         ),
         [got] => RuleResult::new(
@@ -302,7 +302,7 @@ fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<Rul
             Grade::Fail,
             format!(
                 "`{}` is a different media type than `{want}`",
-                crate::text::visible(got)
+                fairbench_sys::text::visible(got)
             ),
         ),
         _ => RuleResult::new(
@@ -334,7 +334,7 @@ fn content_length(r: &RawResponse) -> RuleResult {
                 Grade::Fail,
                 format!(
                     "content-length `{}` but the DATA frames carried {} bytes",
-                    crate::text::visible(&h.value_str()),
+                    fairbench_sys::text::visible(&h.value_str()),
                     r.body.len()
                 ),
             ),
@@ -396,7 +396,7 @@ fn date(r: &RawResponse, ctx: &GradeContext) -> Vec<RuleResult> {
             "no Date header; Go net/http always sends one",
         )];
     };
-    let shown = crate::text::visible(value);
+    let shown = fairbench_sys::text::visible(value);
     let present = if dates.len() > 1 {
         RuleResult::new(
             Rule::DatePresent,
@@ -514,7 +514,7 @@ fn connection_headers(r: &RawResponse) -> RuleResult {
                 .any(|c| h.name.eq_ignore_ascii_case(c))
                 || (h.name.eq_ignore_ascii_case("te") && h.value_str().trim() != "trailers")
         })
-        .map(|h| crate::text::visible(&h.name))
+        .map(|h| fairbench_sys::text::visible(&h.name))
         .collect();
     if found.is_empty() {
         RuleResult::new(Rule::ConnectionHeaders, Grade::Pass, "none")
@@ -564,7 +564,7 @@ fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResul
             .partition(|h| ctx.header_deviation(&h.name).is_some());
     let list = |hs: &[&crate::fetch::Header]| {
         hs.iter()
-            .map(|h| crate::text::visible(&h.name))
+            .map(|h| fairbench_sys::text::visible(&h.name))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -573,7 +573,7 @@ fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResul
         .map(|h| {
             format!(
                 "{}: {}",
-                crate::text::visible(&h.name),
+                fairbench_sys::text::visible(&h.name),
                 ctx.header_deviation(&h.name)
                     .map(|d| d.reason.as_str())
                     .unwrap_or("")

@@ -137,7 +137,7 @@ fn http1_answer(protocol: Protocol, e: FetchError) -> FetchError {
         .windows(2)
         .position(|w| w == b"\r\n")
         .unwrap_or(partial.len().min(80));
-    let line = crate::text::escape_bytes(&partial[..line_end]);
+    let line = fairbench_sys::text::escape_bytes(&partial[..line_end]);
     FetchError::Protocol {
         reason: format!(
             "{protocol}: the server answered HTTP/2's connection preface in HTTP/1.x (`{line}`): it does not serve {}",
@@ -220,7 +220,7 @@ async fn exchange(
                 Some(other) => {
                     return Err(Failure::Protocol(format!(
                         "h2 over TLS: the server chose {} by ALPN, not h2 (fairbench offered h2, http/1.1): it does not serve HTTP/2 there",
-                        crate::text::visible(other)
+                        fairbench_sys::text::visible(other)
                     )))
                 }
                 None => {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::manifest::{ResponseKind, Server};
 use crate::placeholder;
-use crate::process::ServerSpec;
 use crate::protocol::Protocol;
+use fairbench_sys::process::ServerSpec;
 
 /// What varies per start of a server.
 #[derive(Debug, Clone)]

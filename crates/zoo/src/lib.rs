@@ -1,14 +1,13 @@
 //! The server zoo: server manifests, scenario contracts, toolchain probes,
-//! cached builds, server processes (each in a control group of its own)
-//! and the parity check.
+//! cached builds, the database behind the servers, and the parity check.
+//! Processes and control groups are fairbench-sys's.
 //!
 //! A benchmark runner uses it per case as: [`Zoo::load`] → pick a
 //! [`Server`] and [`Variant`] → [`toolchain::probe`] → [`build::ensure_built`]
-//! → [`launch::spec`] → [`process::ServerProcess::start`] →
+//! → [`launch::spec`] → `fairbench_sys::process::ServerProcess::start` →
 //! `wait_ready` → [`parity::inspect`] (byte counts to store) → load → `stop`.
 
 pub mod build;
-pub mod containment;
 pub mod contract;
 pub mod database;
 pub mod error;
@@ -19,14 +18,12 @@ pub mod manifest;
 pub mod parity;
 pub mod pki;
 pub mod placeholder;
-pub mod process;
 pub mod protocol;
 pub mod protocol_parity;
 pub mod reference;
 pub mod row;
 pub mod rule;
 pub mod scenario;
-pub mod text;
 mod token;
 pub mod toolchain;
 mod zoo;

@@ -108,7 +108,7 @@ pub fn compare(h1: &RawResponse, h2: &RawResponse) -> RuleResult {
             }
         }
     }
-    let vis = |v: &[String]| crate::text::visible(&v.join(", "));
+    let vis = |v: &[String]| fairbench_sys::text::visible(&v.join(", "));
     if !only_h1.is_empty() {
         diffs.push(format!("only over HTTP/1.1: {}", vis(&only_h1)));
     }

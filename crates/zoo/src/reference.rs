@@ -109,7 +109,7 @@ fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
         .headers
         .iter()
         .filter(|r| !row.header_names.iter().any(|n| n.eq_ignore_ascii_case(r)))
-        .map(|r| crate::text::visible(r))
+        .map(|r| fairbench_sys::text::visible(r))
         .collect();
     // HPACK leaves the encoding to the encoder (Huffman or not, which
     // fields to index): over HTTP/2 the promise is the same fields and

@@ -89,7 +89,7 @@ impl ComparisonRow {
             header_names: r
                 .headers
                 .iter()
-                .map(|h| crate::text::visible(&h.name))
+                .map(|h| fairbench_sys::text::visible(&h.name))
                 .collect(),
             header_bytes: r.head_len,
             header_block: r.h2.as_ref().map(|w| w.header_block),

@@ -82,11 +82,11 @@ pub fn probe(tc: &Toolchain) -> ToolchainStatus {
             ToolchainStatus::Unavailable {
                 reason: format!(
                     "`{shown}` {}{}",
-                    crate::process::describe_exit(status),
+                    fairbench_sys::process::describe_exit(status),
                     if last.is_empty() {
                         String::new()
                     } else {
-                        format!(": {}", crate::text::visible(last))
+                        format!(": {}", fairbench_sys::text::visible(last))
                     }
                 ),
             }
@@ -97,7 +97,7 @@ pub fn probe(tc: &Toolchain) -> ToolchainStatus {
                 .as_ref()
                 .and_then(|re| re.captures(&out))
                 .and_then(|c| c.get(1))
-                .map(|m| crate::text::visible(m.as_str())),
+                .map(|m| fairbench_sys::text::visible(m.as_str())),
         },
     }
 }
@@ -154,7 +154,7 @@ fn run_bounded(
     cmd.process_group(0);
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
-    let _guard = crate::process::register_group(pgid);
+    let _guard = fairbench_sys::process::register_group(pgid);
     let readers: Vec<_> = [
         child
             .stdout
@@ -187,7 +187,7 @@ fn run_bounded(
     };
     // Kill the whole group either way: a probe that forked a daemon (gradle,
     // dart's analysis server) must not keep the pipes open.
-    crate::process::kill_group(pgid, libc::SIGKILL);
+    fairbench_sys::process::kill_group(pgid, libc::SIGKILL);
     if status.is_none() {
         let _ = child.wait();
     }

@@ -261,7 +261,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
     for n in &layout.notes {
         eprintln!("{n}");
     }
-    crate::containment::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
+    crate::host::groups::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
     if layout.kind != "local" || layout.clients.len() > 1 {
         eprintln!("{}", layout.summary());
     }

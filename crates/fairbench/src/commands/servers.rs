@@ -233,7 +233,7 @@ fn not_listed(zoo: &fairbench_zoo::Zoo) -> String {
         };
         out.push_str(&format!(
             "not listed: {name}: {}{}\n",
-            fairbench_zoo::text::visible(&first.to_string()),
+            fairbench_sys::text::visible(&first.to_string()),
             match errors.len() {
                 1 => String::new(),
                 n => format!(" (and {} more, below)", n - 1),
@@ -263,7 +263,7 @@ fn protocol_lines(entries: &[ServerEntry]) -> String {
                 "  {} does not serve {}: {}\n",
                 e.name,
                 ps.join(", "),
-                fairbench_zoo::text::visible(reason)
+                fairbench_sys::text::visible(reason)
             ));
         }
     }
@@ -288,7 +288,7 @@ fn install_lines(entries: &[ServerEntry]) -> String {
         String::from("\nTo install a missing toolchain (fairbench runs none of these):\n");
     for e in missing {
         let how = match e.toolchain.install {
-            Some(cmd) => fairbench_zoo::text::visible(cmd),
+            Some(cmd) => fairbench_sys::text::visible(cmd),
             None => format!(
                 "no install command in {}",
                 e.dir.join("server.toml").display()
@@ -297,7 +297,7 @@ fn install_lines(entries: &[ServerEntry]) -> String {
         out.push_str(&format!(
             "  {:width$}  {}: {how}\n",
             e.name,
-            fairbench_zoo::text::visible(e.toolchain.name)
+            fairbench_sys::text::visible(e.toolchain.name)
         ));
     }
     out

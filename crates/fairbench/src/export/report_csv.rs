@@ -172,7 +172,7 @@ pub fn render(r: &RunReport) -> anyhow::Result<String> {
         cells.extend(report_csv_ratios::cells(r, g));
         // The csv crate quotes; what a cell shows follows the one rule, so
         // a spreadsheet or a `cat` shows a server's escapes as text.
-        w.write_record(cells.iter().map(|c| fairbench_zoo::text::visible(c)))?;
+        w.write_record(cells.iter().map(|c| fairbench_sys::text::visible(c)))?;
     }
     let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
     Ok(String::from_utf8(bytes)?)

@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fairbench_engine::histogram::Encoded;
 use fairbench_engine::{LoadConfig, Observer, SecondSample};
-use fairbench_zoo::process::{self, ServerProcess, ServerSpec};
+use fairbench_sys::process::{self, ServerProcess, ServerSpec};
 use hdrhistogram::Histogram;
 
 use super::wire::AgentMsg;
@@ -118,7 +118,7 @@ fn load(job: &str) -> anyhow::Result<i32> {
     // group with its CPUs as the cpuset, where one can be made.
     let placed = std::env::var_os(crate::fleet::IN_GROUP_VAR).is_some();
     let cpus = cfg.cpus.as_deref().filter(|_| !placed);
-    let generator = crate::containment::GeneratorGroup::new(cpus);
+    let generator = crate::host::groups::GeneratorGroup::new(cpus);
     cfg.thread_start = generator.hook();
     let containment = cpus.map(|_| generator.method().as_str().to_string());
     let wait = cfg.timeout.min(Duration::from_secs(5));
@@ -197,7 +197,7 @@ fn supervise(a: SuperviseArgs) -> anyhow::Result<i32> {
     }
     // A supervisor killed with its ssh connection may have left a group
     // on this host: the next one removes it.
-    let _ = fairbench_zoo::containment::clean_leftovers();
+    let _ = fairbench_sys::containment::clean_leftovers();
     let mut spec = ServerSpec::new(a.argv.clone(), a.cwd.clone(), a.log.clone());
     spec.env = env;
     spec.cpus = a.cpus.clone().map(|c| c.0);

@@ -26,7 +26,7 @@ use fairbench_engine::merge::LiveMerge;
 use fairbench_engine::{LoadConfig, Observer, Outcome, SecondSample};
 use hdrhistogram::Histogram;
 
-use fairbench_zoo::containment::{self, Group, Purpose};
+use fairbench_sys::containment::{self, Group, Purpose};
 
 use crate::host::Host;
 use wire::AgentMsg;
@@ -243,7 +243,7 @@ pub fn run(
                     .lines()
                     .rev()
                     .take(20)
-                    .map(fairbench_zoo::text::visible)
+                    .map(fairbench_sys::text::visible)
                     .collect::<Vec<_>>()
                     .into_iter()
                     .rev()
@@ -309,7 +309,7 @@ pub fn run(
                 return Err(FleetError::Agent(format!(
                     "load generator on {}: unexpected output {:?} (is the fairbench there the same version?)",
                     agents[i].label,
-                    fairbench_zoo::text::visible(&line)
+                    fairbench_sys::text::visible(&line)
                 )))
             }
             Ok(Event::Msg(..)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -379,7 +379,7 @@ pub fn run(
             Ok(Event::Garbled(i, line)) => {
                 agents[i].error = Some(format!(
                     "unexpected output {:?}",
-                    fairbench_zoo::text::visible(&line)
+                    fairbench_sys::text::visible(&line)
                 ))
             }
             Ok(Event::Closed(i)) => {

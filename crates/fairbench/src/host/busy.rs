@@ -38,7 +38,7 @@ pub struct Others {
 pub fn snapshot(cpus: &[usize]) -> Option<BusySnapshot> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let own = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let own = super::procfs::Stat::parse(&own)?;
+    let own = fairbench_sys::procfs::Stat::parse(&own)?;
     Some(BusySnapshot {
         cpus_ticks: cpus_ticks(&stat, cpus)?,
         own_ticks: own.num(11) + own.num(12) + own.num(13) + own.num(14),

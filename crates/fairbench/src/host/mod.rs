@@ -9,10 +9,12 @@
 //! never ask which kind of host they hold.
 
 pub mod busy;
-pub mod procfs;
+pub mod groups;
+
 pub mod quote;
 mod server;
 mod ssh;
+pub mod start;
 
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
@@ -22,7 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
-use fairbench_zoo::process::ServerSpec;
+use fairbench_sys::process::ServerSpec;
+use fairbench_sys::procfs;
 use fairbench_zoo::Server;
 use serde::Serialize;
 
@@ -134,7 +137,7 @@ impl Host {
         match self {
             // A fresh namespace has every port free; finding one here is as good.
             Host::Local | Host::Netns(_) => {
-                fairbench_zoo::process::free_port().context("no free port")
+                fairbench_sys::process::free_port().context("no free port")
             }
             Host::Ssh(s) => s.free_port(),
         }
@@ -207,7 +210,7 @@ pub fn own_exe() -> String {
 
 /// The loopback addresses of `port`, for code running "at" a host.
 pub fn loopback(port: u16) -> [SocketAddr; 2] {
-    fairbench_zoo::process::loopback(port)
+    fairbench_sys::process::loopback(port)
 }
 
 /// This machine as the orchestration sees it.

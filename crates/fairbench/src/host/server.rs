@@ -11,8 +11,8 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use fairbench_zoo::containment::{Method, Usage};
-use fairbench_zoo::process::{self, GroupGuard, ServerProcess, ServerSpec};
+use fairbench_sys::containment::{Method, Usage};
+use fairbench_sys::process::{self, GroupGuard, ServerProcess, ServerSpec};
 
 use super::{quote, Host, SshSession};
 
@@ -49,7 +49,7 @@ impl ServerHandle {
                 spec.argv = host.wrap(&spec.argv);
                 let p = ServerProcess::start(&spec).map_err(|e| e.to_string())?;
                 if let Some(why) = p.fallback_reason() {
-                    crate::containment::warn_fallback(why);
+                    crate::host::groups::warn_fallback(why);
                 }
                 Inner::Process(p)
             }
@@ -271,7 +271,7 @@ impl RemoteServer {
                         "contained" => {
                             let (held, why) = parse_contained(rest);
                             if let Some(why) = why {
-                                crate::containment::warn_fallback(&why);
+                                crate::host::groups::warn_fallback(&why);
                             }
                             st.held = Some(held);
                         }
@@ -301,7 +301,7 @@ impl RemoteServer {
                 let mut text = String::new();
                 let _ = BufReader::new(stderr).read_to_string(&mut text);
                 let (lock_, cv) = &*state;
-                lock(lock_).stderr = text.lines().map(fairbench_zoo::text::visible).collect();
+                lock(lock_).stderr = text.lines().map(fairbench_sys::text::visible).collect();
                 cv.notify_all();
             });
         }
@@ -442,7 +442,7 @@ impl RemoteServer {
         let skip = lines.len().saturating_sub(n);
         lines[skip..]
             .iter()
-            .map(|l| fairbench_zoo::text::visible(l))
+            .map(|l| fairbench_sys::text::visible(l))
             .collect()
     }
 
@@ -521,7 +521,7 @@ fn parse_contained(rest: &str) -> (Held, Option<String>) {
         .next()
         .map(str::trim)
         .filter(|w| !w.is_empty())
-        .map(fairbench_zoo::text::visible);
+        .map(fairbench_sys::text::visible);
     (Held { method, cpuset }, why)
 }
 

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context};
 use fairbench_zoo::Server;
 
-use super::procfs::{self, Stat};
 use super::quote;
 use super::HostInfo;
 use crate::args::CpuList;
 use crate::interrupt::CleanupGuard;
+use fairbench_sys::procfs::{self, Stat};
 
 /// How fairbench calls ssh, beyond the user's defaults.
 #[derive(Debug, Clone, Default)]
@@ -465,7 +465,7 @@ impl SshSession {
         port: u16,
         f: impl FnOnce(u16) -> R + Send,
     ) -> anyhow::Result<R> {
-        let local = fairbench_zoo::process::free_port().context("no free local port")?;
+        let local = fairbench_sys::process::free_port().context("no free local port")?;
         let specs = [
             format!("127.0.0.1:{local}:127.0.0.1:{port}"),
             format!("[::1]:{local}:[::1]:{port}"),
@@ -553,7 +553,7 @@ fn last_line(s: &str) -> Option<String> {
     s.lines()
         .map(str::trim)
         .rfind(|l| !l.is_empty())
-        .map(fairbench_zoo::text::visible)
+        .map(fairbench_sys::text::visible)
 }
 
 fn sanitize(s: &str) -> String {

@@ -1,9 +1,9 @@
 //! How `fairbench check` shows its results: a block per case as it is
 //! checked, the raw exchanges on request, and the comparison table.
 
+use fairbench_sys::text::escape_bytes;
 use fairbench_zoo::parity::{CaseReport, RawExchange};
 use fairbench_zoo::rule::Grade;
-use fairbench_zoo::text::escape_bytes;
 
 use crate::output::check_table::Table;
 

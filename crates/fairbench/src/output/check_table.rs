@@ -2,7 +2,7 @@
 //! `servers`: readable in a terminal, a CI log and a pasted issue alike.
 
 /// Rows of cells under a header row; each cell is shown with the one
-/// escaping rule ([`fairbench_zoo::text::visible`]) before it is measured,
+/// escaping rule ([`fairbench_sys::text::visible`]) before it is measured,
 /// so columns line up whatever a cell carries.
 #[derive(Debug, Default)]
 pub struct Table {
@@ -35,7 +35,7 @@ impl Table {
         self.rows.push(
             cells
                 .iter()
-                .map(|c| fairbench_zoo::text::visible(c))
+                .map(|c| fairbench_sys::text::visible(c))
                 .collect(),
         );
     }

@@ -186,7 +186,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         // Escaped before the columns are measured.
         rows.push(
             row.iter()
-                .map(|c| fairbench_zoo::text::visible(c))
+                .map(|c| fairbench_sys::text::visible(c))
                 .collect(),
         );
         let case_notes = crate::report::model::case_notes(&g);

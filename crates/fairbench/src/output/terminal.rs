@@ -1,12 +1,12 @@
 //! The last step before text reaches a terminal: whatever a table or a
 //! message carries from a server, a manifest, a folder name or a suite —
 //! escape sequences, OSC 8 links, bidirectional overrides — is shown as a
-//! visible escape (the one rule, [`fairbench_zoo::text::visible`]); only
+//! visible escape (the one rule, [`fairbench_sys::text::visible`]); only
 //! the line breaks between lines stay. JSON keeps its data exact: those
 //! characters become JSON's own `\uXXXX` escapes, which decode to the same
 //! string.
 
-use fairbench_zoo::text::{is_hidden, visible};
+use fairbench_sys::text::{is_hidden, visible};
 
 /// `eprintln!` for lines that carry names from servers, manifests, folders
 /// or suites: the line goes through [`text`].

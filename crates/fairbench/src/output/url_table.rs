@@ -96,7 +96,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         }
         rows.push(
             row.iter()
-                .map(|c| fairbench_zoo::text::visible(c))
+                .map(|c| fairbench_sys::text::visible(c))
                 .collect(),
         );
         if !u.stages.is_empty() && g.len() == 1 {
@@ -138,7 +138,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         .collect::<Vec<_>>()];
         for st in &list {
             t.push(vec![
-                fairbench_zoo::text::visible(&st.name),
+                fairbench_sys::text::visible(&st.name),
                 format!("{:.0}", st.start_s),
                 units::rate(st.planned_rps()),
                 units::rate(st.achieved_rps()),

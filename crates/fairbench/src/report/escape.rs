@@ -1,7 +1,7 @@
 //! Escaping, in one place. Every string that came from a server, a manifest or
 //! the database goes through here before it reaches HTML, SVG or Markdown;
 //! what is made visible is the one rule of every output
-//! ([`fairbench_zoo::text::visible`]), with each format's syntax on top.
+//! ([`fairbench_sys::text::visible`]), with each format's syntax on top.
 //!
 //! Control characters are not just made harmless but made *visible*
 //! (`\x07`, `\r`): a report is evidence, and a header name with a stray byte
@@ -41,12 +41,12 @@ fn push_html(out: &mut String, ch: char, multiline: bool) {
     }
 }
 
-use fairbench_zoo::text::push_visible;
+use fairbench_sys::text::push_visible;
 
 /// Plain text on one line with control characters made visible, no entity
 /// escaping (for terminal tables and CSV cells, where the csv crate quotes):
-/// the one rule of every output, [`fairbench_zoo::text::visible`].
-pub use fairbench_zoo::text::visible;
+/// the one rule of every output, [`fairbench_sys::text::visible`].
+pub use fairbench_sys::text::visible;
 
 /// A Markdown table cell: one line, control characters visible, and every
 /// character that Markdown or the HTML it may pass through would interpret

@@ -12,12 +12,12 @@ use hdrhistogram::Histogram;
 
 use super::placement::Sites;
 use super::sampler::TreeSampler;
-use crate::containment::GeneratorGroup;
 use crate::fleet;
 use crate::fleet::split::{split, Aim, LoadSplit};
+use crate::host::groups::GeneratorGroup;
+use crate::host::start::{StartError, Started, LOG_TAIL};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
-use crate::start::{StartError, Started, LOG_TAIL};
 use crate::store::{CaseFigures, DbFigures, PartRow, SampleRow};
 use crate::suite::LoadProfile;
 use crate::topology::Layout;

@@ -20,8 +20,8 @@ use std::time::Duration;
 use fairbench_zoo::manifest::ResponseKind;
 
 use crate::args::format_cpus;
+use crate::host::start::{start, StartSpec, Started};
 use crate::output::run_progress::RunProgress;
-use crate::start::{start, StartSpec, Started};
 use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
 use crate::suite::{CaseSpec, LoadProfile, Subject, SweepItem};
 use crate::topology::Layout;

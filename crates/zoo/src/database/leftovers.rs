@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::postgres::{release_shared_memory, FOLDER_PREFIX};
-use crate::containment::name;
+use fairbench_sys::containment::name;
 
 /// Removes the data folders of dead owners in the temporary folder;
 /// returns (removed, problems).
@@ -25,7 +25,8 @@ pub fn clean_in(dir: &Path) -> (Vec<String>, Vec<String>) {
         let Some(rest) = n.strip_prefix(FOLDER_PREFIX) else {
             continue;
         };
-        let Some((pid, start)) = name::owner(&format!("{}{rest}", crate::containment::PREFIX))
+        let Some((pid, start)) =
+            name::owner(&format!("{}{rest}", fairbench_sys::containment::PREFIX))
         else {
             continue;
         };
@@ -49,7 +50,9 @@ mod tests {
     fn dead_owners_folders_go_live_ones_stay() {
         let d = tempfile::tempdir().unwrap();
         let mine = name::fresh();
-        let mine = mine.strip_prefix(crate::containment::PREFIX).unwrap();
+        let mine = mine
+            .strip_prefix(fairbench_sys::containment::PREFIX)
+            .unwrap();
         let live = d.path().join(format!("{FOLDER_PREFIX}{mine}"));
         // pid 1 runs, but did not start at tick 1: a dead owner.
         let init = name::start_time(1).unwrap();

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use super::oracle::Oracle;
 use super::seed;
-use crate::containment::Usage;
-use crate::process::{free_port, ServerProcess, ServerSpec};
+use fairbench_sys::containment::Usage;
+use fairbench_sys::process::{free_port, ServerProcess, ServerSpec};
 
 /// The database, role and password every server is given.
 pub const DB_NAME: &str = "fairbench";
@@ -109,9 +109,9 @@ fn run_as() -> Result<Option<(u32, u32)>, String> {
 
 /// A new folder for one PostgreSQL, owned by whom it runs as, 0700.
 fn make_folder(owner: Option<(u32, u32)>) -> Result<PathBuf, String> {
-    let name = crate::containment::name::fresh();
+    let name = fairbench_sys::containment::name::fresh();
     let rest = name
-        .strip_prefix(crate::containment::PREFIX)
+        .strip_prefix(fairbench_sys::containment::PREFIX)
         .unwrap_or(&name);
     let folder = std::env::temp_dir().join(format!("{FOLDER_PREFIX}{rest}"));
     let err = |e: std::io::Error| format!("cannot create {}: {e}", folder.display());
@@ -147,7 +147,7 @@ pub(crate) fn run_bounded(
         .spawn()
         .map_err(|e| format!("cannot start {what}: {e}"))?;
     // Reached by the Ctrl-C handler like a server's process group.
-    let _guard = crate::process::register_group(child.id() as i32);
+    let _guard = fairbench_sys::process::register_group(child.id() as i32);
     let writer = input.and_then(|bytes| {
         let mut stdin = child.stdin.take()?;
         Some(std::thread::spawn(move || {
@@ -179,7 +179,7 @@ pub(crate) fn run_bounded(
             Ok(Some(s)) => break Some(s),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             _ => {
-                crate::process::kill_group(child.id() as i32, libc::SIGKILL);
+                fairbench_sys::process::kill_group(child.id() as i32, libc::SIGKILL);
                 let _ = child.wait();
                 break None;
             }
@@ -198,8 +198,8 @@ pub(crate) fn run_bounded(
             let last: Vec<&str> = last.into_iter().rev().collect();
             Err(format!(
                 "{what} {}: {}",
-                crate::process::describe_exit(s),
-                crate::text::visible(&last.join(" / "))
+                fairbench_sys::process::describe_exit(s),
+                fairbench_sys::text::visible(&last.join(" / "))
             ))
         }
     }

@@ -103,7 +103,7 @@ impl Verdict {
 
 /// Server text in a detail: escaped and cut short.
 fn shown(b: &[u8], max: usize) -> String {
-    let s = crate::text::escape_bytes(&b[..b.len().min(max)]).replace('\n', "");
+    let s = fairbench_sys::text::escape_bytes(&b[..b.len().min(max)]).replace('\n', "");
     if b.len() > max {
         format!("{s}…")
     } else {

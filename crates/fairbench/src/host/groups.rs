@@ -1,13 +1,13 @@
-//! fairbench's side of containment (crates/zoo/src/containment): what a
-//! command says before it starts servers, and the load generator's own
-//! control group.
+//! fairbench's use of control groups (the mechanism is
+//! crates/sys/src/containment): what a command says before it starts
+//! servers, and the load generator's own group.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use fairbench_engine::ThreadStart;
-pub use fairbench_zoo::containment::Method;
-use fairbench_zoo::containment::{self, Group, Purpose};
+pub use fairbench_sys::containment::Method;
+use fairbench_sys::containment::{self, Group, Purpose};
 
 static WARNED: AtomicBool = AtomicBool::new(false);
 

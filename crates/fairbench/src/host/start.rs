@@ -2,7 +2,7 @@
 //! network namespace or an ssh host — the one way `check`, `run` and rate
 //! sweeps do it: a free port there, the build copied there, the process
 //! started in a control group of its own on its CPUs (the process-group
-//! fallback where none can be made; see crates/zoo/src/containment),
+//! fallback where none can be made; see crates/sys/src/containment),
 //! waited for until it accepts connections, and that very process checked
 //! against the scenario contract.
 

@@ -18,7 +18,7 @@
 
 mod group;
 pub mod mounts;
-pub(crate) mod name;
+pub mod name;
 mod registry;
 mod sweep;
 

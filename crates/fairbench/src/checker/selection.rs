@@ -1,0 +1,205 @@
+//! What `check` was asked to check, validated against the zoo: servers,
+//! scenarios, responses, protocols, mode, CPUs and cores. Every mistake is
+//! one usage line naming its flag.
+
+use fairbench_zoo::reference::REFERENCE_SERVER;
+use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server, Zoo};
+
+use crate::args::VariantSel;
+use crate::usage::usage;
+
+/// The flags of `check` that choose what is checked, as given.
+pub struct Request<'a> {
+    /// `--servers`: glob patterns, comma-separated.
+    pub servers: &'a str,
+    /// `--scenarios` (None: all).
+    pub scenarios: Option<&'a str>,
+    pub variant: Option<VariantSel>,
+    /// `--protocols`, comma-separated.
+    pub protocols: &'a str,
+    pub mode: Option<&'a str>,
+    pub cpus: Option<Vec<usize>>,
+    pub cores: Option<usize>,
+    pub reference: &'a str,
+    /// The servers run on another host (ssh), whose CPUs are what count.
+    pub servers_elsewhere: bool,
+}
+
+/// What the arguments select, validated.
+pub struct Selection<'z> {
+    pub servers: Vec<&'z Server>,
+    /// Selected folders whose manifest is invalid.
+    pub invalid: Vec<String>,
+    pub scenarios: Vec<&'z Scenario>,
+    pub responses: Vec<ResponseKind>,
+    pub protocols: Vec<Protocol>,
+    pub mode: Option<String>,
+    pub cpus: Option<Vec<usize>>,
+    pub cores: usize,
+}
+
+/// `--protocols`: known names, each once, and at least one selected server
+/// that serves one of them (else one line saying who serves what).
+fn protocols(list: &str, servers: &[&Server]) -> anyhow::Result<Vec<Protocol>> {
+    let mut out = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match Protocol::parse(name) {
+            Some(p) if !out.contains(&p) => out.push(p),
+            Some(_) => return Err(usage(format!("--protocols: {name} is listed twice"))),
+            None => {
+                return Err(usage(format!(
+                    "--protocols: unknown protocol {name:?}; expected {} (comma-separated)",
+                    Protocol::expected()
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(usage(format!(
+            "--protocols: expected one or more of {}",
+            Protocol::expected()
+        )));
+    }
+    let served = servers.iter().any(|s| out.iter().any(|p| s.serves(*p)));
+    if !servers.is_empty() && !served {
+        let why: Vec<String> = servers
+            .iter()
+            .map(|s| format!("{}: {}", s.name, s.why_not(out[0])))
+            .collect();
+        return Err(usage(format!(
+            "--protocols {list}: no selected server serves {} ({})",
+            out.iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+            why.join("; ")
+        )));
+    }
+    Ok(out)
+}
+
+/// Validates what `check` was asked for against the zoo: every mistake is
+/// one usage line naming the flag.
+pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>> {
+    let filter = fairbench_zoo::NameFilter::parse(args.servers)
+        .map_err(|e| usage(format!("--servers: {e}")))?;
+    let selected = |name: &str| filter.matches(name);
+    let servers: Vec<&Server> = zoo.servers.iter().filter(|s| selected(&s.name)).collect();
+    let invalid: Vec<String> = zoo
+        .invalid_server_names()
+        .into_iter()
+        .filter(|n| selected(n))
+        .collect();
+    if servers.is_empty() && invalid.is_empty() {
+        let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+        return Err(usage(format!(
+            "--servers {}: matches no server; there are: {}",
+            args.servers,
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+
+    let scenarios: Vec<&Scenario> = match args.scenarios {
+        None => zoo.scenarios.iter().collect(),
+        Some(list) => {
+            let mut out = Vec::new();
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match zoo.scenario(name) {
+                    Some(s) => out.push(s),
+                    None if zoo.scenario_error(name).is_some() => {
+                        let e = zoo.scenario_error(name).map(|e| e.to_string());
+                        return Err(usage(format!(
+                            "--scenarios: scenario {name} is broken: {}",
+                            e.unwrap_or_default()
+                        )));
+                    }
+                    None => {
+                        let known: Vec<&str> =
+                            zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
+                        return Err(usage(format!(
+                            "--scenarios: no scenario named {name}; there are: {}",
+                            known.join(", ")
+                        )));
+                    }
+                }
+            }
+            out
+        }
+    };
+    if scenarios.is_empty() {
+        return Err(usage("no scenario to check"));
+    }
+
+    let variant = args.variant.clone().unwrap_or_default();
+    let responses = match variant.response {
+        None => ResponseKind::STANDARD.to_vec(),
+        Some(r) => vec![r],
+    };
+    let mode = match (&variant.mode, &args.mode.map(str::to_string)) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(usage(format!(
+                "--variant {a}/… and --mode {b} name different modes"
+            )))
+        }
+        (Some(m), _) | (None, Some(m)) => Some(m.clone()),
+        (None, None) => None,
+    };
+    if let Some(m) = &mode {
+        if !servers.iter().any(|s| s.modes.contains_key(m)) {
+            return Err(usage(format!(
+                "{} {m}: no selected server has that mode",
+                if variant.mode.is_some() {
+                    "--variant"
+                } else {
+                    "--mode"
+                }
+            )));
+        }
+    }
+
+    // A typo here would silently drop the reference-bytes rule (a zoo
+    // without the default reference has nothing to compare with).
+    if args.reference != REFERENCE_SERVER
+        && !zoo.servers.iter().any(|s| s.name == args.reference)
+        && !zoo
+            .invalid_server_names()
+            .iter()
+            .any(|n| n == args.reference)
+    {
+        let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
+        return Err(usage(format!(
+            "--reference {}: no server has that name; there are: {}",
+            args.reference,
+            names.join(", ")
+        )));
+    }
+    let protocols = protocols(args.protocols, &servers)?;
+    let cpus = args.cpus.clone();
+    let cores = match (args.cores, &cpus) {
+        (Some(n), _) => n,
+        (None, Some(c)) => c.len(),
+        (None, None) => 1,
+    };
+    // CORES beyond the CPUs would size the server's threads for a machine
+    // it does not have; on an ssh host its own CPUs are what count.
+    let here = crate::host::allowed_cpus().len();
+    if !args.servers_elsewhere && cores > here {
+        return Err(usage(format!(
+            "--cores {cores}: this machine lets fairbench use {here} CPUs"
+        )));
+    }
+    Ok(Selection {
+        servers,
+        invalid,
+        scenarios,
+        responses,
+        protocols,
+        mode,
+        cpus,
+        cores,
+    })
+}
