@@ -23,6 +23,7 @@ pub mod protocol_parity;
 pub mod reference;
 pub mod row;
 pub mod rule;
+pub mod runnable;
 pub mod scenario;
 mod token;
 pub mod toolchain;

@@ -15,8 +15,9 @@ use fairbench_zoo::parity::{CaseReport, InspectOptions};
 use fairbench_zoo::pki::RunPki;
 use fairbench_zoo::reference::apply_reference;
 use fairbench_zoo::rule::{Grade, Rule};
+use fairbench_zoo::runnable::{runnable, Gap, Wanted};
 use fairbench_zoo::toolchain::Prober;
-use fairbench_zoo::{Protocol, ResponseKind, Scenario, Zoo};
+use fairbench_zoo::{Protocol, ResponseKind, Zoo};
 use serde::Serialize;
 
 use crate::host::Host;
@@ -157,78 +158,12 @@ pub fn check(
             break;
         }
         let status = prober.probe(&server.toolchain);
-        if let fairbench_zoo::toolchain::ToolchainStatus::Unavailable { reason } = &status {
-            crate::note!("skip {}: {reason}", server.name);
-            skipped.push(Skipped {
-                server: server.name.clone(),
-                mode: None,
-                reason: reason.clone(),
-            });
-            continue;
-        }
-        let scenarios: Vec<&&Scenario> = plan
-            .scenarios
-            .iter()
-            .filter(|sc| {
-                let yes = server.implements(&sc.name);
-                if !yes {
-                    let reason = format!(
-                        "{}: not implemented (server.toml lists {})",
-                        sc.name,
-                        server.scenarios.as_deref().unwrap_or_default().join(", ")
-                    );
-                    eprintln!("skip {} {reason}", server.name);
-                    skipped.push(Skipped {
-                        server: server.name.clone(),
-                        mode: None,
-                        reason,
-                    });
-                }
-                yes
-            })
-            .collect();
-        if scenarios.is_empty() {
-            // Nothing to check: no build either.
-            continue;
-        }
-        if !plan.responses.iter().any(|r| server.has_response(*r)) {
-            let reason = "has no study response (no publication measured it; docs/study.md)";
-            eprintln!("skip {}: {reason}", server.name);
-            skipped.push(Skipped {
-                server: server.name.clone(),
-                mode: None,
-                reason: reason.into(),
-            });
-            continue;
-        }
-        let protocols: Vec<Protocol> = plan
-            .protocols
-            .iter()
-            .copied()
-            .filter(|&p| {
-                if !server.serves(p) {
-                    let reason = format!(
-                        "{p}: does not serve {}: {}",
-                        p.describe(),
-                        server.why_not(p)
-                    );
-                    crate::note!("skip {} {reason}", server.name);
-                    skipped.push(Skipped {
-                        server: server.name.clone(),
-                        mode: None,
-                        reason,
-                    });
-                }
-                server.serves(p)
-            })
-            .collect();
-        if protocols.is_empty() {
-            continue;
-        }
-        let modes: Vec<&String> = match &plan.mode {
+        // `--mode` names one mode exactly; a server without it is skipped
+        // for that, before anything else is asked of it.
+        let modes: Vec<&str> = match &plan.mode {
             Some(m) => match server.modes.get_key_value(m) {
-                Some((name, _)) => vec![name],
-                None => {
+                Some((name, _)) => vec![name.as_str()],
+                None if status.is_present() => {
                     let reason = format!("has no mode {m}");
                     crate::note!("skip {}: {reason}", server.name);
                     skipped.push(Skipped {
@@ -238,20 +173,42 @@ pub fn check(
                     });
                     continue;
                 }
+                None => Vec::new(),
             },
-            None => server.modes.keys().collect(),
+            None => server.modes.keys().map(String::as_str).collect(),
         };
-        for mode_name in modes {
-            let mode = &server.modes[mode_name];
-            if let Some(reason) = &mode.unsupported {
-                crate::note!("skip {} {mode_name}: unsupported: {reason}", server.name);
-                skipped.push(Skipped {
-                    server: server.name.clone(),
-                    mode: Some(mode_name.clone()),
-                    reason: format!("unsupported: {reason}"),
-                });
-                continue;
+        let wanted = Wanted {
+            scenarios: &plan.scenarios,
+            responses: &plan.responses,
+            protocols: &plan.protocols,
+        };
+        let run = runnable(server, &status, &wanted, modes);
+        for gap in &run.gaps {
+            let (mode, line) = match gap {
+                Gap::Toolchain { .. } | Gap::NoResponse => (None, gap.reason()),
+                Gap::Scenario { scenario, .. } => (None, format!("{scenario}: {}", gap.reason())),
+                Gap::Protocol { protocol, .. } => (None, format!("{protocol}: {}", gap.reason())),
+                Gap::Mode { mode, .. } => (Some(mode.clone()), gap.reason()),
+            };
+            match &mode {
+                Some(m) => crate::note!("skip {} {m}: {line}", server.name),
+                None if matches!(gap, Gap::Scenario { .. } | Gap::Protocol { .. }) => {
+                    crate::note!("skip {} {line}", server.name)
+                }
+                None => crate::note!("skip {}: {line}", server.name),
             }
+            skipped.push(Skipped {
+                server: server.name.clone(),
+                mode,
+                reason: line,
+            });
+        }
+        if run.is_empty() {
+            // Nothing to check: no build either.
+            continue;
+        }
+        let (scenarios, protocols) = (&run.scenarios, &run.protocols);
+        for &mode_name in &run.modes {
             crate::note!("build {} {mode_name} …", server.name);
             let built = match build::ensure_built_with(server, mode_name, &cache_dir, &build_opts) {
                 Ok(b) => {
@@ -272,13 +229,12 @@ pub fn check(
                     for l in e.log_tail() {
                         crate::note!("  | {l}");
                     }
-                    for (&resp, &protocol) in plan
+                    for (&resp, &protocol) in run
                         .responses
                         .iter()
-                        .filter(|r| server.has_response(**r))
                         .flat_map(|r| protocols.iter().map(move |p| (r, p)))
                     {
-                        for sc in &scenarios {
+                        for sc in scenarios {
                             let id = case_id(server, mode_name, resp, sc, protocol);
                             let mut c = CaseReport::failed(
                                 &id,
@@ -296,7 +252,7 @@ pub fn check(
                     continue;
                 }
             };
-            for &resp in plan.responses.iter().filter(|r| server.has_response(**r)) {
+            for &resp in &run.responses {
                 for (sc, &protocol) in scenarios
                     .iter()
                     .flat_map(|sc| protocols.iter().map(move |p| (sc, p)))

@@ -91,7 +91,7 @@ fn entry<'a>(s: &'a Server, status: ToolchainStatus) -> ServerEntry<'a> {
                 mode_description: mode.description.clone(),
                 unsupported: mode.unsupported.clone(),
                 known_deviations: s.response(v.response).known_deviations.clone(),
-                runnable: status.is_present() && mode.unsupported.is_none(),
+                runnable: fairbench_zoo::runnable::mode_runs(s, &v.mode, &status),
             }
         })
         .collect();

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fairbench_zoo::manifest::ResponseKind;
+use fairbench_zoo::runnable::{Gap, Runnable, Wanted};
 use fairbench_zoo::toolchain::{self, ToolchainStatus};
 use fairbench_zoo::{NameFilter, Protocol, Scenario, Server, Zoo};
 
@@ -255,65 +256,50 @@ fn plan_on(
         }
     }
 
-    // Which (server, mode) pairs can run at all.
-    let mut runnable: Vec<(&Server, String)> = Vec::new();
+    // Which (server, mode) pairs can run at all: the zoo's one rule.
+    let mut runnable: Vec<(&Server, String, std::rc::Rc<Runnable>)> = Vec::new();
+    let wanted = Wanted {
+        scenarios: &scenarios,
+        responses: &responses,
+        protocols: &suite.protocols,
+    };
     for s in &servers {
         let status = probe(&s.toolchain);
         toolchains.insert(s.name.clone(), ((*s).clone(), status.clone()));
-        if let ToolchainStatus::Unavailable { reason } = &status {
+        let modes: Vec<&str> = s
+            .modes
+            .keys()
+            .map(String::as_str)
+            .filter(|m| mode_filter.matches(m))
+            .collect();
+        let run = fairbench_zoo::runnable::runnable(s, &status, &wanted, modes.iter().copied());
+        for gap in &run.gaps {
+            let what = match gap {
+                Gap::Toolchain { .. } | Gap::NoResponse => s.name.clone(),
+                Gap::Scenario { scenario, .. } => format!("{} {scenario}", s.name),
+                Gap::Protocol { protocol, .. } => format!("{} {protocol}", s.name),
+                Gap::Mode { mode, .. } => format!("{} mode {mode}", s.name),
+            };
             skips.push(Skip {
-                what: s.name.clone(),
-                reason: reason.clone(),
-            });
-            continue;
-        }
-        for sc in scenarios.iter().filter(|sc| !s.implements(&sc.name)) {
-            skips.push(Skip {
-                what: format!("{} {}", s.name, sc.name),
-                reason: format!(
-                    "not implemented (server.toml lists {})",
-                    s.scenarios.as_deref().unwrap_or_default().join(", ")
-                ),
-            });
-        }
-        if !responses.iter().any(|r| s.has_response(*r)) {
-            skips.push(Skip {
-                what: s.name.clone(),
-                reason: "has no study response (no publication measured it; docs/study.md)".into(),
-            });
-            continue;
-        }
-        let mut any = false;
-        for (mode_name, mode) in &s.modes {
-            if !mode_filter.matches(mode_name) {
-                continue;
-            }
-            any = true;
-            if let Some(reason) = &mode.unsupported {
-                skips.push(Skip {
-                    what: format!("{} mode {mode_name}", s.name),
-                    reason: format!("unsupported: {reason}"),
-                });
-                continue;
-            }
-            runnable.push((s, mode_name.clone()));
-        }
-        for &p in suite.protocols.iter().filter(|p| !s.serves(**p)) {
-            skips.push(Skip {
-                what: format!("{} {p}", s.name),
-                reason: format!("does not serve {}: {}", p.describe(), s.why_not(p)),
+                what,
+                reason: gap.reason(),
             });
         }
-        if !any {
-            let modes: Vec<&str> = s.modes.keys().map(String::as_str).collect();
+        if modes.is_empty() && status.is_present() {
+            let all: Vec<&str> = s.modes.keys().map(String::as_str).collect();
             skips.push(Skip {
                 what: s.name.clone(),
                 reason: format!(
                     "no mode matches {:?} (its modes: {})",
                     suite.modes.join(","),
-                    modes.join(", ")
+                    all.join(", ")
                 ),
             });
+        }
+        if !run.is_empty() {
+            let modes: Vec<String> = run.modes.iter().map(|m| m.to_string()).collect();
+            let run = std::rc::Rc::new(run);
+            runnable.extend(modes.into_iter().map(|m| (*s, m, run.clone())));
         }
     }
 
@@ -344,16 +330,12 @@ fn plan_on(
     }
     let mut items = Vec::new();
     for rep in 1..=suite.repetitions {
-        for ((server, mode), &protocol) in runnable.iter().flat_map(|sm| {
-            suite
-                .protocols
-                .iter()
-                .filter(|p| sm.0.serves(**p))
-                .map(move |p| (sm, p))
-        }) {
-            // `study` exists only for the servers a publication measured.
-            for &response in responses.iter().filter(|r| server.has_response(**r)) {
-                for scenario in scenarios.iter().filter(|sc| server.implements(&sc.name)) {
+        for ((server, mode, run), &protocol) in runnable
+            .iter()
+            .flat_map(|smr| smr.2.protocols.iter().map(move |p| (smr, p)))
+        {
+            for &response in &run.responses {
+                for scenario in &run.scenarios {
                     for &(n, requested) in &cores {
                         for load in &suite.loads {
                             let subject = Subject {
