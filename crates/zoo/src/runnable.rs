@@ -27,7 +27,10 @@ pub enum Gap {
     /// The whole server: its toolchain is not on this machine.
     Toolchain { reason: String },
     /// One scenario the manifest does not list.
-    Scenario { scenario: String, listed: Vec<String> },
+    Scenario {
+        scenario: String,
+        listed: Vec<String>,
+    },
     /// The whole server: none of the response shapes asked for (only
     /// `study` can be missing).
     NoResponse,
