@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::config_error::ConfigError;
 use crate::mix::RequestMix;
 use crate::profile::RateStage;
 use crate::protocol::Protocol;
@@ -406,30 +407,6 @@ pub fn default_threads() -> usize {
         .map(|n| n.get())
         .unwrap_or(1)
 }
-
-/// A setting that cannot work, naming the setting.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub field: String,
-    pub message: String,
-}
-
-impl ConfigError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,7 @@
 
 pub mod clock;
 mod config;
+mod config_error;
 pub mod dial;
 pub mod h2;
 pub mod hex;
@@ -42,9 +43,10 @@ mod tls;
 mod worker;
 
 pub use config::{
-    default_threads, ConfigError, GeneratorShare, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
+    default_threads, GeneratorShare, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
     DEFAULT_STREAMS, MAX_STREAMS, MIN_RATE,
 };
+pub use config_error::ConfigError;
 pub use h2::H2Report;
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ConfigError;
+use crate::config_error::ConfigError;
 
 /// The most target names one run breaks its results down by.
 pub const MAX_TARGETS: usize = 256;

@@ -14,8 +14,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{Nanos, NANOS_PER_SEC};
+use crate::config_error::ConfigError;
 use crate::pacer::Pacer;
-use crate::ConfigError;
 
 /// One stage: `duration` long, the rate going linearly from `from` to `to`
 /// requests per second (equal: a step).

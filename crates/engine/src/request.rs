@@ -1,7 +1,7 @@
 //! The request, serialised once before the run and then only copied.
 
+use crate::config_error::ConfigError;
 use crate::target::Target;
-use crate::ConfigError;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RequestSpec {

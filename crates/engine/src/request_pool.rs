@@ -2,8 +2,8 @@
 //! the order they go out: the hot path only picks the next one.
 
 use crate::config::LoadConfig;
+use crate::config_error::ConfigError;
 use crate::request::RequestSpec;
-use crate::ConfigError;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {

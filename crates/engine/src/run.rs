@@ -10,13 +10,13 @@ use hdrhistogram::Histogram;
 
 use crate::clock::{self, Nanos, NANOS_PER_SEC};
 use crate::config::{LoadConfig, LoadModel};
+use crate::config_error::ConfigError;
 use crate::dial::dial_with;
 use crate::merge::LiveMerge;
 use crate::outcome::{Outcome, Phase, SecondSample};
 use crate::request_pool::RequestPool;
 use crate::tls::TlsClient;
 use crate::worker::{ThreadPlan, ThreadReport, Worker};
-use crate::ConfigError;
 
 /// Receives the time series as it is measured (progress display, interval
 /// logs). Called on the thread that called [`run`].

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::ConfigError;
+use crate::config_error::ConfigError;
 
 /// Status codes are three digits; anything a parser hands us is below this.
 const CODES: usize = 1000;

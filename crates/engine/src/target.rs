@@ -2,7 +2,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use crate::ConfigError;
+use crate::config_error::ConfigError;
 
 /// A parsed `http://` or `https://` URL with its resolved socket address.
 #[derive(Debug, Clone)]

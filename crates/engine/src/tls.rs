@@ -11,8 +11,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore};
 
+use crate::config_error::ConfigError;
 use crate::target::Target;
-use crate::ConfigError;
 
 /// How the server's certificate is checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -24,6 +24,7 @@ pub mod mix;
 pub mod output;
 pub mod report;
 pub mod runner;
+pub mod seeded;
 pub mod store;
 pub mod suite;
 pub mod thresholds;

@@ -8,9 +8,9 @@
 //! few bytes per request on the wire (the server decodes literals, which is
 //! no more work than a table look-up), never a decoder state to keep.
 
+use crate::config_error::ConfigError;
 use crate::request::RequestSpec;
 use crate::target::Target;
-use crate::ConfigError;
 
 /// Header fields that HTTP/2 forbids (RFC 9113 §8.2.2); `host` becomes
 /// `:authority`.

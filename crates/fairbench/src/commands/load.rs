@@ -16,7 +16,7 @@ use crate::args::{
 };
 use crate::export::hdr_log::HdrLog;
 use crate::export::load_json::LoadJson;
-use crate::fleet::split::{split, Aim, GeneratorSite};
+use crate::fleet::split::{split, Aim};
 use crate::fleet::{self, FleetOutcome};
 use crate::host;
 use crate::output::check_report;
@@ -552,7 +552,7 @@ fn run_fleet(
         eprintln!("{n}");
     }
     eprintln!("{}", layout.summary());
-    if cfg.target.addr.ip().is_loopback() && layout.kind == "ssh" {
+    if cfg.target.addr.ip().is_loopback() && layout.kind == crate::topology::TopologyKind::Ssh {
         let here = host::local_info().boot_id;
         if let Some(c) = layout.clients.iter().find(|c| c.info.boot_id != here) {
             return Err(usage(format!(
@@ -561,28 +561,12 @@ fn run_fleet(
             )));
         }
     }
-    let n = layout.clients.len();
-    // The CPUs given are shared by the generators on this machine; one on
-    // an ssh host has that machine's CPUs.
-    let sites: Vec<GeneratorSite> = layout
-        .clients
-        .iter()
-        .map(|c| match c.host {
-            host::Host::Ssh(_) => GeneratorSite {
-                cpus: None,
-                default_threads: c.info.cpus.len() / c.machine_share.max(1),
-            },
-            _ => GeneratorSite {
-                cpus: args.cpus.clone().map(|c| c.0),
-                default_threads: match &args.cpus {
-                    Some(cpus) => cpus.len() / n,
-                    None => fairbench_engine::default_threads() / n,
-                },
-            },
-        })
-        .collect();
+    let cpus = args.cpus.clone().map(|c| c.0);
+    let sites = crate::runner::placement::load_sites(&layout, cpus.as_deref());
     // In a namespace, this machine's loopback is the far end of the link.
-    let aim = if layout.kind == "netns" && cfg.target.addr.ip().is_loopback() {
+    let aim = if layout.kind == crate::topology::TopologyKind::Netns
+        && cfg.target.addr.ip().is_loopback()
+    {
         Aim::EachSite
     } else {
         Aim::AsGiven
@@ -605,7 +589,7 @@ fn run_fleet(
         }
         Err(e) => {
             let mut m = e.to_string();
-            if layout.kind == "netns" && m.contains("cannot connect") {
+            if layout.kind == crate::topology::TopologyKind::Netns && m.contains("cannot connect") {
                 m.push_str(" (with --topology netns the load reaches this machine over a veth link, not loopback: the server must listen on the any address, 0.0.0.0 or [::])");
             }
             anyhow::bail!("{m}")

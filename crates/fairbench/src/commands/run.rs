@@ -262,7 +262,7 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
         eprintln!("{n}");
     }
     crate::host::groups::prepare(!matches!(layout.server, crate::host::Host::Ssh(_)));
-    if layout.kind != "local" || layout.clients.len() > 1 {
+    if layout.kind != crate::topology::TopologyKind::Local || layout.clients.len() > 1 {
         eprintln!("{}", layout.summary());
     }
     Ok(layout)

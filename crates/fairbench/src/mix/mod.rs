@@ -12,7 +12,7 @@ pub mod template;
 
 use fairbench_engine::{MixRequest, RequestMix};
 
-use crate::report::stats::SplitMix64;
+use crate::seeded::SplitMix64;
 use file::{Body, TargetDef};
 
 /// Prepared requests when templates are used, unless told otherwise.

@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::report::stats::SplitMix64;
+use crate::seeded::SplitMix64;
 
 /// The most values a Zipf range may hold (its table is built up front).
 const MAX_ZIPF: u64 = 1_000_000;

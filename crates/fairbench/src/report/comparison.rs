@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::{CaseKey, LoadInfo};
-use super::stats::{bootstrap_median_diff, fnv1a, median};
+use super::stats::{bootstrap_median_diff, median};
+use crate::seeded::fnv1a;
 use crate::store::{CaseRow, RunRow};
 
 pub const RESAMPLES: usize = 10_000;

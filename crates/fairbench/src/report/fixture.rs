@@ -3,10 +3,9 @@
 //! randomness): the same calls always give the same database contents, so
 //! golden outputs can be compared byte for byte.
 //!
-//! Compiled twice: as a unit-test module of the crate, and by the
-//! integration tests (tests/report_*.rs, tests/compare_*.rs) with
-//! `#[path]`, next to `#[path = "../src/store/mod.rs"] mod store;` at their
-//! crate root. So it names the store only as `crate::store`.
+//! Compiled into the unit tests, and into the library the integration
+//! tests use (the `fixture` feature, which the crate's dev-dependency on
+//! itself turns on): one copy for both.
 
 #![allow(dead_code)]
 

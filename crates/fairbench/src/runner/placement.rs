@@ -77,17 +77,16 @@ pub fn sites(layout: &Layout, local: &[usize], cores: usize) -> Sites {
     let mut generators = Vec::new();
     let mut shared = false;
     for c in &layout.clients {
-        let share = c.machine_share.max(1);
         if c.with_server {
             shared |= p.shared;
             generators.push(GeneratorSite {
                 cpus: Some(p.generator.clone()),
-                default_threads: (p.generator.len() / share).max(1),
+                default_threads: threads_per_generator(p.generator.len(), c.machine_share),
             });
         } else {
             generators.push(GeneratorSite {
                 cpus: None,
-                default_threads: (c.info.cpus.len() / share).max(1),
+                default_threads: threads_per_generator(c.info.cpus.len(), c.machine_share),
             });
         }
     }
@@ -96,6 +95,37 @@ pub fn sites(layout: &Layout, local: &[usize], cores: usize) -> Sites {
         generators,
         shared,
     }
+}
+
+/// Where `load`'s generators run (the server is not ours to place): one on
+/// an ssh host has that machine's CPUs; the ones on this machine (here or
+/// in namespaces) are held to `cpus` when given, else to every CPU this
+/// process may use. Generators on one machine share its CPUs.
+pub fn load_sites(layout: &Layout, cpus: Option<&[usize]>) -> Vec<GeneratorSite> {
+    layout
+        .clients
+        .iter()
+        .map(|c| match c.host {
+            crate::host::Host::Ssh(_) => GeneratorSite {
+                cpus: None,
+                default_threads: threads_per_generator(c.info.cpus.len(), c.machine_share),
+            },
+            _ => GeneratorSite {
+                cpus: cpus.map(<[usize]>::to_vec),
+                default_threads: threads_per_generator(
+                    cpus.map_or_else(fairbench_engine::default_threads, <[usize]>::len),
+                    c.machine_share,
+                ),
+            },
+        })
+        .collect()
+}
+
+/// A generator's default thread count: one per CPU of its machine's share,
+/// at least one (several generators on a 1-CPU share still each need a
+/// thread).
+pub fn threads_per_generator(cpus: usize, machine_share: usize) -> usize {
+    (cpus / machine_share.max(1)).max(1)
 }
 
 /// Where the database of the database scenarios runs for one case.
@@ -180,6 +210,27 @@ mod tests {
             }],
             shared,
         }
+    }
+
+    #[test]
+    fn generators_on_one_machine_share_its_cpus_and_each_keeps_a_thread() {
+        let layout = Layout::for_load(&crate::topology::ClientArgs {
+            clients: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        let six = load_sites(&layout, Some(&[0, 1, 2, 3, 4, 5]));
+        assert_eq!(six.len(), 3);
+        for g in &six {
+            assert_eq!(g.default_threads, 2);
+            assert_eq!(g.cpus.as_deref(), Some(&[0, 1, 2, 3, 4, 5][..]));
+        }
+        // Three generators on one CPU: one thread each, never none.
+        for g in load_sites(&layout, Some(&[0])) {
+            assert_eq!(g.default_threads, 1);
+        }
+        assert_eq!(threads_per_generator(1, 3), 1);
+        assert_eq!(threads_per_generator(8, 0), 8);
     }
 
     #[test]

@@ -10,124 +10,7 @@ use rusqlite::{Connection, Transaction};
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
 const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
-// The database scenarios (issue 26): the database's own control group's
-// CPU over the measurement and per request, its memory peak during the
-// case, its cpuset, and the connection pool the server was told to keep.
-// NULL for cases without a database.
-const V7: &str = r#"
-ALTER TABLE cases ADD COLUMN db_cpu_s REAL;
-ALTER TABLE cases ADD COLUMN db_cpu_us_per_request REAL;
-ALTER TABLE cases ADD COLUMN db_memory_peak INTEGER;
-ALTER TABLE cases ADD COLUMN db_cpus TEXT;
-ALTER TABLE cases ADD COLUMN db_pool INTEGER;
-"#;
-
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
-
-// Hypervisor steal time during a case: on a shared cloud host the machine
-// itself is slowed from outside, and a case measured then is not steady.
-const V3: &str = r#"
-ALTER TABLE cases ADD COLUMN steal_fraction REAL;
-"#;
-
-// The ledger (issue: every planned request accounted for): how many requests
-// the window planned, how many were still unanswered at the end, the drain
-// after the window as a phase of the series, and the histogram of answered
-// requests alone beside the honest one. SQLite cannot alter a CHECK, so the
-// tables whose CHECKs change are rebuilt.
-const V4: &str = r#"
-ALTER TABLE cases ADD COLUMN planned INTEGER;
-ALTER TABLE cases ADD COLUMN err_unanswered INTEGER;
-ALTER TABLE case_parts ADD COLUMN planned INTEGER;
-ALTER TABLE case_parts ADD COLUMN err_unanswered INTEGER;
-
-CREATE TABLE histograms_v4 (
-    case_id  INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
-    kind     TEXT NOT NULL CHECK (kind IN ('latency', 'answered', 'uncorrected', 'lateness')),
-    encoding TEXT NOT NULL DEFAULT 'hdr-v2-deflate',
-    data     BLOB NOT NULL,
-    PRIMARY KEY (case_id, kind)
-);
-INSERT INTO histograms_v4 SELECT case_id, kind, encoding, data FROM histograms;
-DROP TABLE histograms;
-ALTER TABLE histograms_v4 RENAME TO histograms;
-
-CREATE TABLE samples_v4 (
-    case_id      INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
-    second       INTEGER NOT NULL,
-    phase        TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'drain')),
-    start_s      REAL NOT NULL,
-    duration_s   REAL NOT NULL,
-    requests     INTEGER NOT NULL,
-    errors       INTEGER NOT NULL,
-    bytes        INTEGER NOT NULL,
-    p50_us       INTEGER NOT NULL,
-    p99_us       INTEGER NOT NULL,
-    interval_hist BLOB,
-    server_cpu   REAL,
-    server_rss   INTEGER,
-    server_threads INTEGER,
-    PRIMARY KEY (case_id, second)
-);
-INSERT INTO samples_v4 SELECT * FROM samples;
-DROP TABLE samples;
-ALTER TABLE samples_v4 RENAME TO samples;
-
-CREATE TABLE part_samples_v4 (
-    case_id       INTEGER NOT NULL,
-    part          INTEGER NOT NULL,
-    second        INTEGER NOT NULL,
-    phase         TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'drain')),
-    start_s       REAL NOT NULL,
-    duration_s    REAL NOT NULL,
-    requests      INTEGER NOT NULL,
-    errors        INTEGER NOT NULL,
-    bytes         INTEGER NOT NULL,
-    p50_us        INTEGER NOT NULL,
-    p99_us        INTEGER NOT NULL,
-    interval_hist BLOB,
-    PRIMARY KEY (case_id, part, second),
-    FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
-);
-INSERT INTO part_samples_v4 SELECT * FROM part_samples;
-DROP TABLE part_samples;
-ALTER TABLE part_samples_v4 RENAME TO part_samples;
-"#;
-
-// Containment (issue 12): how the server and the load generator were held
-// to their CPUs, the cpuset the kernel enforced, and the server's control
-// group's own CPU and memory figures beside the /proc ones.
-const V5: &str = r#"
-ALTER TABLE cases ADD COLUMN containment TEXT;
-ALTER TABLE cases ADD COLUMN server_cpuset TEXT;
-ALTER TABLE cases ADD COLUMN server_group_cpu_s REAL;
-ALTER TABLE cases ADD COLUMN server_group_cpu_us_per_request REAL;
-ALTER TABLE cases ADD COLUMN server_group_memory_peak INTEGER;
-ALTER TABLE cases ADD COLUMN generator_containment TEXT;
-ALTER TABLE cases ADD COLUMN generator_cpuset TEXT;
-"#;
-
-// HTTP/2 (issue 21): the protocol each case and sweep spoke to its server.
-// Every case before it spoke HTTP/1.1, which the default says.
-const V6: &str = r#"
-ALTER TABLE cases ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
-ALTER TABLE sweeps ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
-"#;
-
-// Version 8 was reserved for saved loads, which needed no column: it
-// changes nothing.
-const V8: &str = "";
-
-// The figures the studies took from wrk (issue 24): its per-thread Req/Sec
-// (mean, stdev, max of every load thread's 100 ms rates) and, for timeouts
-// counted wrk's way, the answers that came after the timeout.
-const V9: &str = r#"
-ALTER TABLE cases ADD COLUMN thread_rps_mean REAL;
-ALTER TABLE cases ADD COLUMN thread_rps_stdev REAL;
-ALTER TABLE cases ADD COLUMN thread_rps_max REAL;
-ALTER TABLE cases ADD COLUMN thread_rps_samples INTEGER;
-ALTER TABLE cases ADD COLUMN late_answers INTEGER;
-"#;
 
 const V1: &str = r#"
 CREATE TABLE runs (
@@ -317,6 +200,123 @@ CREATE TABLE part_samples (
     PRIMARY KEY (case_id, part, second),
     FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
 );
+"#;
+
+// Hypervisor steal time during a case: on a shared cloud host the machine
+// itself is slowed from outside, and a case measured then is not steady.
+const V3: &str = r#"
+ALTER TABLE cases ADD COLUMN steal_fraction REAL;
+"#;
+
+// The ledger (issue: every planned request accounted for): how many requests
+// the window planned, how many were still unanswered at the end, the drain
+// after the window as a phase of the series, and the histogram of answered
+// requests alone beside the honest one. SQLite cannot alter a CHECK, so the
+// tables whose CHECKs change are rebuilt.
+const V4: &str = r#"
+ALTER TABLE cases ADD COLUMN planned INTEGER;
+ALTER TABLE cases ADD COLUMN err_unanswered INTEGER;
+ALTER TABLE case_parts ADD COLUMN planned INTEGER;
+ALTER TABLE case_parts ADD COLUMN err_unanswered INTEGER;
+
+CREATE TABLE histograms_v4 (
+    case_id  INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    kind     TEXT NOT NULL CHECK (kind IN ('latency', 'answered', 'uncorrected', 'lateness')),
+    encoding TEXT NOT NULL DEFAULT 'hdr-v2-deflate',
+    data     BLOB NOT NULL,
+    PRIMARY KEY (case_id, kind)
+);
+INSERT INTO histograms_v4 SELECT case_id, kind, encoding, data FROM histograms;
+DROP TABLE histograms;
+ALTER TABLE histograms_v4 RENAME TO histograms;
+
+CREATE TABLE samples_v4 (
+    case_id      INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    second       INTEGER NOT NULL,
+    phase        TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'drain')),
+    start_s      REAL NOT NULL,
+    duration_s   REAL NOT NULL,
+    requests     INTEGER NOT NULL,
+    errors       INTEGER NOT NULL,
+    bytes        INTEGER NOT NULL,
+    p50_us       INTEGER NOT NULL,
+    p99_us       INTEGER NOT NULL,
+    interval_hist BLOB,
+    server_cpu   REAL,
+    server_rss   INTEGER,
+    server_threads INTEGER,
+    PRIMARY KEY (case_id, second)
+);
+INSERT INTO samples_v4 SELECT * FROM samples;
+DROP TABLE samples;
+ALTER TABLE samples_v4 RENAME TO samples;
+
+CREATE TABLE part_samples_v4 (
+    case_id       INTEGER NOT NULL,
+    part          INTEGER NOT NULL,
+    second        INTEGER NOT NULL,
+    phase         TEXT NOT NULL CHECK (phase IN ('warmup', 'measure', 'drain')),
+    start_s       REAL NOT NULL,
+    duration_s    REAL NOT NULL,
+    requests      INTEGER NOT NULL,
+    errors        INTEGER NOT NULL,
+    bytes         INTEGER NOT NULL,
+    p50_us        INTEGER NOT NULL,
+    p99_us        INTEGER NOT NULL,
+    interval_hist BLOB,
+    PRIMARY KEY (case_id, part, second),
+    FOREIGN KEY (case_id, part) REFERENCES case_parts (case_id, part) ON DELETE CASCADE
+);
+INSERT INTO part_samples_v4 SELECT * FROM part_samples;
+DROP TABLE part_samples;
+ALTER TABLE part_samples_v4 RENAME TO part_samples;
+"#;
+
+// Containment (issue 12): how the server and the load generator were held
+// to their CPUs, the cpuset the kernel enforced, and the server's control
+// group's own CPU and memory figures beside the /proc ones.
+const V5: &str = r#"
+ALTER TABLE cases ADD COLUMN containment TEXT;
+ALTER TABLE cases ADD COLUMN server_cpuset TEXT;
+ALTER TABLE cases ADD COLUMN server_group_cpu_s REAL;
+ALTER TABLE cases ADD COLUMN server_group_cpu_us_per_request REAL;
+ALTER TABLE cases ADD COLUMN server_group_memory_peak INTEGER;
+ALTER TABLE cases ADD COLUMN generator_containment TEXT;
+ALTER TABLE cases ADD COLUMN generator_cpuset TEXT;
+"#;
+
+// HTTP/2 (issue 21): the protocol each case and sweep spoke to its server.
+// Every case before it spoke HTTP/1.1, which the default says.
+const V6: &str = r#"
+ALTER TABLE cases ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
+ALTER TABLE sweeps ADD COLUMN protocol TEXT NOT NULL DEFAULT 'http/1.1';
+"#;
+
+// The database scenarios (issue 26): the database's own control group's
+// CPU over the measurement and per request, its memory peak during the
+// case, its cpuset, and the connection pool the server was told to keep.
+// NULL for cases without a database.
+const V7: &str = r#"
+ALTER TABLE cases ADD COLUMN db_cpu_s REAL;
+ALTER TABLE cases ADD COLUMN db_cpu_us_per_request REAL;
+ALTER TABLE cases ADD COLUMN db_memory_peak INTEGER;
+ALTER TABLE cases ADD COLUMN db_cpus TEXT;
+ALTER TABLE cases ADD COLUMN db_pool INTEGER;
+"#;
+
+// Version 8 was reserved for saved loads, which needed no column: it
+// changes nothing.
+const V8: &str = "";
+
+// The figures the studies took from wrk (issue 24): its per-thread Req/Sec
+// (mean, stdev, max of every load thread's 100 ms rates) and, for timeouts
+// counted wrk's way, the answers that came after the timeout.
+const V9: &str = r#"
+ALTER TABLE cases ADD COLUMN thread_rps_mean REAL;
+ALTER TABLE cases ADD COLUMN thread_rps_stdev REAL;
+ALTER TABLE cases ADD COLUMN thread_rps_max REAL;
+ALTER TABLE cases ADD COLUMN thread_rps_samples INTEGER;
+ALTER TABLE cases ADD COLUMN late_answers INTEGER;
 "#;
 
 /// A database as an older fairbench left it: the migrations up to

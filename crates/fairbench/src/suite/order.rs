@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::plan::PlanItem;
-use crate::report::stats::SplitMix64;
+use crate::seeded::SplitMix64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

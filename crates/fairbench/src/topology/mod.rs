@@ -29,6 +29,27 @@ pub enum TopologyKind {
     Local,
     /// Network namespaces on this machine joined by veth links (needs root).
     Netns,
+    /// Servers or load generators on other machines, reached over ssh
+    /// (chosen by `--server-host`/`--client-host`, never by `--topology`).
+    #[value(skip)]
+    Ssh,
+}
+
+impl TopologyKind {
+    /// The name the results database, the JSON and the summary use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologyKind::Local => "local",
+            TopologyKind::Netns => "netns",
+            TopologyKind::Ssh => "ssh",
+        }
+    }
+}
+
+impl std::fmt::Display for TopologyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where the load runs (all commands that drive load).
@@ -100,7 +121,7 @@ pub struct ClientSite {
 }
 
 pub struct Layout {
-    pub kind: &'static str,
+    pub kind: TopologyKind,
     pub server: Host,
     pub server_info: HostInfo,
     pub clients: Vec<ClientSite>,
@@ -224,7 +245,11 @@ impl Layout {
             }
         }
         let mut layout = Layout {
-            kind: if sessions.is_empty() { "local" } else { "ssh" },
+            kind: if sessions.is_empty() {
+                TopologyKind::Local
+            } else {
+                TopologyKind::Ssh
+            },
             server,
             server_info,
             clients,
@@ -305,7 +330,7 @@ impl Layout {
             })
             .collect();
         let mut layout = Layout {
-            kind: "netns",
+            kind: TopologyKind::Netns,
             server,
             server_info: info,
             clients: sites,
@@ -358,7 +383,7 @@ impl Layout {
             })
             .collect();
         json!({
-            "topology": self.kind,
+            "topology": self.kind.as_str(),
             "server": {
                 "host": self.server.label(),
                 "hostname": self.server_info.hostname,
@@ -387,7 +412,7 @@ impl Layout {
             self.kind,
             self.server.label()
         );
-        if self.kind == "netns" {
+        if self.kind == TopologyKind::Netns {
             s.push_str(&format!(", link {}", self.link.describe()));
         }
         s
@@ -396,7 +421,7 @@ impl Layout {
     /// What makes a case measured in this layout less than it seems.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if self.kind == "ssh" {
+        if self.kind == TopologyKind::Ssh {
             for c in self.clients.iter().filter(|c| c.with_server) {
                 w.push(format!(
                     "the load generator on {} runs on the same machine as the server ({}): they compete for it",
