@@ -8,7 +8,17 @@ use std::str::FromStr;
 /// fairbench starts with prior knowledge (RFC 9113 §3.3): no `Upgrade`
 /// round trip, which only the first request of a connection would pay.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 pub enum Protocol {
     #[default]
@@ -25,6 +35,8 @@ pub enum Protocol {
 impl Protocol {
     pub const ALL: [Protocol; 3] = [Protocol::Http1, Protocol::H2c, Protocol::H2];
 
+    /// As written in URLs' ALPN, manifests, suites, the store and a
+    /// server's `PROTOCOL`.
     pub fn as_str(self) -> &'static str {
         match self {
             Protocol::Http1 => "http/1.1",
@@ -33,9 +45,35 @@ impl Protocol {
         }
     }
 
+    /// The protocol spelled exactly so (see [`Protocol::as_str`]); for
+    /// the case-insensitive spelling of the command line, `parse()`.
+    pub fn parse(s: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// `"http/1.1", "h2c" or "h2"`, for error messages.
+    pub fn expected() -> String {
+        "\"http/1.1\", \"h2c\" or \"h2\"".to_string()
+    }
+
     /// HTTP/2, with or without TLS.
     pub fn is_h2(self) -> bool {
         self != Protocol::Http1
+    }
+
+    /// A server serving it needs a certificate (h2 over TLS).
+    pub fn tls(self) -> bool {
+        self == Protocol::H2
+    }
+
+    /// How people name it: "HTTP/1.1", "HTTP/2 cleartext (h2c)", "HTTP/2
+    /// over TLS (h2)".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "HTTP/1.1",
+            Protocol::H2c => "HTTP/2 cleartext (h2c)",
+            Protocol::H2 => "HTTP/2 over TLS (h2)",
+        }
     }
 
     /// Whether it runs over TLS (`https://`); HTTP/1.1 goes either way.
@@ -93,5 +131,12 @@ mod tests {
         assert_eq!("H2C".parse::<Protocol>(), Ok(Protocol::H2c));
         let e = "http/2".parse::<Protocol>().unwrap_err();
         assert!(e.contains("\"h2c\""), "{e}");
+        // The exact spelling of manifests and suites.
+        for p in Protocol::ALL {
+            assert_eq!(Protocol::parse(p.as_str()), Some(p));
+        }
+        assert_eq!(Protocol::parse("HTTP/1.1"), None);
+        assert_eq!(Protocol::parse("h3"), None);
+        assert_eq!(Protocol::default(), Protocol::Http1);
     }
 }

@@ -718,7 +718,7 @@ mod tests {
     /// An HTTP/2 answer as fetch_h2 makes it: decoded fields, no framing.
     fn h2_response(headers: &[(&str, String)], body: &[u8]) -> RawResponse {
         let mut r = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap();
-        r.protocol = crate::protocol::Protocol::H2c;
+        r.protocol = crate::Protocol::H2c;
         r.version = 2;
         r.reason = String::new();
         r.framing = Framing::H2Frames;

@@ -83,7 +83,7 @@ pub struct RawResponse {
     /// How it was fetched. For HTTP/2, `bytes` are the stream's frames as
     /// received (after TLS), `head_len` its HEADERS and CONTINUATION
     /// frames, `version` 2 and `reason` empty.
-    pub protocol: crate::protocol::Protocol,
+    pub protocol: crate::Protocol,
     /// HTTP/2 only: what the frames tell beyond the decoded message.
     pub h2: Option<crate::fetch_h2::H2Wire>,
 }
@@ -407,7 +407,7 @@ fn response(head: Head, framing: Framing, buf: &[u8], end: usize, body: Vec<u8>)
         excess: 0,
         interim: Vec::new(),
         elapsed: Duration::ZERO,
-        protocol: crate::protocol::Protocol::Http1,
+        protocol: crate::Protocol::Http1,
         h2: None,
     }
 }

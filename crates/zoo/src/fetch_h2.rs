@@ -16,7 +16,7 @@ use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::fetch::{FetchError, Framing, Header, RawResponse, MAX_RESPONSE};
-use crate::protocol::Protocol;
+use crate::Protocol;
 
 /// The flow-control window fairbench's client announces, for the stream
 /// and the connection: large enough that a whole response of the largest

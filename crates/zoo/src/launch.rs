@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::manifest::{ResponseKind, Server};
 use crate::placeholder;
-use crate::protocol::Protocol;
+use crate::Protocol;
 use fairbench_sys::process::ServerSpec;
 
 /// What varies per start of a server.

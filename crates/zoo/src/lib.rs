@@ -18,7 +18,6 @@ pub mod manifest;
 pub mod parity;
 pub mod pki;
 pub mod placeholder;
-pub mod protocol;
 pub mod protocol_parity;
 pub mod reference;
 pub mod row;
@@ -30,7 +29,8 @@ pub mod toolchain;
 mod zoo;
 
 pub use error::DefinitionError;
+/// The protocols a server may serve: the engine's, one type for both.
+pub use fairbench_engine::Protocol;
 pub use manifest::{Deviation, DeviationTarget, Mode, ResponseKind, Server, Variant};
-pub use protocol::Protocol;
 pub use scenario::Scenario;
 pub use zoo::{find_root, NameFilter, Zoo};

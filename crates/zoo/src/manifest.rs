@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{parse_toml, DefinitionError};
 use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS};
-use crate::protocol::Protocol;
 use crate::rule::Rule;
 use crate::token::is_token;
+use crate::Protocol;
 
 /// One argv: program and arguments, never run through a shell.
 pub type Argv = Vec<String>;

@@ -14,10 +14,10 @@ use crate::database::content;
 use crate::fetch::{self, FetchError, RawResponse};
 use crate::fetch_h2::{self, Trust};
 use crate::manifest::{Deviation, ResponseKind};
-use crate::protocol::Protocol;
 use crate::row::ComparisonRow;
 use crate::rule::{worst, Grade, Rule, RuleResult};
 use crate::scenario::Scenario;
+use crate::Protocol;
 use fairbench_sys::process::loopback;
 
 /// Which case a report is about.

@@ -6,8 +6,8 @@
 use crate::contract::CONNECTION_SPECIFIC;
 use crate::fetch::RawResponse;
 use crate::parity::CaseReport;
-use crate::protocol::Protocol;
 use crate::rule::{worst, Grade, Rule, RuleResult};
+use crate::Protocol;
 
 /// For every HTTP/2 case whose server was also checked over HTTP/1.1.
 pub fn apply_http1_fields(cases: &mut [CaseReport]) {

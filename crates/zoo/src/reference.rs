@@ -67,7 +67,7 @@ pub fn apply_reference(cases: &mut [CaseReport], reference: &str) {
 struct Reference {
     scenario: String,
     kind: ResponseKind,
-    protocol: crate::protocol::Protocol,
+    protocol: crate::Protocol,
     row: ComparisonRow,
     /// Header names as sent.
     headers: Vec<String>,

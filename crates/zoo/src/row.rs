@@ -22,7 +22,7 @@ pub struct ComparisonRow {
     pub mode: String,
     pub response: ResponseKind,
     pub scenario: String,
-    pub protocol: crate::protocol::Protocol,
+    pub protocol: crate::Protocol,
     pub status: u16,
     /// In the order sent, case preserved.
     pub header_names: Vec<String>,

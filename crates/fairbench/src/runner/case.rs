@@ -76,15 +76,6 @@ pub use crate::suite::Timing;
 
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
-/// The zoo's name of a protocol as the engine's.
-pub fn engine_protocol(p: Protocol) -> fairbench_engine::Protocol {
-    match p {
-        Protocol::Http1 => fairbench_engine::Protocol::Http1,
-        Protocol::H2c => fairbench_engine::Protocol::H2c,
-        Protocol::H2 => fairbench_engine::Protocol::H2,
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 pub fn load_split(
     port: u16,
@@ -109,7 +100,7 @@ pub fn load_split(
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
     let mut cfg = load.engine_config(target, rate_override, t);
     cfg.request.method = scenario.method.clone();
-    cfg.protocol = engine_protocol(protocol);
+    cfg.protocol = protocol;
     if protocol.tls() {
         let trust = trust.ok_or("h2 over TLS needs the run's CA, and none was made")?;
         cfg.tls.ca_pem = Some(trust.ca_pem.clone());
