@@ -279,10 +279,21 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
         .unwrap();
     let out = String::from_utf8_lossy(&show.stdout);
     assert!(
-        out.contains("DB CPU/req") && out.contains("pool"),
+        out.contains("DB CPU/req") && out.contains("DB mem") && out.contains("pool"),
         "{}",
         text(&show)
     );
+    // The database's memory peak comes from its control group.
+    if groups_available() {
+        let peaks: Vec<Option<i64>> = conn
+            .prepare("SELECT db_memory_peak FROM cases WHERE scenario != 'json'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(peaks.iter().all(|p| p.is_some_and(|v| v > 0)), "{peaks:?}");
+    }
 }
 
 /// Root with mounted cgroups: where PostgreSQL's CPU is counted.
