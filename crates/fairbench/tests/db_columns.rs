@@ -367,3 +367,43 @@ fn write_db_fixture() {
     fixture::db_run(&mut s, DbFlavour::Baseline, "2025-01-02T03:04:05Z");
     fixture::db_run(&mut s, DbFlavour::Moved, "2025-01-09T03:04:05Z");
 }
+
+#[test]
+fn the_paired_ratio_of_server_plus_database_shows_moved_work() {
+    let dir = db_dir();
+    ok(
+        dir.path(),
+        &["report", "2", "--db", "results.db", "-o", "r2.html"],
+    );
+    let html = std::fs::read_to_string(dir.path().join("r2.html")).unwrap();
+    let ratio_of = |table: &str, server: &str, scenario: &str| {
+        let (head, body) = html_table(&html, table);
+        let col = head.iter().position(|h| h == "ratio").unwrap();
+        let row = body
+            .iter()
+            .find(|r| r[0].0.starts_with(server) && r[1].0 == scenario)
+            .unwrap_or_else(|| panic!("{table}: no {server} {scenario}"));
+        row[col].1
+    };
+    // In run 2 node-http's own CPU per request is 42 µs against
+    // go-nethttp's 30 (1.4×); with the database's, 90 against 50 (1.8×).
+    let server = ratio_of("table-ratio-cpu", "node-http", "db").unwrap();
+    let total = ratio_of("table-ratio-total-cpu", "node-http", "db").unwrap();
+    assert!((server - 1.4).abs() < 1e-6, "{server}");
+    assert!((total - 1.8).abs() < 1e-6, "{total}");
+    // Only the contexts with a database have the total's rows.
+    let (_, body) = html_table(&html, "table-ratio-total-cpu");
+    assert!(body.iter().all(|r| r[1].0 != "json"), "{body:?}");
+    assert_eq!(body.len(), 4);
+    // JSON: the ratio beside the server's, left out without a database.
+    let v: Value = serde_json::from_str(&ok(
+        dir.path(),
+        &["report", "2", "--db", "results.db", "--format", "json"],
+    ))
+    .unwrap();
+    for row in v["paired"]["rows"].as_array().unwrap() {
+        let has = row.get("total_cpu_us_per_request").is_some();
+        let compared = row["role"] != "reference" && row["key"]["scenario"] != "json";
+        assert_eq!(has, compared, "{row}");
+    }
+}

@@ -127,6 +127,9 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         figs.push(rss_peak(&main));
     }
     figs.extend(ratio::figure(r, Metric::CpuPerRequest));
+    // Beside it, for the database scenarios: a server cannot gain on the
+    // reference by handing its work to the database.
+    figs.extend(ratio::figure(r, Metric::TotalCpuPerRequest));
     let mut intro = "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.".to_string();
     if with_db {
         intro.push_str(" For the database scenarios, PostgreSQL's CPU per request and its memory beside the server's, and the two CPU figures added up: the whole stack's work.");
