@@ -131,7 +131,7 @@ pub(super) fn db_cpu_per_request(groups: &[&Group]) -> Figure {
     let chart = BarChart {
         id: format!("chart-{id}"),
         title: title.into(),
-        subtitle: Some("CPU seconds of PostgreSQL's control group (every backend) during the measurement ÷ completed requests; pale: the server's and the database's added up per repetition".into()),
+        subtitle: Some("CPU of PostgreSQL's control group (every backend) in the measurement ÷ completed requests; pale: server + database".into()),
         x_label: "CPU microseconds per request (µs)".into(),
         rows,
         legend: vec![
