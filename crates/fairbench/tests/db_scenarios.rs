@@ -3,7 +3,8 @@
 //! starts its own PostgreSQL, passes a right server and fails a wrong row, a
 //! wrong count, unescaped HTML and an unwritten update each by its rule in
 //! one line; a short `run` stores the database's CPU beside the server's;
-//! and nothing of PostgreSQL is left afterwards — no process, no data
+//! a short run of the shipped `stack` suite on go-nethttp shows the
+//! database's CPU, memory and pool beside the server's; and nothing of PostgreSQL is left afterwards — no process, no data
 //! folder, no control group — also after Ctrl-C and after SIGKILL.
 
 mod support;
@@ -279,10 +280,21 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
         .unwrap();
     let out = String::from_utf8_lossy(&show.stdout);
     assert!(
-        out.contains("DB CPU/req") && out.contains("pool"),
+        out.contains("DB CPU/req") && out.contains("DB mem") && out.contains("pool"),
         "{}",
         text(&show)
     );
+    // The database's memory peak comes from its control group.
+    if groups_available() {
+        let peaks: Vec<Option<i64>> = conn
+            .prepare("SELECT db_memory_peak FROM cases WHERE scenario != 'json'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(peaks.iter().all(|p| p.is_some_and(|v| v > 0)), "{peaks:?}");
+    }
 }
 
 /// Root with mounted cgroups: where PostgreSQL's CPU is counted.
@@ -433,4 +445,97 @@ fn check_passes_for_the_zoos_servers_against_its_own_postgres() {
     }
     assert_eq!(cases.len(), checked.len() * 5);
     run.expect_code(0);
+}
+
+/// The shipped `stack` suite, cut short (go-nethttp only, 1 s per case, one
+/// repetition): every scenario done against the PostgreSQL the run
+/// started, the database's CPU, memory and pool stored for the database
+/// scenarios and shown beside the server's by `show` and the report's CSV,
+/// none of it for `json`; nothing of PostgreSQL left behind.
+#[test]
+fn a_short_run_of_the_shipped_stack_suite_shows_the_database_beside_the_server() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let repo = support::repo();
+    let work = tempfile::tempdir().unwrap();
+    let results = work.path().join("results.db");
+    let marker = unique_marker("db-stack");
+    let running = spawn(
+        &[
+            "run",
+            "--root",
+            repo.to_str().unwrap(),
+            "--suite",
+            "stack",
+            "--servers",
+            "go-nethttp",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--repetitions",
+            "1",
+            "--db",
+            results.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(900));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    let conn = rusqlite::Connection::open(&results).unwrap();
+    type Row = (String, String, Option<f64>, Option<i64>, Option<i64>);
+    let rows: Vec<Row> = conn
+        .prepare("SELECT scenario, state, db_cpu_us_per_request, db_memory_peak, db_pool FROM cases ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut scenarios: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    scenarios.sort();
+    assert_eq!(
+        scenarios,
+        ["db", "fortunes", "json", "queries", "queries-1", "updates"],
+        "{rows:?}\n{}",
+        run.stderr
+    );
+    for (sc, state, db_cpu, mem, pool) in &rows {
+        assert_eq!(state, "done", "{sc}: {rows:?}\n{}", run.stderr);
+        if sc == "json" {
+            assert_eq!((db_cpu, mem, pool), (&None, &None, &None), "json");
+            continue;
+        }
+        // go-nethttp's manifest names no pool: 4 per core, 1 core.
+        assert_eq!(*pool, Some(4), "{sc}");
+        if groups_available() {
+            assert!(db_cpu.is_some_and(|v| v > 0.0), "{sc}: {db_cpu:?}");
+            assert!(mem.is_some_and(|v| v > 0), "{sc}: {mem:?}");
+        }
+    }
+    let dir = work.path();
+    let show = support::ok(dir, &["show", "--db", "results.db"]);
+    for col in ["DB CPU/req", "DB mem", "pool"] {
+        assert!(show.contains(col), "{col}:\n{show}");
+    }
+    let csv_text = support::ok(dir, &["report", "--db", "results.db", "--format", "csv"]);
+    let mut r = csv::Reader::from_reader(csv_text.as_bytes());
+    let head = r.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    for rec in r.records().map(Result::unwrap) {
+        let empty = rec[col("db_pool")].is_empty();
+        assert_eq!(empty, &rec[col("scenario")] == "json", "{rec:?}");
+        if groups_available() && !empty {
+            let db: f64 = rec[col("db_cpu_us_per_request")].parse().unwrap();
+            let total: f64 = rec[col("total_cpu_us_per_request")].parse().unwrap();
+            let server: f64 = rec[col("cpu_us_per_request")].parse().unwrap();
+            assert!((total - (server + db)).abs() < 1e-6, "{rec:?}");
+        }
+    }
 }

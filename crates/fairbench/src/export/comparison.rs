@@ -49,9 +49,27 @@ const HEAD: [&str; 10] = [
     "VERDICT",
 ];
 
-/// The header, with the paired column when the runs paired.
+/// Where the database's columns go: after the server's CPU per request.
+const DB_AT: usize = 9;
+const DB_HEAD: [&str; 2] = ["Δ DB CPU/REQ", "Δ SERVER+DB CPU/REQ"];
+
+/// Whether any case measured a database: then the database's CPU per
+/// request and the whole stack's stand beside the server's.
+fn with_db(c: &Comparison) -> bool {
+    c.cases
+        .iter()
+        .any(|d| d.db_cpu_us_per_request.is_some() || d.total_cpu_us_per_request.is_some())
+}
+
+/// The header, with the database's columns when a case had one and the
+/// paired column when the runs paired.
 fn head(c: &Comparison) -> Vec<String> {
     let mut h: Vec<String> = HEAD.iter().map(|s| s.to_string()).collect();
+    if with_db(c) {
+        for (i, name) in DB_HEAD.iter().enumerate() {
+            h.insert(DB_AT + i, name.to_string());
+        }
+    }
     if let Some(p) = c.pairing.as_ref().filter(|p| p.paired) {
         h.insert(h.len() - 1, format!("Δ vs {} (PAIRED)", p.reference));
     }
@@ -84,6 +102,15 @@ fn paired_cell(c: &CaseDiff) -> String {
 
 fn row(cmp: &Comparison, c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
     let mut r = cells(c, esc);
+    if with_db(cmp) {
+        let db = [
+            change(&c.db_cpu_us_per_request),
+            change(&c.total_cpu_us_per_request),
+        ];
+        for (i, cell) in db.into_iter().enumerate() {
+            r.insert(DB_AT + i, cell);
+        }
+    }
     if cmp.pairing.as_ref().is_some_and(|p| p.paired) {
         let v = r.pop().expect("a verdict");
         r.push(paired_cell(c));
@@ -160,6 +187,14 @@ fn heading(c: &Comparison) -> String {
     )
 }
 
+/// What the database's columns are, under a table that has them.
+fn db_line(c: &Comparison) -> Option<String> {
+    with_db(c).then(|| {
+        "Δ DB CPU/REQ: PostgreSQL's CPU per request; Δ SERVER+DB CPU/REQ: the server's and the database's added up per repetition, the whole stack's work (— where a case had no database)."
+            .to_string()
+    })
+}
+
 fn regression_line(c: &Comparison) -> Option<String> {
     c.regression_threshold_pct.map(|p| {
         if c.regressions == 0 {
@@ -183,9 +218,14 @@ fn notes(c: &Comparison) -> Vec<String> {
         let n = d.paired.as_ref()?.note.as_ref()?;
         Some(format!("{} (paired): {n}", d.key.label()))
     });
+    let db = c.cases.iter().filter_map(|d| {
+        let n = d.db_note.as_ref()?;
+        Some(format!("{}: {n}", d.key.label()))
+    });
     c.cases
         .iter()
         .filter_map(|d| d.note.as_ref().map(|n| format!("{}: {n}", d.key.label())))
+        .chain(db)
         .chain(paired)
         .collect()
 }
@@ -221,6 +261,9 @@ pub fn text(c: &Comparison) -> String {
         let _ = writeln!(o, "only in B: {}", visible(&k));
     }
     let _ = writeln!(o, "{}", tally(c));
+    if let Some(l) = db_line(c) {
+        let _ = writeln!(o, "{l}");
+    }
     if let Some(l) = regression_line(c) {
         let _ = writeln!(o, "{l}");
     }
@@ -267,6 +310,9 @@ pub fn markdown_doc(c: &Comparison) -> String {
         let _ = writeln!(o, "- only in B: {}", markdown(&k));
     }
     let _ = writeln!(o, "\n{}", markdown(&tally(c)));
+    if let Some(l) = db_line(c) {
+        let _ = writeln!(o, "\n{}", markdown(&l));
+    }
     if let Some(l) = regression_line(c) {
         let _ = writeln!(o, "\n{}", markdown(&l));
     }

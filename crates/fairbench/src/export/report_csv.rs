@@ -8,7 +8,7 @@ use super::report_csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
-pub const COLUMNS: [&str; 51] = [
+pub const COLUMNS: [&str; 57] = [
     "run_id",
     "host",
     "server",
@@ -56,6 +56,12 @@ pub const COLUMNS: [&str; 51] = [
     "timeout_mode",
     "cpu_us_per_request",
     "rss_peak_bytes",
+    "db_cpu_s",
+    "db_cpu_us_per_request",
+    "total_cpu_us_per_request",
+    "db_memory_peak",
+    "db_cpus",
+    "db_pool",
     "saturated",
     "cpus_shared",
     "notes",
@@ -151,6 +157,13 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         g.load.timeout_mode.clone(),
         med(&g.cpu_us_per_request),
         med(&g.rss_peak),
+        // The database's columns: empty for a case without one, never 0.
+        med(&g.db_cpu_s),
+        med(&g.db_cpu_us_per_request),
+        med(&g.total_cpu_us_per_request),
+        med(&g.db_memory_peak),
+        g.db_cpus.clone().unwrap_or_default(),
+        num(g.db_pool.map(|p| p as f64)),
         bool_cell(Some(g.saturated)),
         bool_cell(Some(g.cpus_shared)),
         notes.join("; "),

@@ -31,6 +31,14 @@ pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
     out
 }
 
+/// The database's columns and where each goes, in order of insertion:
+/// its CPU per request after the server's, its memory after the server's
+/// RSS, then the pool.
+const DB_COLUMNS: [(usize, &str); 3] = [(11, "DB CPU/req"), (13, "DB mem"), (14, "pool")];
+
+/// What the database's columns mean, under a table that has them.
+pub const DB_NOTE: &str = "DB CPU/req: the database's (PostgreSQL's control group's) CPU-µs per request, median over repetitions, beside the server's: add them for the whole stack's work; DB mem: the peak memory of its control group (its processes, shared buffers and the page cache charged to it; not an RSS), median; pool: the connections the server was told to keep (DB_POOL); - where a case had no database";
+
 /// Where the per-thread column goes: after the total req/s.
 const PER_THREAD_AT: usize = 7;
 
@@ -96,11 +104,13 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     .map(|h| h.to_string())
     .collect();
     // Runs with the database scenarios: its CPU per request beside the
-    // server's, and the pool the server kept (other runs' tables unchanged).
+    // server's, its memory beside the server's RSS, and the pool the server
+    // kept (other runs' tables unchanged).
     let with_db = cases.iter().any(|c| c.db_pool.is_some());
     if with_db {
-        header.insert(11, "DB CPU/req".into());
-        header.insert(12, "pool".into());
+        for (at, name) in DB_COLUMNS {
+            header.insert(at, name.into());
+        }
     }
     let per_thread = shows_per_thread(cases);
     if per_thread {
@@ -164,13 +174,19 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             },
         ];
         if with_db {
-            row.insert(
-                11,
+            // A case without a database shows dashes: absent, not zero.
+            let cells = [
                 med(&|c| c.db_cpu_us_per_request)
                     .map(|v| format!("{v:.1} µs"))
                     .unwrap_or_else(dash),
-            );
-            row.insert(12, c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash));
+                med(&|c| c.db_memory_peak.map(|v| v as f64))
+                    .map(|v| units::bytes(v as u64))
+                    .unwrap_or_else(dash),
+                c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash),
+            ];
+            for ((at, _), cell) in DB_COLUMNS.into_iter().zip(cells) {
+                row.insert(at, cell);
+            }
         }
         if per_thread {
             let cell = per_thread_cell(
@@ -281,10 +297,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
     );
     if with_db {
-        let _ = writeln!(
-            s,
-            "DB CPU/req: the database's (PostgreSQL's control group's) CPU-µs per request, median over repetitions, beside the server's; pool: the connections the server was told to keep (DB_POOL)"
-        );
+        let _ = writeln!(s, "{}", DB_NOTE);
     }
     if per_thread {
         let _ = writeln!(s, "{PER_THREAD_NOTE}");

@@ -1,7 +1,8 @@
 //! Two runs, case by case: which differences are real.
 //!
 //! Cases match on server, variant (mode and response), scenario, cores and
-//! load label. For each metric (req/s, p99 latency, server CPU per request)
+//! load label. For each metric (req/s, p99 latency, server CPU per request;
+//! for the database scenarios also the database's and server + database)
 //! the repetitions of A and of B give a bootstrap 95 % confidence interval of
 //! median(B) − median(A) (10,000 resamples, seeded from the case key, so the
 //! same databases always give the same verdicts). A difference is
@@ -108,6 +109,18 @@ pub struct CaseDiff {
     pub rps: Option<MetricDiff>,
     pub p99_us: Option<MetricDiff>,
     pub cpu_us_per_request: Option<MetricDiff>,
+    /// The database's CPU per request (the database scenarios), and the
+    /// server's and the database's added up per repetition: a server whose
+    /// own CPU per request fell because its work moved into the database
+    /// shows here. Left out for cases without a database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_us_per_request: Option<MetricDiff>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cpu_us_per_request: Option<MetricDiff>,
+    /// Said when the server's CPU per request is significantly lower in B
+    /// but the whole stack's (server + database) is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_note: Option<String>,
     pub verdict: Verdict,
     /// Why there is no verdict, when there cannot be one.
     pub note: Option<String>,
@@ -148,6 +161,8 @@ struct Reps {
     rps: Vec<f64>,
     p99: Vec<f64>,
     cpu: Vec<f64>,
+    db_cpu: Vec<f64>,
+    total_cpu: Vec<f64>,
 }
 
 fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
@@ -159,6 +174,8 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             rps: Vec::new(),
             p99: Vec::new(),
             cpu: Vec::new(),
+            db_cpu: Vec::new(),
+            total_cpu: Vec::new(),
         });
         if c.state != "done" {
             continue;
@@ -171,6 +188,12 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
         }
         if let Some(v) = c.server_cpu_us_per_request {
             e.cpu.push(v);
+        }
+        if let Some(v) = c.db_cpu_us_per_request {
+            e.db_cpu.push(v);
+        }
+        if let Some(v) = c.total_cpu_us_per_request() {
+            e.total_cpu.push(v);
         }
     }
     out
@@ -211,6 +234,31 @@ pub fn diff(a: &[f64], b: &[f64], higher_is_better: bool, seed: u64) -> Option<M
     })
 }
 
+/// The line a reader must see when B's server CPU per request is
+/// significantly lower but the server's and the database's together are not
+/// (work moved into the database, or only moved about).
+fn moved_into_database(server: &Option<MetricDiff>, total: &Option<MetricDiff>) -> Option<String> {
+    let (s, t) = (server.as_ref()?, total.as_ref()?);
+    if s.direction != "better" || t.direction == "better" {
+        return None;
+    }
+    let pct = |d: &MetricDiff| {
+        d.change_pct
+            .map(|p| format!("{p:+.1} %"))
+            .unwrap_or_else(|| "—".into())
+    };
+    Some(format!(
+        "server CPU per request {} but server + database {} ({}): work moved into the database is not work saved",
+        pct(s),
+        pct(t),
+        if t.significant {
+            "significant"
+        } else {
+            "no significant change"
+        }
+    ))
+}
+
 pub fn compare_runs(
     a: RunRef,
     a_cases: &[CaseRow],
@@ -229,6 +277,9 @@ pub fn compare_runs(
         let rps = diff(&x.rps, &y.rps, true, seed("rps"));
         let p99 = diff(&x.p99, &y.p99, false, seed("p99"));
         let cpu = diff(&x.cpu, &y.cpu, false, seed("cpu"));
+        let db_cpu = diff(&x.db_cpu, &y.db_cpu, false, seed("db_cpu"));
+        let total_cpu = diff(&x.total_cpu, &y.total_cpu, false, seed("total_cpu"));
+        let db_note = moved_into_database(&cpu, &total_cpu);
         let closed = x.load.is_closed();
         let (primary, m) = if closed {
             ("req/s", &rps)
@@ -274,6 +325,9 @@ pub fn compare_runs(
             rps,
             p99_us: p99,
             cpu_us_per_request: cpu,
+            db_cpu_us_per_request: db_cpu,
+            total_cpu_us_per_request: total_cpu,
+            db_note,
             verdict,
             note,
             regression,

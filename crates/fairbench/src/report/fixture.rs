@@ -593,3 +593,126 @@ pub fn paired_run(store: &mut Store, shape: PairedShape, started: &str) -> i64 {
     pin_times(store, run, "2025-01-02T04:00:00Z");
     run
 }
+
+/// How a database run departs from the baseline, for the database columns'
+/// tests.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum DbFlavour {
+    Baseline,
+    /// node-http's `db` scenario: its own CPU per request 30 % lower, the
+    /// database's nearly doubled, so server + database is 6 % higher —
+    /// work moved into the database, not saved.
+    Moved,
+}
+
+pub const DB_SUITE: &str = "name = \"stack\"\nservers = [\"go-nethttp\", \"node-http\"]\nscenarios = [\"json\", \"db\", \"fortunes\"]\nreference = \"go-nethttp/native/normalized\"\n[[load]]\nmodel = \"closed\"\nconnections = 50\n";
+
+/// A server of [`db_run`]: name, language, framework, req/s, server
+/// CPU-µs per request, database CPU-µs per request, pool, database memory.
+pub type DbVariant = (
+    &'static str,
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+    f64,
+    usize,
+    u64,
+);
+
+pub const DB_VARIANTS: [DbVariant; 2] = [
+    (
+        "go-nethttp",
+        "go",
+        "net/http",
+        20_000.0,
+        30.0,
+        20.0,
+        8,
+        64 << 20,
+    ),
+    (
+        "node-http",
+        "javascript",
+        "node:http",
+        9_000.0,
+        60.0,
+        25.0,
+        10,
+        80 << 20,
+    ),
+];
+
+/// A run shaped like the `stack` suite: go-nethttp and node-http
+/// native/normalized, scenarios `json` (no database), `db` and `fortunes`
+/// (PostgreSQL's figures stored beside the server's), 1 core, closed loop,
+/// 3 repetitions interleaved. Every figure is deterministic; the server's
+/// and the database's CPU per request move by the same repetition noise.
+pub fn db_run(store: &mut Store, flavour: DbFlavour, started: &str) -> i64 {
+    const SCENARIOS: [&str; 3] = ["json", "db", "fortunes"];
+    let mut plan = Vec::new();
+    for rep in 1..=REPS as usize {
+        for v in &DB_VARIANTS {
+            for scenario in SCENARIOS {
+                plan.push(PlannedCase {
+                    seq: plan.len(),
+                    server: v.0.into(),
+                    language: v.1.into(),
+                    framework: v.2.into(),
+                    mode: "native".into(),
+                    response: "normalized".into(),
+                    variant_params_json: "{}".into(),
+                    scenario: scenario.into(),
+                    cores: 1,
+                    cores_requested: "1".into(),
+                    load_label: CLOSED.into(),
+                    load_json: closed_json(),
+                    sweep: None,
+                    repetition: rep,
+                    protocol: "http/1.1".into(),
+                });
+            }
+        }
+    }
+    let run = store
+        .create_run(&NewRun {
+            started_at: started.into(),
+            suite: "stack".into(),
+            suite_toml: DB_SUITE.into(),
+            git_revision: None,
+            host_json: r#"{"cpu_model":"Fixture CPU @ 3.00GHz","cpus":4}"#.into(),
+            toolchains_json: "{}".into(),
+            planned_cases: plan.len(),
+        })
+        .unwrap();
+    store.insert_planned(run, &plan).unwrap();
+    for c in store.cases(run).unwrap() {
+        let v = DB_VARIANTS.iter().find(|v| v.0 == c.server).unwrap();
+        let n = noise(c.repetition);
+        let (mut server_us, mut db_us) = (v.4, v.5);
+        if flavour == DbFlavour::Moved && v.0 == "node-http" && c.scenario == "db" {
+            server_us *= 0.7;
+            db_us = 48.0;
+        }
+        let (rps, server_us) = match c.scenario.as_str() {
+            // Serialising a small object: no database, less CPU.
+            "json" => (v.3 * 3.0, server_us / 3.0),
+            _ => (v.3, server_us),
+        };
+        let rps = rps * n;
+        let mut f = figures(rps, 50.0 * 1e6 / rps, server_us * n, 40 << 20, false, 0);
+        if c.scenario != "json" {
+            f.db = Some(crate::store::DbFigures {
+                cpu_s: Some(db_us * n * f.outcome_requests as f64 / 1e6),
+                memory_peak: Some(v.7 + (c.repetition as u64) * (1 << 20)),
+                cpus: Some("0".into()),
+                pool: v.6,
+            });
+        }
+        store.mark_running(c.id, ("1", "0", false)).unwrap();
+        store.record_done(c.id, &f).unwrap();
+    }
+    store.set_run_state(run, "done", None).unwrap();
+    pin_times(store, run, "2025-01-02T04:00:00Z");
+    run
+}

@@ -471,6 +471,22 @@ pub struct Group {
     /// database does not make a server look cheaper.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db_cpu_us_per_request: Option<Summary>,
+    /// The database's CPU seconds over each measurement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_s: Option<Summary>,
+    /// The server's and the database's CPU per request added up, per
+    /// repetition: the whole stack's work for one response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cpu_us_per_request: Option<Summary>,
+    /// The database's control group's memory high-water mark per case,
+    /// bytes (its processes, shared buffers and the page cache charged to
+    /// it: not an RSS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_memory_peak: Option<Summary>,
+    /// The CPUs the database had, each distinct cpuset of the repetitions
+    /// once, `;`-separated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpus: Option<String>,
     /// The connection pool the server was told to keep (DB_POOL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db_pool: Option<i64>,
@@ -899,6 +915,18 @@ fn summary_of<F: Fn(&CaseRow) -> Option<f64>>(done: &[&CaseRow], f: F) -> Option
     Summary::of(&vals)
 }
 
+/// The database's cpusets of a case's repetitions, each once in order;
+/// None when no repetition had a database.
+fn distinct_cpusets(rows: &[&CaseRow]) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for c in rows.iter().filter_map(|c| c.db_cpus.as_deref()) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join(";"))
+}
+
 fn group(
     store: &Store,
     key: CaseKey,
@@ -994,6 +1022,10 @@ fn group(
         }),
         cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
         db_cpu_us_per_request: summary_of(&done, |c| c.db_cpu_us_per_request),
+        db_cpu_s: summary_of(&done, |c| c.db_cpu_s),
+        total_cpu_us_per_request: summary_of(&done, CaseRow::total_cpu_us_per_request),
+        db_memory_peak: lat(|c| c.db_memory_peak),
+        db_cpus: distinct_cpusets(rows),
         db_pool: rows.iter().find_map(|c| c.db_pool),
         rss_peak: lat(|c| c.server_rss_peak),
         spectrum,

@@ -51,6 +51,10 @@ pub struct RatioRow {
     pub rps: Option<Ratio>,
     /// Lower is better.
     pub cpu_us_per_request: Option<Ratio>,
+    /// The server's and the database's CPU per request added up (the
+    /// database scenarios); lower is better. Left out without a database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cpu_us_per_request: Option<Ratio>,
     /// Lower is better.
     pub p99_us: Option<Ratio>,
     /// Why some repetitions did not pair, or none did.
@@ -140,6 +144,7 @@ pub fn pair(x: &BTreeMap<i64, f64>, y: &BTreeMap<i64, f64>) -> Option<Ratio> {
 pub const RPS: fn(&CaseRow) -> Option<f64> = |c| c.rps;
 pub const CPU: fn(&CaseRow) -> Option<f64> = |c| c.server_cpu_us_per_request;
 pub const P99: fn(&CaseRow) -> Option<f64> = |c| c.lat_p99.map(|v| v as f64);
+pub const TOTAL_CPU: fn(&CaseRow) -> Option<f64> = CaseRow::total_cpu_us_per_request;
 
 /// The context a case's ratio is taken in: what the key holds but the variant.
 /// A case over HTTP/2 is paired with the reference over the same protocol.
@@ -224,12 +229,14 @@ pub fn build(cases: &[CaseRow], pairing: &Pairing) -> Paired {
             role,
             rps: None,
             cpu_us_per_request: None,
+            total_cpu_us_per_request: None,
             p99_us: None,
             note: None,
         };
         if role != Role::Reference {
             row.rps = pair(&values(x, RPS), &values(y, RPS));
             row.cpu_us_per_request = pair(&values(x, CPU), &values(y, CPU));
+            row.total_cpu_us_per_request = pair(&values(x, TOTAL_CPU), &values(y, TOTAL_CPU));
             row.p99_us = pair(&values(x, P99), &values(y, P99));
             let unpaired: Vec<String> = x
                 .by_rep

@@ -117,14 +117,24 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     if main.iter().any(|g| g.cpu_us_per_request.is_some()) {
         figs.push(cpu_per_request(&main));
     }
-    if main.iter().any(|g| g.db_cpu_us_per_request.is_some()) {
+    let with_db = main
+        .iter()
+        .any(|g| g.db_cpu_us_per_request.is_some() || g.db_pool.is_some());
+    if with_db {
         figs.push(db_cpu_per_request(&main));
     }
     if main.iter().any(|g| g.rss_peak.is_some()) {
         figs.push(rss_peak(&main));
     }
     figs.extend(ratio::figure(r, Metric::CpuPerRequest));
-    push(&mut out, "resources", "Server CPU and memory", "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.", figs);
+    // Beside it, for the database scenarios: a server cannot gain on the
+    // reference by handing its work to the database.
+    figs.extend(ratio::figure(r, Metric::TotalCpuPerRequest));
+    let mut intro = "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.".to_string();
+    if with_db {
+        intro.push_str(" For the database scenarios, PostgreSQL's CPU per request and its memory beside the server's, and the two CPU figures added up: the whole stack's work.");
+    }
+    push(&mut out, "resources", "Server CPU and memory", &intro, figs);
 
     let figs = sweeps(r);
     push(&mut out, "sweeps", "Rate sweeps", "Constant-rate steps of increasing offered rate: p50 (dashed) and p99 (solid) latency against the offered rate, the objective as a horizontal line and the knee (the highest rate meeting it) as a vertical line.", figs);

@@ -15,6 +15,8 @@ pub enum Metric {
     Rps,
     P99,
     CpuPerRequest,
+    /// Server + database (the database scenarios).
+    TotalCpuPerRequest,
 }
 
 impl Metric {
@@ -23,6 +25,7 @@ impl Metric {
             Metric::Rps => "ratio-rps",
             Metric::P99 => "ratio-p99",
             Metric::CpuPerRequest => "ratio-cpu",
+            Metric::TotalCpuPerRequest => "ratio-total-cpu",
         }
     }
 
@@ -31,6 +34,7 @@ impl Metric {
             Metric::Rps => "req/s",
             Metric::P99 => "p99 latency",
             Metric::CpuPerRequest => "server CPU time per request",
+            Metric::TotalCpuPerRequest => "server + database CPU time per request",
         }
     }
 
@@ -39,6 +43,7 @@ impl Metric {
             Metric::Rps => "Throughput",
             Metric::P99 => "p99 latency",
             Metric::CpuPerRequest => "Server CPU per request",
+            Metric::TotalCpuPerRequest => "Server + database CPU per request",
         }
     }
 
@@ -47,6 +52,7 @@ impl Metric {
             Metric::Rps => r.rps.as_ref(),
             Metric::P99 => r.p99_us.as_ref(),
             Metric::CpuPerRequest => r.cpu_us_per_request.as_ref(),
+            Metric::TotalCpuPerRequest => r.total_cpu_us_per_request.as_ref(),
         }
     }
 
@@ -74,9 +80,18 @@ fn role_text(role: Role) -> &'static str {
 /// The figure of one metric; None when no case has a ratio for it.
 pub fn figure(r: &RunReport, m: Metric) -> Option<Figure> {
     let p = &r.paired;
-    let rows: Vec<&RatioRow> = p.rows.iter().filter(|x| m.applies(x)).collect();
+    let mut rows: Vec<&RatioRow> = p.rows.iter().filter(|x| m.applies(x)).collect();
     if !rows.iter().any(|x| m.get(x).is_some()) {
         return None;
+    }
+    if let Metric::TotalCpuPerRequest = m {
+        // Only the contexts with a database: elsewhere there is no total.
+        let measured: Vec<String> = rows
+            .iter()
+            .filter(|x| m.get(x).is_some())
+            .map(|x| x.key.context())
+            .collect();
+        rows.retain(|x| measured.contains(&x.key.context()));
     }
     let names: Vec<String> = r.servers.iter().map(|s| s.name.clone()).collect();
     let colour = |server: &str| palette::colour(palette::index(&names, server));
