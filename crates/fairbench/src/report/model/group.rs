@@ -1,0 +1,304 @@
+//! One case's repetitions aggregated into a group: its figures' summaries,
+//! its flags and the notes a reader must see beside its numbers.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// One case key with its repetitions aggregated.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    pub key: CaseKey,
+    pub label: String,
+    pub language: String,
+    pub framework: String,
+    pub palette_index: usize,
+    /// Index of this variant among its server's variants (its dash pattern).
+    pub variant_index: usize,
+    pub sweep: Option<String>,
+    pub load: LoadInfo,
+    pub cores_requested: String,
+    pub planned: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub fair: Option<bool>,
+    pub saturated: bool,
+    pub cpus_shared: bool,
+    pub warnings: Vec<String>,
+    pub rps: Option<Summary>,
+    /// Median over repetitions of the stdev of the 1-second rates.
+    pub rps_stdev_1s: Option<f64>,
+    /// wrk's per-thread Req/Sec, per repetition: the mean of every load
+    /// thread's 100 ms rates (what the studies plotted), their stdev
+    /// (median over repetitions) and their max.
+    pub thread_rps: Option<Summary>,
+    pub thread_rps_stdev: Option<f64>,
+    pub thread_rps_max: Option<Summary>,
+    pub lat_mean: Option<Summary>,
+    /// The standard deviation of every request's latency (wrk's Latency
+    /// "Stdev"), per repetition.
+    pub lat_stdev: Option<Summary>,
+    pub lat_p50: Option<Summary>,
+    pub lat_p90: Option<Summary>,
+    pub lat_p99: Option<Summary>,
+    pub lat_p999: Option<Summary>,
+    pub lat_max: Option<Summary>,
+    pub requests: Option<Summary>,
+    /// Timed out or still unanswered at the end, per million planned.
+    pub timeouts_per_million: Option<Summary>,
+    pub errors: Option<Summary>,
+    /// Bytes read from the server in the measurement (headers and bodies),
+    /// and per second (wrk's "Transfer/sec").
+    pub bytes_read: Option<Summary>,
+    pub transfer_bytes_per_s: Option<Summary>,
+    pub cpu_us_per_request: Option<Summary>,
+    /// The database's CPU per request (its control group), for the
+    /// database scenarios: beside the server's, so that work moved into the
+    /// database does not make a server look cheaper.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_us_per_request: Option<Summary>,
+    /// The database's CPU seconds over each measurement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_s: Option<Summary>,
+    /// The server's and the database's CPU per request added up, per
+    /// repetition: the whole stack's work for one response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cpu_us_per_request: Option<Summary>,
+    /// The database's control group's memory high-water mark per case,
+    /// bytes (its processes, shared buffers and the page cache charged to
+    /// it: not an RSS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_memory_peak: Option<Summary>,
+    /// The CPUs the database had, each distinct cpuset of the repetitions
+    /// once, `;`-separated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpus: Option<String>,
+    /// The connection pool the server was told to keep (DB_POOL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_pool: Option<i64>,
+    pub rss_peak: Option<Summary>,
+    pub spectrum: Option<Spectrum>,
+    pub warmup: Option<Warmup>,
+    pub case_ids: Vec<i64>,
+    /// A URL case's URL, method, load and stages; left out for zoo cases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<crate::report::url_case::UrlLoad>,
+    /// The run the cases are of, in a report of several runs (`report
+    /// --with`; `case_ids` are that run's database's). None: the report's run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<i64>,
+}
+
+impl Group {
+    pub fn is_sweep_step(&self) -> bool {
+        self.sweep.is_some()
+    }
+
+    /// Notes a reader must see beside the numbers.
+    pub fn flags(&self) -> Vec<String> {
+        flags(
+            self.fair,
+            self.saturated,
+            self.cpus_shared,
+            (self.failed, self.done, self.planned),
+        )
+    }
+}
+
+/// A case's flags from what its repetitions recorded; `reps` is (failed,
+/// done, planned).
+fn flags(
+    fair: Option<bool>,
+    saturated: bool,
+    cpus_shared: bool,
+    (failed, done, planned): (usize, usize, usize),
+) -> Vec<String> {
+    let mut f = Vec::new();
+    if fair == Some(false) {
+        f.push("failed its contract in the check".to_string());
+    }
+    if saturated {
+        f.push("load generator saturated".to_string());
+    }
+    if cpus_shared {
+        f.push("server and load shared CPUs".to_string());
+    }
+    if failed > 0 {
+        f.push(format!("{failed} of {planned} repetitions failed"));
+    } else if done < planned {
+        f.push(format!("{done} of {planned} repetitions done"));
+    }
+    f
+}
+
+/// Everything a reader must see beside a case's numbers: its flags, then
+/// the warnings stored with its repetitions, a flag that a warning already
+/// states in full not repeated. The report's "Problems and notes" and the
+/// terminal tables of `run` and `show` list exactly these.
+pub fn notes(flags: Vec<String>, warnings: &[String]) -> Vec<String> {
+    flags
+        .into_iter()
+        .filter(|f| !warnings.iter().any(|w| w.starts_with(f.as_str())))
+        .chain(warnings.iter().cloned())
+        .collect()
+}
+
+/// [`notes`] of the repetitions of one case, from their stored rows.
+pub fn case_notes(rows: &[&CaseRow]) -> Vec<String> {
+    let done = rows.iter().filter(|c| c.state == "done");
+    let f = flags(
+        rows.iter().find_map(|c| c.fair),
+        done.clone().any(|c| c.saturated == Some(true)),
+        rows.iter().any(|c| c.cpus_shared),
+        (
+            rows.iter().filter(|c| c.state == "failed").count(),
+            done.count(),
+            rows.len(),
+        ),
+    );
+    notes(f, &stored_warnings(rows))
+}
+
+/// The warnings stored with the repetitions, each once, in order.
+fn stored_warnings(rows: &[&CaseRow]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for c in rows {
+        let list: Vec<String> = match serde_json::from_str::<Vec<Value>>(&c.warnings_json) {
+            Ok(v) => v.iter().map(value_text).collect(),
+            Err(_) if c.warnings_json.trim().is_empty() => Vec::new(),
+            Err(_) => vec![c.warnings_json.clone()],
+        };
+        for w in list {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    warnings
+}
+
+fn summary_of<F: Fn(&CaseRow) -> Option<f64>>(done: &[&CaseRow], f: F) -> Option<Summary> {
+    let vals: Vec<f64> = done.iter().filter_map(|c| f(c)).collect();
+    Summary::of(&vals)
+}
+
+/// The database's cpusets of a case's repetitions, each once in order;
+/// None when no repetition had a database.
+fn distinct_cpusets(rows: &[&CaseRow]) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for c in rows.iter().filter_map(|c| c.db_cpus.as_deref()) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join(";"))
+}
+
+pub(super) fn group(
+    store: &Store,
+    key: CaseKey,
+    sweep: Option<String>,
+    rows: &[&CaseRow],
+    palette_index: usize,
+    variant_index: usize,
+) -> anyhow::Result<Group> {
+    let first = rows[0];
+    let mut done: Vec<&CaseRow> = rows.iter().copied().filter(|c| c.state == "done").collect();
+    done.sort_by_key(|c| c.repetition);
+    let mut warnings = stored_warnings(rows);
+    let lat = |f: fn(&CaseRow) -> Option<i64>| summary_of(&done, move |c| f(c).map(|v| v as f64));
+    let load = LoadInfo::parse(&first.load_json, &first.load_label);
+
+    let mut spectrum = None;
+    let mut warmup = None;
+    if sweep.is_none() && !done.is_empty() {
+        let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+        for c in &done {
+            match store.histogram(c.id, "latency") {
+                Ok(Some(h)) => match merged.as_mut() {
+                    None => merged = Some(h),
+                    Some(m) => {
+                        if m.add(&h).is_err() {
+                            warnings.push(format!(
+                                "repetition {}: histogram could not be merged",
+                                c.repetition
+                            ));
+                        }
+                    }
+                },
+                Ok(None) => {}
+                Err(e) => warnings.push(format!("repetition {}: {e}", c.repetition)),
+            }
+        }
+        spectrum = merged.as_ref().and_then(Spectrum::of);
+        let c = done[0];
+        let samples = store.samples(c.id)?;
+        if !samples.is_empty() {
+            warmup = Some(Warmup {
+                repetition: c.repetition,
+                points: samples
+                    .iter()
+                    .map(|s| WarmupPoint {
+                        second: s.second,
+                        phase: s.phase.clone(),
+                        t_s: s.start_s,
+                        rps: s.rps(),
+                        p99_us: s.p99_us,
+                    })
+                    .collect(),
+            });
+        }
+    }
+
+    let rps_stdev_1s = summary_of(&done, |c| c.rps_stdev).map(|s| s.median);
+    Ok(Group {
+        label: key.variant_label(),
+        language: first.language.clone(),
+        framework: first.framework.clone(),
+        palette_index,
+        variant_index,
+        sweep,
+        load,
+        cores_requested: first.cores_requested.clone(),
+        planned: rows.len(),
+        done: done.len(),
+        failed: rows.iter().filter(|c| c.state == "failed").count(),
+        fair: rows.iter().find_map(|c| c.fair),
+        saturated: done.iter().any(|c| c.saturated == Some(true)),
+        cpus_shared: rows.iter().any(|c| c.cpus_shared),
+        warnings,
+        rps: summary_of(&done, |c| c.rps),
+        rps_stdev_1s,
+        thread_rps: summary_of(&done, |c| c.thread_rps_mean),
+        thread_rps_stdev: summary_of(&done, |c| c.thread_rps_stdev).map(|s| s.median),
+        thread_rps_max: summary_of(&done, |c| c.thread_rps_max),
+        lat_mean: summary_of(&done, |c| c.lat_mean),
+        lat_stdev: summary_of(&done, |c| c.lat_stdev),
+        lat_p50: lat(|c| c.lat_p50),
+        lat_p90: lat(|c| c.lat_p90),
+        lat_p99: lat(|c| c.lat_p99),
+        lat_p999: lat(|c| c.lat_p999),
+        lat_max: lat(|c| c.lat_max),
+        requests: lat(|c| c.requests),
+        timeouts_per_million: summary_of(&done, |c| c.no_answer_per_million()),
+        errors: summary_of(&done, |c| c.errors_total().map(|e| e as f64)),
+        bytes_read: lat(|c| c.bytes_read),
+        transfer_bytes_per_s: summary_of(&done, |c| match (c.bytes_read, c.duration_s) {
+            (Some(b), Some(d)) if d > 0.0 => Some(b as f64 / d),
+            _ => None,
+        }),
+        cpu_us_per_request: summary_of(&done, |c| c.server_cpu_us_per_request),
+        db_cpu_us_per_request: summary_of(&done, |c| c.db_cpu_us_per_request),
+        db_cpu_s: summary_of(&done, |c| c.db_cpu_s),
+        total_cpu_us_per_request: summary_of(&done, CaseRow::total_cpu_us_per_request),
+        db_memory_peak: lat(|c| c.db_memory_peak),
+        db_cpus: distinct_cpusets(rows),
+        db_pool: rows.iter().find_map(|c| c.db_pool),
+        rss_peak: lat(|c| c.server_rss_peak),
+        spectrum,
+        warmup,
+        case_ids: rows.iter().map(|c| c.id).collect(),
+        url: crate::report::url_case::UrlLoad::of(first),
+        run_id: None,
+        key,
+    })
+}
