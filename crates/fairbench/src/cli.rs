@@ -4,7 +4,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::args::migrant;
 use crate::commands;
-use crate::usage::UsageError;
+use crate::usage_error::UsageError;
 
 /// The version and the git revision built from ("unknown" outside a checkout).
 const VERSION: &str = concat!(

@@ -4,9 +4,9 @@
 //! so that the tests use the same modules the command does. Layers, from the
 //! top: `cli` and `commands` (one module per subcommand; nothing imports
 //! from them); `runner`, `checker` and `mix`; `fleet` and `topology`;
-//! `report`, `export` and `output`; `suite`; and at the bottom `store`,
+//! `compare`, `report` and `output`; `suite`; and at the bottom `store`,
 //! `host` (a server's life: started, held, stopped, in its place),
-//! `machine_lock`, `args`, `units` and `usage`. A module imports only from
+//! `machine_lock`, `args`, `units` and `usage_error`. A module imports only from
 //! the layers below it. Processes and control groups are the fairbench-sys
 //! crate's, server definitions the zoo's.
 
@@ -14,8 +14,8 @@ pub mod args;
 pub mod checker;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod database;
-pub mod export;
 pub mod fleet;
 pub mod host;
 pub mod interrupt;
@@ -30,4 +30,4 @@ pub mod suite;
 pub mod thresholds;
 pub mod topology;
 pub mod units;
-pub mod usage;
+pub mod usage_error;

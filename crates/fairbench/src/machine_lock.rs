@@ -15,7 +15,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 /// Overrides the lock's path: for a test harness that runs many commands at
 /// once, each with its own machine.

@@ -11,7 +11,7 @@ mod format;
 pub mod migrant;
 mod percentiles;
 mod root;
-mod run;
+mod run_id;
 mod stages;
 mod variant;
 
@@ -21,6 +21,6 @@ pub use duration::{duration, positive_duration, MAX_DURATION};
 pub use format::{wants_json, TextFormat};
 pub use percentiles::{parse_percentiles, Percentiles};
 pub use root::{load_zoo, resolve_root};
-pub use run::{resolve_run, RunSel};
+pub use run_id::{resolve_run, RunSel};
 pub use stages::parse_stages;
 pub use variant::VariantSel;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use fairbench_zoo::Zoo;
 
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 /// `--root DIR`, checked, or the nearest root above the current directory.
 pub fn resolve_root(arg: Option<&Path>) -> anyhow::Result<PathBuf> {

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::host::Host;
 use crate::topology::Layout;
-use crate::usage::usage;
+use crate::usage_error::usage;
 use case::{case_id, check_case};
 pub use selection::{select, Request, Selection};
 

@@ -6,7 +6,7 @@ use fairbench_zoo::reference::REFERENCE_SERVER;
 use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server, Zoo};
 
 use crate::args::VariantSel;
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 /// The flags of `check` that choose what is checked, as given.
 pub struct Request<'a> {

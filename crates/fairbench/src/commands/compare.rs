@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use crate::args::{resolve_run, RunSel};
-use crate::export::comparison;
-use crate::report::comparison::{compare_runs, RunRef};
-use crate::report::paired_compare;
+use crate::compare::model::{compare_runs, RunRef};
+use crate::compare::paired;
+use crate::compare::render;
 use crate::store::Store;
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -72,7 +72,7 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
         &cases_b,
         args.fail_on_regression,
     );
-    paired_compare::attach(
+    paired::attach(
         &mut cmp,
         &run_a,
         &cases_a,
@@ -80,9 +80,9 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
         args.reference.as_deref(),
     )?;
     let text = match args.format {
-        Format::Text => comparison::text(&cmp),
-        Format::Md => comparison::markdown_doc(&cmp),
-        Format::Json => comparison::json(&cmp)?,
+        Format::Text => render::text(&cmp),
+        Format::Md => render::markdown_doc(&cmp),
+        Format::Json => render::json(&cmp)?,
     };
     print!(
         "{}",

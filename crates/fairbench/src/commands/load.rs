@@ -14,23 +14,23 @@ use crate::args::{
     bounds, duration, migrant, parse_percentiles, parse_stages, positive_count, positive_duration,
     positive_usize, rate, CpuList, Percentiles,
 };
-use crate::export::hdr_log::HdrLog;
-use crate::export::load_json::LoadJson;
 use crate::fleet::split::{split, Aim};
 use crate::fleet::{self, FleetOutcome};
 use crate::host;
 use crate::output::check_report;
-use crate::output::load_summary;
+use crate::output::load::hdr_log::HdrLog;
+use crate::output::load::json::LoadJson;
+use crate::output::load::summary;
+use crate::output::load::tls_error;
 use crate::output::progress::{Fanout, LoadProgress};
 use crate::output::terminal;
-use crate::output::tls_error;
 use crate::runner;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::runner::knee;
 use crate::thresholds;
 use crate::topology::{ClientArgs, Layout, TopologyKind};
 use crate::units;
-use crate::usage::usage;
+use crate::usage_error::usage;
 use fairbench_zoo::fetch;
 use fairbench_zoo::parity::RawExchange;
 
@@ -261,7 +261,7 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     } else {
         print!(
             "{}",
-            terminal::text(&load_summary::render(&args.url, &outcome, &view(args)))
+            terminal::text(&summary::render(&args.url, &outcome, &view(args)))
         );
         print!("{}", terminal::text(&thresholds::table(&verdicts)));
     }
@@ -603,7 +603,7 @@ fn run_fleet(
     } else {
         print!(
             "{}",
-            terminal::text(&load_summary::render(&args.url, &f.merged, &view(args)))
+            terminal::text(&summary::render(&args.url, &f.merged, &view(args)))
         );
         print!("{}", terminal::text(&clients_text(&f)));
         print!("{}", terminal::text(&thresholds::table(&verdicts)));
@@ -784,8 +784,8 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const REQUESTS_BOUND: Duration = Duration::from_secs(30 * 86_400);
 
 /// How the summary is shown.
-fn view(args: &LoadArgs) -> load_summary::View<'_> {
-    load_summary::View {
+fn view(args: &LoadArgs) -> summary::View<'_> {
+    summary::View {
         spectrum: args.latency,
         percentiles: &args.percentiles.0,
     }

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::args::{resolve_run, RunSel};
-use crate::export::{report_csv, report_hdr, report_json, report_md};
-use crate::report::{html, machines, model, write_atomic};
+use crate::report::{csv, hdr, html, json, machines, markdown, model, write_atomic};
 use crate::store::Store;
-use crate::usage::usage;
+use crate::usage_error::usage;
 use fairbench_zoo::NameFilter;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,9 +139,9 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
     };
     let text = match args.format {
         Format::Html => html::render(&report),
-        Format::Md => report_md::render(&report),
-        Format::Csv => report_csv::render(&report)?,
-        Format::Json => report_json::render(&report)?,
+        Format::Md => markdown::render(&report),
+        Format::Csv => csv::render(&report)?,
+        Format::Json => json::render(&report)?,
     };
     let out = match (&args.output, args.format) {
         (Some(p), _) => Some(p.clone()),
@@ -174,7 +173,7 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
         }
     }
     if let Some(dir) = &args.hdr {
-        let files = report_hdr::write_all(&store, run.id, dir, only.as_ref())?;
+        let files = hdr::write_all(&store, run.id, dir, only.as_ref())?;
         eprintln!(
             "fairbench: wrote {} interval logs into {}",
             files.len(),

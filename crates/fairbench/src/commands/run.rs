@@ -15,7 +15,7 @@ use crate::suite::order::{self, Interleave};
 use crate::suite::{self, PlanItem, Suite};
 use crate::topology::{ClientArgs, Layout, ServerArgs};
 use crate::units;
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {

@@ -10,7 +10,7 @@ use crate::store::{NewRun, RunLock, Store};
 use crate::suite::Suite;
 use crate::topology::TopologyKind;
 use crate::units;
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 use super::run::RunArgs;
 

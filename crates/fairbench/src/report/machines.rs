@@ -8,7 +8,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::comparison::host_label;
 use super::model::{RunInfo, RunReport};
 use super::palette;
 
@@ -137,4 +136,21 @@ fn labels(parts: &[Part]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// CPU model and CPU count from a run's host record; what is missing is
+/// left out, an unreadable record is "unknown machine".
+pub fn host_label(host_json: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(host_json).unwrap_or_default();
+    let model = v["cpu_model"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let cpus = v["cpus"].as_u64().map(|n| format!("{n} CPUs"));
+    let parts: Vec<String> = model.map(String::from).into_iter().chain(cpus).collect();
+    if parts.is_empty() {
+        "unknown machine".into()
+    } else {
+        parts.join(" · ")
+    }
 }

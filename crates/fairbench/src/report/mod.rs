@@ -1,21 +1,26 @@
-//! Reports and comparisons of stored runs.
+//! The report of a stored run, in every format.
 //!
 //! The pipeline is one-way: [`model`] reads the results database into a
-//! [`model::Report`] (repetitions aggregated, confidence intervals computed),
-//! [`figures`] turns the model into charts ([`svg`]) each with the table of
-//! every number it draws, and [`html`] assembles them into one self-contained
-//! page. The Markdown, CSV and JSON exports (crate::export::report_*) read the
-//! same model and figures, so every format says the same thing.
+//! [`model::RunReport`] (repetitions aggregated, confidence intervals
+//! computed), [`figures`] turns the model into charts ([`svg`]) each with
+//! the table of every number it draws, and one file per format renders
+//! it: [`html`] one self-contained page, [`markdown`], [`csv`] (with
+//! [`csv_ratios`]), [`json`] and [`hdr`] (the merged latency histograms).
+//! Every format reads the same model and figures, so every format says the
+//! same thing. Comparing two runs is `crate::compare`'s.
 
-pub mod comparison;
+pub mod csv;
+pub mod csv_ratios;
 pub mod escape;
 pub mod figures;
+pub mod hdr;
 pub mod html;
+pub mod json;
 pub mod machines;
+pub mod markdown;
 pub mod model;
 pub mod overview;
 pub mod paired;
-pub mod paired_compare;
 pub mod palette;
 pub mod ratio_stats;
 pub mod stats;

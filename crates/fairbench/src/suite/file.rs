@@ -311,7 +311,7 @@ impl Suite {
         };
         let text = std::fs::read_to_string(&path).map_err(|e| {
             let known = list_suites(root);
-            crate::usage::usage(format!(
+            crate::usage_error::usage(format!(
                 "--suite: cannot read {}: {e}{}",
                 path.display(),
                 if known.is_empty() {
@@ -328,13 +328,13 @@ impl Suite {
     /// Parses and validates; errors name the file and the field.
     pub fn parse(text: &str, shown: &str) -> anyhow::Result<Suite> {
         let raw: RawSuite = toml::from_str(text).map_err(|e| {
-            crate::usage::usage(format!(
+            crate::usage_error::usage(format!(
                 "{shown}: {}",
                 e.to_string().trim().replace('\n', " ")
             ))
         })?;
         let bad = |field: &str, msg: String| {
-            crate::usage::usage(format!("{shown}: field {field}: {msg}"))
+            crate::usage_error::usage(format!("{shown}: field {field}: {msg}"))
         };
         let dur = |field: &str, v: &str| -> anyhow::Result<Duration> {
             crate::args::duration(v).map_err(|m| bad(field, m))

@@ -155,12 +155,13 @@ impl SuitePlan {
 }
 
 fn filter(field: &str, list: &[String]) -> anyhow::Result<NameFilter> {
-    NameFilter::parse(&list.join(",")).map_err(|e| crate::usage::usage(format!("{field}: {e}")))
+    NameFilter::parse(&list.join(","))
+        .map_err(|e| crate::usage_error::usage(format!("{field}: {e}")))
 }
 
 pub fn plan(suite: &Suite, zoo: &Zoo) -> anyhow::Result<SuitePlan> {
     suite.pairing.check(zoo).map_err(|(field, m)| {
-        crate::usage::usage(format!("suite {}: field {field}: {m}", suite.name))
+        crate::usage_error::usage(format!("suite {}: field {field}: {m}", suite.name))
     })?;
     plan_on(suite, zoo, crate::host::allowed_cpus(), &toolchain::probe)
 }
@@ -214,7 +215,7 @@ fn plan_on(
         .collect();
     if servers.is_empty() && skips.is_empty() {
         let known: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
-        anyhow::bail!(crate::usage::usage(format!(
+        anyhow::bail!(crate::usage_error::usage(format!(
             "servers: {:?} matches no server (servers here: {})",
             suite.servers.join(","),
             known.join(", ")
@@ -227,13 +228,13 @@ fn plan_on(
         .collect();
     if scenarios.is_empty() {
         if let Some(e) = suite.scenarios.iter().find_map(|n| zoo.scenario_error(n)) {
-            anyhow::bail!(crate::usage::usage(format!(
+            anyhow::bail!(crate::usage_error::usage(format!(
                 "scenarios: {:?} names a broken scenario: {e}",
                 suite.scenarios.join(",")
             )));
         }
         let known: Vec<&str> = zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
-        anyhow::bail!(crate::usage::usage(format!(
+        anyhow::bail!(crate::usage_error::usage(format!(
             "scenarios: {:?} matches no scenario (scenarios here: {})",
             suite.scenarios.join(","),
             known.join(", ")
@@ -316,7 +317,7 @@ fn plan_on(
     .try_fold(1usize, usize::checked_mul)
     .filter(|&n| n <= bounds::MAX_PLAN_ITEMS);
     if size.is_none() {
-        return Err(crate::usage::usage(format!(
+        return Err(crate::usage_error::usage(format!(
             "the suite's matrix ({} server variants x {} protocols x {} responses x {} scenarios x {} core counts x {} loads x {} repetitions) is more than {} cases: select fewer (--servers, --scenarios, --repetitions)",
             runnable.len(),
             suite.protocols.len(),

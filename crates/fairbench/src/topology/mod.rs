@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::host::{self, Host, HostInfo, SshOptions, SshSession};
-use crate::usage::usage;
+use crate::usage_error::usage;
 pub use link::Link;
 use netns::{NetnsTopology, ServerSide};
 

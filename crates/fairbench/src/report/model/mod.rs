@@ -298,7 +298,7 @@ pub fn build_for(
         let all: BTreeSet<String> = cases.iter().map(|c| c.server.clone()).collect();
         cases.retain(|c| f.matches(&c.server));
         if cases.is_empty() {
-            return Err(crate::usage::usage(format!(
+            return Err(crate::usage_error::usage(format!(
                 "--servers: no server of run {} matches it (its servers: {})",
                 run.id,
                 all.into_iter().collect::<Vec<_>>().join(", ")
@@ -446,7 +446,7 @@ pub fn paired_of(
 ) -> anyhow::Result<super::paired::Paired> {
     let (pairing, note) =
         crate::suite::pairing::Pairing::from_stored_suite(&run.suite_toml, reference)
-            .map_err(crate::usage::usage)?;
+            .map_err(crate::usage_error::usage)?;
     if reference.is_some()
         && !cases.iter().any(|c| {
             c.sweep.is_none() && pairing.reference.matches(&c.server, &c.mode, &c.response)
@@ -458,7 +458,7 @@ pub fn paired_of(
             .collect();
         have.sort();
         have.dedup();
-        return Err(crate::usage::usage(format!(
+        return Err(crate::usage_error::usage(format!(
             "--reference {}: no case of run {} matches it (its variants: {})",
             pairing.reference.label(),
             run.id,

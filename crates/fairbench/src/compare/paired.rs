@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::comparison::{CaseDiff, Comparison, Verdict};
-use super::model::paired_of;
-use super::paired::{build, pair, Paired, Ratio, RatioRow, Role};
-use super::ratio_stats::RatioSummary;
-use super::url_case::is_url_run;
+use super::model::{CaseDiff, Comparison, Verdict};
+use crate::report::model::paired_of;
+use crate::report::paired::{build, pair, Paired, Ratio, RatioRow, Role};
+use crate::report::ratio_stats::RatioSummary;
+use crate::report::url_case::is_url_run;
 use crate::store::{CaseRow, RunRow};
 use crate::suite::pairing::Pairing as SuitePairing;
-use crate::usage::usage;
+use crate::usage_error::usage;
 
 pub const METHOD: &str = "per repetition i, (case ÷ reference in B, repetition i) ÷ (case ÷ reference in A, repetition i); geometric mean with a 95 % Student t interval on the logs; significant when the interval excludes 1 (at least 2 repetitions)";
 

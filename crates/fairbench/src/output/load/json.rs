@@ -90,10 +90,10 @@ pub struct LoadJson<'a> {
     /// Per target name of a request mix (`--targets`, templates); left out
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub targets: Option<Vec<super::load_json_targets::TargetJson<'a>>>,
+    pub targets: Option<Vec<super::json_targets::TargetJson<'a>>>,
     /// Per stage of `--stages`, by planned time; left out without one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stages: Option<Vec<super::load_json_targets::TargetJson<'a>>>,
+    pub stages: Option<Vec<super::json_targets::TargetJson<'a>>>,
 }
 
 impl<'a> LoadJson<'a> {
@@ -157,8 +157,8 @@ impl<'a> LoadJson<'a> {
             interrupted: o.interrupted,
             warnings: o.warnings(),
             series: &o.series,
-            targets: super::load_json_targets::of(o, percentiles),
-            stages: super::load_json_targets::stages(o, percentiles),
+            targets: super::json_targets::of(o, percentiles),
+            stages: super::json_targets::stages(o, percentiles),
         }
     }
 }

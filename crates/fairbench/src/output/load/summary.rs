@@ -261,7 +261,7 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         let _ = writeln!(s);
         spectrum_table(&mut s, o);
     }
-    super::target_table::render(&mut s, o, view.percentiles);
+    super::targets::render(&mut s, o, view.percentiles);
     let warnings = o.warnings();
     if !warnings.is_empty() {
         let _ = writeln!(s);

@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use crate::store::{RunRow, Store};
-use crate::usage::UsageError;
+use crate::usage_error::UsageError;
 
 /// A run named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

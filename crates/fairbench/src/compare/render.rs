@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::compare::model::{CaseDiff, Comparison, MetricDiff};
 use crate::output::check_table::Table;
-use crate::report::comparison::{CaseDiff, Comparison, MetricDiff};
 use crate::report::escape::{markdown, visible};
 use crate::report::model::CaseKey;
 use crate::report::table::fixed;

@@ -1,5 +1,5 @@
 //! `fairbench report --hdr DIR`: each finished case's latency as an
-//! HdrHistogram interval log (`.hlog`, the format of export/hdr_log.rs and
+//! HdrHistogram interval log (`.hlog`, the format of output/load/hdr_log.rs and
 //! of HistogramLogAnalyzer), one file per repetition. The per-second
 //! histograms of the measurement are the intervals; a case stored without
 //! them gets its whole histogram as a single interval.

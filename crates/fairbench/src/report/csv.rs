@@ -4,7 +4,7 @@
 //! server sent stays one field, its control and bidi characters shown as
 //! escapes.
 
-use super::report_csv_ratios;
+use super::csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
@@ -179,10 +179,10 @@ pub fn render(r: &RunReport) -> anyhow::Result<String> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(Vec::new());
-    w.write_record(COLUMNS.iter().chain(report_csv_ratios::COLUMNS.iter()))?;
+    w.write_record(COLUMNS.iter().chain(csv_ratios::COLUMNS.iter()))?;
     for g in &r.groups {
         let mut cells = row(r, g);
-        cells.extend(report_csv_ratios::cells(r, g));
+        cells.extend(csv_ratios::cells(r, g));
         // The csv crate quotes; what a cell shows follows the one rule, so
         // a spreadsheet or a `cat` shows a server's escapes as text.
         w.write_record(cells.iter().map(|c| fairbench_sys::text::visible(c)))?;

@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::model::{CaseKey, LoadInfo};
-use super::stats::{bootstrap_median_diff, median};
+use crate::report::machines::host_label;
+use crate::report::model::{CaseKey, LoadInfo};
+use crate::report::stats::{bootstrap_median_diff, median};
 use crate::seeded::fnv1a;
 use crate::store::{CaseRow, RunRow};
 
@@ -67,23 +68,6 @@ impl RunRef {
     }
 }
 
-/// CPU model and CPU count from a run's host record; what is missing is
-/// left out, an unreadable record is "unknown machine".
-pub fn host_label(host_json: &str) -> String {
-    let v: serde_json::Value = serde_json::from_str(host_json).unwrap_or_default();
-    let model = v["cpu_model"]
-        .as_str()
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
-    let cpus = v["cpus"].as_u64().map(|n| format!("{n} CPUs"));
-    let parts: Vec<String> = model.map(String::from).into_iter().chain(cpus).collect();
-    if parts.is_empty() {
-        "unknown machine".into()
-    } else {
-        parts.join(" · ")
-    }
-}
-
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub a: RunRef,
@@ -97,8 +81,8 @@ pub struct Comparison {
     /// `--fail-on-regression` when given.
     pub regression_threshold_pct: Option<f64>,
     pub regressions: usize,
-    /// The paired view (report::paired_compare), when asked for.
-    pub pairing: Option<super::paired_compare::Pairing>,
+    /// The paired view (compare::paired), when asked for.
+    pub pairing: Option<super::paired::Pairing>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,7 +111,7 @@ pub struct CaseDiff {
     /// Slower by more than the `--fail-on-regression` threshold.
     pub regression: bool,
     /// The change relative to the reference, when the runs pair.
-    pub paired: Option<super::paired_compare::PairedChange>,
+    pub paired: Option<super::paired::PairedChange>,
     /// `paired` when the verdict and the regression gate come from the
     /// paired change (runs of URLs whose repetitions pair); left out when
     /// they come from the unpaired medians.
@@ -363,17 +347,6 @@ pub fn compare_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn host_label_names_the_machine_from_what_the_run_stored() {
-        assert_eq!(
-            host_label(r#"{"cpu_model":" Xeon E5 ","cpus":40,"os":"x"}"#),
-            "Xeon E5 · 40 CPUs"
-        );
-        assert_eq!(host_label(r#"{"cpus":2}"#), "2 CPUs");
-        assert_eq!(host_label(r#"{"cpu_model":""}"#), "unknown machine");
-        assert_eq!(host_label("not json"), "unknown machine");
-    }
 
     #[test]
     fn clear_changes_are_significant_noise_is_not() {

@@ -1,0 +1,10 @@
+//! What `load` prints and writes: the summary on the terminal, the
+//! per-target table, the JSON (and its per-target part), the HDR histogram
+//! log, and the one line a failed TLS handshake gets.
+
+pub mod hdr_log;
+pub mod json;
+pub mod json_targets;
+pub mod summary;
+pub mod targets;
+pub mod tls_error;
