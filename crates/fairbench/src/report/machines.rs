@@ -154,3 +154,19 @@ pub fn host_label(host_json: &str) -> String {
         parts.join(" · ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_label_names_the_machine_from_what_the_run_stored() {
+        assert_eq!(
+            host_label(r#"{"cpu_model":" Xeon E5 ","cpus":40,"os":"x"}"#),
+            "Xeon E5 · 40 CPUs"
+        );
+        assert_eq!(host_label(r#"{"cpus":2}"#), "2 CPUs");
+        assert_eq!(host_label(r#"{"cpu_model":""}"#), "unknown machine");
+        assert_eq!(host_label("not json"), "unknown machine");
+    }
+}
