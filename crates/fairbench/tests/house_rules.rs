@@ -170,7 +170,6 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("crates/sys/src/process.rs", 738),
     ("crates/zoo/src/contract.rs", 816),
     ("crates/zoo/src/manifest.rs", 1095),
-    ("crates/fairbench/src/commands/load.rs", 940),
     ("crates/fairbench/src/suite/file.rs", 1001),
     ("crates/fairbench/tests/load_cli.rs", 990),
 ];

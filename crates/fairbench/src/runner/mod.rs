@@ -6,6 +6,7 @@ pub mod adhoc;
 pub mod adhoc_pair;
 mod builds;
 mod case;
+pub mod dump;
 pub mod knee;
 pub mod knee_load;
 pub mod metadata;

@@ -2,6 +2,7 @@
 //! per-target table, the JSON (and its per-target part), the HDR histogram
 //! log, and the one line a failed TLS handshake gets.
 
+pub mod clients;
 pub mod hdr_log;
 pub mod json;
 pub mod json_targets;

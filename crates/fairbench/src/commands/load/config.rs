@@ -1,0 +1,116 @@
+//! `load`'s flags as the engine's configuration; the engine's own
+//! objections named by the flag.
+
+use super::*;
+
+pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
+    let target = Target::parse(&args.url)
+        .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| e.to_string())))?;
+    let mut cfg = LoadConfig::new(target);
+    cfg.connections = args.connections;
+    // One load thread per CPU it is given, unless told otherwise.
+    match (args.threads, &args.cpus) {
+        (Some(t), _) => cfg.threads = t,
+        (None, Some(cpus)) => cfg.threads = cpus.len(),
+        (None, None) => {}
+    }
+    cfg.duration = match (args.duration, args.requests) {
+        (Some(d), _) => d,
+        (None, None) => DEFAULT_DURATION,
+        // As long as the requests take: the bound is only a safety net.
+        (None, Some(_)) => REQUESTS_BOUND,
+    };
+    cfg.requests = args.requests;
+    cfg.keepalive = !args.no_keepalive;
+    cfg.expect_status = StatusSet::parse(&args.expect_status).map_err(|e| usage(flag_error(&e)))?;
+    cfg.tls = TlsOptions {
+        insecure: args.insecure,
+        ca_pem: match &args.cacert {
+            Some(p) => Some(
+                std::fs::read(p)
+                    .map_err(|e| usage(format!("--cacert: cannot read {}: {e}", p.display())))?,
+            ),
+            None => None,
+        },
+    };
+    cfg.warmup = args.warmup;
+    cfg.timeout = args.timeout;
+    cfg.timeout_mode = args.timeout_mode;
+    cfg.pipeline = args.pipeline;
+    if args.http2 {
+        cfg.protocol = Protocol::h2_for(cfg.target.tls);
+    }
+    cfg.streams = args.streams.unwrap_or(DEFAULT_STREAMS);
+    cfg.send_ahead = args.send_ahead;
+    cfg.cpus = args.cpus.clone().map(|c| c.0);
+    cfg.model = match args.rate {
+        None => LoadModel::ClosedLoop,
+        Some(rps) => LoadModel::ConstantRate { rps },
+    };
+    if let Some(stages) = &args.stages {
+        // Planned like -R at the peak; the pacer follows the profile.
+        let peak = stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max);
+        cfg.model = LoadModel::ConstantRate { rps: peak };
+        cfg.duration = stages.iter().map(|s| s.duration).sum();
+        cfg.stages = Some(stages.clone());
+    }
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        headers.push(RequestSpec::parse_header(h).map_err(|e| usage(flag_error(&e)))?);
+    }
+    let body = match (&args.body, &args.body_file) {
+        (Some(b), _) => b.clone().into_bytes(),
+        (None, Some(p)) => std::fs::read(p)
+            .map_err(|e| usage(format!("--body-file: cannot read {}: {e}", p.display())))?,
+        (None, None) => Vec::new(),
+    };
+    cfg.request = RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    };
+    if args.targets.is_some() && args.method != "GET" {
+        return Err(usage(
+            "--method: with --targets each target says its method (method = \"POST\")",
+        ));
+    }
+    cfg.mix = crate::mix::for_load(
+        &args.url,
+        args.targets.as_deref(),
+        &cfg.request,
+        args.pool,
+        args.seed,
+    )
+    .map_err(usage)?;
+    cfg.validate().map_err(|e| usage(flag_error(&e)))?;
+    let generators = args.place.client_hosts.len().max(args.place.clients);
+    bounds::connections_fit(cfg.connections, generators)
+        .map_err(|m| usage(format!("--connections: {m}")))?;
+    if args.cacert.is_some() && args.insecure {
+        return Err(usage(
+            "--cacert and --insecure: choose one (--insecure accepts any certificate)",
+        ));
+    }
+    // Serialising also validates the method.
+    cfg.request
+        .serialize(&cfg.target)
+        .map_err(|e| usage(flag_error(&e)))?;
+    Ok(cfg)
+}
+
+pub(super) const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// With `-n` and no `-d`: the longest run the engine takes (30 days).
+pub(super) const REQUESTS_BOUND: Duration = Duration::from_secs(30 * 86_400);
+
+/// Engine settings are named like the long flags; point the user at the flag.
+pub(super) fn flag_error(e: &fairbench_engine::ConfigError) -> String {
+    if e.field == "URL" {
+        e.to_string()
+    } else {
+        format!("--{}: {}", e.field, e.message)
+    }
+}
+
+pub(super) fn timeout_mode(s: &str) -> Result<fairbench_engine::TimeoutMode, String> {
+    fairbench_engine::TimeoutMode::parse(s)
+}

@@ -1,0 +1,87 @@
+//! `load` split over several load generators (`--clients`,
+//! `--client-host`, `--topology netns`), merged exactly.
+
+use super::*;
+
+pub(super) fn run_fleet(
+    args: &LoadArgs,
+    cfg: &LoadConfig,
+    thresholds: &[thresholds::Threshold],
+) -> anyhow::Result<i32> {
+    // The flags' own bounds first (--clients at most 64), then the split.
+    args.place.check(None)?;
+    let n = match args.place.client_hosts.len() {
+        0 => args.place.clients,
+        hosts => hosts,
+    };
+    if cfg.connections < n {
+        return Err(usage(format!(
+            "--connections: {} cannot be split over {n} load generators",
+            cfg.connections
+        )));
+    }
+    let layout = Layout::for_load(&args.place)?;
+    for n in &layout.notes {
+        eprintln!("{n}");
+    }
+    eprintln!("{}", layout.summary());
+    if cfg.target.addr.ip().is_loopback() && layout.kind == crate::topology::TopologyKind::Ssh {
+        let here = host::local_info().boot_id;
+        if let Some(c) = layout.clients.iter().find(|c| c.info.boot_id != here) {
+            return Err(usage(format!(
+                "the URL names loopback, which on {} is that machine itself: give the server's address as the load generators see it",
+                c.host.label()
+            )));
+        }
+    }
+    let cpus = args.cpus.clone().map(|c| c.0);
+    let sites = crate::runner::placement::load_sites(&layout, cpus.as_deref());
+    // In a namespace, this machine's loopback is the far end of the link.
+    let aim = if layout.kind == crate::topology::TopologyKind::Netns
+        && cfg.target.addr.ip().is_loopback()
+    {
+        Aim::EachSite
+    } else {
+        Aim::AsGiven
+    };
+    let jobs = split(cfg, &layout, &sites, args.threads, aim)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .jobs;
+    let stop = crate::interrupt::flag();
+    let mut progress = progress_for(cfg);
+    let mut log = SampleLog::default();
+    let result = with_observers(args, &mut progress, &mut log, |obs| {
+        fleet::run(jobs, stop, obs)
+    })?;
+    progress.finish();
+    let f = match result {
+        Ok(f) => f,
+        Err(fleet::FleetError::Interrupted) => {
+            eprintln!("interrupted before the load started");
+            return Ok(130);
+        }
+        Err(e) => {
+            let mut m = e.to_string();
+            if layout.kind == crate::topology::TopologyKind::Netns && m.contains("cannot connect") {
+                m.push_str(" (with --topology netns the load reaches this machine over a veth link, not loopback: the server must listen on the any address, 0.0.0.0 or [::])");
+            }
+            anyhow::bail!("{m}")
+        }
+    };
+    let verdicts = thresholds::check_all(thresholds, &f.merged);
+    if crate::args::wants_json(args.format, args.json) {
+        let mut v = clients::json(&args.url, &args.percentiles.0, layout.describe(), &f)?;
+        add_verdicts(&mut v, &verdicts);
+        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
+    } else {
+        print!(
+            "{}",
+            terminal::text(&summary::render(&args.url, &f.merged, &view(args)))
+        );
+        print!("{}", terminal::text(&clients::text(&f)));
+        print!("{}", terminal::text(&thresholds::table(&verdicts)));
+    }
+    layout.teardown();
+    save(args, cfg, &f.merged, log)?;
+    Ok(with_verdicts(exit_code(&f.merged), &verdicts))
+}
