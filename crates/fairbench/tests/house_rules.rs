@@ -166,10 +166,7 @@ fn one_rule_decides_what_runs() {
 
 /// Files still over the limit, with the most lines each may have: they may
 /// only shrink (lower the figure when one does; remove it once under 700).
-const STILL_OVER: &[(&str, usize)] = &[
-    ("crates/fairbench/src/suite/file.rs", 1001),
-    ("crates/fairbench/tests/load_cli.rs", 990),
-];
+const STILL_OVER: &[(&str, usize)] = &[("crates/fairbench/src/suite/file.rs", 1001)];
 
 const MAX_LINES: usize = 700;
 

@@ -4,8 +4,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::load::{closed_port, pki, run, Server, HELLO};
-use support::net::{Hello, Recorder, Silent};
+use support::load::{closed_port, json, run, Server, HELLO, NOT_FOUND};
+use support::net::Recorder;
 use support::{base64_decode, command as fairbench};
 
 #[test]
@@ -287,100 +287,6 @@ fn ctrl_c_prints_what_was_measured() {
     assert!(j["requests"].as_u64().unwrap() > 0);
 }
 
-fn json(out: &str) -> serde_json::Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-fn write_ca(dir: &tempfile::TempDir, pem: &str) -> String {
-    let p = dir.path().join("ca.pem");
-    std::fs::write(&p, pem).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
-#[test]
-fn https_with_cacert_times_handshakes_apart() {
-    let pki = pki(&["127.0.0.1"], false);
-    let srv = Server::tls(HELLO, &pki);
-    let dir = tempfile::tempdir().unwrap();
-    let ca = write_ca(&dir, &pki.ca_pem);
-    let (code, out, err) = run(&[
-        "load",
-        "--json",
-        "--cacert",
-        &ca,
-        "-n",
-        "200",
-        "-c",
-        "2",
-        "-t",
-        "1",
-        &srv.url(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let j = json(&out);
-    assert_eq!(j["ledger"]["planned"], 200);
-    assert_eq!(j["ledger"]["answered"], 200);
-    assert_eq!(j["ledger"]["tls"], 0);
-    assert_eq!(j["status_codes"]["200"], 200);
-    assert_eq!(j["connections_stats"]["tls_handshakes"], 2);
-    assert!(j["tls_handshake_us"]["p50"].as_u64().unwrap() > 0);
-    assert!(j["connect_time_us"]["max"].as_u64().unwrap() > 0);
-    assert_eq!(j["keepalive"], true);
-    // And as text.
-    let (code, out, err) = run(&["load", "--cacert", &ca, "-n", "50", "-c", "1", &srv.url()]);
-    assert_eq!(code, 0, "{err}");
-    for needle in [
-        "TLS handshake",
-        "1 handshakes (0 resumed a session), 0 failed",
-        "Connect",
-    ] {
-        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
-    }
-}
-
-#[test]
-fn untrusted_certificates_exit_1_with_one_line_and_insecure_goes_ahead() {
-    let dir = tempfile::tempdir().unwrap();
-    for (names, expired, needle) in [
-        (&["127.0.0.1"][..], true, "expired"),
-        (&["example.test"][..], false, "not valid for name"),
-    ] {
-        let pki = pki(names, expired);
-        let srv = Server::tls(HELLO, &pki);
-        let ca = write_ca(&dir, &pki.ca_pem);
-        let (code, out, err) = run(&["load", "--cacert", &ca, "-d", "1s", &srv.url()]);
-        assert_eq!(code, 1, "{out}{err}");
-        assert!(err.contains(needle) && err.contains("--insecure"), "{err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
-        let (code, out, err) = run(&["load", "--insecure", "-n", "20", "-c", "1", &srv.url()]);
-        assert_eq!(code, 0, "{err}");
-        assert!(out.contains("20 planned = 20 answered"), "{out}");
-    }
-    // Not signed by anything this machine trusts.
-    let pki = pki(&["127.0.0.1"], false);
-    let srv = Server::tls(HELLO, &pki);
-    let (code, _, err) = run(&["load", "-d", "1s", &srv.url()]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("UnknownIssuer"), "{err}");
-}
-
-#[test]
-fn a_cacert_file_without_certificates_is_a_usage_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = write_ca(&dir, "hello\n");
-    let (code, _, err) = run(&["load", "--cacert", &ca, "https://127.0.0.1:1/"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--cacert: holds no PEM certificate"), "{err}");
-    let (code, _, err) = run(&[
-        "load",
-        "--cacert",
-        &ca,
-        "--insecure",
-        "https://127.0.0.1:1/",
-    ]);
-    assert_eq!(code, 2, "{err}");
-}
-
 #[test]
 fn n_without_keepalive_is_ab() {
     let srv = Server::plain(HELLO);
@@ -567,8 +473,6 @@ fn saved_loads_are_runs_that_show_report_and_compare_read() {
     assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 2);
 }
 
-const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
-
 #[test]
 fn status_codes_are_counted_and_expect_status_decides_errors() {
     let srv = Server::plain(NOT_FOUND);
@@ -658,51 +562,6 @@ fn latency_prints_the_whole_spectrum_and_percentiles_choose_the_headline() {
 }
 
 #[test]
-fn dump_prints_one_exchange() {
-    let srv = Server::plain(HELLO);
-    let (code, out, err) = run(&["load", "--dump", "-H", "X-Test: 1", &srv.url()]);
-    assert_eq!(code, 0, "{err}");
-    for needle in [
-        "=== http://127.0.0.1:",
-        "plain)",
-        "> GET / HTTP/1.1",
-        "> X-Test: 1",
-        "< HTTP/1.1 200 OK",
-        "< Hello World!\\n",
-        "(52 bytes received)",
-    ] {
-        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
-    }
-    assert_eq!(srv.requests.lock().unwrap().len(), 1, "one request only");
-    // Over TLS, with what ALPN chose.
-    let pki = pki(&["127.0.0.1"], false);
-    let tls = Server::tls(HELLO, &pki);
-    let dir = tempfile::tempdir().unwrap();
-    let ca = write_ca(&dir, &pki.ca_pem);
-    let (code, out, err) = run(&["load", "--dump", "--cacert", &ca, &tls.url()]);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("TLS, ALPN http/1.1)") && out.contains("< HTTP/1.1 200 OK"),
-        "{out}"
-    );
-    // An answer with a status not expected, and no server at all: exit 1.
-    let nf = Server::plain(NOT_FOUND);
-    let (code, out, err) = run(&["load", "--dump", &nf.url()]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        out.contains("< HTTP/1.1 404 Not Found") && err.contains("404"),
-        "{err}"
-    );
-    let (code, _, err) = run(&[
-        "load",
-        "--dump",
-        &format!("http://127.0.0.1:{}/", closed_port()),
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("cannot connect"), "{err}");
-}
-
-#[test]
 fn method_body_and_pipelining_reach_the_server() {
     let srv = Recorder::start();
     let (code, out, err) = run(&[
@@ -767,131 +626,6 @@ fn method_body_and_pipelining_reach_the_server() {
 }
 
 #[test]
-fn send_ahead_bounds_how_early_a_request_may_go_out() {
-    // A server that keeps up with this rate on a loaded 2-core machine: one
-    // request per ms over 8 connections.
-    let srv = Server::plain(HELLO);
-    let load = |window: &str| {
-        let (code, out, err) = run(&[
-            "load",
-            "--json",
-            "-R",
-            "1000",
-            "-c",
-            "8",
-            "-t",
-            "1",
-            "-d",
-            "1s",
-            "--send-ahead",
-            window,
-            &srv.url(),
-        ]);
-        assert_eq!(code, 0, "{err}");
-        json(&out)["schedule"].clone()
-    };
-    // None ahead of time: every request waits for its planned instant.
-    let strict = load("0");
-    assert_eq!(strict["send_ahead_us"], 0.0, "{strict}");
-    assert_eq!(strict["sent_early"], 0, "{strict}");
-    assert_eq!(strict["early_max_us"], 0.0, "{strict}");
-    // A 1 ms window: the loop wakes a quarter of it early and sends what is
-    // due within it, so some go early (all of them on a quiet machine, fewer
-    // when wake-ups are late), and none more than the window ahead.
-    let wide = load("1ms");
-    assert_eq!(wide["send_ahead_us"], 1000.0, "{wide}");
-    let (early, sent) = (
-        wide["sent_early"].as_u64().unwrap(),
-        wide["sent"].as_u64().unwrap(),
-    );
-    assert!(early > 0 && early <= sent, "{wide}");
-    let most = wide["early_max_us"].as_f64().unwrap();
-    assert!(most > 0.0 && most <= 1000.0, "{wide}");
-    // The summary says it too.
-    let (code, out, err) = run(&[
-        "load",
-        "-R",
-        "1000",
-        "-c",
-        "4",
-        "-d",
-        "1s",
-        "--send-ahead",
-        "250us",
-        &srv.url(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("up to 250 µs early"), "{out}");
-}
-
-#[test]
-fn timeout_and_warmup_shape_the_run() {
-    let srv = Silent::start();
-    let (code, out, err) = run(&[
-        "load",
-        "--json",
-        "--timeout",
-        "200ms",
-        "--warmup",
-        "0.5",
-        "-c",
-        "1",
-        "-t",
-        "1",
-        "-d",
-        "1s",
-        &srv.url(),
-    ]);
-    // Nothing answered: a failed run, its figures still printed.
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("no request was answered"), "{err}");
-    let j = json(&out);
-    assert_eq!(j["warmup_s"], 0.5);
-    assert_eq!(j["timeout_s"], 0.2);
-    // One connection, 200 ms each: about five timeouts in a 1 s window
-    // (fewer on a stalled machine, never more than the window allows).
-    let t = j["errors"]["timeout"].as_u64().unwrap();
-    assert!((1..=10).contains(&t), "{t} timeouts");
-    assert_eq!(j["requests"], 0);
-    let phases: Vec<&str> = j["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["phase"].as_str().unwrap())
-        .collect();
-    assert_eq!(phases.first(), Some(&"warmup"), "{phases:?}");
-    assert!(phases.contains(&"measure"), "{phases:?}");
-}
-
-#[test]
-fn cpus_pin_and_size_the_load() {
-    let srv = Hello::start();
-    // One CPU given: one load thread, not one per CPU of the machine.
-    let (code, out, err) = run(&[
-        "load",
-        "--json",
-        "--cpus",
-        "0",
-        "-c",
-        "4",
-        "-d",
-        "0.5s",
-        &srv.url(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let j = json(&out);
-    assert_eq!(j["threads"], 1);
-    assert!(j["requests"].as_u64().unwrap() > 0);
-    let (code, _, err) = run(&["load", "--cpus", "3-1", &srv.url()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--cpus") && err.contains("not a CPU list"),
-        "{err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-}
-
-#[test]
 fn durations_too_long_are_refused_not_a_panic() {
     for (flag, value) in [("-d", "1e20"), ("--warmup", "40d"), ("--timeout", "inf")] {
         let (code, _, err) = run(&["load", flag, value, "http://127.0.0.1:9/"]);
@@ -899,46 +633,6 @@ fn durations_too_long_are_refused_not_a_panic() {
         assert!(!err.contains("panicked"), "{err}");
         assert!(err.contains(value), "names the value: {err}");
     }
-}
-
-#[test]
-fn dump_shows_interim_responses_and_takes_the_final_one() {
-    static EARLY_HINTS: &[u8] = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\n";
-    let srv = Server::plain(EARLY_HINTS);
-    let (code, out, err) = run(&["load", "--dump", &srv.url()]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.contains("< HTTP/1.1 103 Early Hints") && out.contains("< HTTP/1.1 200 OK"),
-        "{out}"
-    );
-    // The load takes it too.
-    let (code, out, err) = run(&["load", "--json", "-d", "300ms", "-c", "1", &srv.url()]);
-    assert_eq!(code, 0, "{err}");
-    let j = json(&out);
-    assert_eq!(j["errors"]["parse"], 0, "{j}");
-    assert_eq!(j["status_codes"]["200"], j["requests"], "{j}");
-}
-
-#[test]
-fn a_head_with_many_fields_is_one_rule_for_load_and_dump() {
-    static MANY: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    let bytes = MANY.get_or_init(|| {
-        let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
-        for i in 0..500 {
-            r.extend_from_slice(format!("X-{i}: {i}\r\n").as_bytes());
-        }
-        r.extend_from_slice(b"\r\nok");
-        r
-    });
-    let srv = Server::plain(bytes);
-    let (code, out, err) = run(&["load", "--dump", &srv.url()]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("< X-499: 499"), "{out}");
-    let (code, out, err) = run(&["load", "--json", "-d", "300ms", "-c", "1", &srv.url()]);
-    assert_eq!(code, 0, "{err}");
-    let j = json(&out);
-    assert_eq!(j["errors"]["parse"], 0, "{j}");
-    assert!(j["requests"].as_u64().unwrap() > 0, "{j}");
 }
 
 #[test]

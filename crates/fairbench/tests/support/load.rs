@@ -213,3 +213,18 @@ pub fn closed_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// A 404 with an empty body.
+pub const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+
+/// `load --json`'s output as JSON, or a panic that shows it.
+pub fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// Writes `pem` as the file `--cacert` is given.
+pub fn write_ca(dir: &tempfile::TempDir, pem: &str) -> String {
+    let p = dir.path().join("ca.pem");
+    std::fs::write(&p, pem).unwrap();
+    p.to_str().unwrap().to_string()
+}
