@@ -88,7 +88,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 s.server,
                 s.mode,
                 s.response,
-                crate::report::model::protocol_label(&s.protocol),
+                crate::report::case_key::protocol_label(&s.protocol),
                 s.scenario,
                 s.cores,
                 match (s.knee_rps, s.state.as_str()) {

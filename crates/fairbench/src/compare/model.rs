@@ -15,8 +15,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::report::case_key::CaseKey;
 use crate::report::machines::host_label;
-use crate::report::model::{CaseKey, LoadInfo};
+use crate::report::model::LoadInfo;
+use crate::report::ratio_stats::RatioSummary;
 use crate::report::stats::{bootstrap_median_diff, median};
 use crate::seeded::fnv1a;
 use crate::store::{CaseRow, RunRow};
@@ -82,7 +84,7 @@ pub struct Comparison {
     pub regression_threshold_pct: Option<f64>,
     pub regressions: usize,
     /// The paired view (compare::paired), when asked for.
-    pub pairing: Option<super::paired::Pairing>,
+    pub pairing: Option<Pairing>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,7 +113,7 @@ pub struct CaseDiff {
     /// Slower by more than the `--fail-on-regression` threshold.
     pub regression: bool,
     /// The change relative to the reference, when the runs pair.
-    pub paired: Option<super::paired::PairedChange>,
+    pub paired: Option<PairedChange>,
     /// `paired` when the verdict and the regression gate come from the
     /// paired change (runs of URLs whose repetitions pair); left out when
     /// they come from the unpaired medians.
@@ -342,6 +344,49 @@ pub fn compare_runs(
         regressions,
         pairing: None,
     }
+}
+
+// The paired view's figures (computed in paired.rs), here with the
+// comparison that holds them.
+
+/// Whether compare could pair the runs, and on what.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pairing {
+    pub reference: String,
+    pub paired: bool,
+    /// Why not, when not.
+    pub reason: Option<String>,
+    pub method: &'static str,
+}
+
+/// One case's change relative to the reference.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairedChange {
+    /// The reference variant of the case's context (the same in both runs).
+    pub reference: String,
+    /// This case is the reference: its ratios are 1 by definition.
+    pub is_reference: bool,
+    pub rps: Option<RatioChange>,
+    pub p99_us: Option<RatioChange>,
+    pub cpu_us_per_request: Option<RatioChange>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RatioChange {
+    /// The case ÷ the reference in A and in B (geometric means).
+    pub ratio_a: f64,
+    pub ratio_b: f64,
+    /// B's ratio ÷ A's, repetition by repetition, summarised.
+    pub change: RatioSummary,
+    pub repetitions: Vec<i64>,
+    /// (change − 1) in percent, and its interval.
+    pub change_pct: f64,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    pub significant: bool,
+    /// `better`, `worse` or `same`.
+    pub direction: &'static str,
 }
 
 #[cfg(test)]

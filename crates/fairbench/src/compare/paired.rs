@@ -12,58 +12,15 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use super::model::{CaseDiff, Comparison, Verdict};
+use super::model::{CaseDiff, Comparison, PairedChange, Pairing, RatioChange, Verdict};
 use crate::report::model::paired_of;
 use crate::report::paired::{build, pair, Paired, Ratio, RatioRow, Role};
-use crate::report::ratio_stats::RatioSummary;
 use crate::report::url_case::is_url_run;
 use crate::store::{CaseRow, RunRow};
 use crate::suite::pairing::Pairing as SuitePairing;
 use crate::usage_error::usage;
 
 pub const METHOD: &str = "per repetition i, (case ÷ reference in B, repetition i) ÷ (case ÷ reference in A, repetition i); geometric mean with a 95 % Student t interval on the logs; significant when the interval excludes 1 (at least 2 repetitions)";
-
-/// Whether compare could pair the runs, and on what.
-#[derive(Debug, Clone, Serialize)]
-pub struct Pairing {
-    pub reference: String,
-    pub paired: bool,
-    /// Why not, when not.
-    pub reason: Option<String>,
-    pub method: &'static str,
-}
-
-/// One case's change relative to the reference.
-#[derive(Debug, Clone, Serialize)]
-pub struct PairedChange {
-    /// The reference variant of the case's context (the same in both runs).
-    pub reference: String,
-    /// This case is the reference: its ratios are 1 by definition.
-    pub is_reference: bool,
-    pub rps: Option<RatioChange>,
-    pub p99_us: Option<RatioChange>,
-    pub cpu_us_per_request: Option<RatioChange>,
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RatioChange {
-    /// The case ÷ the reference in A and in B (geometric means).
-    pub ratio_a: f64,
-    pub ratio_b: f64,
-    /// B's ratio ÷ A's, repetition by repetition, summarised.
-    pub change: RatioSummary,
-    pub repetitions: Vec<i64>,
-    /// (change − 1) in percent, and its interval.
-    pub change_pct: f64,
-    pub ci_low_pct: Option<f64>,
-    pub ci_high_pct: Option<f64>,
-    pub significant: bool,
-    /// `better`, `worse` or `same`.
-    pub direction: &'static str,
-}
 
 /// Non-sweep repetitions per case in a run (the most any case has).
 fn repetitions(cases: &[CaseRow]) -> i64 {

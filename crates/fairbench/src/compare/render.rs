@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use crate::compare::model::{CaseDiff, Comparison, MetricDiff};
 use crate::output::check_table::Table;
+use crate::report::case_key::CaseKey;
 use crate::report::escape::{markdown, visible};
-use crate::report::model::CaseKey;
 use crate::report::table::fixed;
 
 fn signed(p: f64) -> String {

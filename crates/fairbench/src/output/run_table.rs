@@ -3,33 +3,15 @@
 
 use std::fmt::Write;
 
-use crate::report::model::{protocol_label, CaseKey};
+use crate::report::case_key::{protocol_label, CaseKey};
 use crate::report::paired::{Paired, RatioRow, Role};
 use crate::store::{CaseRow, RunRow};
 use crate::units;
 
-/// Cases that differ only in repetition, in plan order.
-pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
-    let mut out: Vec<Vec<&CaseRow>> = Vec::new();
-    for c in cases {
-        let key = |x: &CaseRow| {
-            (
-                x.server.clone(),
-                x.mode.clone(),
-                x.response.clone(),
-                x.scenario.clone(),
-                x.cores,
-                x.load_label.clone(),
-                x.protocol.clone(),
-            )
-        };
-        match out.iter_mut().find(|g| key(g[0]) == key(c)) {
-            Some(g) => g.push(c),
-            None => out.push(vec![c]),
-        }
-    }
-    out
-}
+use super::case_rows::{
+    counted_wrks_way, groups, per_thread_cell, shows_per_thread, PER_THREAD_HEADER,
+    PER_THREAD_NOTE, WRK_TIMEOUTS_NOTE,
+};
 
 /// The database's columns and where each goes, in order of insertion:
 /// its CPU per request after the server's, its memory after the server's
@@ -41,41 +23,6 @@ pub const DB_NOTE: &str = "DB CPU/req: the database's (PostgreSQL's control grou
 
 /// Where the per-thread column goes: after the total req/s.
 const PER_THREAD_AT: usize = 7;
-
-/// The per-thread column's header and footnote, and the note for timeouts
-/// counted wrk's way: the same words in every table that shows them.
-pub const PER_THREAD_HEADER: &str = "req/s per thread (wrk)";
-pub const PER_THREAD_NOTE: &str = "req/s per thread (wrk): wrk's Thread Stats Req/Sec, what the studies plotted: mean ±stdev and max of each load thread's req/s over 100 ms intervals (about req/s ÷ t=)";
-pub const WRK_TIMEOUTS_NOTE: &str = "errors: timeouts counted wrk's way (an answer after the timeout is a timeout, its connection kept), not fairbench's";
-
-/// Whether a table shows wrk's per-thread Req/Sec beside the total: where
-/// the run reproduces a wrk measurement (timeouts counted its way, as the
-/// study suites do) and the figure was measured; elsewhere it is a column
-/// nobody asked for.
-pub fn shows_per_thread(cases: &[CaseRow]) -> bool {
-    cases.iter().any(counted_wrks_way) && cases.iter().any(|c| c.thread_rps_mean.is_some())
-}
-
-/// `mean ±stdev max max` of wrk's per-thread Req/Sec, or a dash.
-pub fn per_thread_cell(mean: Option<f64>, stdev: Option<f64>, max: Option<f64>) -> String {
-    match (mean, stdev, max) {
-        (Some(m), Some(sd), Some(max)) => format!(
-            "{} ±{} max {}",
-            units::rate(m),
-            units::rate(sd),
-            units::rate(max)
-        ),
-        _ => "-".to_string(),
-    }
-}
-
-/// Whether a case's timeouts were counted wrk's way (its stored load says).
-pub fn counted_wrks_way(c: &CaseRow) -> bool {
-    serde_json::from_str::<serde_json::Value>(&c.load_json)
-        .ok()
-        .and_then(|v| v.get("timeout_mode")?.as_str().map(|m| m == "wrk"))
-        .unwrap_or(false)
-}
 
 /// With `paired`, a last column of ratios to the reference. A run of URLs
 /// has its own table (super::url_table).

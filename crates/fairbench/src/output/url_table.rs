@@ -6,8 +6,8 @@
 
 use std::fmt::Write;
 
-use super::run_table::{self, groups};
-use crate::report::model::CaseKey;
+use super::case_rows::{self, groups};
+use crate::report::case_key::CaseKey;
 use crate::report::paired::{Paired, RatioRow, Role};
 use crate::report::url_case::{UrlLoad, NOT_STARTED};
 use crate::store::{CaseRow, RunRow};
@@ -43,9 +43,9 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     .iter()
     .map(|h| h.to_string())
     .collect();
-    let per_thread = run_table::shows_per_thread(cases);
+    let per_thread = case_rows::shows_per_thread(cases);
     if per_thread {
-        header.insert(PER_THREAD_AT, run_table::PER_THREAD_HEADER.into());
+        header.insert(PER_THREAD_AT, case_rows::PER_THREAD_HEADER.into());
     }
     if let Some(p) = paired {
         header.push(format!("relative to {}", p.reference));
@@ -84,7 +84,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             },
         ];
         if per_thread {
-            let cell = run_table::per_thread_cell(
+            let cell = case_rows::per_thread_cell(
                 med(&|c| c.thread_rps_mean),
                 med(&|c| c.thread_rps_stdev),
                 med(&|c| c.thread_rps_max),
@@ -162,10 +162,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         "\nreq/s, p50 and p99 are medians over repetitions; {NOT_STARTED}"
     );
     if per_thread {
-        let _ = writeln!(s, "{}", run_table::PER_THREAD_NOTE);
+        let _ = writeln!(s, "{}", case_rows::PER_THREAD_NOTE);
     }
-    if cases.iter().any(run_table::counted_wrks_way) {
-        let _ = writeln!(s, "{}", run_table::WRK_TIMEOUTS_NOTE);
+    if cases.iter().any(case_rows::counted_wrks_way) {
+        let _ = writeln!(s, "{}", case_rows::WRK_TIMEOUTS_NOTE);
     }
     if let Some(p) = paired {
         let _ = writeln!(

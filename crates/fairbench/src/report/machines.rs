@@ -5,25 +5,8 @@
 //! record names it (as `compare` labels runs), so no chart or table row can
 //! pass one machine's figure off as another's.
 
-use serde::Serialize;
-use serde_json::Value;
-
-use super::model::{RunInfo, RunReport};
+use super::model::{Machine, RunInfo, RunReport};
 use super::palette;
-
-/// One of the runs a report puts side by side.
-#[derive(Debug, Clone, Serialize)]
-pub struct Machine {
-    /// How its cases are labelled: CPU model and count, plus the run and
-    /// its database when two machines would read the same.
-    pub label: String,
-    pub run: i64,
-    /// The results database it was read from.
-    pub db: String,
-    pub suite: String,
-    pub started_at: String,
-    pub host: Value,
-}
 
 /// A report's run with where it came from.
 pub struct Part {

@@ -9,6 +9,7 @@
 //! Every format reads the same model and figures, so every format says the
 //! same thing. Comparing two runs is `crate::compare`'s.
 
+pub mod case_key;
 pub mod csv;
 pub mod csv_ratios;
 pub mod escape;

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::model::CaseKey;
+use super::case_key::CaseKey;
 use super::ratio_stats::{RatioSummary, LEVEL};
 use crate::store::CaseRow;
 use crate::suite::pairing::Pairing;
@@ -155,7 +155,7 @@ fn context(k: &CaseKey) -> (String, i64, String) {
         format!(
             "{}{}",
             k.load,
-            crate::report::model::protocol_label(&k.protocol)
+            crate::report::case_key::protocol_label(&k.protocol)
         ),
     )
 }

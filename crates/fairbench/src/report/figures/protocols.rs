@@ -4,7 +4,8 @@
 //! run measured some server over several protocols (suites/h2.toml).
 
 use super::{colour, summary_tip, Figure};
-use crate::report::model::{cores_label, Group};
+use crate::report::case_key::cores_label;
+use crate::report::model::Group;
 use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
 use crate::report::table::{fixed, Cell, Table};
 

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use super::palette;
 use super::{colour, med, series_label, summary_tip, Figure};
-use crate::report::model::{cores_label, Group};
+use crate::report::case_key::cores_label;
+use crate::report::model::Group;
 use crate::report::svg::line::{Axis, AxisKind, LineChart, Point, Series};
 use crate::report::table::{Cell, Table};
 

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use super::palette;
 use super::{trim_pct, Figure};
-use crate::report::model::{cores_label, RunReport, SweepInfo};
+use crate::report::case_key::cores_label;
+use crate::report::model::{RunReport, SweepInfo};
 use crate::report::svg::latency_unit;
 use crate::report::svg::line::{Axis, AxisKind, LineChart, Mark, Point, Series};
 use crate::report::table::{fixed, Cell, Table};
