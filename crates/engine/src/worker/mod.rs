@@ -274,6 +274,10 @@ pub(crate) struct Worker {
     /// just read (kept to reuse its allocation).
     h2_report: crate::H2Report,
     h2_events: Vec<crate::h2::session::Event>,
+    /// HTTP/2 at constant rate: the requests due together on one
+    /// connection, not yet sent (its index; whether each is sent for the
+    /// first time). See `schedule::send_batch`.
+    batch: Vec<(usize, bool)>,
     /// Frames received, by type (0..=9; 10: any other).
     h2_frames: [u64; 11],
 }
@@ -377,6 +381,7 @@ impl Worker {
             tls_error: None,
             h2_report: h2::initial_report(),
             h2_events: Vec::new(),
+            batch: Vec::new(),
             h2_frames: [0; 11],
             plan,
         })
