@@ -113,6 +113,11 @@ pub struct Ends {
     /// false: a new connection per request, closed by the client.
     #[serde(skip_serializing_if = "is_true")]
     pub keepalive: bool,
+    /// Requests each connection carries at once in the suite's HTTP/2
+    /// cases (`load --streams`); HTTP/1.1 cases of the same profile carry
+    /// one (or `pipeline`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub streams: usize,
 }
 
 impl Default for Ends {
@@ -120,12 +125,26 @@ impl Default for Ends {
         Ends {
             requests: None,
             keepalive: true,
+            streams: 1,
         }
     }
 }
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// " streams=N" when a profile's HTTP/2 cases carry more than one stream.
+fn streams_label(streams: usize) -> String {
+    if streams > 1 {
+        format!(" streams={streams}")
+    } else {
+        String::new()
+    }
 }
 
 impl Ends {
@@ -138,6 +157,7 @@ impl Ends {
         if !self.keepalive {
             s.push_str(" no-keepalive");
         }
+        s.push_str(&streams_label(self.streams));
         s
     }
 }
@@ -155,6 +175,9 @@ pub struct SweepSpec {
     pub slo_quantile: f64,
     #[serde(with = "humantime_serde_compat")]
     pub slo: Duration,
+    /// Streams per connection of the HTTP/2 cases (see [`Ends::streams`]).
+    #[serde(skip_serializing_if = "is_one")]
+    pub streams: usize,
     #[serde(with = "humantime_serde_compat")]
     pub step_duration: Duration,
 }
@@ -195,11 +218,12 @@ impl LoadProfile {
                 ends.label()
             ),
             LoadProfile::Sweep(s) => format!(
-                "sweep p{}<={} c={}{}",
+                "sweep p{}<={} c={}{}{}",
                 s.slo_quantile * 100.0,
                 humantime::format_duration(s.slo),
                 s.connections,
-                t(&s.threads)
+                t(&s.threads),
+                streams_label(s.streams)
             ),
         }
     }
@@ -272,6 +296,8 @@ struct RawLoad {
     requests: Option<u64>,
     #[serde(default)]
     keepalive: Option<bool>,
+    #[serde(default)]
+    streams: Option<usize>,
     #[serde(default)]
     rate: Option<f64>,
     #[serde(default)]
@@ -472,10 +498,39 @@ impl Suite {
             if l.requests == Some(0) {
                 return Err(bad(&f("requests"), "must be at least 1".into()));
             }
+            let streams = l.streams.unwrap_or(1);
+            if streams == 0 || streams > fairbench_engine::MAX_STREAMS {
+                return Err(bad(
+                    &f("streams"),
+                    format!(
+                        "{streams}: expected 1 to {} streams per HTTP/2 connection",
+                        fairbench_engine::MAX_STREAMS
+                    ),
+                ));
+            }
+            if streams > 1 && !protocols.iter().any(|p| p.is_h2()) {
+                return Err(bad(
+                    &f("streams"),
+                    "applies to HTTP/2 cases only: add \"h2c\" or \"h2\" to protocols".into(),
+                ));
+            }
+            if streams > 1 && l.pipeline.is_some_and(|p| p > 1) {
+                return Err(bad(
+                    &f("streams"),
+                    "cannot be combined with pipeline (HTTP/2 multiplexes streams instead)".into(),
+                ));
+            }
             let ends = Ends {
                 requests: l.requests,
                 keepalive: l.keepalive.unwrap_or(true),
+                streams,
             };
+            if streams > 1 && !ends.keepalive {
+                return Err(bad(
+                    &f("streams"),
+                    "cannot be combined with keepalive = false (an HTTP/2 connection carries many requests)".into(),
+                ));
+            }
             if !ends.keepalive && l.pipeline.is_some_and(|p| p > 1) {
                 return Err(bad(
                     &f("pipeline"),
@@ -483,7 +538,7 @@ impl Suite {
                         .into(),
                 ));
             }
-            if l.model == "sweep" && ends != Ends::default() {
+            if l.model == "sweep" && (ends.requests.is_some() || !ends.keepalive) {
                 return Err(bad(
                     &f("model"),
                     "a sweep's steps are timed: requests and keepalive apply to closed and rate"
@@ -538,6 +593,7 @@ impl Suite {
                         slo_quantile,
                         slo,
                         step_duration,
+                        streams,
                     })
                 }
                 other => {
@@ -866,6 +922,78 @@ max_rate = 1000
                 e.starts_with("suites/t.toml: ") && e.contains(needle),
                 "{bad}: {e}"
             );
+        }
+    }
+
+    #[test]
+    fn streams_apply_to_the_http2_cases_are_labelled_and_checked() {
+        let h2 = OK.replace(
+            "name = \"t\"",
+            "name = \"t\"\nprotocols = [\"http/1.1\", \"h2c\"]",
+        );
+        let s = Suite::parse(
+            &h2.replace("connections = 10", "connections = 10\nstreams = 8")
+                .replace("connections = 20", "connections = 20\nstreams = 4"),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!((s.loads[0].streams(), s.loads[1].streams()), (8, 4));
+        assert_eq!(s.loads[0].label(), "closed c=10 streams=8");
+        assert!(
+            s.loads[1].label().ends_with("c=20 streams=4"),
+            "{}",
+            s.loads[1].label()
+        );
+        // Stored with the case: the profile's JSON carries it.
+        let j = serde_json::to_value(&s.loads[0]).unwrap();
+        assert_eq!(j["streams"], 8);
+        // Left out: one stream, and neither label nor JSON changes.
+        let one = Suite::parse(&h2, "t.toml").unwrap();
+        assert_eq!(one.loads[0].streams(), 1);
+        assert_eq!(one.loads[0].label(), "closed c=10");
+        assert!(serde_json::to_value(&one.loads[0])
+            .unwrap()
+            .get("streams")
+            .is_none());
+        let rate = h2.replace(
+            "model = \"closed\"\nconnections = 10",
+            "model = \"rate\"\nrate = 500\nconnections = 10\nstreams = 2",
+        );
+        let r = Suite::parse(&rate, "t.toml").unwrap();
+        assert_eq!(r.loads[0].label(), "rate 500/s c=10 streams=2");
+        for (suite, needle) in [
+            (
+                h2.replace("connections = 10", "connections = 10\nstreams = 0"),
+                "suites/t.toml: field load[0].streams: 0: expected 1 to 100000",
+            ),
+            (
+                h2.replace("connections = 10", "connections = 10\nstreams = 100001"),
+                "field load[0].streams: 100001: expected 1 to 100000",
+            ),
+            (
+                OK.replace("connections = 10", "connections = 10\nstreams = 2"),
+                "field load[0].streams: applies to HTTP/2 cases only",
+            ),
+            (
+                h2.replace(
+                    "connections = 10",
+                    "connections = 10\nstreams = 2\npipeline = 2",
+                ),
+                "field load[0].streams: cannot be combined with pipeline",
+            ),
+            (
+                h2.replace(
+                    "connections = 10",
+                    "connections = 10\nstreams = 2\nkeepalive = false",
+                ),
+                "field load[0].streams: cannot be combined with keepalive = false",
+            ),
+        ] {
+            let e = Suite::parse(&suite, "suites/t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{needle}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
         }
     }
 
