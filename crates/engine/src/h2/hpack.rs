@@ -117,9 +117,7 @@ impl fmt::Display for HpackError {
             HpackError::LateTableSizeUpdate => {
                 f.write_str("a dynamic table size update after a field")
             }
-            HpackError::Huffman(HuffmanError::Eos) => {
-                f.write_str("a Huffman string holding EOS")
-            }
+            HpackError::Huffman(HuffmanError::Eos) => f.write_str("a Huffman string holding EOS"),
             HpackError::Huffman(HuffmanError::Padding) => {
                 f.write_str("a Huffman string with bad padding")
             }
@@ -386,7 +384,9 @@ mod tests {
     }
 
     fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
-        p.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+        p.iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
     }
 
     /// The dynamic table, newest first, and its size.
@@ -473,10 +473,7 @@ mod tests {
         for blocks in [plain, huff] {
             let mut d = Decoder::new();
             assert_eq!(fields(&mut d, &blocks[0]).unwrap(), first);
-            assert_eq!(
-                table(&d),
-                (pairs(&[(":authority", "www.example.com")]), 57)
-            );
+            assert_eq!(table(&d), (pairs(&[(":authority", "www.example.com")]), 57));
             assert_eq!(fields(&mut d, &blocks[1]).unwrap(), second);
             assert_eq!(table(&d).1, 110);
             assert_eq!(fields(&mut d, &blocks[2]).unwrap(), third);
@@ -522,22 +519,30 @@ mod tests {
             ),
         ]);
         let plain = [
-            hex("4803 3330 3258 0770 7269 7661 7465 611d 4d6f 6e2c 2032 3120 4f63 7420
+            hex(
+                "4803 3330 3258 0770 7269 7661 7465 611d 4d6f 6e2c 2032 3120 4f63 7420
                  3230 3133 2032 303a 3133 3a32 3120 474d 546e 1768 7474 7073 3a2f 2f77
-                 7777 2e65 7861 6d70 6c65 2e63 6f6d"),
+                 7777 2e65 7861 6d70 6c65 2e63 6f6d",
+            ),
             hex("4803 3330 37c1 c0bf"),
-            hex("88c1 611d 4d6f 6e2c 2032 3120 4f63 7420 3230 3133 2032 303a 3133 3a32
+            hex(
+                "88c1 611d 4d6f 6e2c 2032 3120 4f63 7420 3230 3133 2032 303a 3133 3a32
                  3220 474d 54c0 5a04 677a 6970 7738 666f 6f3d 4153 444a 4b48 514b 425a
                  584f 5157 454f 5049 5541 5851 5745 4f49 553b 206d 6178 2d61 6765 3d33
-                 3630 303b 2076 6572 7369 6f6e 3d31"),
+                 3630 303b 2076 6572 7369 6f6e 3d31",
+            ),
         ];
         let huff = [
-            hex("4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81
-                 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3"),
+            hex(
+                "4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81
+                 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3",
+            ),
             hex("4883 640e ffc1 c0bf"),
-            hex("88c1 6196 d07a be94 1054 d444 a820 0595 040b 8166 e084 a62d 1bff c05a
+            hex(
+                "88c1 6196 d07a be94 1054 d444 a820 0595 040b 8166 e084 a62d 1bff c05a
                  839b d9ab 77ad 94e7 821d d7f2 e6c7 b335 dfdf cd5b 3960 d5af 2708 7f36
-                 72c1 ab27 0fb5 291f 9587 3160 65c0 03ed 4ee5 b106 3d50 07"),
+                 72c1 ab27 0fb5 291f 9587 3160 65c0 03ed 4ee5 b106 3d50 07",
+            ),
         ];
         for blocks in [plain, huff] {
             let mut d = Decoder::new();
@@ -638,7 +643,10 @@ mod tests {
                 HpackError::Huffman(HuffmanError::Padding),
             ),
             // Size updates above the limit, or after a field.
-            (vec![0x3f, 0xe2, 0x1f], HpackError::TableSizeAboveLimit(4097)),
+            (
+                vec![0x3f, 0xe2, 0x1f],
+                HpackError::TableSizeAboveLimit(4097),
+            ),
             (vec![0x88, 0x20], HpackError::LateTableSizeUpdate),
         ];
         for (block, want) in cases {
@@ -664,8 +672,10 @@ mod tests {
                 }
             }
         }
-        let block = hex("4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81
-                         66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3");
+        let block = hex(
+            "4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81
+                         66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3",
+        );
         for cut in 0..block.len() {
             let mut d = Decoder::new();
             let _ = d.decode(&block[..cut], |_, _| {});
@@ -699,6 +709,13 @@ mod tests {
         assert_eq!(n, 3000);
         let (entries, size) = table(&d);
         assert_eq!(entries[0].0, "date");
-        assert_eq!(size, entries.len() * 32 + entries.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>());
+        assert_eq!(
+            size,
+            entries.len() * 32
+                + entries
+                    .iter()
+                    .map(|(a, b)| a.len() + b.len())
+                    .sum::<usize>()
+        );
     }
 }

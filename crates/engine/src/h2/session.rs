@@ -445,7 +445,11 @@ impl Session {
     /// A whole header block (`whole`, or the one gathered in `block`):
     /// decoded (always, to keep the decoder's table in step with the
     /// server's encoder) for its `:status`.
-    fn end_block(&mut self, whole: Option<&[u8]>, events: &mut Vec<Event>) -> Result<(), ConnError> {
+    fn end_block(
+        &mut self,
+        whole: Option<&[u8]>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), ConnError> {
         let mut status = 0u16;
         let mut bad_status = false;
         let block = whole.unwrap_or(&self.block);
@@ -455,9 +459,8 @@ impl Session {
                     // Three digits, 100 to 999 (RFC 9110 §15).
                     match *value {
                         [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
-                            status = (a - b'0') as u16 * 100
-                                + (b - b'0') as u16 * 10
-                                + (c - b'0') as u16
+                            status =
+                                (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16
                         }
                         _ => bad_status = true,
                     }
