@@ -60,6 +60,9 @@
 //! the request they would answer was sent are a protocol fault, never an
 //! answer. TLS hands out records, not segments, and the closed loop needs
 //! each answer to send the next: both read every answer as it arrives.
+//! So does HTTP/2: the answers of a connection's streams arrive at
+//! different times, and read late together the earlier ones would be timed
+//! at the last one's stamp, later than they came.
 //!
 //! A run ends at its planned end, or earlier when the thread's share of a
 //! request budget (`-n`) is used up. Connections are kept alive, or (with

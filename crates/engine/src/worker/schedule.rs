@@ -112,12 +112,22 @@ impl Worker {
     fn dispatch_due(&mut self) {
         // Without a free connection the next answer or opened connection
         // resumes dispatching, not the clock.
-        self.next_due = None;
-        self.starved = false;
-        self.take_due();
-        // Over HTTP/2 the requests due together on one connection went out
-        // as one batch: the last one's.
-        self.send_batch();
+        loop {
+            self.next_due = None;
+            self.starved = false;
+            self.take_due();
+            // Over HTTP/2 the requests due together on one connection go out
+            // as one batch: the last one's.
+            if self.batch.is_empty() {
+                return;
+            }
+            self.send_batch();
+            // A write that failed sent its requests back to be sent again:
+            // they are due now, not at the next wake-up.
+            if self.retry.is_empty() {
+                return;
+            }
+        }
     }
 
     fn take_due(&mut self) {
