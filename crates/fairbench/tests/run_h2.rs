@@ -76,6 +76,17 @@ fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
         !plan.contains("java-jdk jit/normalized static h2"),
         "{plan}"
     );
+    // --connections replaces the loads with one profile that keeps the
+    // suite's streams.
+    let out = base(&["--servers", "go-nethttp", "--connections", "8", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("go-nethttp native/normalized static h2c 1c closed c=8 streams=2"),
+        "{}",
+        text(&out)
+    );
 
     let out = base(&["--servers", "go-nethttp", "--wait", "--db"])
         .arg(&db)
