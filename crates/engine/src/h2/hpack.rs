@@ -298,6 +298,12 @@ impl Decoder {
             }
             fields += 1;
         }
+        // A rare huge field is not kept for the connection's lifetime.
+        for b in [&mut self.name, &mut self.value] {
+            if b.capacity() > 64 * 1024 {
+                *b = Vec::new();
+            }
+        }
         Ok(())
     }
 }
