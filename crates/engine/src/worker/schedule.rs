@@ -117,7 +117,7 @@ impl Worker {
             self.starved = false;
             self.take_due();
             // Over HTTP/2 the requests due together on one connection go out
-            // as one batch: the last one's.
+            // as one batch: the last connection's goes out here.
             if self.batch.is_empty() {
                 return;
             }
@@ -206,7 +206,7 @@ impl Worker {
     /// Sends the batch: every request in it is timed as sent now, and those
     /// sent for the first time count in the schedule's figures (lateness,
     /// early, waited) as they would one by one.
-    pub(super) fn send_batch(&mut self) {
+    fn send_batch(&mut self) {
         let Some(&(i, _)) = self.batch.first() else {
             return;
         };
