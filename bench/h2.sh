@@ -6,8 +6,10 @@
 # and run alternately with the same connections × streams, closed loop.
 # Prints each run, the medians, and fairbench's CPU-µs per request against
 # h2load's and oha's; then fairbench at a constant rate of 80 % of its own
-# closed-loop median (CPU per request against its closed loop), and its peak
-# RSS with 10,000 streams in flight (100 connections × 100 streams).
+# closed-loop median (CPU per request against its closed loop; a run that
+# timed requests out is shown, counted in a warning and left out of the
+# medians), and its peak RSS with 10,000 streams in flight (100 connections
+# × 100 streams).
 #
 #   bench/h2.sh [--runs N] [--duration SECS] [--connections N] [--streams N]
 #

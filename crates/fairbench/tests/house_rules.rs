@@ -166,7 +166,8 @@ fn one_rule_decides_what_runs() {
 
 /// Files still over the limit, with the most lines each may have: they may
 /// only shrink (lower the figure when one does; remove it once under 700).
-const STILL_OVER: &[(&str, usize)] = &[("crates/fairbench/src/suite/file.rs", 1001)];
+/// None is, today: keep it so.
+const STILL_OVER: &[(&str, usize)] = &[];
 
 const MAX_LINES: usize = 700;
 

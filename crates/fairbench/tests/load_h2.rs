@@ -1,10 +1,11 @@
 //! `fairbench load --http2` as a user runs it: the bad-input lines, an h2c
-//! run's summary and JSON, and a server that does not speak h2c.
+//! run's summary and JSON, h2 over TLS (ALPN, `--cacert`), and servers that
+//! do not speak h2c or h2.
 
 mod support;
 
 use support::h2::H2c;
-use support::load::{run, Server, HELLO};
+use support::load::{pki, run, Server, HELLO};
 
 /// Exit 2 and exactly one line on stderr, containing `needle`.
 fn one_usage_line(args: &[&str], needle: &str) {
@@ -121,4 +122,78 @@ fn dump_over_h2c_decodes_the_frames_exchanged() {
     ] {
         assert!(out.contains(needle), "{needle:?} not in\n{out}");
     }
+}
+
+#[test]
+fn h2_over_tls_is_chosen_by_alpn_and_answers_every_stream() {
+    let pki = pki(&["127.0.0.1"], false);
+    let srv = H2c::tls(100, &pki);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &pki.ca_pem).unwrap();
+    let ca = ca.to_str().unwrap();
+    let (code, out, err) = run(&[
+        "load",
+        "--http2",
+        "--streams",
+        "4",
+        "--cacert",
+        ca,
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "400",
+        "--json",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(j["protocol"], "h2");
+    assert_eq!(j["http2"]["streams"], 4);
+    assert_eq!(j["http2"]["server_max_streams"], 100);
+    assert_eq!(j["connections_stats"]["tls_handshakes"], 2);
+    let l = &j["ledger"];
+    assert_eq!(
+        (l["planned"].as_u64(), l["answered"].as_u64()),
+        (Some(400), Some(400)),
+        "{l}"
+    );
+    assert_eq!(j["status_codes"]["200"], 400);
+
+    // --dump over TLS: the frames, decoded.
+    let (code, out, err) = run(&["load", "--http2", "--dump", "--cacert", ca, &srv.url()]);
+    assert_eq!(code, 0, "{out}{err}");
+    for needle in [
+        "ALPN h2",
+        "    :status: 200",
+        "← DATA stream 1 [END_STREAM] 13 bytes",
+    ] {
+        assert!(out.contains(needle), "{needle:?} not in\n{out}");
+    }
+}
+
+#[test]
+fn h2_asked_of_a_tls_server_offering_only_http1_is_one_line_exit_1() {
+    let pki = pki(&["127.0.0.1"], false);
+    let srv = Server::tls(HELLO, &pki);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &pki.ca_pem).unwrap();
+    let (code, out, err) = run(&[
+        "load",
+        "--http2",
+        "--cacert",
+        ca.to_str().unwrap(),
+        "-d",
+        "1s",
+        &srv.url(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("does not speak h2") && err.contains("http/1.1"),
+        "{err}"
+    );
 }

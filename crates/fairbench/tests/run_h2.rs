@@ -2,7 +2,8 @@
 //! (issue 21): each case is measured over its protocol, stored with it,
 //! labelled by it in `show`, the report and the CSV export, and the report
 //! shows the protocols side by side. A server that serves no HTTP/2 is
-//! recorded in the plan as not runnable for it, with its reason.
+//! recorded in the plan as not runnable for it, with its reason. The load's
+//! `streams` reach its HTTP/2 cases and are stored and shown with it.
 
 mod support;
 
@@ -24,6 +25,7 @@ repetitions = 1
 model = "closed"
 connections = 4
 threads = 1
+streams = 2
 "#;
 
 #[test]
@@ -63,7 +65,7 @@ fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let plan = text(&out);
     for line in [
-        "go-nethttp native/normalized static 1c closed",
+        "go-nethttp native/normalized static 1c closed c=4 t=1 streams=2",
         "go-nethttp native/normalized static h2c 1c closed",
         "go-nethttp native/normalized static h2 1c closed",
         "java-jdk h2c: does not serve HTTP/2 cleartext (h2c): com.sun.net.httpserver's HttpServer speaks HTTP/1.1 only",
@@ -73,6 +75,17 @@ fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
     assert!(
         !plan.contains("java-jdk jit/normalized static h2"),
         "{plan}"
+    );
+    // --connections replaces the loads with one profile that keeps the
+    // suite's streams.
+    let out = base(&["--servers", "go-nethttp", "--connections", "8", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("go-nethttp native/normalized static h2c 1c closed c=8 streams=2"),
+        "{}",
+        text(&out)
     );
 
     let out = base(&["--servers", "go-nethttp", "--wait", "--db"])
@@ -100,6 +113,8 @@ fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
     for c in cases {
         assert_eq!(c["state"], "done", "{c:#}");
         assert!(c["requests"].as_i64().unwrap() > 0, "{c:#}");
+        assert_eq!(c["load"]["streams"], 2, "{c:#}");
+        assert_eq!(c["load_label"], "closed c=4 t=1 streams=2", "{c:#}");
         // The check before the load spoke the case's protocol too.
         let p = c["protocol"].as_str().unwrap();
         let framing = &c["parity"]["row"]["framing"];

@@ -316,12 +316,15 @@ impl Session {
                         "HEADERS padding longer than the frame",
                     )
                 })?;
-                self.block.clear();
-                self.block.extend_from_slice(frag);
                 self.block_stream = h.stream;
                 self.block_end = h.flags & frame::END_STREAM != 0;
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.end_block(events)?;
+                    // A block in one frame (every answer a load test
+                    // asks for) is decoded where it lies.
+                    self.end_block(Some(frag), events)?;
+                } else {
+                    self.block.clear();
+                    self.block.extend_from_slice(frag);
                 }
             }
             frame::CONTINUATION => {
@@ -339,7 +342,7 @@ impl Session {
                 }
                 self.block.extend_from_slice(p);
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.end_block(events)?;
+                    self.end_block(None, events)?;
                 }
             }
             frame::PRIORITY => {}
@@ -439,19 +442,26 @@ impl Session {
         Ok(())
     }
 
-    /// A whole header block: decoded (always, to keep the decoder's table in
-    /// step with the server's encoder) for its `:status`.
-    fn end_block(&mut self, events: &mut Vec<Event>) -> Result<(), ConnError> {
+    /// A whole header block (`whole`, or the one gathered in `block`):
+    /// decoded (always, to keep the decoder's table in step with the
+    /// server's encoder) for its `:status`.
+    fn end_block(
+        &mut self,
+        whole: Option<&[u8]>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), ConnError> {
         let mut status = 0u16;
         let mut bad_status = false;
+        let block = whole.unwrap_or(&self.block);
         self.decoder
-            .decode(&self.block, |name, value| {
+            .decode(block, |name, value| {
                 if name == b":status" {
-                    match std::str::from_utf8(value)
-                        .ok()
-                        .and_then(|v| v.parse::<u16>().ok())
-                    {
-                        Some(s) if (100..1000).contains(&s) && value.len() == 3 => status = s,
+                    // Three digits, 100 to 999 (RFC 9110 §15).
+                    match *value {
+                        [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
+                            status =
+                                (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16
+                        }
                         _ => bad_status = true,
                     }
                 }

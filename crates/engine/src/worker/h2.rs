@@ -11,6 +11,11 @@
 //!   (`inflight` stays in stream order, as streams open in order).
 //! - A request that times out is reset (`CANCEL`) alone; the connection
 //!   goes on carrying the others, whose latency it does not touch.
+//! - At a constant rate, the requests due together (within the send-ahead
+//!   window) that take the same connection go out in one write, each timed
+//!   as sent just before it (`schedule::send_batch`): a write per request
+//!   cost the loopback a segment each, and cost more CPU per request than
+//!   the closed loop, which refills a connection in one write.
 //! - What ends a request without an answer (see [`crate::H2Report`]): a
 //!   reset by the server (a `read` error, by code); `REFUSED_STREAM` and a
 //!   GOAWAY's unprocessed streams are sent again whatever their method

@@ -60,6 +60,9 @@
 //! the request they would answer was sent are a protocol fault, never an
 //! answer. TLS hands out records, not segments, and the closed loop needs
 //! each answer to send the next: both read every answer as it arrives.
+//! So does HTTP/2: the answers of a connection's streams arrive at
+//! different times, and read late together the earlier ones would be timed
+//! at the last one's stamp, later than they came.
 //!
 //! A run ends at its planned end, or earlier when the thread's share of a
 //! request budget (`-n`) is used up. Connections are kept alive, or (with
@@ -274,6 +277,10 @@ pub(crate) struct Worker {
     /// just read (kept to reuse its allocation).
     h2_report: crate::H2Report,
     h2_events: Vec<crate::h2::session::Event>,
+    /// HTTP/2 at constant rate: the requests due together on one
+    /// connection, not yet sent (its index; whether each is sent for the
+    /// first time). See `schedule::send_batch`.
+    batch: Vec<(usize, bool)>,
     /// Frames received, by type (0..=9; 10: any other).
     h2_frames: [u64; 11],
 }
@@ -377,6 +384,7 @@ impl Worker {
             tls_error: None,
             h2_report: h2::initial_report(),
             h2_events: Vec::new(),
+            batch: Vec::new(),
             h2_frames: [0; 11],
             plan,
         })

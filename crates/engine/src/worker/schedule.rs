@@ -112,8 +112,25 @@ impl Worker {
     fn dispatch_due(&mut self) {
         // Without a free connection the next answer or opened connection
         // resumes dispatching, not the clock.
-        self.next_due = None;
-        self.starved = false;
+        loop {
+            self.next_due = None;
+            self.starved = false;
+            self.take_due();
+            // Over HTTP/2 the requests due together on one connection go out
+            // as one batch: the last connection's goes out here.
+            if self.batch.is_empty() {
+                return;
+            }
+            self.send_batch();
+            // A write that failed sent its requests back to be sent again:
+            // they are due now, not at the next wake-up.
+            if self.retry.is_empty() {
+                return;
+            }
+        }
+    }
+
+    fn take_due(&mut self) {
         loop {
             let now = clock::now();
             let retry = self.retry.front().map(|r| r.planned);
@@ -145,6 +162,10 @@ impl Worker {
             if !self.is_clean(i) {
                 continue;
             }
+            if self.plan.h2 {
+                self.batch_due(i, from_retry);
+                continue;
+            }
             // The send time is taken after that read, just before the write:
             // bytes that came before it cannot be this request's answer, and
             // a system call between the two would widen the window in which
@@ -161,6 +182,47 @@ impl Worker {
             self.conns[i].inflight.push_back(req);
             self.queue_writes(i, 1);
         }
+    }
+
+    /// HTTP/2: the due request joins connection `i`'s batch (the batch of
+    /// another connection goes out first). Its frames go out with the
+    /// batch's, in one write, and it is timed as sent just before that
+    /// write: one stream or ten due together cost one `write`, and no
+    /// latency counts from before its request left.
+    fn batch_due(&mut self, i: usize, from_retry: bool) {
+        if self.batch.first().is_some_and(|&(c, _)| c != i) {
+            self.send_batch();
+        }
+        let req = if from_retry {
+            self.retry.pop_front().expect("peeked")
+        } else {
+            self.take_slot()
+        };
+        // Not sent yet: `send_batch` stamps it.
+        self.conns[i].inflight.push_back(req.resent(0));
+        self.batch.push((i, !from_retry));
+    }
+
+    /// Sends the batch: every request in it is timed as sent now, and those
+    /// sent for the first time count in the schedule's figures (lateness,
+    /// early, waited) as they would one by one.
+    fn send_batch(&mut self) {
+        let Some(&(i, _)) = self.batch.first() else {
+            return;
+        };
+        let k = self.batch.len();
+        let now = clock::now();
+        let free_since = self.conns[i].free_since;
+        let from = self.conns[i].inflight.len() - k;
+        for (j, &(_, fresh)) in self.batch.iter().enumerate() {
+            let r = &mut self.conns[i].inflight[from + j];
+            r.sent = now;
+            if fresh {
+                self.tally.first_send(now, r.planned, free_since);
+            }
+        }
+        self.batch.clear();
+        self.queue_writes(i, k);
     }
 
     /// Writes the `k` requests just added to connection `i`'s queue (an

@@ -586,8 +586,8 @@ fn load_flags(a: &RunArgs) -> bool {
 }
 
 /// The [[load]] the flags describe: closed loop, or constant rate with
-/// `--rate`; connections, request count and keep-alive not given on the
-/// command line are the suite's first profile's, so `--rate` alone on
+/// `--rate`; connections, request count, keep-alive and HTTP/2 streams not
+/// given on the command line are the suite's first profile's, so `--rate` alone on
 /// ab2012 still opens a connection per request.
 fn one_profile(doc: &toml::Table, a: &RunArgs) -> anyhow::Result<toml::Value> {
     let first = doc
@@ -605,7 +605,7 @@ fn one_profile(doc: &toml::Table, a: &RunArgs) -> anyhow::Result<toml::Value> {
     };
     p.insert("connections".into(), connections);
     if let Some(f) = first {
-        for k in ["requests", "keepalive"] {
+        for k in ["requests", "keepalive", "streams"] {
             if let Some(v) = f.get(k) {
                 p.insert(k.into(), v.clone());
             }

@@ -74,6 +74,24 @@ impl From<StartError> for CaseEnd {
 
 pub use crate::suite::Timing;
 
+/// The engine's settings for a case of `load` over `protocol`: its HTTP/2
+/// cases carry the profile's streams, its HTTP/1.1 ones one request per
+/// connection (or its pipeline).
+pub fn case_config(
+    load: &LoadProfile,
+    protocol: Protocol,
+    target: Target,
+    rate_override: Option<f64>,
+    t: Timing,
+) -> fairbench_engine::LoadConfig {
+    let mut cfg = load.engine_config(target, rate_override, t);
+    cfg.protocol = protocol;
+    if protocol.is_h2() {
+        cfg.streams = load.streams();
+    }
+    cfg
+}
+
 /// The load of one measurement against a running server, split over the
 /// layout's generators.
 #[allow(clippy::too_many_arguments)]
@@ -98,9 +116,8 @@ pub fn load_split(
     );
     let url = format!("{origin}{}", scenario.check_path());
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
-    let mut cfg = load.engine_config(target, rate_override, t);
+    let mut cfg = case_config(load, protocol, target, rate_override, t);
     cfg.request.method = scenario.method.clone();
-    cfg.protocol = protocol;
     if protocol.tls() {
         let trust = trust.ok_or("h2 over TLS needs the run's CA, and none was made")?;
         cfg.tls.ca_pem = Some(trust.ca_pem.clone());
@@ -527,5 +544,33 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         uncorrected: o.uncorrected.clone(),
         lateness: o.lateness.clone(),
         samples: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Suite;
+
+    #[test]
+    fn a_profiles_streams_reach_its_http2_cases_only() {
+        let s = Suite::parse(
+            "name = \"t\"\nscenarios = [\"static\"]\nprotocols = [\"http/1.1\", \"h2c\", \"h2\"]\nduration = \"1s\"\n[[load]]\nmodel = \"closed\"\nconnections = 4\nstreams = 8\n",
+            "t.toml",
+        )
+        .unwrap();
+        let t = Timing {
+            warmup: s.warmup,
+            duration: s.duration,
+            timeout: s.timeout,
+            timeout_mode: s.timeout_mode,
+        };
+        for (p, streams) in [(Protocol::Http1, 1), (Protocol::H2c, 8), (Protocol::H2, 8)] {
+            let target = Target::parse("http://127.0.0.1:1/").unwrap();
+            let cfg = case_config(&s.loads[0], p, target, None, t);
+            assert_eq!(cfg.streams, streams, "{p:?}");
+            assert_eq!(cfg.protocol, p);
+            assert_eq!(cfg.connections, 4);
+        }
     }
 }

@@ -463,7 +463,10 @@ impl<'a> Runner<'a> {
                 rate: rate.round(),
                 connections: s.spec.connections,
                 threads: s.spec.threads,
-                ends: crate::suite::Ends::default(),
+                ends: crate::suite::Ends {
+                    streams: s.spec.streams,
+                    ..Default::default()
+                },
             };
             let step = Subject {
                 load: step_load,

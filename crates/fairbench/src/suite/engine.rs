@@ -64,6 +64,15 @@ impl LoadProfile {
         cfg
     }
 
+    /// Streams per connection of the profile's HTTP/2 cases (the engine's
+    /// `streams`; set by the runner for those cases only).
+    pub fn streams(&self) -> usize {
+        match self {
+            LoadProfile::Closed { ends, .. } | LoadProfile::Rate { ends, .. } => ends.streams,
+            LoadProfile::Sweep(s) => s.streams,
+        }
+    }
+
     pub fn threads(&self) -> Option<usize> {
         match self {
             LoadProfile::Closed { threads, .. } | LoadProfile::Rate { threads, .. } => *threads,

@@ -1,22 +1,38 @@
-//! A minimal h2c server for the `fairbench load --http2` tests: prior
-//! knowledge, its SETTINGS (with a stream limit), and a 200 "Hello World!\n"
+//! A minimal HTTP/2 server for the `fairbench load --http2` tests: h2c with
+//! prior knowledge, or h2 over TLS (ALPN `h2`, a certificate made for the
+//! test); its SETTINGS (with a stream limit), and a 200 "Hello World!\n"
 //! for every request, frames by hand. Stops when dropped (and after 60 s
 //! regardless); every loop is bounded by a read timeout or the stop flag.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustls::{ServerConfig, ServerConnection, StreamOwned};
+
+use super::load::Pki;
+
 pub struct H2c {
     pub port: u16,
+    scheme: &'static str,
     stop: Arc<AtomicBool>,
 }
 
 impl H2c {
     /// Announces `SETTINGS_MAX_CONCURRENT_STREAMS` = `max_streams`.
     pub fn start(max_streams: u32) -> H2c {
+        Self::serving(max_streams, None)
+    }
+
+    /// The same over TLS, offering only `h2` by ALPN.
+    pub fn tls(max_streams: u32, pki: &Pki) -> H2c {
+        Self::serving(max_streams, Some(pki.alpn(&[b"h2"])))
+    }
+
+    fn serving(max_streams: u32, tls: Option<Arc<ServerConfig>>) -> H2c {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.set_nonblocking(true).unwrap();
         let port = l.local_addr().unwrap().port();
@@ -27,18 +43,42 @@ impl H2c {
             while !s.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(60) {
                 match l.accept() {
                     Ok((c, _)) => {
-                        let s2 = s.clone();
-                        std::thread::spawn(move || serve(c, max_streams, &s2));
+                        let (s2, tls2) = (s.clone(), tls.clone());
+                        std::thread::spawn(move || {
+                            let _ = c.set_nonblocking(false);
+                            let _ = c.set_nodelay(true);
+                            let _ = c.set_read_timeout(Some(Duration::from_millis(20)));
+                            match tls2 {
+                                None => serve(c, max_streams, &s2),
+                                Some(cfg) => {
+                                    let Ok(conn) = ServerConnection::new(cfg) else {
+                                        return;
+                                    };
+                                    let mut t = StreamOwned::new(conn, c);
+                                    // The handshake first, patiently: a read
+                                    // timeout inside it would end it.
+                                    let _ = t.sock.set_read_timeout(Some(Duration::from_secs(5)));
+                                    while t.conn.is_handshaking() {
+                                        if t.conn.complete_io(&mut t.sock).is_err() {
+                                            return;
+                                        }
+                                    }
+                                    let _ =
+                                        t.sock.set_read_timeout(Some(Duration::from_millis(20)));
+                                    serve(t, max_streams, &s2)
+                                }
+                            }
+                        });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
             }
         });
-        H2c { port, stop }
+        H2c { port, scheme, stop }
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/", self.port)
+        format!("{}://127.0.0.1:{}/", self.scheme, self.port)
     }
 }
 
@@ -53,15 +93,12 @@ fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
     out.extend_from_slice(&stream.to_be_bytes());
 }
 
-fn serve(mut c: TcpStream, max_streams: u32, stop: &AtomicBool) {
-    let _ = c.set_nonblocking(false);
-    let _ = c.set_nodelay(true);
-    let _ = c.set_read_timeout(Some(Duration::from_millis(20)));
+fn serve<S: Read + Write>(mut c: S, max_streams: u32, stop: &AtomicBool) {
     let mut out = Vec::new();
     head(&mut out, 6, 0x4, 0, 0);
     out.extend_from_slice(&3u16.to_be_bytes());
     out.extend_from_slice(&max_streams.to_be_bytes());
-    if c.write_all(&out).is_err() {
+    if c.write_all(&out).and_then(|_| c.flush()).is_err() {
         return;
     }
     let mut buf = Vec::new();
@@ -111,7 +148,7 @@ fn serve(mut c: TcpStream, max_streams: u32, stop: &AtomicBool) {
             }
         }
         buf.drain(..at);
-        if !out.is_empty() && c.write_all(&out).is_err() {
+        if !out.is_empty() && c.write_all(&out).and_then(|_| c.flush()).is_err() {
             return;
         }
     }

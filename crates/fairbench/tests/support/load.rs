@@ -56,6 +56,15 @@ pub fn pki(names: &[&str], expired: bool) -> Pki {
     }
 }
 
+impl Pki {
+    /// The server's settings offering `protocols` by ALPN instead.
+    pub fn alpn(&self, protocols: &[&[u8]]) -> Arc<ServerConfig> {
+        let mut c = (*self.config).clone();
+        c.alpn_protocols = protocols.iter().map(|p| p.to_vec()).collect();
+        Arc::new(c)
+    }
+}
+
 /// The mistake of a first TLS set-up: one self-signed CA certificate (as
 /// `openssl req -x509` makes by default) served as the server's own, and
 /// the same file given to --cacert.

@@ -9,6 +9,9 @@ use super::engine::Timing;
 use super::order::Interleave;
 use super::pairing::{Pairing, VariantSpec, DEFAULT_REFERENCE};
 
+mod raw;
+use raw::*;
+
 /// A validated suite.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suite {
@@ -113,6 +116,11 @@ pub struct Ends {
     /// false: a new connection per request, closed by the client.
     #[serde(skip_serializing_if = "is_true")]
     pub keepalive: bool,
+    /// Requests each connection carries at once in the suite's HTTP/2
+    /// cases (`load --streams`); HTTP/1.1 cases of the same profile carry
+    /// one (or `pipeline`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub streams: usize,
 }
 
 impl Default for Ends {
@@ -120,12 +128,26 @@ impl Default for Ends {
         Ends {
             requests: None,
             keepalive: true,
+            streams: 1,
         }
     }
 }
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// " streams=N" when a profile's HTTP/2 cases carry more than one stream.
+fn streams_label(streams: usize) -> String {
+    if streams > 1 {
+        format!(" streams={streams}")
+    } else {
+        String::new()
+    }
 }
 
 impl Ends {
@@ -138,6 +160,7 @@ impl Ends {
         if !self.keepalive {
             s.push_str(" no-keepalive");
         }
+        s.push_str(&streams_label(self.streams));
         s
     }
 }
@@ -155,6 +178,9 @@ pub struct SweepSpec {
     pub slo_quantile: f64,
     #[serde(with = "humantime_serde_compat")]
     pub slo: Duration,
+    /// Streams per connection of the HTTP/2 cases (see [`Ends::streams`]).
+    #[serde(skip_serializing_if = "is_one")]
+    pub streams: usize,
     #[serde(with = "humantime_serde_compat")]
     pub step_duration: Duration,
 }
@@ -195,110 +221,18 @@ impl LoadProfile {
                 ends.label()
             ),
             LoadProfile::Sweep(s) => format!(
-                "sweep p{}<={} c={}{}",
+                "sweep p{}<={} c={}{}{}",
                 s.slo_quantile * 100.0,
                 humantime::format_duration(s.slo),
                 s.connections,
-                t(&s.threads)
+                t(&s.threads),
+                streams_label(s.streams)
             ),
         }
     }
 }
 
 // ---- the file as written ------------------------------------------------
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSuite {
-    name: String,
-    #[serde(default)]
-    description: String,
-    #[serde(default = "star")]
-    servers: Vec<String>,
-    #[serde(default = "star")]
-    modes: Vec<String>,
-    #[serde(default = "both_responses")]
-    responses: Vec<String>,
-    #[serde(default)]
-    scenarios: Vec<String>,
-    #[serde(default)]
-    protocols: Option<Vec<String>>,
-    #[serde(default = "one_core")]
-    cores: Vec<toml::Value>,
-    #[serde(default)]
-    workers: Option<i64>,
-    duration: String,
-    #[serde(default)]
-    warmup: Option<String>,
-    #[serde(default)]
-    timeout: Option<String>,
-    #[serde(default)]
-    timeout_mode: Option<String>,
-    #[serde(default)]
-    repetitions: Option<usize>,
-    #[serde(default)]
-    ready_timeout: Option<String>,
-    #[serde(default)]
-    reference: Option<String>,
-    #[serde(default)]
-    aa: Vec<String>,
-    #[serde(default)]
-    interleave: Option<String>,
-    #[serde(default)]
-    interleave_seed: Option<i64>,
-    #[serde(rename = "load")]
-    loads: Vec<RawLoad>,
-    #[serde(default, rename = "service")]
-    services: Vec<RawService>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawService {
-    name: String,
-    url: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLoad {
-    model: String,
-    connections: usize,
-    #[serde(default)]
-    threads: Option<usize>,
-    #[serde(default)]
-    pipeline: Option<usize>,
-    #[serde(default)]
-    requests: Option<u64>,
-    #[serde(default)]
-    keepalive: Option<bool>,
-    #[serde(default)]
-    rate: Option<f64>,
-    #[serde(default)]
-    start_rate: Option<f64>,
-    #[serde(default)]
-    max_rate: Option<f64>,
-    #[serde(default)]
-    step_factor: Option<f64>,
-    #[serde(default)]
-    bisect_steps: Option<usize>,
-    #[serde(default)]
-    slo_quantile: Option<f64>,
-    #[serde(default)]
-    slo: Option<String>,
-    #[serde(default)]
-    step_duration: Option<String>,
-}
-
-fn star() -> Vec<String> {
-    vec!["*".into()]
-}
-fn both_responses() -> Vec<String> {
-    vec!["default".into(), "normalized".into()]
-}
-fn one_core() -> Vec<toml::Value> {
-    vec![toml::Value::Integer(1)]
-}
 
 impl Suite {
     /// Loads a suite by name (`<root>/suites/NAME.toml`) or path.
@@ -472,10 +406,39 @@ impl Suite {
             if l.requests == Some(0) {
                 return Err(bad(&f("requests"), "must be at least 1".into()));
             }
+            let streams = l.streams.unwrap_or(1);
+            if streams == 0 || streams > fairbench_engine::MAX_STREAMS {
+                return Err(bad(
+                    &f("streams"),
+                    format!(
+                        "{streams}: expected 1 to {} streams per HTTP/2 connection",
+                        fairbench_engine::MAX_STREAMS
+                    ),
+                ));
+            }
+            if streams > 1 && !protocols.iter().any(|p| p.is_h2()) {
+                return Err(bad(
+                    &f("streams"),
+                    "applies to HTTP/2 cases only: add \"h2c\" or \"h2\" to protocols".into(),
+                ));
+            }
+            if streams > 1 && l.pipeline.is_some_and(|p| p > 1) {
+                return Err(bad(
+                    &f("streams"),
+                    "cannot be combined with pipeline (HTTP/2 multiplexes streams instead)".into(),
+                ));
+            }
             let ends = Ends {
                 requests: l.requests,
                 keepalive: l.keepalive.unwrap_or(true),
+                streams,
             };
+            if streams > 1 && !ends.keepalive {
+                return Err(bad(
+                    &f("streams"),
+                    "cannot be combined with keepalive = false (an HTTP/2 connection carries many requests)".into(),
+                ));
+            }
             if !ends.keepalive && l.pipeline.is_some_and(|p| p > 1) {
                 return Err(bad(
                     &f("pipeline"),
@@ -483,7 +446,7 @@ impl Suite {
                         .into(),
                 ));
             }
-            if l.model == "sweep" && ends != Ends::default() {
+            if l.model == "sweep" && (ends.requests.is_some() || !ends.keepalive) {
                 return Err(bad(
                     &f("model"),
                     "a sweep's steps are timed: requests and keepalive apply to closed and rate"
@@ -538,6 +501,7 @@ impl Suite {
                         slo_quantile,
                         slo,
                         step_duration,
+                        streams,
                     })
                 }
                 other => {
@@ -689,313 +653,4 @@ fn list_suites(root: &Path) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const OK: &str = r#"
-name = "t"
-scenarios = ["static"]
-cores = [1, "all"]
-duration = "2s"
-warmup = "1s"
-[[load]]
-model = "closed"
-connections = 10
-[[load]]
-model = "sweep"
-connections = 20
-start_rate = 100
-max_rate = 1000
-"#;
-
-    #[test]
-    fn the_study_literal_suites_count_timeouts_wrks_way() {
-        for name in ["study-literal", "study-literal-all"] {
-            let path = format!("{}/../../suites/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-            let s = Suite::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
-            assert_eq!(s.timeout_mode, fairbench_engine::TimeoutMode::Wrk, "{name}");
-        }
-        let s = Suite::parse(
-            &std::fs::read_to_string(format!(
-                "{}/../../suites/study-corrected.toml",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .unwrap(),
-            "study-corrected",
-        )
-        .unwrap();
-        assert_eq!(s.timeout_mode, fairbench_engine::TimeoutMode::Fairbench);
-    }
-
-    #[test]
-    fn parses_with_defaults() {
-        let s = Suite::parse(OK, "t.toml").unwrap();
-        assert_eq!(s.cores, vec![CoreCount::N(1), CoreCount::All]);
-        assert_eq!(s.repetitions, 3);
-        assert_eq!(s.responses, vec!["default", "normalized"]);
-        assert_eq!(s.timeout, Duration::from_secs(2));
-        assert_eq!(s.timeout_mode, fairbench_engine::TimeoutMode::Fairbench);
-        assert_eq!(s.loads[0].label(), "closed c=10");
-        let ab = Suite::parse(
-            &OK.replace(
-                "connections = 10",
-                "connections = 2\nrequests = 10000\nkeepalive = false",
-            ),
-            "t.toml",
-        )
-        .unwrap();
-        assert_eq!(ab.loads[0].label(), "closed c=2 n=10000 no-keepalive");
-        // Profiles without them keep their stored form.
-        let json = serde_json::to_string(&s.loads[0]).unwrap();
-        assert!(
-            !json.contains("requests") && !json.contains("keepalive"),
-            "{json}"
-        );
-        assert_eq!(s.interleave, Interleave::Repetition);
-        assert_eq!(s.interleave_seed, None);
-        assert_eq!(s.pairing.reference.label(), "go-nethttp");
-        assert_eq!(s.pairing.reference_from, "default");
-        assert!(s.pairing.aa.is_empty());
-        let aa = Suite::parse(
-            &OK.replace(
-                "name = \"t\"",
-                "name = \"t\"\nreference = \"go-nethttp/native/normalized\"\naa = [\"go-nethttp/native/default\"]\ninterleave = \"case\"\ninterleave_seed = 5",
-            ),
-            "t.toml",
-        )
-        .unwrap();
-        assert_eq!(
-            (aa.interleave, aa.interleave_seed),
-            (Interleave::Case, Some(5))
-        );
-        assert_eq!(aa.pairing.reference_from, "suite");
-        assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
-        match &s.loads[1] {
-            LoadProfile::Sweep(w) => {
-                assert_eq!(w.slo, Duration::from_millis(10));
-                assert_eq!(w.slo_quantile, 0.99);
-                assert_eq!(w.step_duration, Duration::from_secs(2));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn the_shipped_suites_parse_and_aa_declares_its_twins() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        for name in ["quick", "study", "sweep", "aa", "ab2012", "h2"] {
-            let (s, _) = Suite::resolve(&root, name).unwrap();
-            assert_eq!(s.name, name);
-        }
-        let (aa, _) = Suite::resolve(&root, "aa").unwrap();
-        assert_eq!(aa.interleave, Interleave::Case);
-        assert_eq!(aa.pairing.reference.label(), "go-nethttp/native/normalized");
-        assert!(aa.pairing.is_aa("go-nethttp", "native", "default"));
-        assert!(!aa.pairing.is_aa("go-nethttp", "native", "normalized"));
-        assert_eq!(
-            aa.scenarios,
-            ["static"],
-            "the twins are identical for static"
-        );
-    }
-
-    #[test]
-    fn workers_and_the_study_response() {
-        assert_eq!(Suite::parse(OK, "t.toml").unwrap().workers, None);
-        let s = Suite::parse(
-            &OK.replace(
-                "cores = [1, \"all\"]",
-                "cores = [\"all\"]\nworkers = 1\nresponses = [\"study\"]",
-            ),
-            "t.toml",
-        )
-        .unwrap();
-        assert_eq!(
-            (s.workers, s.cores.as_slice()),
-            (Some(1), &[CoreCount::All][..])
-        );
-        assert_eq!(s.responses, ["study"]);
-        for (bad, field) in [
-            ("workers = 0", "field workers"),
-            ("responses = [\"literal\"]", "field responses"),
-        ] {
-            let e = Suite::parse(
-                &OK.replace("name = \"t\"", &format!("name = \"t\"\n{bad}")),
-                "t.toml",
-            )
-            .unwrap_err()
-            .to_string();
-            assert!(e.contains(field), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn protocols_default_to_http1_and_are_checked() {
-        use fairbench_zoo::Protocol;
-        assert_eq!(
-            Suite::parse(OK, "t.toml").unwrap().protocols,
-            vec![Protocol::Http1]
-        );
-        let s = Suite::parse(
-            &OK.replace(
-                "name = \"t\"",
-                "name = \"t\"\nprotocols = [\"http/1.1\", \"h2c\", \"h2\"]",
-            ),
-            "t.toml",
-        )
-        .unwrap();
-        assert_eq!(s.protocols, Protocol::ALL.to_vec());
-        for (bad, needle) in [
-            ("protocols = []", "field protocols: expected at least one"),
-            (
-                "protocols = [\"h3\"]",
-                "field protocols: \"h3\": expected \"http/1.1\", \"h2c\" or \"h2\"",
-            ),
-            (
-                "protocols = [\"h2\", \"h2\"]",
-                "field protocols: \"h2\" is listed twice",
-            ),
-        ] {
-            let e = Suite::parse(
-                &OK.replace("name = \"t\"", &format!("name = \"t\"\n{bad}")),
-                "suites/t.toml",
-            )
-            .unwrap_err()
-            .to_string();
-            assert!(
-                e.starts_with("suites/t.toml: ") && e.contains(needle),
-                "{bad}: {e}"
-            );
-        }
-    }
-
-    #[test]
-    fn errors_name_file_and_field() {
-        let cases = [
-            (
-                OK.replace("cores = [1, \"all\"]", "cores = [0]"),
-                "field cores",
-            ),
-            (
-                OK.replace("duration = \"2s\"", "duration = \"soon\""),
-                "field duration",
-            ),
-            (
-                OK.replace("model = \"closed\"", "model = \"open\""),
-                "field load[0].model",
-            ),
-            (
-                OK.replace("connections = 10", "connections = 0"),
-                "field load[0].connections",
-            ),
-            (
-                OK.replace("start_rate = 100", "start_rate = -1"),
-                "field load[1].start_rate",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\ncolour = 1"),
-                "unknown field",
-            ),
-            (
-                OK.replace("connections = 10", "connections = 10\nrequests = 0"),
-                "field load[0].requests",
-            ),
-            (
-                OK.replace(
-                    "connections = 10",
-                    "connections = 10\nkeepalive = false\npipeline = 2",
-                ),
-                "field load[0].pipeline",
-            ),
-            (
-                OK.replace("connections = 20", "connections = 20\nrequests = 100"),
-                "field load[1].model",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\ninterleave = \"random\""),
-                "field interleave: \"random\"",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\ninterleave_seed = -1"),
-                "field interleave_seed",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\nreference = \"go/x\""),
-                "field reference",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\naa = [\"go//x\"]"),
-                "field aa",
-            ),
-            // Values that would silently change or crash a measurement.
-            (
-                OK.replace("connections = 10", "connections = 10\npipeline = 0"),
-                "field load[0].pipeline: must be at least 1",
-            ),
-            (
-                OK.replace("connections = 10", "connections = 10\npipeline = 2000"),
-                "field load[0].pipeline",
-            ),
-            (
-                OK.replace("start_rate = 100", "start_rate = 1e-300"),
-                "field load[1].start_rate: must be at least 0.001",
-            ),
-            (
-                OK.replace("max_rate = 1000", "max_rate = 1e9"),
-                "field load[1].max_rate",
-            ),
-            (
-                OK.replace("max_rate = 1000", "max_rate = 1000\nstep_factor = 1.000001"),
-                "field load[1].step_factor",
-            ),
-            (
-                OK.replace("max_rate = 1000", "max_rate = 1000\nbisect_steps = 1000000"),
-                "field load[1].step_factor",
-            ),
-            (
-                OK.replace(
-                    "max_rate = 1000",
-                    "max_rate = 1000\nstep_duration = \"31days\"",
-                ),
-                "field load[1].step_duration",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\nrepetitions = 1001"),
-                "field repetitions",
-            ),
-            (
-                OK.replace("connections = 10", "connections = 10\nthreads = 5000"),
-                "field load[0].threads",
-            ),
-            (
-                OK.replace("connections = 10", "connections = 2000000"),
-                "field load[0].connections",
-            ),
-            (
-                OK.replace("connections = 10", "connections = 10\nmodel2 = 1")
-                    .replace("model = \"closed\"\n", "model = \"rate\"\nrate = 1e9\n")
-                    .replace("model2 = 1", ""),
-                "field load[0].rate",
-            ),
-            (
-                OK.replace("warmup = \"1s\"", "warmup = \"40days\""),
-                "field warmup",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\ntimeout = \"2h\""),
-                "field timeout",
-            ),
-            (
-                OK.replace("name = \"t\"", "name = \"t\"\ntimeout_mode = \"abort\""),
-                "field timeout_mode: expected fairbench or wrk, got \"abort\"",
-            ),
-        ];
-        for (text, needle) in cases {
-            let e = Suite::parse(&text, "suites/t.toml")
-                .unwrap_err()
-                .to_string();
-            assert!(e.starts_with("suites/t.toml"), "{e}");
-            assert!(e.contains(needle), "{needle}: {e}");
-        }
-    }
-}
+mod tests;
