@@ -1,5 +1,5 @@
 //! Golden outputs of the read-only commands on the fixture database
-//! (src/report/fixture.rs), byte for byte: `runs` and `show` (text and
+//! (src/report/fixture/), byte for byte: `runs` and `show` (text and
 //! JSON, the hostile run included), the HTML report, and the HdrHistogram
 //! interval logs of `report --hdr`. Together with report_golden.rs and
 //! compare_cli.rs they pin everything fairbench prints from a stored run.

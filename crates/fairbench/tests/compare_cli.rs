@@ -1,6 +1,6 @@
 //! `fairbench compare` on the fixture database: run 2 makes go-nethttp 10 %
 //! faster, dart-shelf jit/default static 1 core 20 % slower, and leaves the
-//! rest within noise (src/report/fixture.rs). Golden outputs in text,
+//! rest within noise (src/report/fixture/). Golden outputs in text,
 //! Markdown and JSON; verdicts; the CI gate; determinism; errors.
 
 mod support;

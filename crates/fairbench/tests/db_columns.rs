@@ -1,5 +1,5 @@
 //! The database's figures wherever the server's are shown, on stored
-//! fixture runs (src/report/fixture.rs `db_run`: go-nethttp and node-http,
+//! fixture runs (src/report/fixture/ `db_run`: go-nethttp and node-http,
 //! `json` without a database, `db` and `fortunes` with one; run 2 moves
 //! node-http's `db` work into the database): its memory beside the
 //! server's in `show` and the report, its columns in the CSV and JSON, the

@@ -1,4 +1,4 @@
-//! Paired ratios end to end on fixture runs (src/report/fixture.rs,
+//! Paired ratios end to end on fixture runs (src/report/fixture/,
 //! `paired_run`): go-nethttp native/normalized as the reference, its
 //! native/default A/A twin, node-http at a known fraction of go; each
 //! repetition scaled by a machine drift common to all three. The expected

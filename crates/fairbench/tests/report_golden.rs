@@ -1,5 +1,5 @@
 //! Golden outputs of `fairbench report` on the fixture database
-//! (src/report/fixture.rs): Markdown, CSV and JSON, byte for byte.
+//! (src/report/fixture/): Markdown, CSV and JSON, byte for byte.
 //! Regenerate after an intended change with UPDATE_GOLDEN=1.
 
 mod support;

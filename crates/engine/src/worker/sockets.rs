@@ -186,8 +186,14 @@ impl Worker {
             return;
         }
         let c = &self.conns[i];
-        if writable && (!c.out.is_empty() || c.stream.as_ref().is_some_and(Transport::pending_out))
-        {
+        // Bytes a write left behind: requests queued over HTTP/1.1, frames
+        // over HTTP/2, ciphertext TLS holds. The writable edge is the only
+        // wake-up some of them get (a server that waits for a request's
+        // last bytes sends nothing meanwhile).
+        let unsent = !c.out.is_empty()
+            || c.h2.as_ref().is_some_and(|s| s.out_pos < s.out.len())
+            || c.stream.as_ref().is_some_and(Transport::pending_out);
+        if writable && unsent {
             self.flush_writes(i);
         }
         if readable && self.conns[i].state == State::Open {
