@@ -1,13 +1,15 @@
 //! The shipped `aa` suite on the real go-nethttp (go must be installed; the
 //! build is cached under <repo>/.fairbench/build): short repetitions, then
-//! the A/A twin's ratio interval must contain 1.00 and the report must say
-//! the run's noise floor at its top.
+//! the A/A twin's ratio interval, the verdict the run prints about it, and
+//! the noise floor at the top of the report must agree.
 //!
-//! The twins run identical code, so the interval misses 1 only when the
-//! t-interval's 5 % chance of missing comes up or when the machine
-//! disturbed one twin and not the other within a repetition; a failure
-//! here is worth reading (`fairbench show` prints each repetition's ratio)
-//! before it is worth re-running.
+//! The twins run identical code, yet their 95 % interval misses 1 in one
+//! run of twenty by construction, and more often when the machine disturbs
+//! one twin and not the other: that is what the check exists to say. So the
+//! test does not ask for a pass; it asks that a miss is said loudly (the
+//! closing table, the report's top line in its warning style) and a hit
+//! quietly, that the twins' ratio is near 1 (identical code cannot differ
+//! by a quarter), and that the floor printed is the interval's reach.
 
 mod support;
 
@@ -15,7 +17,7 @@ use serde_json::Value;
 use support::{command, repo, serial, stdout, text};
 
 #[test]
-fn the_aa_suite_reports_an_interval_containing_one_and_its_noise_floor() {
+fn the_aa_suite_reports_its_interval_its_verdict_and_its_noise_floor_in_agreement() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
@@ -43,9 +45,7 @@ fn the_aa_suite_reports_an_interval_containing_one_and_its_noise_floor() {
     // repetitions both twins finished (docs/report.md), so the check below
     // still holds with what remains; fewer than 4 pairs is a failure.
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
-    // The closing table already says it.
     let closing = stdout(&o);
-    assert!(closing.contains("A/A check passed"), "{closing}");
 
     let j: Value = serde_json::from_slice(
         &command()
@@ -74,15 +74,28 @@ fn the_aa_suite_reports_an_interval_containing_one_and_its_noise_floor() {
     let r = &twin["rps"];
     assert!(r["n"].as_u64().unwrap() >= 4, "{r}\n{}", text(&o));
     let (lo, hi) = (r["low"].as_f64().unwrap(), r["high"].as_f64().unwrap());
+    let g = r["geomean"].as_f64().unwrap();
     assert!(
-        lo <= 1.0 && 1.0 <= hi,
-        "A/A interval [{lo}, {hi}] must contain 1: {r}"
+        (0.75..1.33).contains(&g) && lo <= g && g <= hi,
+        "identical code, ratio {g} [{lo}, {hi}]: {r}"
     );
+    let contains_one = lo <= 1.0 && 1.0 <= hi;
     // For the log: what this machine's floor was.
     eprintln!("{}", p["aa"]["headline"].as_str().unwrap_or(""));
     let floor = p["aa"]["noise_floor_pct"].as_f64().unwrap();
     assert!(floor > 0.0 && floor.is_finite());
-    assert_eq!(p["aa"]["passed"], true);
+    // The floor is how far the twin's interval reaches from 1.
+    let reach = 100.0 * (hi - 1.0).max(1.0 - lo);
+    assert!(
+        (floor - reach).abs() < 0.05 * reach.max(1.0),
+        "{floor} vs {reach}"
+    );
+    assert_eq!(p["aa"]["passed"], contains_one, "{}", p["aa"]);
+    if contains_one {
+        assert!(closing.contains("A/A check passed"), "{closing}");
+    } else {
+        assert!(closing.contains("A/A CHECK FAILED"), "{closing}");
+    }
 
     let html = String::from_utf8(
         command()
@@ -92,17 +105,20 @@ fn the_aa_suite_reports_an_interval_containing_one_and_its_noise_floor() {
             .stdout,
     )
     .unwrap();
+    let class = if contains_one { "aa" } else { "warn" };
     let line = html
-        .find("<p id=\"aa-check\" class=\"aa\">")
+        .find(&format!("<p id=\"aa-check\" class=\"{class}\">"))
         .expect("A/A line");
     assert!(line < html.find("<h2 id=\"run\">").unwrap(), "at the top");
-    let want = format!(
-        "This run can tell apart differences larger than ±{} %",
-        if floor < 10.0 {
-            format!("{floor:.1}")
-        } else {
-            format!("{floor:.0}")
-        }
-    );
+    let pct = if floor < 10.0 {
+        format!("{floor:.1}")
+    } else {
+        format!("{floor:.0}")
+    };
+    let want = if contains_one {
+        format!("This run can tell apart differences larger than ±{pct} %")
+    } else {
+        format!("no difference smaller than ±{pct} % means anything")
+    };
     assert!(html[line..].contains(&want), "{want}");
 }
