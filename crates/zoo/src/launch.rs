@@ -137,11 +137,23 @@ fn values<'a>(
     v.insert("mode", mode_name.to_string());
     v.insert("conf", p.conf_dir.display().to_string());
     v.insert("protocol", p.protocol.as_str().to_string());
+    v.insert("protocol_tag", protocol_tag(p.protocol).to_string());
     let tls = p.tls.as_ref().filter(|_| p.protocol.tls());
     let shown = |path: Option<&PathBuf>| path.map(|x| x.display().to_string()).unwrap_or_default();
     v.insert("tls_cert", shown(tls.map(|t| &t.cert)));
     v.insert("tls_key", shown(tls.map(|t| &t.key)));
     v
+}
+
+/// The protocol spelled for a file name: a config that differs by protocol
+/// (nginx's listen lines) includes `{conf}/NAME-{protocol_tag}.conf`, and
+/// `http/1.1`'s slash would make that a folder.
+fn protocol_tag(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Http1 => "http1",
+        Protocol::H2c => "h2c",
+        Protocol::H2 => "h2",
+    }
 }
 
 /// Writes the mode's templates, placeholders filled, to `p.conf_dir`: the

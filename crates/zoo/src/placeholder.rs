@@ -6,10 +6,22 @@ use std::collections::HashMap;
 pub const BUILD_PLACEHOLDERS: &[&str] = &["dir", "out", "files"];
 /// Placeholders valid in the run command and run env: build ones plus the
 /// per-start values (`tls_cert` and `tls_key` are empty unless the start
-/// serves h2 over TLS).
+/// serves h2 over TLS; `protocol_tag` is the protocol spelled for a file
+/// name, `http1`, `h2c` or `h2`, since `http/1.1` holds a slash).
 pub const RUN_PLACEHOLDERS: &[&str] = &[
-    "dir", "out", "files", "port", "cores", "scenario", "response", "mode", "conf", "protocol",
-    "tls_cert", "tls_key",
+    "dir",
+    "out",
+    "files",
+    "port",
+    "cores",
+    "scenario",
+    "response",
+    "mode",
+    "conf",
+    "protocol",
+    "protocol_tag",
+    "tls_cert",
+    "tls_key",
 ];
 /// Placeholders valid in a mode's `templates` files: the run ones, `{conf}`
 /// included (a pid file or temporary folder of the start's own).
