@@ -281,7 +281,11 @@ fn compare_shows_work_moved_into_the_database() {
         .lines()
         .filter(|l| l.contains("work moved into the database is not work saved"))
         .collect();
-    assert_eq!(moved.len(), 2, "only node-http's db case moved work: {text}");
+    assert_eq!(
+        moved.len(),
+        2,
+        "only node-http's db case moved work: {text}"
+    );
     assert!(
         moved.iter().any(|l| l.starts_with(
             "note: node-http native/normalized — db · "
@@ -328,9 +332,14 @@ fn compare_shows_work_moved_into_the_database() {
     let p = &moved["paired"];
     assert_eq!(p["cpu_us_per_request"]["direction"], "better");
     assert_eq!(p["total_cpu_us_per_request"]["direction"], "worse");
-    let paired_pct = p["total_cpu_us_per_request"]["change_pct"].as_f64().unwrap();
+    let paired_pct = p["total_cpu_us_per_request"]["change_pct"]
+        .as_f64()
+        .unwrap();
     // (90 ÷ 50) ÷ (85 ÷ 50): node-http's stack against go-nethttp's.
-    assert!((paired_pct - (90.0 / 85.0 - 1.0) * 100.0).abs() < 1e-6, "{paired_pct}");
+    assert!(
+        (paired_pct - (90.0 / 85.0 - 1.0) * 100.0).abs() < 1e-6,
+        "{paired_pct}"
+    );
     assert!(p["db_note"].as_str().unwrap().contains("-30.0 %"), "{p}");
     let same = case("go-nethttp", "db");
     assert_eq!(same["total_cpu_us_per_request"]["direction"], "same");

@@ -5,7 +5,9 @@
 //! one line; a short `run` stores the database's CPU beside the server's;
 //! a short run of the shipped `stack` suite on go-nethttp shows the
 //! database's CPU, memory and pool beside the server's; and nothing of PostgreSQL is left afterwards — no process, no data
-//! folder, no control group — also after Ctrl-C and after SIGKILL.
+//! folder, no control group — also after Ctrl-C and after SIGKILL, and after
+//! a terminal's Ctrl-C to the whole process group while PostgreSQL is set
+//! up (an interrupted command, not one failed by its database).
 
 mod support;
 
@@ -538,4 +540,122 @@ fn a_short_run_of_the_shipped_stack_suite_shows_the_database_beside_the_server()
             assert!((total - (server + db)).abs() < 1e-6, "{rec:?}");
         }
     }
+}
+
+/// Ctrl-C at a terminal signals fairbench's whole process group, not only
+/// fairbench: initdb, PostgreSQL and psql, where they share it, get it too.
+/// Whether it lands while PostgreSQL is being set up (its data folder just
+/// made) or while `check` grades a server against it, the command ends with
+/// 130 — interrupted, not failed by its database (`run` leaves its case
+/// pending for --resume, not failed) — and nothing of PostgreSQL is left:
+/// no process, no data folder, no control group.
+#[test]
+fn nothing_of_postgres_is_left_after_a_terminals_ctrl_c_during_setup_or_check() {
+    use std::os::unix::process::CommandExt;
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let root = db_root();
+    let results = work.path().join("results.db");
+    let suite = write_suite(work.path(), "db-setup-int", "\"db\"", "120s");
+    let check: Vec<&str> = vec![
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--work-dir",
+        work.path().to_str().unwrap(),
+        "--servers",
+        "db-ok",
+        "--scenarios",
+        "db,queries,fortunes,updates",
+        "--variant",
+        "normalized",
+        "--ready-timeout",
+        "20",
+        "--stop-grace",
+        "1",
+        "--fetch-timeout",
+        "30",
+    ];
+    let run: Vec<&str> = vec![
+        "run",
+        "--root",
+        root.to_str().unwrap(),
+        "--suite",
+        suite.to_str().unwrap(),
+        "--db",
+        results.to_str().unwrap(),
+        "--quiet",
+    ];
+    for (name, args, during_setup) in [
+        ("db-check-setup", &check, true),
+        ("db-check-grading", &check, false),
+        ("db-run-setup", &run, true),
+    ] {
+        let marker = unique_marker(name);
+        let log = work.path().join(format!("{name}.stderr"));
+        let mut child = support::command()
+            .args(args)
+            .env(MARKER_VAR, &marker)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let stderr = || std::fs::read_to_string(&log).unwrap_or_default();
+        let t = Instant::now();
+        let there = || {
+            if during_setup {
+                !folders_of(pid).is_empty()
+            } else {
+                marked_processes(&marker)
+                    .iter()
+                    .any(|(_, c)| c.contains("db_server.py"))
+            }
+        };
+        while !there() {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{name}: ended first:\n{}",
+                stderr()
+            );
+            assert!(
+                t.elapsed() < Duration::from_secs(120),
+                "{name}: never got there:\n{}",
+                stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: signalling the process group of the child we started.
+        unsafe { libc::killpg(pid as i32, libc::SIGINT) };
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t.elapsed() > Duration::from_secs(120) {
+                // SAFETY: as above.
+                unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+                let _ = child.wait();
+                panic!("{name}: did not end after Ctrl-C:\n{}", stderr());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_nothing_left(&marker);
+        assert_no_postgres_of(pid);
+        assert_eq!(status.code(), Some(130), "{name}:\n{}", stderr());
+    }
+    let conn = rusqlite::Connection::open(&results).unwrap();
+    let states: Vec<String> = conn
+        .prepare("SELECT state FROM cases")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(states, ["pending"], "interrupted, not failed");
 }

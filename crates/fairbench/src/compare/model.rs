@@ -233,10 +233,7 @@ fn moved_into_database(server: &Option<MetricDiff>, total: &Option<MetricDiff>) 
 
 /// The "work moved" line from the server's change (direction, percent) and
 /// the whole stack's (direction, percent, significant), unpaired or paired.
-pub fn work_moved(
-    server: (&str, Option<f64>),
-    total: (&str, Option<f64>, bool),
-) -> Option<String> {
+pub fn work_moved(server: (&str, Option<f64>), total: (&str, Option<f64>, bool)) -> Option<String> {
     if server.0 != "better" || total.0 == "better" {
         return None;
     }

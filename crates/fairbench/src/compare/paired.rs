@@ -12,9 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{
-    work_moved, CaseDiff, Comparison, PairedChange, Pairing, RatioChange, Verdict,
-};
+use super::model::{work_moved, CaseDiff, Comparison, PairedChange, Pairing, RatioChange, Verdict};
 use crate::report::model::paired_of;
 use crate::report::paired::{build, pair, Paired, Ratio, RatioRow, Role};
 use crate::report::url_case::is_url_run;
