@@ -63,6 +63,24 @@ fn cells(line: &str) -> Vec<String> {
         .collect()
 }
 
+/// The report's CSV of `run`: its header and its rows.
+fn csv_of(dir: &Path, run: &str) -> (csv::StringRecord, Vec<csv::StringRecord>) {
+    let text = ok(
+        dir,
+        &["report", run, "--db", "results.db", "--format", "csv"],
+    );
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let head = r.headers().unwrap().clone();
+    (head, r.records().map(Result::unwrap).collect())
+}
+
+/// Where column `name` is in `head`.
+fn column(head: &csv::StringRecord, name: &str) -> usize {
+    head.iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
 #[test]
 fn show_puts_the_database_memory_beside_the_servers_and_the_pool_per_row() {
     let dir = db_dir();
@@ -193,17 +211,8 @@ fn the_report_shows_database_memory_total_cpu_and_pool_per_row() {
 fn csv_and_json_carry_the_database_columns_empty_without_a_database() {
     let dir = db_dir();
     let rows = cases(dir.path(), 1);
-    let text = ok(
-        dir.path(),
-        &["report", "1", "--db", "results.db", "--format", "csv"],
-    );
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let head = r.headers().unwrap().clone();
-    let col = |name: &str| {
-        head.iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name}"))
-    };
+    let (head, records) = csv_of(dir.path(), "1");
+    let col = |name: &str| column(&head, name);
     let db_cols = [
         "db_cpu_s",
         "db_cpu_us_per_request",
@@ -212,7 +221,6 @@ fn csv_and_json_carry_the_database_columns_empty_without_a_database() {
         "db_cpus",
         "db_pool",
     ];
-    let records: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(records.len(), 6);
     for rec in &records {
         let (server, scenario) = (&rec[col("server")], &rec[col("scenario")]);
@@ -439,20 +447,11 @@ fn the_paired_ratio_of_server_plus_database_shows_moved_work() {
         assert_eq!(has, compared, "{row}");
     }
     // CSV: the total's ratio beside the server's, with its interval.
-    let text = ok(
-        dir.path(),
-        &["report", "2", "--db", "results.db", "--format", "csv"],
-    );
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let head = r.headers().unwrap().clone();
-    let col = |name: &str| {
-        head.iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name}"))
-    };
+    let (head, records) = csv_of(dir.path(), "2");
+    let col = |name: &str| column(&head, name);
     assert_eq!(col("total_cpu_ratio"), col("cpu_ratio_high") + 1);
     let mut seen = 0;
-    for rec in r.records().map(Result::unwrap) {
+    for rec in &records {
         let (server, scenario) = (&rec[col("server")], &rec[col("scenario")]);
         let cells = [
             &rec[col("total_cpu_ratio")],

@@ -87,6 +87,32 @@ fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
         .collect()
 }
 
+/// `check` of the test servers `servers` (a --servers pattern) over
+/// `scenarios`, from the fixture root, with `work` as its work folder.
+fn check_args(root: &Path, work: &Path, servers: &str, scenarios: &str) -> Vec<String> {
+    [
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--servers",
+        servers,
+        "--scenarios",
+        scenarios,
+        "--variant",
+        "normalized",
+        "--ready-timeout",
+        "20",
+        "--stop-grace",
+        "1",
+        "--fetch-timeout",
+        "30",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 #[test]
 fn check_grades_content_against_the_database_it_started() {
     let _serial = serial();
@@ -96,32 +122,15 @@ fn check_grades_content_against_the_database_it_started() {
     let work = tempfile::tempdir().unwrap();
     let root = db_root();
     let marker = unique_marker("db-check");
-    let running = spawn(
-        &[
-            "check",
-            "--root",
-            root.to_str().unwrap(),
-            "--work-dir",
-            work.path().to_str().unwrap(),
-            "--servers",
-            "db-*",
-            "--scenarios",
-            "json,db,queries,fortunes,updates",
-            "--variant",
-            "normalized",
-            "--reference",
-            "db-ok",
-            "--ready-timeout",
-            "20",
-            "--stop-grace",
-            "1",
-            "--fetch-timeout",
-            "30",
-            "--json",
-        ],
-        &[],
-        &marker,
+    let mut args = check_args(
+        &root,
+        work.path(),
+        "db-*",
+        "json,db,queries,fortunes,updates",
     );
+    args.extend(["--reference", "db-ok", "--json"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let running = spawn(&args, &[], &marker);
     let pid = running.child.id();
     let run = running.finish(Duration::from_secs(600));
     assert_nothing_left(&marker);
@@ -560,25 +569,8 @@ fn nothing_of_postgres_is_left_after_a_terminals_ctrl_c_during_setup_or_check() 
     let root = db_root();
     let results = work.path().join("results.db");
     let suite = write_suite(work.path(), "db-setup-int", "\"db\"", "120s");
-    let check: Vec<&str> = vec![
-        "check",
-        "--root",
-        root.to_str().unwrap(),
-        "--work-dir",
-        work.path().to_str().unwrap(),
-        "--servers",
-        "db-ok",
-        "--scenarios",
-        "db,queries,fortunes,updates",
-        "--variant",
-        "normalized",
-        "--ready-timeout",
-        "20",
-        "--stop-grace",
-        "1",
-        "--fetch-timeout",
-        "30",
-    ];
+    let check = check_args(&root, work.path(), "db-ok", "db,queries,fortunes,updates");
+    let check: Vec<&str> = check.iter().map(String::as_str).collect();
     let run: Vec<&str> = vec![
         "run",
         "--root",
