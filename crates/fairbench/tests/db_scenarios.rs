@@ -295,6 +295,20 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
         "{}",
         text(&show)
     );
+    // A database case whose database's CPU was not read says so, and only
+    // then: its CPU per request would otherwise pass for the stack's.
+    let warned: Vec<(String, Option<f64>, String)> = conn
+        .prepare("SELECT scenario, db_cpu_us_per_request, warnings_json FROM cases")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (sc, db_cpu, warnings) in &warned {
+        let says = warnings.contains("the database's CPU time was not measured")
+            || warnings.contains("the database's CPU time and memory were not measured");
+        assert_eq!(says, sc != "json" && db_cpu.is_none(), "{sc}: {warnings}");
+    }
     // The database's memory peak comes from its control group.
     if groups_available() {
         let peaks: Vec<Option<i64>> = conn
