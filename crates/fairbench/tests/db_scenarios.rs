@@ -2,7 +2,8 @@
 //! write PostgreSQL through psql (tests/fixtures/db_server.py): `check`
 //! starts its own PostgreSQL, passes a right server and fails a wrong row, a
 //! wrong count, unescaped HTML and an unwritten update each by its rule in
-//! one line; a short `run` stores the database's CPU beside the server's;
+//! one line; a short `run` stores the database's CPU beside the server's
+//! and asks every server the same varied ids;
 //! a short run of the shipped `stack` suite on go-nethttp shows the
 //! database's CPU, memory and pool beside the server's; and nothing of PostgreSQL is left afterwards — no process, no data
 //! folder, no control group — also after Ctrl-C and after SIGKILL, and after
@@ -217,11 +218,22 @@ fn check_grades_content_against_the_database_it_started() {
 type StoredCase = (String, String, Option<f64>, Option<i64>, Option<f64>);
 
 fn write_suite(dir: &Path, name: &str, scenarios: &str, duration: &str) -> PathBuf {
+    write_suite_of(dir, name, "\"db-ok\"", scenarios, duration)
+}
+
+/// A suite of the test servers `servers` (TOML strings) over `scenarios`.
+fn write_suite_of(
+    dir: &Path,
+    name: &str,
+    servers: &str,
+    scenarios: &str,
+    duration: &str,
+) -> PathBuf {
     let p = dir.join(format!("{name}.toml"));
     std::fs::write(
         &p,
         format!(
-            "name = \"{name}\"\nservers = [\"db-ok\"]\nresponses = [\"normalized\"]\nscenarios = [{scenarios}]\ncores = [1]\nwarmup = \"0s\"\nduration = \"{duration}\"\nrepetitions = 1\nreference = \"db-ok\"\nready_timeout = \"20s\"\n\n[[load]]\nmodel = \"closed\"\nconnections = 2\nthreads = 1\n"
+            "name = \"{name}\"\nservers = [{servers}]\nresponses = [\"normalized\"]\nscenarios = [{scenarios}]\ncores = [1]\nwarmup = \"0s\"\nduration = \"{duration}\"\nrepetitions = 1\nreference = \"db-ok\"\nready_timeout = \"20s\"\n\n[[load]]\nmodel = \"closed\"\nconnections = 2\nthreads = 1\n"
         ),
     )
     .unwrap();
@@ -664,4 +676,75 @@ fn nothing_of_postgres_is_left_after_a_terminals_ctrl_c_during_setup_or_check() 
         .map(Result::unwrap)
         .collect();
     assert_eq!(states, ["pending"], "interrupted, not failed");
+}
+
+/// The `db` scenario's ids are drawn per request from the run's fixed seed
+/// (docs/targets.md): each server is asked many different ids, and two
+/// servers are asked the same ones.
+#[test]
+fn a_run_asks_every_server_the_same_varied_ids() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let suite = write_suite_of(
+        work.path(),
+        "db-ids",
+        "\"db-ok\", \"db-wrong-count\"",
+        "\"db\"",
+        "4s",
+    );
+    let results = work.path().join("results.db");
+    let log = work.path().join("requests.log");
+    let marker = unique_marker("db-ids");
+    let running = spawn(
+        &[
+            "run",
+            "--root",
+            db_root().to_str().unwrap(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--db",
+            results.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[("DB_SERVER_REQUESTS", log.to_str().unwrap())],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let ids = |fault: &str| -> Vec<u32> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(fault)?.strip_prefix(" /db?id="))
+            .map(|id| id.parse().unwrap())
+            .collect()
+    };
+    let (a, b) = (ids("ok"), ids("wrong-count"));
+    for (name, v) in [("db-ok", &a), ("db-wrong-count", &b)] {
+        let distinct: std::collections::BTreeSet<_> = v.iter().collect();
+        assert!(v.len() >= 20, "{name}: {} requests", v.len());
+        assert!(
+            distinct.len() * 10 >= v.len() * 8,
+            "{name}: {} ids among {} requests",
+            distinct.len(),
+            v.len()
+        );
+        assert!(v.iter().all(|i| (1..=10_000).contains(i)), "{name}");
+    }
+    // The first requests of each: the same draws (connections may swap
+    // neighbours), where independent draws would share almost none.
+    let k = a.len().min(b.len()).min(100);
+    let first = |v: &[u32]| {
+        v[..k]
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let shared = first(&a).intersection(&first(&b)).count();
+    assert!(shared * 10 >= k * 8, "{shared} of the first {k} ids shared");
 }
