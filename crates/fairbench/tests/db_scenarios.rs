@@ -3,80 +3,20 @@
 //! starts its own PostgreSQL, passes a right server and fails a wrong row, a
 //! wrong count, unescaped HTML and an unwritten update each by its rule in
 //! one line; a short `run` stores the database's CPU beside the server's
-//! and asks every server the same varied ids;
-//! a short run of the shipped `stack` suite on go-nethttp shows the
-//! database's CPU, memory and pool beside the server's; and nothing of PostgreSQL is left afterwards — no process, no data
-//! folder, no control group — also after Ctrl-C and after SIGKILL, and after
-//! a terminal's Ctrl-C to the whole process group while PostgreSQL is set
-//! up (an interrupted command, not one failed by its database).
+//! and asks every server the same varied ids; a short run of the shipped
+//! `stack` suite on go-nethttp shows the database's CPU, memory and pool
+//! beside the server's; and nothing of PostgreSQL is left afterwards — no
+//! process, no data folder, no control group (after an interrupt:
+//! db_interrupts.rs).
 
+mod db_support;
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use db_support::*;
 use support::check::*;
-use support::{groups_of, serial, text};
-
-/// PostgreSQL's binaries are here (scripts/setup-test-deps.sh installs
-/// them); without them the test says so and passes.
-fn postgres_here() -> bool {
-    let ok = fairbench_zoo::database::postgres::find_bindir().is_ok()
-        && std::process::Command::new("psql")
-            .arg("--version")
-            .output()
-            .is_ok();
-    support::require(
-        ok,
-        "PostgreSQL (Debian's postgresql package) is not installed",
-    )
-}
-
-fn db_root() -> PathBuf {
-    support::repo().join("tests/fixtures/dbzoo")
-}
-
-/// Data folders of PostgreSQLs that process `pid` started.
-fn folders_of(pid: u32) -> Vec<PathBuf> {
-    let prefix = format!("fairbench-pg-{pid}-");
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|e| e.path())
-        .collect()
-}
-
-/// Live processes running PostgreSQL's server binary with a data folder of
-/// process `pid`.
-fn postgres_of(pid: u32) -> Vec<u32> {
-    let needle = format!("fairbench-pg-{pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            !stat.contains(") Z") && String::from_utf8_lossy(&cmd).contains(&needle)
-        })
-        .collect()
-}
-
-fn assert_no_postgres_of(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !postgres_of(pid).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(
-        postgres_of(pid),
-        Vec::<u32>::new(),
-        "PostgreSQL processes left"
-    );
-    assert_eq!(folders_of(pid), Vec::<PathBuf>::new(), "data folders left");
-    assert_eq!(groups_of(pid), Vec::<PathBuf>::new(), "control groups left");
-}
+use support::{serial, text};
 
 fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
     c["rules"]
@@ -86,32 +26,6 @@ fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
         .filter(|r| r["grade"] == "fail")
         .map(|r| (r["rule"].as_str().unwrap(), r["detail"].as_str().unwrap()))
         .collect()
-}
-
-/// `check` of the test servers `servers` (a --servers pattern) over
-/// `scenarios`, from the fixture root, with `work` as its work folder.
-fn check_args(root: &Path, work: &Path, servers: &str, scenarios: &str) -> Vec<String> {
-    [
-        "check",
-        "--root",
-        root.to_str().unwrap(),
-        "--work-dir",
-        work.to_str().unwrap(),
-        "--servers",
-        servers,
-        "--scenarios",
-        scenarios,
-        "--variant",
-        "normalized",
-        "--ready-timeout",
-        "20",
-        "--stop-grace",
-        "1",
-        "--fetch-timeout",
-        "30",
-    ]
-    .map(String::from)
-    .to_vec()
 }
 
 #[test]
@@ -217,29 +131,6 @@ fn check_grades_content_against_the_database_it_started() {
 /// scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request
 type StoredCase = (String, String, Option<f64>, Option<i64>, Option<f64>);
 
-fn write_suite(dir: &Path, name: &str, scenarios: &str, duration: &str) -> PathBuf {
-    write_suite_of(dir, name, "\"db-ok\"", scenarios, duration)
-}
-
-/// A suite of the test servers `servers` (TOML strings) over `scenarios`.
-fn write_suite_of(
-    dir: &Path,
-    name: &str,
-    servers: &str,
-    scenarios: &str,
-    duration: &str,
-) -> PathBuf {
-    let p = dir.join(format!("{name}.toml"));
-    std::fs::write(
-        &p,
-        format!(
-            "name = \"{name}\"\nservers = [{servers}]\nresponses = [\"normalized\"]\nscenarios = [{scenarios}]\ncores = [1]\nwarmup = \"0s\"\nduration = \"{duration}\"\nrepetitions = 1\nreference = \"db-ok\"\nready_timeout = \"20s\"\n\n[[load]]\nmodel = \"closed\"\nconnections = 2\nthreads = 1\n"
-        ),
-    )
-    .unwrap();
-    p
-}
-
 #[test]
 fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
     let _serial = serial();
@@ -332,94 +223,6 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
             .collect();
         assert!(peaks.iter().all(|p| p.is_some_and(|v| v > 0)), "{peaks:?}");
     }
-}
-
-/// Root with mounted cgroups: where PostgreSQL's CPU is counted.
-fn groups_available() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() == 0 };
-    root && fairbench_sys::containment::hierarchies().is_ok()
-}
-
-#[test]
-fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
-    let _serial = serial();
-    if !postgres_here() {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let suite = write_suite(work.path(), "db-long", "\"db\"", "120s");
-    let results = work.path().join("results.db");
-    let start = |marker: &str| {
-        let running = spawn(
-            &[
-                "run",
-                "--root",
-                db_root().to_str().unwrap(),
-                "--suite",
-                suite.to_str().unwrap(),
-                "--db",
-                results.to_str().unwrap(),
-                "--quiet",
-            ],
-            &[],
-            marker,
-        );
-        let pid = running.child.id();
-        // Until PostgreSQL runs and the case's load has begun.
-        let t = Instant::now();
-        let serving = || {
-            marked_processes(marker)
-                .iter()
-                .any(|(_, c)| c.contains("db_server.py"))
-        };
-        while postgres_of(pid).is_empty() || !serving() {
-            assert!(
-                t.elapsed() < Duration::from_secs(120),
-                "PostgreSQL never started"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        std::thread::sleep(Duration::from_secs(2));
-        (running, pid)
-    };
-
-    // Ctrl-C: the run ends, and takes PostgreSQL with it.
-    let marker = unique_marker("db-int");
-    let (running, pid) = start(&marker);
-    assert!(!folders_of(pid).is_empty());
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let run = running.finish(Duration::from_secs(60));
-    assert_eq!(run.code, 130, "{}", run.stderr);
-    assert_nothing_left(&marker);
-    assert_no_postgres_of(pid);
-
-    // SIGKILL: PostgreSQL dies with its parent; its folder and control
-    // group go with the next fairbench command of any kind.
-    let marker = unique_marker("db-kill");
-    let (mut running, pid) = start(&marker);
-    running.child.kill().unwrap();
-    running.child.wait().unwrap();
-    let folders = folders_of(pid);
-    assert!(
-        !folders.is_empty(),
-        "a SIGKILLed run leaves its data folder"
-    );
-    let o = support::command()
-        .args(["runs", "--db", results.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("removed what earlier fairbench processes left behind")
-            && err.contains(&*folders[0].to_string_lossy()),
-        "{}",
-        text(&o)
-    );
-    assert_nothing_left(&marker);
-    assert_no_postgres_of(pid);
 }
 
 /// The zoo's servers with database routes, each with its ecosystem's
@@ -575,107 +378,6 @@ fn a_short_run_of_the_shipped_stack_suite_shows_the_database_beside_the_server()
             assert!((total - (server + db)).abs() < 1e-6, "{rec:?}");
         }
     }
-}
-
-/// Ctrl-C at a terminal signals fairbench's whole process group, not only
-/// fairbench: initdb, PostgreSQL and psql, where they share it, get it too.
-/// Whether it lands while PostgreSQL is being set up (its data folder just
-/// made) or while `check` grades a server against it, the command ends with
-/// 130 — interrupted, not failed by its database (`run` leaves its case
-/// pending for --resume, not failed) — and nothing of PostgreSQL is left:
-/// no process, no data folder, no control group.
-#[test]
-fn nothing_of_postgres_is_left_after_a_terminals_ctrl_c_during_setup_or_check() {
-    use std::os::unix::process::CommandExt;
-    let _serial = serial();
-    if !postgres_here() {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let root = db_root();
-    let results = work.path().join("results.db");
-    let suite = write_suite(work.path(), "db-setup-int", "\"db\"", "120s");
-    let check = check_args(&root, work.path(), "db-ok", "db,queries,fortunes,updates");
-    let check: Vec<&str> = check.iter().map(String::as_str).collect();
-    let run: Vec<&str> = vec![
-        "run",
-        "--root",
-        root.to_str().unwrap(),
-        "--suite",
-        suite.to_str().unwrap(),
-        "--db",
-        results.to_str().unwrap(),
-        "--quiet",
-    ];
-    for (name, args, during_setup) in [
-        ("db-check-setup", &check, true),
-        ("db-check-grading", &check, false),
-        ("db-run-setup", &run, true),
-    ] {
-        let marker = unique_marker(name);
-        let log = work.path().join(format!("{name}.stderr"));
-        let mut child = support::command()
-            .args(args)
-            .env(MARKER_VAR, &marker)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let stderr = || std::fs::read_to_string(&log).unwrap_or_default();
-        let t = Instant::now();
-        let there = || {
-            if during_setup {
-                !folders_of(pid).is_empty()
-            } else {
-                marked_processes(&marker)
-                    .iter()
-                    .any(|(_, c)| c.contains("db_server.py"))
-            }
-        };
-        while !there() {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "{name}: ended first:\n{}",
-                stderr()
-            );
-            assert!(
-                t.elapsed() < Duration::from_secs(120),
-                "{name}: never got there:\n{}",
-                stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // SAFETY: signalling the process group of the child we started.
-        unsafe { libc::killpg(pid as i32, libc::SIGINT) };
-        let t = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if t.elapsed() > Duration::from_secs(120) {
-                // SAFETY: as above.
-                unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
-                let _ = child.wait();
-                panic!("{name}: did not end after Ctrl-C:\n{}", stderr());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        assert_nothing_left(&marker);
-        assert_no_postgres_of(pid);
-        assert_eq!(status.code(), Some(130), "{name}:\n{}", stderr());
-    }
-    let conn = rusqlite::Connection::open(&results).unwrap();
-    let states: Vec<String> = conn
-        .prepare("SELECT state FROM cases")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(states, ["pending"], "interrupted, not failed");
 }
 
 /// The `db` scenario's ids are drawn per request from the run's fixed seed
