@@ -25,20 +25,7 @@ fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
     let suite = write_suite(work.path(), "db-long", "\"db\"", "120s");
     let results = work.path().join("results.db");
     let start = |marker: &str| {
-        let running = spawn(
-            &[
-                "run",
-                "--root",
-                db_root().to_str().unwrap(),
-                "--suite",
-                suite.to_str().unwrap(),
-                "--db",
-                results.to_str().unwrap(),
-                "--quiet",
-            ],
-            &[],
-            marker,
-        );
+        let running = spawn(&strs(&run_args(&suite, &results)), &[], marker);
         let pid = running.child.id();
         // Until PostgreSQL runs and the case's load has begun.
         let t = Instant::now();
@@ -115,17 +102,9 @@ fn nothing_of_postgres_is_left_after_a_terminals_ctrl_c_during_setup_or_check() 
     let results = work.path().join("results.db");
     let suite = write_suite(work.path(), "db-setup-int", "\"db\"", "120s");
     let check = check_args(&root, work.path(), "db-ok", "db,queries,fortunes,updates");
-    let check: Vec<&str> = check.iter().map(String::as_str).collect();
-    let run: Vec<&str> = vec![
-        "run",
-        "--root",
-        root.to_str().unwrap(),
-        "--suite",
-        suite.to_str().unwrap(),
-        "--db",
-        results.to_str().unwrap(),
-        "--quiet",
-    ];
+    let check = strs(&check);
+    let run = run_args(&suite, &results);
+    let run = strs(&run);
     for (name, args, during_setup) in [
         ("db-check-setup", &check, true),
         ("db-check-grading", &check, false),

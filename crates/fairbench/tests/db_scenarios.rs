@@ -44,7 +44,7 @@ fn check_grades_content_against_the_database_it_started() {
         "json,db,queries,fortunes,updates",
     );
     args.extend(["--reference", "db-ok", "--json"].map(String::from));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = strs(&args);
     let running = spawn(&args, &[], &marker);
     let pid = running.child.id();
     let run = running.finish(Duration::from_secs(600));
@@ -146,20 +146,7 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
     );
     let results = work.path().join("results.db");
     let marker = unique_marker("db-run");
-    let running = spawn(
-        &[
-            "run",
-            "--root",
-            db_root().to_str().unwrap(),
-            "--suite",
-            suite.to_str().unwrap(),
-            "--db",
-            results.to_str().unwrap(),
-            "--quiet",
-        ],
-        &[],
-        &marker,
-    );
+    let running = spawn(&strs(&run_args(&suite, &results)), &[], &marker);
     let pid = running.child.id();
     let run = running.finish(Duration::from_secs(600));
     assert_nothing_left(&marker);
@@ -401,16 +388,7 @@ fn a_run_asks_every_server_the_same_varied_ids() {
     let log = work.path().join("requests.log");
     let marker = unique_marker("db-ids");
     let running = spawn(
-        &[
-            "run",
-            "--root",
-            db_root().to_str().unwrap(),
-            "--suite",
-            suite.to_str().unwrap(),
-            "--db",
-            results.to_str().unwrap(),
-            "--quiet",
-        ],
+        &strs(&run_args(&suite, &results)),
         &[("DB_SERVER_REQUESTS", log.to_str().unwrap())],
         &marker,
     );

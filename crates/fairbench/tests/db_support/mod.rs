@@ -124,3 +124,25 @@ pub fn groups_available() -> bool {
     let root = unsafe { libc::geteuid() == 0 };
     root && fairbench_sys::containment::hierarchies().is_ok()
 }
+
+/// `run` of `suite` from the test servers' root into the results database
+/// `results`, quietly.
+pub fn run_args(suite: &Path, results: &Path) -> Vec<String> {
+    [
+        "run",
+        "--root",
+        db_root().to_str().unwrap(),
+        "--suite",
+        suite.to_str().unwrap(),
+        "--db",
+        results.to_str().unwrap(),
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Arguments as `spawn` and `Command::args` take them.
+pub fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
