@@ -67,3 +67,46 @@ impl Database {
         }
     }
 }
+
+/// The warning a database case carries when PostgreSQL's CPU time or
+/// memory could not be read from its control group (none here, or a
+/// reading failed): its CPU per request is then the server's alone, and
+/// the server + database total is left empty rather than understated.
+pub fn unmeasured(cpu_s: Option<f64>, memory_peak: Option<u64>) -> Option<String> {
+    let missing: Vec<&str> = [
+        cpu_s.is_none().then_some("CPU time"),
+        memory_peak.is_none().then_some("memory"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "the database's {} {} not measured (PostgreSQL had no control group, or reading it failed): this case's CPU per request is the server's alone, not the whole stack's",
+            missing.join(" and "),
+            if missing.len() > 1 { "were" } else { "was" }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unmeasured;
+
+    #[test]
+    fn a_database_case_without_its_figures_says_so() {
+        assert_eq!(unmeasured(Some(1.5), Some(1 << 20)), None);
+        let w = unmeasured(None, Some(1 << 20)).unwrap();
+        assert!(
+            w.starts_with("the database's CPU time was not measured")
+                && w.contains("the server's alone"),
+            "{w}"
+        );
+        let w = unmeasured(None, None).unwrap();
+        assert!(
+            w.starts_with("the database's CPU time and memory were not measured"),
+            "{w}"
+        );
+        assert!(unmeasured(Some(0.0), None).unwrap().contains("memory"));
+    }
+}

@@ -63,6 +63,24 @@ fn cells(line: &str) -> Vec<String> {
         .collect()
 }
 
+/// The report's CSV of `run`: its header and its rows.
+fn csv_of(dir: &Path, run: &str) -> (csv::StringRecord, Vec<csv::StringRecord>) {
+    let text = ok(
+        dir,
+        &["report", run, "--db", "results.db", "--format", "csv"],
+    );
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let head = r.headers().unwrap().clone();
+    (head, r.records().map(Result::unwrap).collect())
+}
+
+/// Where column `name` is in `head`.
+fn column(head: &csv::StringRecord, name: &str) -> usize {
+    head.iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
 #[test]
 fn show_puts_the_database_memory_beside_the_servers_and_the_pool_per_row() {
     let dir = db_dir();
@@ -193,17 +211,8 @@ fn the_report_shows_database_memory_total_cpu_and_pool_per_row() {
 fn csv_and_json_carry_the_database_columns_empty_without_a_database() {
     let dir = db_dir();
     let rows = cases(dir.path(), 1);
-    let text = ok(
-        dir.path(),
-        &["report", "1", "--db", "results.db", "--format", "csv"],
-    );
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let head = r.headers().unwrap().clone();
-    let col = |name: &str| {
-        head.iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name}"))
-    };
+    let (head, records) = csv_of(dir.path(), "1");
+    let col = |name: &str| column(&head, name);
     let db_cols = [
         "db_cpu_s",
         "db_cpu_us_per_request",
@@ -212,7 +221,6 @@ fn csv_and_json_carry_the_database_columns_empty_without_a_database() {
         "db_cpus",
         "db_pool",
     ];
-    let records: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(records.len(), 6);
     for rec in &records {
         let (server, scenario) = (&rec[col("server")], &rec[col("scenario")]);
@@ -276,11 +284,23 @@ fn compare_shows_work_moved_into_the_database() {
         ),
         "{text}"
     );
+    // Once unpaired, once relative to the reference (paired).
+    let moved: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("work moved into the database is not work saved"))
+        .collect();
     assert_eq!(
-        text.matches("work moved into the database is not work saved")
-            .count(),
-        1,
+        moved.len(),
+        2,
         "only node-http's db case moved work: {text}"
+    );
+    assert!(
+        moved.iter().any(|l| l.starts_with(
+            "note: node-http native/normalized — db · "
+        ) && l.contains(
+            "(paired): relative to go-nethttp native/normalized, server CPU per request -30.0 % but server + database +5.9 % (significant)"
+        )),
+        "{text}"
     );
     assert!(text.contains("Δ SERVER+DB CPU/REQ: the server's and the database's added up"));
 
@@ -316,9 +336,25 @@ fn compare_shows_work_moved_into_the_database() {
         .unwrap();
     assert!((total_pct - 5.88).abs() < 0.1, "{total_pct}");
     assert!(moved["db_note"].as_str().unwrap().contains("-30.0 %"));
+    // Relative to go-nethttp, repetition by repetition: the same story.
+    let p = &moved["paired"];
+    assert_eq!(p["cpu_us_per_request"]["direction"], "better");
+    assert_eq!(p["total_cpu_us_per_request"]["direction"], "worse");
+    let paired_pct = p["total_cpu_us_per_request"]["change_pct"]
+        .as_f64()
+        .unwrap();
+    // (90 ÷ 50) ÷ (85 ÷ 50): node-http's stack against go-nethttp's.
+    assert!(
+        (paired_pct - (90.0 / 85.0 - 1.0) * 100.0).abs() < 1e-6,
+        "{paired_pct}"
+    );
+    assert!(p["db_note"].as_str().unwrap().contains("-30.0 %"), "{p}");
     let same = case("go-nethttp", "db");
     assert_eq!(same["total_cpu_us_per_request"]["direction"], "same");
     assert!(same.get("db_note").is_none());
+    let fortunes = case("node-http", "fortunes")["paired"].clone();
+    assert_eq!(fortunes["total_cpu_us_per_request"]["direction"], "same");
+    assert!(fortunes.get("db_note").is_none(), "{fortunes}");
     let json_case = case("node-http", "json");
     for f in [
         "db_cpu_us_per_request",
@@ -326,6 +362,10 @@ fn compare_shows_work_moved_into_the_database() {
         "db_note",
     ] {
         assert!(json_case.get(f).is_none(), "{f}: no database in json");
+        assert!(
+            json_case["paired"].get(f).is_none(),
+            "paired {f}: no database in json"
+        );
     }
 
     let md = ok(
@@ -406,4 +446,31 @@ fn the_paired_ratio_of_server_plus_database_shows_moved_work() {
         let compared = row["role"] != "reference" && row["key"]["scenario"] != "json";
         assert_eq!(has, compared, "{row}");
     }
+    // CSV: the total's ratio beside the server's, with its interval.
+    let (head, records) = csv_of(dir.path(), "2");
+    let col = |name: &str| column(&head, name);
+    assert_eq!(col("total_cpu_ratio"), col("cpu_ratio_high") + 1);
+    let mut seen = 0;
+    for rec in &records {
+        let (server, scenario) = (&rec[col("server")], &rec[col("scenario")]);
+        let cells = [
+            &rec[col("total_cpu_ratio")],
+            &rec[col("total_cpu_ratio_low")],
+            &rec[col("total_cpu_ratio_high")],
+        ];
+        if scenario == "json" || server == "go-nethttp" {
+            assert_eq!(cells, ["", "", ""], "{server} {scenario}");
+            continue;
+        }
+        let v: Vec<f64> = cells.iter().map(|c| c.parse().unwrap()).collect();
+        let want = if scenario == "db" { 1.8 } else { 85.0 / 50.0 };
+        assert!((v[0] - want).abs() < 1e-6, "{server} {scenario}: {v:?}");
+        assert!(v[1] <= v[0] && v[0] <= v[2], "{server} {scenario}: {v:?}");
+        let server_ratio: f64 = rec[col("cpu_ratio")].parse().unwrap();
+        if scenario == "db" {
+            assert!((server_ratio - 1.4).abs() < 1e-6, "{server_ratio}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 2, "node-http's db and fortunes");
 }

@@ -2,78 +2,21 @@
 //! write PostgreSQL through psql (tests/fixtures/db_server.py): `check`
 //! starts its own PostgreSQL, passes a right server and fails a wrong row, a
 //! wrong count, unescaped HTML and an unwritten update each by its rule in
-//! one line; a short `run` stores the database's CPU beside the server's;
-//! a short run of the shipped `stack` suite on go-nethttp shows the
-//! database's CPU, memory and pool beside the server's; and nothing of PostgreSQL is left afterwards — no process, no data
-//! folder, no control group — also after Ctrl-C and after SIGKILL.
+//! one line; a short `run` stores the database's CPU beside the server's
+//! and asks every server the same varied ids; a short run of the shipped
+//! `stack` suite on go-nethttp shows the database's CPU, memory and pool
+//! beside the server's; and nothing of PostgreSQL is left afterwards — no
+//! process, no data folder, no control group (after an interrupt:
+//! db_interrupts.rs).
 
+mod db_support;
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use db_support::*;
 use support::check::*;
-use support::{groups_of, serial, text};
-
-/// PostgreSQL's binaries are here (scripts/setup-test-deps.sh installs
-/// them); without them the test says so and passes.
-fn postgres_here() -> bool {
-    let ok = fairbench_zoo::database::postgres::find_bindir().is_ok()
-        && std::process::Command::new("psql")
-            .arg("--version")
-            .output()
-            .is_ok();
-    support::require(
-        ok,
-        "PostgreSQL (Debian's postgresql package) is not installed",
-    )
-}
-
-fn db_root() -> PathBuf {
-    support::repo().join("tests/fixtures/dbzoo")
-}
-
-/// Data folders of PostgreSQLs that process `pid` started.
-fn folders_of(pid: u32) -> Vec<PathBuf> {
-    let prefix = format!("fairbench-pg-{pid}-");
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|e| e.path())
-        .collect()
-}
-
-/// Live processes running PostgreSQL's server binary with a data folder of
-/// process `pid`.
-fn postgres_of(pid: u32) -> Vec<u32> {
-    let needle = format!("fairbench-pg-{pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            !stat.contains(") Z") && String::from_utf8_lossy(&cmd).contains(&needle)
-        })
-        .collect()
-}
-
-fn assert_no_postgres_of(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !postgres_of(pid).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(
-        postgres_of(pid),
-        Vec::<u32>::new(),
-        "PostgreSQL processes left"
-    );
-    assert_eq!(folders_of(pid), Vec::<PathBuf>::new(), "data folders left");
-    assert_eq!(groups_of(pid), Vec::<PathBuf>::new(), "control groups left");
-}
+use support::{serial, text};
 
 fn failing(c: &serde_json::Value) -> Vec<(&str, &str)> {
     c["rules"]
@@ -94,32 +37,15 @@ fn check_grades_content_against_the_database_it_started() {
     let work = tempfile::tempdir().unwrap();
     let root = db_root();
     let marker = unique_marker("db-check");
-    let running = spawn(
-        &[
-            "check",
-            "--root",
-            root.to_str().unwrap(),
-            "--work-dir",
-            work.path().to_str().unwrap(),
-            "--servers",
-            "db-*",
-            "--scenarios",
-            "json,db,queries,fortunes,updates",
-            "--variant",
-            "normalized",
-            "--reference",
-            "db-ok",
-            "--ready-timeout",
-            "20",
-            "--stop-grace",
-            "1",
-            "--fetch-timeout",
-            "30",
-            "--json",
-        ],
-        &[],
-        &marker,
+    let mut args = check_args(
+        &root,
+        work.path(),
+        "db-*",
+        "json,db,queries,fortunes,updates",
     );
+    args.extend(["--reference", "db-ok", "--json"].map(String::from));
+    let args = strs(&args);
+    let running = spawn(&args, &[], &marker);
     let pid = running.child.id();
     let run = running.finish(Duration::from_secs(600));
     assert_nothing_left(&marker);
@@ -205,18 +131,6 @@ fn check_grades_content_against_the_database_it_started() {
 /// scenario, state, db_cpu_us_per_request, db_pool, server_cpu_us_per_request
 type StoredCase = (String, String, Option<f64>, Option<i64>, Option<f64>);
 
-fn write_suite(dir: &Path, name: &str, scenarios: &str, duration: &str) -> PathBuf {
-    let p = dir.join(format!("{name}.toml"));
-    std::fs::write(
-        &p,
-        format!(
-            "name = \"{name}\"\nservers = [\"db-ok\"]\nresponses = [\"normalized\"]\nscenarios = [{scenarios}]\ncores = [1]\nwarmup = \"0s\"\nduration = \"{duration}\"\nrepetitions = 1\nreference = \"db-ok\"\nready_timeout = \"20s\"\n\n[[load]]\nmodel = \"closed\"\nconnections = 2\nthreads = 1\n"
-        ),
-    )
-    .unwrap();
-    p
-}
-
 #[test]
 fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
     let _serial = serial();
@@ -232,20 +146,7 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
     );
     let results = work.path().join("results.db");
     let marker = unique_marker("db-run");
-    let running = spawn(
-        &[
-            "run",
-            "--root",
-            db_root().to_str().unwrap(),
-            "--suite",
-            suite.to_str().unwrap(),
-            "--db",
-            results.to_str().unwrap(),
-            "--quiet",
-        ],
-        &[],
-        &marker,
-    );
+    let running = spawn(&strs(&run_args(&suite, &results)), &[], &marker);
     let pid = running.child.id();
     let run = running.finish(Duration::from_secs(600));
     assert_nothing_left(&marker);
@@ -284,6 +185,20 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
         "{}",
         text(&show)
     );
+    // A database case whose database's CPU was not read says so, and only
+    // then: its CPU per request would otherwise pass for the stack's.
+    let warned: Vec<(String, Option<f64>, String)> = conn
+        .prepare("SELECT scenario, db_cpu_us_per_request, warnings_json FROM cases")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (sc, db_cpu, warnings) in &warned {
+        let says = warnings.contains("the database's CPU time was not measured")
+            || warnings.contains("the database's CPU time and memory were not measured");
+        assert_eq!(says, sc != "json" && db_cpu.is_none(), "{sc}: {warnings}");
+    }
     // The database's memory peak comes from its control group.
     if groups_available() {
         let peaks: Vec<Option<i64>> = conn
@@ -295,94 +210,6 @@ fn a_short_run_measures_the_databases_cpu_and_leaves_nothing() {
             .collect();
         assert!(peaks.iter().all(|p| p.is_some_and(|v| v > 0)), "{peaks:?}");
     }
-}
-
-/// Root with mounted cgroups: where PostgreSQL's CPU is counted.
-fn groups_available() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() == 0 };
-    root && fairbench_sys::containment::hierarchies().is_ok()
-}
-
-#[test]
-fn nothing_of_postgres_is_left_after_ctrl_c_or_sigkill() {
-    let _serial = serial();
-    if !postgres_here() {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let suite = write_suite(work.path(), "db-long", "\"db\"", "120s");
-    let results = work.path().join("results.db");
-    let start = |marker: &str| {
-        let running = spawn(
-            &[
-                "run",
-                "--root",
-                db_root().to_str().unwrap(),
-                "--suite",
-                suite.to_str().unwrap(),
-                "--db",
-                results.to_str().unwrap(),
-                "--quiet",
-            ],
-            &[],
-            marker,
-        );
-        let pid = running.child.id();
-        // Until PostgreSQL runs and the case's load has begun.
-        let t = Instant::now();
-        let serving = || {
-            marked_processes(marker)
-                .iter()
-                .any(|(_, c)| c.contains("db_server.py"))
-        };
-        while postgres_of(pid).is_empty() || !serving() {
-            assert!(
-                t.elapsed() < Duration::from_secs(120),
-                "PostgreSQL never started"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        std::thread::sleep(Duration::from_secs(2));
-        (running, pid)
-    };
-
-    // Ctrl-C: the run ends, and takes PostgreSQL with it.
-    let marker = unique_marker("db-int");
-    let (running, pid) = start(&marker);
-    assert!(!folders_of(pid).is_empty());
-    // SAFETY: signalling the child we started.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let run = running.finish(Duration::from_secs(60));
-    assert_eq!(run.code, 130, "{}", run.stderr);
-    assert_nothing_left(&marker);
-    assert_no_postgres_of(pid);
-
-    // SIGKILL: PostgreSQL dies with its parent; its folder and control
-    // group go with the next fairbench command of any kind.
-    let marker = unique_marker("db-kill");
-    let (mut running, pid) = start(&marker);
-    running.child.kill().unwrap();
-    running.child.wait().unwrap();
-    let folders = folders_of(pid);
-    assert!(
-        !folders.is_empty(),
-        "a SIGKILLed run leaves its data folder"
-    );
-    let o = support::command()
-        .args(["runs", "--db", results.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("removed what earlier fairbench processes left behind")
-            && err.contains(&*folders[0].to_string_lossy()),
-        "{}",
-        text(&o)
-    );
-    assert_nothing_left(&marker);
-    assert_no_postgres_of(pid);
 }
 
 /// The zoo's servers with database routes, each with its ecosystem's
@@ -538,4 +365,66 @@ fn a_short_run_of_the_shipped_stack_suite_shows_the_database_beside_the_server()
             assert!((total - (server + db)).abs() < 1e-6, "{rec:?}");
         }
     }
+}
+
+/// The `db` scenario's ids are drawn per request from the run's fixed seed
+/// (docs/targets.md): each server is asked many different ids, and two
+/// servers are asked the same ones.
+#[test]
+fn a_run_asks_every_server_the_same_varied_ids() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let suite = write_suite_of(
+        work.path(),
+        "db-ids",
+        "\"db-ok\", \"db-wrong-count\"",
+        "\"db\"",
+        "4s",
+    );
+    let results = work.path().join("results.db");
+    let log = work.path().join("requests.log");
+    let marker = unique_marker("db-ids");
+    let running = spawn(
+        &strs(&run_args(&suite, &results)),
+        &[("DB_SERVER_REQUESTS", log.to_str().unwrap())],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let ids = |fault: &str| -> Vec<u32> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(fault)?.strip_prefix(" /db?id="))
+            .map(|id| id.parse().unwrap())
+            .collect()
+    };
+    let (a, b) = (ids("ok"), ids("wrong-count"));
+    for (name, v) in [("db-ok", &a), ("db-wrong-count", &b)] {
+        let distinct: std::collections::BTreeSet<_> = v.iter().collect();
+        assert!(v.len() >= 20, "{name}: {} requests", v.len());
+        assert!(
+            distinct.len() * 10 >= v.len() * 8,
+            "{name}: {} ids among {} requests",
+            distinct.len(),
+            v.len()
+        );
+        assert!(v.iter().all(|i| (1..=10_000).contains(i)), "{name}");
+    }
+    // The first requests of each: the same draws (connections may swap
+    // neighbours), where independent draws would share almost none.
+    let k = a.len().min(b.len()).min(100);
+    let first = |v: &[u32]| {
+        v[..k]
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let shared = first(&a).intersection(&first(&b)).count();
+    assert!(shared * 10 >= k * 8, "{shared} of the first {k} ids shared");
 }

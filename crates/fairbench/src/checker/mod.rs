@@ -126,12 +126,20 @@ pub fn check(
                     .collect();
                 (!rest.is_empty()).then_some(rest)
             });
-            Some(crate::database::Database::start(
-                &log_dir,
-                cpus,
-                max_pool,
-                ready_timeout,
-            )?)
+            match crate::database::Database::start(&log_dir, cpus, max_pool, ready_timeout) {
+                Ok(d) => Some(d),
+                // Ctrl-C ended initdb or PostgreSQL while they were set up:
+                // the check was interrupted, it did not fail.
+                Err(_) if crate::interrupt::interrupted() => {
+                    return Ok(Checked {
+                        cases,
+                        skipped,
+                        ok: false,
+                        interrupted: true,
+                    })
+                }
+                Err(e) => return Err(e),
+            }
         }
     };
     let inspect_opts = InspectOptions {

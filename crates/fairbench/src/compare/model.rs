@@ -225,19 +225,27 @@ pub fn diff(a: &[f64], b: &[f64], higher_is_better: bool, seed: u64) -> Option<M
 /// (work moved into the database, or only moved about).
 fn moved_into_database(server: &Option<MetricDiff>, total: &Option<MetricDiff>) -> Option<String> {
     let (s, t) = (server.as_ref()?, total.as_ref()?);
-    if s.direction != "better" || t.direction == "better" {
+    work_moved(
+        (s.direction, s.change_pct),
+        (t.direction, t.change_pct, t.significant),
+    )
+}
+
+/// The "work moved" line from the server's change (direction, percent) and
+/// the whole stack's (direction, percent, significant), unpaired or paired.
+pub fn work_moved(server: (&str, Option<f64>), total: (&str, Option<f64>, bool)) -> Option<String> {
+    if server.0 != "better" || total.0 == "better" {
         return None;
     }
-    let pct = |d: &MetricDiff| {
-        d.change_pct
-            .map(|p| format!("{p:+.1} %"))
+    let pct = |p: Option<f64>| {
+        p.map(|p| format!("{p:+.1} %"))
             .unwrap_or_else(|| "—".into())
     };
     Some(format!(
         "server CPU per request {} but server + database {} ({}): work moved into the database is not work saved",
-        pct(s),
-        pct(t),
-        if t.significant {
+        pct(server.1),
+        pct(total.1),
+        if total.2 {
             "significant"
         } else {
             "no significant change"
@@ -369,7 +377,15 @@ pub struct PairedChange {
     pub rps: Option<RatioChange>,
     pub p99_us: Option<RatioChange>,
     pub cpu_us_per_request: Option<RatioChange>,
+    /// The server's and the database's CPU per request added up, relative
+    /// to the reference's (the database scenarios); left out without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cpu_us_per_request: Option<RatioChange>,
     pub note: Option<String>,
+    /// Said when the server's CPU per request fell relative to the
+    /// reference's but the server's and the database's together did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{CaseDiff, Comparison, PairedChange, Pairing, RatioChange, Verdict};
+use super::model::{work_moved, CaseDiff, Comparison, PairedChange, Pairing, RatioChange, Verdict};
 use crate::report::model::paired_of;
 use crate::report::paired::{build, pair, Paired, Ratio, RatioRow, Role};
 use crate::report::url_case::is_url_run;
@@ -72,7 +72,9 @@ fn case_change(a: &RatioRow, b: &RatioRow) -> PairedChange {
         rps: None,
         p99_us: None,
         cpu_us_per_request: None,
+        total_cpu_us_per_request: None,
         note,
+        db_note: None,
     };
     if a.reference != b.reference {
         return blank(Some(format!(
@@ -99,17 +101,33 @@ fn case_change(a: &RatioRow, b: &RatioRow) -> PairedChange {
         )),
         _ => None,
     };
+    let cpu = change(
+        a.cpu_us_per_request.as_ref(),
+        b.cpu_us_per_request.as_ref(),
+        false,
+    );
+    let total = change(
+        a.total_cpu_us_per_request.as_ref(),
+        b.total_cpu_us_per_request.as_ref(),
+        false,
+    );
+    let db_note = match (&cpu, &total) {
+        (Some(s), Some(t)) => work_moved(
+            (s.direction, Some(s.change_pct)),
+            (t.direction, Some(t.change_pct), t.significant),
+        )
+        .map(|l| format!("relative to {}, {l}", a.reference.variant_label())),
+        _ => None,
+    };
     PairedChange {
         reference: a.reference.variant_label(),
         is_reference: false,
         rps: change(a.rps.as_ref(), b.rps.as_ref(), true),
         p99_us: change(a.p99_us.as_ref(), b.p99_us.as_ref(), false),
-        cpu_us_per_request: change(
-            a.cpu_us_per_request.as_ref(),
-            b.cpu_us_per_request.as_ref(),
-            false,
-        ),
+        cpu_us_per_request: cpu,
+        total_cpu_us_per_request: total,
         note,
+        db_note,
     }
 }
 

@@ -214,9 +214,15 @@ fn regression_line(c: &Comparison) -> Option<String> {
 }
 
 fn notes(c: &Comparison) -> Vec<String> {
-    let paired = c.cases.iter().filter_map(|d| {
-        let n = d.paired.as_ref()?.note.as_ref()?;
-        Some(format!("{} (paired): {n}", d.key.label()))
+    let paired = c.cases.iter().flat_map(|d| {
+        let p = d.paired.as_ref();
+        [
+            p.and_then(|p| p.note.as_ref()),
+            p.and_then(|p| p.db_note.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|n| format!("{} (paired): {n}", d.key.label()))
     });
     let db = c.cases.iter().filter_map(|d| {
         let n = d.db_note.as_ref()?;

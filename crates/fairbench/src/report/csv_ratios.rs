@@ -1,11 +1,12 @@
 //! The CSV's ratio columns: each case relative to the run's reference
 //! (report::paired), appended to the per-case row so existing columns keep
-//! their places. Empty for sweep steps and for contexts without a reference.
+//! their places. Empty for sweep steps and for contexts without a reference;
+//! the server + database columns also for cases without a database.
 
 use crate::report::model::{Group, RunReport};
 use crate::report::paired::{Ratio, Role};
 
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 17] = [
     "ratio_reference",
     "ratio_role",
     "ratio_level",
@@ -20,6 +21,11 @@ pub const COLUMNS: [&str; 14] = [
     "cpu_ratio",
     "cpu_ratio_low",
     "cpu_ratio_high",
+    // The server's and the database's CPU per request added up: a server
+    // cannot look cheaper here by moving its work into the database.
+    "total_cpu_ratio",
+    "total_cpu_ratio_low",
+    "total_cpu_ratio_high",
 ];
 
 fn num(v: Option<f64>) -> String {
@@ -61,5 +67,6 @@ pub fn cells(r: &RunReport, g: &Group) -> Vec<String> {
     out.push(rps.map(|q| join(&q.summary.values)).unwrap_or_default());
     out.extend(triple(x.p99_us.as_ref()));
     out.extend(triple(x.cpu_us_per_request.as_ref()));
+    out.extend(triple(x.total_cpu_us_per_request.as_ref()));
     out
 }

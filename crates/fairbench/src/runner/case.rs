@@ -419,13 +419,17 @@ pub fn measure(
     figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
     (figures.generator_containment, figures.generator_cpuset) = generator;
     if let Some((pg, case_db)) = db {
+        let (cpu_s, memory_peak) = (watch.db_cpu_s(), pg.usage().and_then(|u| u.memory_peak));
         figures.db = Some(DbFigures {
-            cpu_s: watch.db_cpu_s(),
-            memory_peak: pg.usage().and_then(|u| u.memory_peak),
+            cpu_s,
+            memory_peak,
             cpus: pg.cpuset(),
             pool: case_db.pool,
         });
         figures.warnings.extend(case_db.place.warning.clone());
+        figures
+            .warnings
+            .extend(crate::database::unmeasured(cpu_s, memory_peak));
     }
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })

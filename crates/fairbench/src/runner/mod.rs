@@ -129,6 +129,9 @@ impl<'a> Runner<'a> {
             };
             match started {
                 Ok(d) => self.db = Some(d),
+                // Ctrl-C ended initdb or PostgreSQL while they were set up:
+                // the case was interrupted, not failed by its database.
+                Err(_) if crate::interrupt::interrupted() => return Err(CaseEnd::Interrupted),
                 Err(why) => {
                     self.db_failed = Some(why.clone());
                     return Err(CaseEnd::Failed {
