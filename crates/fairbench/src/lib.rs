@@ -6,11 +6,12 @@
 //! from them); `runner`, `checker` and `mix`; `fleet` and `topology`;
 //! `compare`, `report` and `output`; `suite`; and at the bottom `store`,
 //! `host` (a server's life: started, held, stopped, in its place),
-//! `machine_lock`, `args`, `units` and `usage_error`. A module imports only from
-//! the layers below it. Processes and control groups are the fairbench-sys
+//! `machine_lock`, `args`, `units`, `usage_error` and `build_revision`. A
+//! module imports only from the layers below it. Processes and control groups are the fairbench-sys
 //! crate's, server definitions the zoo's.
 
 pub mod args;
+pub mod build_revision;
 pub mod checker;
 pub mod cli;
 pub mod commands;

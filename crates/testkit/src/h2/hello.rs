@@ -5,14 +5,15 @@
 //! regardless); every loop is bounded by a read timeout or the stop flag.
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
-use super::load::Pki;
+use super::{frame_len, head, u32_at};
+use crate::accept::{accept_loop, bind, read_some};
+use crate::pki::Pki;
 
 pub struct H2c {
     pub port: u16,
@@ -33,46 +34,36 @@ impl H2c {
 
     fn serving(max_streams: u32, tls: Option<Arc<ServerConfig>>) -> H2c {
         let scheme = if tls.is_some() { "https" } else { "http" };
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.set_nonblocking(true).unwrap();
-        let port = l.local_addr().unwrap().port();
+        let (l, addr) = bind("127.0.0.1:0");
+        let port = addr.port();
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
-        std::thread::spawn(move || {
-            let t = Instant::now();
-            while !s.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(60) {
-                match l.accept() {
-                    Ok((c, _)) => {
-                        let (s2, tls2) = (s.clone(), tls.clone());
-                        std::thread::spawn(move || {
-                            let _ = c.set_nonblocking(false);
-                            let _ = c.set_nodelay(true);
-                            let _ = c.set_read_timeout(Some(Duration::from_millis(20)));
-                            match tls2 {
-                                None => serve(c, max_streams, &s2),
-                                Some(cfg) => {
-                                    let Ok(conn) = ServerConnection::new(cfg) else {
-                                        return;
-                                    };
-                                    let mut t = StreamOwned::new(conn, c);
-                                    // The handshake first, patiently: a read
-                                    // timeout inside it would end it.
-                                    let _ = t.sock.set_read_timeout(Some(Duration::from_secs(5)));
-                                    while t.conn.is_handshaking() {
-                                        if t.conn.complete_io(&mut t.sock).is_err() {
-                                            return;
-                                        }
-                                    }
-                                    let _ =
-                                        t.sock.set_read_timeout(Some(Duration::from_millis(20)));
-                                    serve(t, max_streams, &s2)
-                                }
+        accept_loop(l, stop.clone(), Duration::from_secs(60), move |c| {
+            let (s2, tls2) = (s.clone(), tls.clone());
+            std::thread::spawn(move || {
+                let _ = c.set_nonblocking(false);
+                let _ = c.set_nodelay(true);
+                let _ = c.set_read_timeout(Some(Duration::from_millis(20)));
+                match tls2 {
+                    None => serve(c, max_streams, &s2),
+                    Some(cfg) => {
+                        let Ok(conn) = ServerConnection::new(cfg) else {
+                            return;
+                        };
+                        let mut t = StreamOwned::new(conn, c);
+                        // The handshake first, patiently: a read timeout
+                        // inside it would end it.
+                        let _ = t.sock.set_read_timeout(Some(Duration::from_secs(5)));
+                        while t.conn.is_handshaking() {
+                            if t.conn.complete_io(&mut t.sock).is_err() {
+                                return;
                             }
-                        });
+                        }
+                        let _ = t.sock.set_read_timeout(Some(Duration::from_millis(20)));
+                        serve(t, max_streams, &s2)
                     }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
-            }
+            });
         });
         H2c { port, scheme, stop }
     }
@@ -88,11 +79,6 @@ impl Drop for H2c {
     }
 }
 
-fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
-    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags]);
-    out.extend_from_slice(&stream.to_be_bytes());
-}
-
 fn serve<S: Read + Write>(mut c: S, max_streams: u32, stop: &AtomicBool) {
     let mut out = Vec::new();
     head(&mut out, 6, 0x4, 0, 0);
@@ -105,18 +91,10 @@ fn serve<S: Read + Write>(mut c: S, max_streams: u32, stop: &AtomicBool) {
     let mut chunk = [0u8; 16384];
     let mut preface = false;
     while !stop.load(Ordering::Relaxed) {
-        match c.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
-            Err(_) => return,
+        match read_some(&mut c, &mut chunk, &mut buf) {
+            None => return,
+            Some(0) => continue,
+            Some(_) => {}
         }
         if !preface {
             if buf.len() < 24 {
@@ -128,12 +106,12 @@ fn serve<S: Read + Write>(mut c: S, max_streams: u32, stop: &AtomicBool) {
         let mut out = Vec::new();
         let mut at = 0;
         while buf.len() - at >= 9 {
-            let len = (buf[at] as usize) << 16 | (buf[at + 1] as usize) << 8 | buf[at + 2] as usize;
+            let len = frame_len(&buf, at);
             if buf.len() - at < 9 + len {
                 break;
             }
             let (kind, flags) = (buf[at + 3], buf[at + 4]);
-            let stream = u32::from_be_bytes([buf[at + 5], buf[at + 6], buf[at + 7], buf[at + 8]]);
+            let stream = u32_at(&buf, at + 5);
             at += 9 + len;
             match kind {
                 0x4 if flags & 1 == 0 => head(&mut out, 0, 0x4, 1, 0),
