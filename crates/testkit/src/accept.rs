@@ -49,16 +49,17 @@ pub fn read_some<R: Read + ?Sized>(
             buf.extend_from_slice(&chunk[..n]);
             Some(n)
         }
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
-            Some(0)
-        }
+        Err(e) if idle(&e) => Some(0),
         Err(_) => None,
     }
+}
+
+/// Whether an error only says that nothing arrived within the read timeout.
+pub fn idle(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 /// The Content-Length a request head declares (0 when none).

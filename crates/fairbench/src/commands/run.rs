@@ -103,7 +103,10 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         sweeps_note(&work),
         args.db.display()
     );
-    execute(args, zoo, &mut store, run, &suite, plan.cpus, work, layout)
+    let how = session(args, zoo, &suite, plan.cpus, layout);
+    let code = session::execute(how, &mut store, run, work)?;
+    ended(args, &store, run)?;
+    Ok(code)
 }
 
 /// Where the server and the load run, as the flags say; notes printed once.
@@ -140,36 +143,33 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         sweeps_note(&work)
     );
     session::take_up(&mut store, id, &layout)?;
-    execute(args, zoo, &mut store, id, &suite, plan.cpus, work, layout)
+    let how = session(args, zoo, &suite, plan.cpus, layout);
+    let code = session::execute(how, &mut store, id, work)?;
+    ended(args, &store, id)?;
+    Ok(code)
 }
 
-/// Runs the work, then prints the run's table and writes its report.
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    args: &RunArgs,
-    zoo: &Zoo,
-    store: &mut Store,
-    run: i64,
+/// How the work is executed.
+fn session<'a>(
+    args: &'a RunArgs,
+    zoo: &'a Zoo,
     suite: &Suite,
     cpus: Vec<usize>,
-    work: Vec<Work>,
     layout: Layout,
-) -> anyhow::Result<i32> {
-    let how = Session {
+) -> Session<'a> {
+    Session {
         allow_unfair: args.allow_unfair,
         quiet: args.quiet,
         db: &args.db,
-    };
-    let code = session::execute(
-        &how,
         zoo,
-        store,
-        run,
-        suite.ready_timeout,
+        ready_timeout: suite.ready_timeout,
         cpus,
-        work,
         layout,
-    )?;
+    }
+}
+
+/// The run's table, and its report when asked for.
+fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
         let paired = crate::report::model::paired_of(&r, &cases, None).ok();
@@ -181,7 +181,7 @@ fn execute(
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);
     }
-    Ok(code)
+    Ok(())
 }
 
 fn cases(work: &[Work]) -> usize {

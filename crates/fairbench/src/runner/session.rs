@@ -17,12 +17,17 @@ use crate::suite::{self, PlanItem, Suite, SuitePlan};
 use crate::topology::{ClientArgs, Layout};
 use crate::usage_error::usage;
 
-/// What the command's flags say about executing the work.
+/// How the work is executed: the command's flags, the zoo's work folder,
+/// the suite's readiness timeout, the plan's CPUs and the places.
 pub struct Session<'a> {
     pub allow_unfair: bool,
     pub quiet: bool,
     /// The results database, named in the advice an interrupted run prints.
     pub db: &'a Path,
+    pub zoo: &'a Zoo,
+    pub ready_timeout: Duration,
+    pub cpus: Vec<usize>,
+    pub layout: Layout,
 }
 
 /// Each profile's connections fit this machine's open-file limit, split
@@ -210,23 +215,18 @@ pub fn take_up(store: &mut Store, id: i64, layout: &Layout) -> anyhow::Result<()
 
 /// Executes `work` of `run` and stores how the run ended; the exit code
 /// (0 all done, 1 a case failed, 130 interrupted).
-#[allow(clippy::too_many_arguments)]
 pub fn execute(
-    session: &Session,
-    zoo: &Zoo,
+    session: Session,
     store: &mut Store,
     run: i64,
-    ready_timeout: Duration,
-    cpus: Vec<usize>,
     work: Vec<Work>,
-    layout: Layout,
 ) -> anyhow::Result<i32> {
     let opts = RunOptions {
         allow_unfair: session.allow_unfair,
-        work_dir: zoo.default_work_dir(),
-        ready_timeout,
-        cpus,
-        layout,
+        work_dir: session.zoo.default_work_dir(),
+        ready_timeout: session.ready_timeout,
+        cpus: session.cpus,
+        layout: session.layout,
     };
     let total = work.len();
     let end = {

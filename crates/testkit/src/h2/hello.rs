@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
-use super::{frame_len, head, u32_at};
+use super::{frame_at, head};
 use crate::accept::{accept_loop, bind, read_some};
 use crate::pki::Pki;
 
@@ -105,14 +105,9 @@ fn serve<S: Read + Write>(mut c: S, max_streams: u32, stop: &AtomicBool) {
         }
         let mut out = Vec::new();
         let mut at = 0;
-        while buf.len() - at >= 9 {
-            let len = frame_len(&buf, at);
-            if buf.len() - at < 9 + len {
-                break;
-            }
-            let (kind, flags) = (buf[at + 3], buf[at + 4]);
-            let stream = u32_at(&buf, at + 5);
-            at += 9 + len;
+        while let Some(f) = frame_at(&buf, at) {
+            let (kind, flags, stream) = (f.kind, f.flags, f.stream);
+            at = f.payload.end;
             match kind {
                 0x4 if flags & 1 == 0 => head(&mut out, 0, 0x4, 1, 0),
                 // A request whose headers end it: :status 200 (static 8).

@@ -19,7 +19,32 @@ pub fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// The payload length of the frame header at `at`.
-pub fn frame_len(buf: &[u8], at: usize) -> usize {
-    (buf[at] as usize) << 16 | (buf[at + 1] as usize) << 8 | buf[at + 2] as usize
+/// One frame read from a buffer.
+pub struct Frame {
+    pub kind: u8,
+    pub flags: u8,
+    /// The stream id, the reserved bit cleared.
+    pub stream: u32,
+    pub len: usize,
+    /// Where the payload is in the buffer; its end is where the next
+    /// frame starts.
+    pub payload: std::ops::Range<usize>,
+}
+
+/// The frame starting at `at` of `buf`, if it has arrived whole.
+pub fn frame_at(buf: &[u8], at: usize) -> Option<Frame> {
+    if buf.len() - at < 9 {
+        return None;
+    }
+    let len = (buf[at] as usize) << 16 | (buf[at + 1] as usize) << 8 | buf[at + 2] as usize;
+    if buf.len() - at < 9 + len {
+        return None;
+    }
+    Some(Frame {
+        kind: buf[at + 3],
+        flags: buf[at + 4],
+        stream: u32_at(buf, at + 5) & 0x7fff_ffff,
+        len,
+        payload: at + 9..at + 9 + len,
+    })
 }

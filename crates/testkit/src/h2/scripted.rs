@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{frame_len, head, u32_at, PREFACE};
+use super::{frame_at, head, u32_at, PREFACE};
 use crate::accept::{accept_loop, bind, read_some};
 
 /// What the server does with one request, decided when it is complete.
@@ -244,15 +244,10 @@ fn serve<F: Fn(&Seen) -> Action>(
         }
         let mut out = Vec::new();
         let mut at = 0;
-        while buf.len() - at >= 9 {
-            let len = frame_len(&buf, at);
-            if buf.len() - at < 9 + len {
-                break;
-            }
-            let (kind, flags) = (buf[at + 3], buf[at + 4]);
-            let stream = u32_at(&buf, at + 5) & 0x7fff_ffff;
-            let p = buf[at + 9..at + 9 + len].to_vec();
-            at += 9 + len;
+        while let Some(f) = frame_at(&buf, at) {
+            let (kind, flags, stream, len) = (f.kind, f.flags, f.stream, f.len);
+            let p = buf[f.payload.clone()].to_vec();
+            at = f.payload.end;
             let mut complete = false;
             match kind {
                 0x4 if flags & 1 == 0 => {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rustls::{ServerConnection, StreamOwned};
 
 use super::{Reply, Stream, TestServer};
+use crate::accept::idle;
 use crate::pki::Pki;
 
 /// What the TLS server saw of one connection's handshake.
@@ -93,11 +94,7 @@ where
             while conn.is_handshaking() && t.elapsed() < Duration::from_secs(5) {
                 match conn.complete_io(&mut tcp) {
                     Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                        ) => {}
+                    Err(e) if idle(&e) => {}
                     Err(_) => return,
                 }
             }
