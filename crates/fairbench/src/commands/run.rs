@@ -10,13 +10,12 @@ use fairbench_zoo::Zoo;
 use super::run_args::RunArgs;
 use crate::args::{load_zoo, resolve_root};
 use crate::machine_lock::MachineLock;
-use crate::output::run_table;
+use crate::output::{run_plan, run_table};
 use crate::runner::session::{self, Session};
 use crate::runner::Work;
 use crate::store::{RunLock, Store};
-use crate::suite::order::Interleave;
 use crate::suite::overrides::{self, Overrides};
-use crate::suite::{self, PlanItem, Suite};
+use crate::suite::{self, Suite};
 use crate::topology::Layout;
 use crate::units;
 use crate::usage_error::usage;
@@ -82,7 +81,10 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         if args.clients.topology == crate::topology::TopologyKind::Netns {
             crate::topology::netns::require_root()?;
         }
-        print_plan(&suite, &plan);
+        print!(
+            "{}",
+            crate::output::terminal::text(&run_plan::render(&suite, &plan))
+        );
         let full = suite::full_matrix(&suite, zoo)?;
         println!(
             "full matrix (every toolchain present, {} CPUs): {}",
@@ -238,43 +240,4 @@ fn services_suite(args: &RunArgs) -> anyhow::Result<Option<(Suite, String)>> {
         &overrides_of(args),
         &args.suite,
     )?))
-}
-
-fn print_plan(suite: &Suite, plan: &suite::SuitePlan) {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let _ = writeln!(o, "suite {}: {}", suite.name, suite.description);
-    if let (Interleave::Case, Some(seed)) = (suite.interleave, suite.interleave_seed) {
-        let _ = writeln!(
-        o,"order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
-    }
-    for (i, item) in plan.items.iter().enumerate() {
-        let _ = match item {
-            PlanItem::Case(c) => writeln!(
-                o,
-                "{:>4}  {}  ({} warm-up + {})",
-                i + 1,
-                c.label(),
-                humantime::format_duration(c.subject.warmup),
-                humantime::format_duration(c.duration)
-            ),
-            PlanItem::Sweep(s) => writeln!(
-                o,
-                "{:>4}  {}  (rate sweep {}..{} req/s)",
-                i + 1,
-                s.subject.label(),
-                s.spec.start_rate,
-                s.spec.max_rate
-            ),
-        };
-    }
-    let est = plan.estimate();
-    let _ = writeln!(
-        o,
-        "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
-        plan.case_count(),
-        plan.sweep_count(),
-        humantime::format_duration(std::time::Duration::from_secs(est.as_secs()))
-    );
-    print!("{}", crate::output::terminal::text(&o));
 }
