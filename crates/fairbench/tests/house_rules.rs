@@ -460,7 +460,7 @@ fn folder_cycles(files: &[(String, String)]) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn the_cycle_finder_finds_a_cycle_and_only_one() {
+fn the_cycle_finder_finds_cycles_and_only_cycles() {
     let files = |list: &[(&str, &str)]| -> Vec<(String, String)> {
         list.iter()
             .map(|(f, c)| (f.to_string(), c.to_string()))
@@ -479,6 +479,35 @@ fn the_cycle_finder_finds_a_cycle_and_only_one() {
     assert!(found.iter().flatten().any(|c| c == "x/a -> b"), "{found:?}");
     assert!(
         found.iter().flatten().any(|c| c == "x/a -> b -> c"),
+        "{found:?}"
+    );
+    // The two cycles suite/ had: a type each way between two modules.
+    let suite = files(&[
+        (
+            "suite/mod.rs",
+            "mod engine; mod file; pub mod order; mod plan;",
+        ),
+        ("suite/engine.rs", "use super::file::{Ends, LoadProfile};"),
+        (
+            "suite/file/mod.rs",
+            "use super::engine::Timing;\nuse super::order::Interleave;",
+        ),
+        (
+            "suite/order.rs",
+            "use super::plan::PlanItem;\nuse crate::seeded::SplitMix64;",
+        ),
+        (
+            "suite/plan.rs",
+            "use super::file::{CoreCount, Suite};\nuse super::order::Interleave;",
+        ),
+    ]);
+    let found = folder_cycles(&suite);
+    assert!(
+        found.iter().flatten().any(|c| c == "suite/engine -> file"),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().flatten().any(|c| c.contains("order -> plan")),
         "{found:?}"
     );
     let acyclic = files(&[
