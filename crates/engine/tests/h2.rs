@@ -1,19 +1,17 @@
-//! HTTP/2 against servers written for the tests (frames by hand, see
-//! common/h2.rs): every request in the ledger whatever the server does
+//! HTTP/2 against servers written for the tests (frames by hand, see the
+//! test kit's h2::scripted): every request in the ledger whatever the server does
 //! (resets, GOAWAY, low stream limits, stalls, tiny windows, protocol
 //! violations), streams multiplexed up to what is asked and what the server
 //! allows, and latency from the planned time. Bounds are generous: the
 //! machine is small and shared; the properties are not.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::h2::{Action, H2Server};
-use common::timing;
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Protocol, Quiet, RunError, Target};
+use fairbench_testkit::h2::scripted::{Action, H2Server};
+use fairbench_testkit::serial;
 
 const MAX_CONCURRENT_STREAMS: u16 = 0x3;
 const INITIAL_WINDOW_SIZE: u16 = 0x4;
@@ -45,7 +43,7 @@ fn assert_balanced(o: &Outcome) {
 
 #[test]
 fn closed_loop_multiplexes_the_streams_asked_for() {
-    let _t = timing();
+    let _t = serial();
     // A 20 ms answer: with 8 streams per connection the server sees 8 at once.
     let srv = H2Server::start(vec![], |_| Action::after(Duration::from_millis(20)));
     let cfg = config(&srv.url(), 8);
@@ -78,7 +76,7 @@ fn closed_loop_multiplexes_the_streams_asked_for() {
 
 #[test]
 fn constant_rate_over_streams_keeps_its_schedule() {
-    let _t = timing();
+    let _t = serial();
     let srv = H2Server::start(vec![], |_| Action::ok());
     let mut cfg = config(&srv.url(), 4);
     cfg.model = LoadModel::ConstantRate { rps: 500.0 };
@@ -96,7 +94,7 @@ fn constant_rate_over_streams_keeps_its_schedule() {
 
 #[test]
 fn resets_are_counted_by_code_and_refused_streams_go_out_again() {
-    let _t = timing();
+    let _t = serial();
     // Of every 10 requests: one reset (INTERNAL_ERROR), one refused.
     let srv = H2Server::start(vec![], |s| match s.nth % 10 {
         3 => Action::Reset(INTERNAL_ERROR),
@@ -154,14 +152,14 @@ fn assert_unprocessed_went_out_again(o: &Outcome) {
 
 #[test]
 fn a_goaway_mid_run_sends_the_unprocessed_streams_again() {
-    let _t = timing();
+    let _t = serial();
     let srv = going_away_server();
     assert_unprocessed_went_out_again(&go(&config(&srv.url(), 8)));
 }
 
 #[test]
 fn unprocessed_streams_go_out_again_whatever_their_method() {
-    let _t = timing();
+    let _t = serial();
     // A POST is not idempotent: lost with its connection it would fail, but
     // a GOAWAY says it was not processed (RFC 9113 §8.7).
     let srv = going_away_server();
@@ -173,7 +171,7 @@ fn unprocessed_streams_go_out_again_whatever_their_method() {
 
 #[test]
 fn a_server_that_refuses_every_stream_fails_requests_and_does_not_loop() {
-    let _t = timing();
+    let _t = serial();
     let srv = H2Server::start(vec![], |_| Action::Reset(REFUSED_STREAM));
     let o = go(&config(&srv.url(), 4));
     assert_balanced(&o);
@@ -191,7 +189,7 @@ fn a_server_that_refuses_every_stream_fails_requests_and_does_not_loop() {
 
 #[test]
 fn a_low_max_concurrent_streams_is_honoured_and_reported() {
-    let _t = timing();
+    let _t = serial();
     let srv = H2Server::start(vec![(MAX_CONCURRENT_STREAMS, 2)], |_| {
         Action::after(Duration::from_millis(5))
     });
@@ -205,7 +203,7 @@ fn a_low_max_concurrent_streams_is_honoured_and_reported() {
 
 #[test]
 fn a_stalled_stream_delays_only_itself() {
-    let _t = timing();
+    let _t = serial();
     // The run's one connection's 20th request is answered after 600 ms;
     // every other at once.
     let srv = H2Server::start(vec![], |s| {
@@ -237,7 +235,7 @@ fn a_stalled_stream_delays_only_itself() {
 
 #[test]
 fn a_stalled_connection_at_constant_rate_shows_in_the_corrected_latency() {
-    let _t = timing();
+    let _t = serial();
     // Every answer asked for between 0.8 s and 1.2 s after the server
     // started waits until 1.2 s.
     let started = Instant::now();
@@ -267,7 +265,7 @@ fn a_stalled_connection_at_constant_rate_shows_in_the_corrected_latency() {
 
 #[test]
 fn a_tiny_flow_control_window_holds_bodies_back_but_loses_nothing() {
-    let _t = timing();
+    let _t = serial();
     // The server allows 16 bytes per stream until it gives them back.
     let srv = H2Server::start(vec![(INITIAL_WINDOW_SIZE, 16)], |s| {
         assert_eq!(s.body_len, 100, "a whole body arrived");
@@ -290,7 +288,7 @@ fn a_tiny_flow_control_window_holds_bodies_back_but_loses_nothing() {
 
 #[test]
 fn a_stream_never_answered_times_out_alone_and_is_cancelled() {
-    let _t = timing();
+    let _t = serial();
     let srv = H2Server::start(vec![], |s| {
         if s.nth % 50 == 10 {
             Action::Ignore
@@ -322,7 +320,7 @@ fn a_stream_never_answered_times_out_alone_and_is_cancelled() {
 
 #[test]
 fn a_protocol_violation_is_counted_never_a_panic_or_a_hang() {
-    let _t = timing();
+    let _t = serial();
     let srv = H2Server::start(vec![], |s| {
         if s.nth == 30 {
             Action::Violate
@@ -346,11 +344,13 @@ fn a_protocol_violation_is_counted_never_a_panic_or_a_hang() {
 
 #[test]
 fn an_http1_server_asked_for_h2c_is_one_clear_line() {
-    let srv = common::TestServer::start("127.0.0.1:0", |_, _| common::Reply {
-        bytes: b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            .to_vec(),
-        close: true,
-        ..common::Reply::ok()
+    let srv = fairbench_testkit::scripted::TestServer::start("127.0.0.1:0", |_, _| {
+        fairbench_testkit::scripted::Reply {
+            bytes: b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                .to_vec(),
+            close: true,
+            ..fairbench_testkit::scripted::Reply::ok()
+        }
     });
     let cfg = config(&srv.url("/"), 1);
     match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
@@ -365,8 +365,8 @@ fn an_http1_server_asked_for_h2c_is_one_clear_line() {
 
 #[test]
 fn h2_over_tls_is_chosen_by_alpn() {
-    let _t = timing();
-    let pki = common::tls::pki(&["127.0.0.1"], false);
+    let _t = serial();
+    let pki = fairbench_testkit::pki::pki(&["127.0.0.1"], false);
     let mut server = (*pki.server).clone();
     server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let srv = H2Server::start_tls(Arc::new(server), vec![], |_| Action::ok());
@@ -383,7 +383,7 @@ fn h2_over_tls_is_chosen_by_alpn() {
 
 #[test]
 fn h2_asked_of_a_tls_server_without_it_says_what_it_chose() {
-    let pki = common::tls::pki(&["127.0.0.1"], false);
+    let pki = fairbench_testkit::pki::pki(&["127.0.0.1"], false);
     // The test PKI's server offers http/1.1 only.
     let srv = H2Server::start_tls(pki.server.clone(), vec![], |_| Action::ok());
     let mut cfg = config(&srv.url(), 1);

@@ -3,14 +3,13 @@
 //! Each server is written for its test and deterministic; bounds are generous
 //! because these machines are small and noisy, the properties are not.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{timing, Reply, TestServer, HELLO};
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target};
+use fairbench_testkit::scripted::{Reply, TestServer, HELLO};
+use fairbench_testkit::serial;
 
 fn config(url: &str) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -60,7 +59,7 @@ fn freezing_server(from: Duration, until: Option<Duration>) -> TestServer {
 
 #[test]
 fn a_stall_at_the_end_of_the_run_is_measured_not_cut() {
-    let _timing = timing();
+    let _timing = serial();
     // The run's window is about 0.1 s to 3.1 s after the server starts; the
     // server freezes for its last 0.6 s and answers 0.5 s after it ended.
     let srv = freezing_server(
@@ -98,7 +97,7 @@ fn a_stall_at_the_end_of_the_run_is_measured_not_cut() {
 
 #[test]
 fn requests_never_answered_are_timeouts_in_the_percentiles() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = freezing_server(Duration::from_millis(2500), None);
     let mut cfg = config(&srv.url("/"));
     cfg.connections = 800;
@@ -131,7 +130,7 @@ fn requests_never_answered_are_timeouts_in_the_percentiles() {
 
 #[test]
 fn a_server_that_drops_some_requests_has_a_p99_at_least_the_timeout() {
-    let _timing = timing();
+    let _timing = serial();
     let n = Arc::new(AtomicU64::new(0));
     let srv = TestServer::start("127.0.0.1:0", move |_, _| {
         // Every 40th request (2.5 %) is never answered.
@@ -239,7 +238,7 @@ fn a_failed_connection_counts_every_request_it_carried() {
 
 #[test]
 fn idle_connections_are_used_longest_free_first_and_nobody_waits() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.connections = 50;
@@ -279,7 +278,7 @@ fn idle_connections_are_used_longest_free_first_and_nobody_waits() {
 
 #[test]
 fn two_load_threads_on_one_cpu_are_saturated() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.connections = 64;
@@ -330,7 +329,7 @@ fn an_unsolicited_response_on_an_idle_connection_is_not_a_parse_error() {
 
 #[test]
 fn generator_cpu_covers_the_measured_window_only() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.connections = 8;
@@ -435,7 +434,7 @@ fn a_request_budget_counts_the_window_not_the_warmup() {
 
 #[test]
 fn at_constant_rate_a_request_budget_is_n_planned() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.threads = 2;
@@ -519,7 +518,7 @@ fn without_keepalive_a_refusing_server_fails_each_request_on_connect() {
 
 #[test]
 fn pipelining_keeps_the_full_depth_in_flight() {
-    let _timing = timing();
+    let _timing = serial();
     // One connection, each answer 20 ms after the previous: a request waits
     // behind the ones pipelined before it, so its latency is the depth times
     // 20 ms.
@@ -584,7 +583,7 @@ fn answers_are_counted_per_status_and_the_expected_ones_decide_errors() {
 
 #[test]
 fn a_connection_that_opens_in_the_drain_has_its_answer_read() {
-    let _timing = timing();
+    let _timing = serial();
     // Keep-alive off at a rate far above what one turn can connect: most of
     // the 60 connections finish opening after the 0.6 ms window ended, and
     // write their request in the drain. Their answers (small, below the

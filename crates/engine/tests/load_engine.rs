@@ -1,14 +1,13 @@
 //! The engine against servers with known behaviour. Bounds are generous:
 //! these machines are small and noisy; the properties tested are not.
 
-mod common;
-
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{timing, Reply, TestServer, HELLO};
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target};
+use fairbench_testkit::scripted::{Reply, TestServer, HELLO};
+use fairbench_testkit::serial;
 
 fn config(url: &str) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -28,7 +27,7 @@ fn go(cfg: &LoadConfig) -> Outcome {
 
 #[test]
 fn closed_loop_against_fixed_delay_server() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
         delay: Duration::from_millis(20),
         ..Reply::ok()
@@ -53,7 +52,7 @@ fn closed_loop_against_fixed_delay_server() {
 
 #[test]
 fn constant_rate_charges_a_stall_to_the_server() {
-    let _timing = timing();
+    let _timing = serial();
     // Answers at once, except that from 1.5 s to 2.5 s after start it holds
     // every answer until the stall is over.
     let srv = TestServer::start("127.0.0.1:0", |started, _| {
@@ -101,7 +100,7 @@ fn constant_rate_charges_a_stall_to_the_server() {
 
 #[test]
 fn constant_rate_is_kept_and_latency_is_from_plan() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.duration = Duration::from_secs(2);
@@ -261,7 +260,7 @@ fn ipv6_literal_target() {
 
 #[test]
 fn warmup_is_excluded_but_kept_in_the_series() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.warmup = Duration::from_secs(1);
@@ -328,7 +327,7 @@ fn stop_flag_ends_the_run_early_with_results() {
 
 #[test]
 fn series_has_one_interval_per_second_even_when_threads_stall() {
-    let _timing = timing();
+    let _timing = serial();
     // Keep worker threads busy enough that some wake late; the series must
     // still hold every second exactly once, in order.
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());

@@ -2,8 +2,6 @@
 //! the server), pipelined or not, and the per-target breakdown adds up to
 //! the ledger's totals in every mode.
 
-mod common;
-
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -11,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::timing;
 use fairbench_engine::{
     run, LoadConfig, LoadModel, MixRequest, Outcome, Quiet, RequestMix, Target,
 };
+use fairbench_testkit::serial;
 
 /// Counts every request it receives by "METHOD path body", answering 503
 /// to paths under /fail and 200 otherwise; pipelining and bodies handled.
@@ -216,7 +214,7 @@ fn check(o: &Outcome, seen: &HashMap<String, u64>) {
 
 #[test]
 fn closed_loop_mix_adds_up_and_reaches_the_server_as_prepared() {
-    let _t = timing();
+    let _t = serial();
     let srv = Recorder::start();
     let o = go(&config(srv.port));
     check(&o, &srv.seen.lock().unwrap());
@@ -224,7 +222,7 @@ fn closed_loop_mix_adds_up_and_reaches_the_server_as_prepared() {
 
 #[test]
 fn pipelined_mix_sends_each_request_whole() {
-    let _t = timing();
+    let _t = serial();
     let srv = Recorder::start();
     let mut cfg = config(srv.port);
     cfg.pipeline = 8;
@@ -240,7 +238,7 @@ fn pipelined_mix_sends_each_request_whole() {
 
 #[test]
 fn constant_rate_mix_adds_up() {
-    let _t = timing();
+    let _t = serial();
     let srv = Recorder::start();
     let mut cfg = config(srv.port);
     cfg.model = LoadModel::ConstantRate { rps: 800.0 };

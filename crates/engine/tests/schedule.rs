@@ -4,14 +4,13 @@
 //! for the tests; bounds are generous because these machines are small and
 //! noisy, the properties are not.
 
-mod common;
-
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{timing, Reply, TestServer};
 use fairbench_engine::{clock, run, LoadConfig, LoadModel, Outcome, Quiet, Target};
+use fairbench_testkit::scripted::{Reply, TestServer};
+use fairbench_testkit::serial;
 
 fn rate_config(url: &str, rps: f64, connections: usize) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -57,7 +56,7 @@ fn go(cfg: &LoadConfig) -> Outcome {
 
 #[test]
 fn the_rate_is_kept_and_every_send_is_in_the_lateness_record() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let o = go(&rate_config(&srv.url("/"), 4_000.0, 20));
     let l = o.ledger();
@@ -82,7 +81,7 @@ fn the_rate_is_kept_and_every_send_is_in_the_lateness_record() {
 
 #[test]
 fn requests_do_not_run_ahead_of_the_schedule() {
-    let _timing = timing();
+    let _timing = serial();
     let (srv, arrivals) = recording_server();
     // A rate the thread-per-connection test server keeps up with on a
     // loaded 2-core machine: one that fell behind would make its first
@@ -104,7 +103,7 @@ fn requests_do_not_run_ahead_of_the_schedule() {
 
 #[test]
 fn without_a_send_ahead_window_nothing_goes_out_before_its_time() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = rate_config(&srv.url("/"), 4_000.0, 20);
     cfg.duration = Duration::from_secs(2);
@@ -120,7 +119,7 @@ fn without_a_send_ahead_window_nothing_goes_out_before_its_time() {
 
 #[test]
 fn a_send_ahead_window_sends_early_within_it_and_says_so() {
-    let _timing = timing();
+    let _timing = serial();
     let (srv, arrivals) = recording_server();
     // One request per 500 µs, a 1 ms window: most go out early, in bursts
     // of two or three, never more than the window ahead.
@@ -143,7 +142,7 @@ fn a_send_ahead_window_sends_early_within_it_and_says_so() {
 
 #[test]
 fn answers_read_late_are_timed_when_they_arrived() {
-    let _timing = timing();
+    let _timing = serial();
     // 50 requests a second, answers below the reading-late low-water mark:
     // they do not wake the thread, which reads them at a later turn. Timed
     // by the kernel's receive stamp (or read within a few ms), latency is
@@ -168,7 +167,7 @@ fn answers_read_late_are_timed_when_they_arrived() {
 
 #[test]
 fn connects_are_timed_as_they_finish_not_at_the_next_due_time() {
-    let _timing = timing();
+    let _timing = serial();
     // The first request is due 100 ms after the connections open, the
     // next ones 20 ms apart: a loop that slept through the connects would
     // time them at ~100 ms.

@@ -6,16 +6,15 @@
 //! bytes. Bounds are generous because these machines are small and noisy;
 //! the properties are not.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{timing, HELLO};
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, Target};
+use fairbench_testkit::scripted::HELLO;
+use fairbench_testkit::serial;
 
 /// A server whose every connection runs `serve` on a thread of its own.
 struct Scripted {
@@ -155,7 +154,7 @@ fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, connections: usiz
 
 #[test]
 fn large_bodies_are_read_as_they_come() {
-    let _timing = timing();
+    let _timing = serial();
     for (len, rps) in [(256 * 1024, 20.0), (1024 * 1024, 20.0), (16 << 20, 5.0)] {
         let srv = Scripted::start(answer_each(ok_with_body(len)));
         assert_same_as_a_prompt_reader(&srv, rps, 4, &format!("{len}-byte body"));
@@ -176,7 +175,7 @@ fn close_delimited(pause: Duration) -> Scripted {
 
 #[test]
 fn an_answer_that_ends_at_the_close_is_timed_when_it_ends() {
-    let _timing = timing();
+    let _timing = serial();
     for pause in [Duration::ZERO, Duration::from_millis(20)] {
         let srv = close_delimited(pause);
         // A connection per answer: 16 of them at 50/s leave each 320 ms to
@@ -247,7 +246,7 @@ fn request_waiting(c: &TcpStream) -> bool {
 
 #[test]
 fn an_answer_nobody_asked_for_is_never_credited_to_a_request() {
-    let _timing = timing();
+    let _timing = serial();
     let together = answers_twice(Duration::ZERO);
     // Two connections at 10/s take turns every 100 ms: the copy comes
     // 100 ms after the answer was read, and waits in the socket of a
@@ -367,7 +366,7 @@ fn requests_in_flight_at_an_interrupt_are_charged_what_they_waited() {
 
 #[test]
 fn a_generator_sharing_its_cpu_says_so() {
-    let _timing = timing();
+    let _timing = serial();
     let srv = Scripted::start(answer_each(Arc::new(HELLO.to_vec())));
     let cpu = 0;
     // A busy loop on the generator's CPU for longer than the run.

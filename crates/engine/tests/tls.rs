@@ -3,15 +3,15 @@
 //! are their own class, and a certificate that is not trusted stops the run
 //! before it starts with one clear line.
 
-mod common;
-
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::tls::{self, TlsBehaviour};
-use common::{timing, Reply};
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target, TlsOptions};
+use fairbench_testkit::pki::pki;
+use fairbench_testkit::scripted::tls::{self, TlsBehaviour};
+use fairbench_testkit::scripted::Reply;
+use fairbench_testkit::serial;
 
 fn config(url: &str, ca_pem: &str) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -39,8 +39,8 @@ fn refused(cfg: &LoadConfig) -> String {
 
 #[test]
 fn the_handshake_is_timed_apart_and_never_in_request_latency() {
-    let _t = timing();
-    let pki = tls::pki(&["127.0.0.1"], false);
+    let _t = serial();
+    let pki = pki(&["127.0.0.1"], false);
     // Every handshake waits 300 ms; answers are immediate.
     let behaviour = TlsBehaviour {
         handshake_delay: Duration::from_millis(300),
@@ -75,7 +75,7 @@ fn the_handshake_is_timed_apart_and_never_in_request_latency() {
 
 #[test]
 fn a_dns_name_is_sent_as_sni_and_verified() {
-    let pki = tls::pki(&["localhost"], false);
+    let pki = pki(&["localhost"], false);
     // "localhost" resolves to the address the server binds.
     let (srv, seen) = tls::start("localhost:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
@@ -93,8 +93,8 @@ fn a_dns_name_is_sent_as_sni_and_verified() {
 
 #[test]
 fn one_connection_per_request_resumes_sessions_and_counts_the_handshake() {
-    let _t = timing();
-    let pki = tls::pki(&["127.0.0.1"], false);
+    let _t = serial();
+    let pki = pki(&["127.0.0.1"], false);
     let behaviour = TlsBehaviour {
         handshake_delay: Duration::from_millis(20),
         ..Default::default()
@@ -127,7 +127,7 @@ fn one_connection_per_request_resumes_sessions_and_counts_the_handshake() {
 
 #[test]
 fn handshake_failures_are_their_own_class() {
-    let pki = tls::pki(&["127.0.0.1"], false);
+    let pki = pki(&["127.0.0.1"], false);
     // Connection 0 (the check before the run) succeeds, then every second
     // connection is closed before its handshake.
     let behaviour = TlsBehaviour {
@@ -157,7 +157,7 @@ fn handshake_failures_are_their_own_class() {
 
 #[test]
 fn an_expired_certificate_stops_the_run_before_it_starts() {
-    let pki = tls::pki(&["127.0.0.1"], true);
+    let pki = pki(&["127.0.0.1"], true);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
     });
@@ -169,7 +169,7 @@ fn an_expired_certificate_stops_the_run_before_it_starts() {
 
 #[test]
 fn a_certificate_for_another_name_stops_the_run() {
-    let pki = tls::pki(&["example.test"], false);
+    let pki = pki(&["example.test"], false);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
     });
@@ -180,7 +180,7 @@ fn a_certificate_for_another_name_stops_the_run() {
 
 #[test]
 fn an_unknown_ca_stops_the_run() {
-    let pki = tls::pki(&["127.0.0.1"], false);
+    let pki = pki(&["127.0.0.1"], false);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
     });
@@ -197,7 +197,7 @@ fn an_unknown_ca_stops_the_run() {
 #[test]
 fn insecure_takes_any_certificate() {
     // Expired, for another name, by an unknown CA.
-    let pki = tls::pki(&["example.test"], true);
+    let pki = pki(&["example.test"], true);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
     });
@@ -213,7 +213,7 @@ fn insecure_takes_any_certificate() {
 
 #[test]
 fn a_server_that_does_not_speak_tls_is_one_line() {
-    let srv = common::TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let srv = fairbench_testkit::scripted::TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let url = srv.url("/").replace("http://", "https://");
     let mut cfg = config(&url, "");
     cfg.tls = TlsOptions {
@@ -227,8 +227,8 @@ fn a_server_that_does_not_speak_tls_is_one_line() {
 
 #[test]
 fn tls_at_constant_rate_keeps_the_ledger() {
-    let _t = timing();
-    let pki = tls::pki(&["127.0.0.1"], false);
+    let _t = serial();
+    let pki = pki(&["127.0.0.1"], false);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
     });
@@ -244,7 +244,7 @@ fn tls_at_constant_rate_keeps_the_ledger() {
 
 #[test]
 fn pipelining_and_server_closes_over_tls_lose_nothing() {
-    let pki = tls::pki(&["127.0.0.1"], false);
+    let pki = pki(&["127.0.0.1"], false);
     // Every 10th answer on a connection says close: the client reconnects,
     // resumes its session, and sends what was queued behind the close again.
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, n| {

@@ -3,14 +3,13 @@
 //! counted wrk's way (a late answer is a timeout, its connection kept)
 //! beside fairbench's (abort and reconnect).
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{timing, Reply, TestServer};
 use fairbench_engine::{run, LoadConfig, Outcome, Quiet, Target, TimeoutMode};
+use fairbench_testkit::scripted::{Reply, TestServer};
+use fairbench_testkit::serial;
 
 fn go(cfg: &LoadConfig) -> Outcome {
     run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
@@ -35,7 +34,7 @@ fn closed(url: &str, connections: usize, threads: usize) -> LoadConfig {
 
 #[test]
 fn per_thread_req_sec_is_each_threads_rate_not_the_total() {
-    let _t = timing();
+    let _t = serial();
     let server = steady_server();
 
     // 4 connections on 2 threads, 2 each: every thread does half the total.
@@ -103,7 +102,7 @@ fn with_timeouts(url: &str, mode: TimeoutMode) -> LoadConfig {
 
 #[test]
 fn timeouts_are_counted_wrks_way_or_fairbenchs() {
-    let _t = timing();
+    let _t = serial();
 
     // wrk's way: nothing is aborted. Each connection goes on through its
     // late answers (a cycle of ~300 ms: 5 in 1.5 s), each counted as a

@@ -1,6 +1,7 @@
 // The git revision fairbench is built from, for `--version`: shared by
-// build.rs and the test of it (tests/version.rs), so what is tested is what
-// runs. Plain functions only: this file is `include!`d into a build script.
+// build.rs and the library (src/build_revision.rs, which the test of it in
+// tests/cli_consistency.rs calls), so what is tested is what runs. Plain
+// functions only: this file is `include!`d into a build script.
 
 /// `git rev-parse --short HEAD` of the repository holding `dir`, or
 /// "unknown": no git, no repository (a tarball), or a repository that does

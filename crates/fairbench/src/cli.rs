@@ -56,7 +56,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fairbench run --suite quick\n  fairbench run --suite study --servers 'go-*' --cores 1,2 --dry-run\n  fairbench run --suite quick --variant normalized --connections 100 --rate 5k\n  fairbench run --resume 3\n  fairbench run --suite ./our-services.toml --db results.db"
     )]
-    Run(commands::run::RunArgs),
+    Run(commands::run_args::RunArgs),
     /// List the runs stored in the results database.
     #[command(
         after_help = "Examples:\n  fairbench runs\n  fairbench runs --db baseline.db --format json"

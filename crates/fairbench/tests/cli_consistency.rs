@@ -13,8 +13,7 @@ use clap::CommandFactory;
 use support::root::Root;
 use support::{command, run_in, stderr, stdout, text};
 
-#[path = "../build/revision.rs"]
-mod revision;
+use fairbench::build_revision as revision;
 
 fn fixture_db(dir: &Path) -> PathBuf {
     let p = dir.join("sub").join("r.db");

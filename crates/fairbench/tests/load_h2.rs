@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::h2::H2c;
+use fairbench_testkit::h2::hello::H2c;
 use support::load::{pki, run, Server, HELLO};
 
 /// Exit 2 and exactly one line on stderr, containing `needle`.

@@ -8,8 +8,8 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
+use fairbench_testkit::counting::Counting;
 use support::command as fairbench;
-use support::counting::Counting;
 
 /// The section's ```toml block and its ```sh lines.
 fn section() -> (String, Vec<String>) {

@@ -7,8 +7,8 @@ mod support;
 
 use std::time::Duration;
 
+use fairbench_testkit::counting::Counting;
 use serde_json::Value;
-use support::counting::Counting;
 use support::load::run;
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {

@@ -8,8 +8,8 @@ mod support;
 
 use std::time::Duration;
 
+use fairbench_testkit::counting::Counting;
 use serde_json::Value;
-use support::counting::Counting;
 use support::load::run;
 
 /// The timing tests run one at a time: on a 2-CPU machine, two at once

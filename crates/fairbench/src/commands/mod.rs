@@ -7,6 +7,7 @@ pub mod completions;
 pub mod load;
 pub mod report;
 pub mod run;
+pub mod run_args;
 mod run_services;
 pub mod runs;
 pub mod servers;

@@ -12,7 +12,7 @@ use crate::topology::TopologyKind;
 use crate::units;
 use crate::usage_error::usage;
 
-use super::run::RunArgs;
+use super::run_args::RunArgs;
 
 pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
     refuse_zoo_flags(args)?;

@@ -23,7 +23,7 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         "run {} ({}), {}, {}: {} done, {} failed, {} skipped of {} planned",
         run.id,
         run.started_at,
-        if run.suite == crate::runner::adhoc::SUITE {
+        if run.suite == crate::report::url_case::ADHOC_SUITE {
             "a load of URLs".to_string()
         } else {
             format!("suite {} (services at URLs)", units::one_line(&run.suite))

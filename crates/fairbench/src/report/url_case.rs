@@ -10,6 +10,11 @@ use serde_json::Value;
 
 use crate::store::CaseRow;
 
+/// The suite name of stored loads (`load --save`, `load --vs --save`), and
+/// the server, mode and scenario their one case is filed under: the URL is
+/// what was measured.
+pub const ADHOC_SUITE: &str = "load";
+
 /// Said wherever a URL run's figures are shown: the column a zoo run fills
 /// from the server's control group is empty, not zero.
 pub const NOT_STARTED: &str = "fairbench did not start these servers: their own CPU and memory are not measured (only the load generator's)";

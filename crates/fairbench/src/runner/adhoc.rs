@@ -25,9 +25,7 @@ impl Observer for SampleLog {
     }
 }
 
-/// The suite name of stored loads, and the server, mode and scenario their
-/// one case is filed under: the URL is what was measured.
-pub const SUITE: &str = "load";
+pub use crate::report::url_case::ADHOC_SUITE as SUITE;
 
 /// Stores the load as a finished run of one case; returns the run's id.
 /// `argv` is the command line, kept with the run as its "suite".

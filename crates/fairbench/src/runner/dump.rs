@@ -1,7 +1,7 @@
 //! `fairbench load --dump`: one request and its answer as exchanged, bytes
 //! escaped (HTTP/1.1) or every frame decoded (HTTP/2), instead of a load.
 
-use fairbench_engine::{LoadConfig, RequestSpec};
+use fairbench_engine::{LoadConfig, RequestSpec, Target};
 use fairbench_zoo::fetch;
 use fairbench_zoo::parity::RawExchange;
 
@@ -13,20 +13,8 @@ pub fn dump(url: &str, cfg: &LoadConfig, cacert_given: bool) -> anyhow::Result<i
     if cfg.protocol.is_h2() {
         return dump_h2(url, cfg, cacert_given);
     }
-    // With a mix, its first prepared request.
-    let request = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
-        Some(r) => {
-            let mut t = cfg.target.clone();
-            t.path.clone_from(&r.path);
-            let spec = RequestSpec {
-                method: r.method.clone(),
-                headers: r.headers.clone(),
-                body: r.body.clone(),
-            };
-            spec.serialize(&t)?
-        }
-        None => cfg.request.serialize(&cfg.target)?,
-    };
+    let (at, spec) = first_request(cfg);
+    let request = spec.serialize(&at)?;
     let t = &cfg.target;
     let mut conn = fairbench_engine::dial::dial(t, &cfg.tls, cfg.timeout)
         .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, cacert_given)))?;
@@ -68,20 +56,27 @@ pub fn dump(url: &str, cfg: &LoadConfig, cacert_given: bool) -> anyhow::Result<i
     }
 }
 
-/// `--dump --http2`: one request on stream 1, every frame exchanged decoded.
-fn dump_h2(url: &str, cfg: &LoadConfig, cacert_given: bool) -> anyhow::Result<i32> {
-    let mut t = cfg.target.clone();
-    let spec = match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
+/// The request a dump sends: a mix's first prepared request (with its
+/// path), else the load's own.
+fn first_request(cfg: &LoadConfig) -> (Target, RequestSpec) {
+    match cfg.mix.as_ref().and_then(|m| m.requests.first()) {
         Some(r) => {
+            let mut t = cfg.target.clone();
             t.path.clone_from(&r.path);
-            RequestSpec {
+            let spec = RequestSpec {
                 method: r.method.clone(),
                 headers: r.headers.clone(),
                 body: r.body.clone(),
-            }
+            };
+            (t, spec)
         }
-        None => cfg.request.clone(),
-    };
+        None => (cfg.target.clone(), cfg.request.clone()),
+    }
+}
+
+/// `--dump --http2`: one request on stream 1, every frame exchanged decoded.
+fn dump_h2(url: &str, cfg: &LoadConfig, cacert_given: bool) -> anyhow::Result<i32> {
+    let (t, spec) = first_request(cfg);
     let mut conn = fairbench_engine::dial::dial_as(&t, &cfg.tls, cfg.protocol, cfg.timeout)
         .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, cacert_given)))?;
     let reached = conn.peer().unwrap_or(t.addr);

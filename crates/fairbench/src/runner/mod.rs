@@ -13,6 +13,7 @@ pub mod metadata;
 pub mod placement;
 mod sampler;
 pub mod services;
+pub mod session;
 pub mod vs;
 
 use std::path::PathBuf;

@@ -3,21 +3,11 @@
 //! would refuse when a case starts is refused when the suite is read —
 //! before `--dry-run` prints a plan or `run` stores a run.
 
-use std::time::Duration;
-
 use fairbench_engine::{ConfigError, LoadConfig, LoadModel, Target};
 
 use super::file::{Ends, LoadProfile};
+use super::timing::Timing;
 use crate::args::bounds;
-
-/// How long a measurement warms up, lasts, and waits for each response.
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    pub warmup: Duration,
-    pub duration: Duration,
-    pub timeout: Duration,
-    pub timeout_mode: fairbench_engine::TimeoutMode,
-}
 
 impl LoadProfile {
     /// The engine's settings for this profile against `target`; a sweep's
@@ -142,6 +132,8 @@ impl LoadProfile {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::suite::Suite;
 

@@ -3,12 +3,14 @@
 mod engine;
 mod file;
 pub mod order;
+pub mod overrides;
 pub mod pairing;
 mod plan;
 pub mod span;
+mod timing;
 
-pub use engine::Timing;
 pub use file::{Ends, LoadProfile, Service, Suite};
 pub use plan::{
     full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };
+pub use timing::Timing;

@@ -11,7 +11,6 @@
 
 use serde::Serialize;
 
-use super::plan::PlanItem;
 use crate::seeded::SplitMix64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -53,36 +52,6 @@ pub fn case_order(k: usize, repetition: usize, seed: u64) -> Vec<usize> {
         base.rotate_left((repetition.saturating_sub(1)) % k);
     }
     base
-}
-
-/// Reorders a plan built repetition by repetition (`plan` makes it so):
-/// each repetition's cases in the order [`case_order`] gives. Sweeps, which
-/// run once, follow the first repetition's cases.
-pub fn interleave(items: Vec<PlanItem>, seed: u64) -> Vec<PlanItem> {
-    let mut reps: Vec<(usize, Vec<PlanItem>, Vec<PlanItem>)> = Vec::new();
-    for item in items {
-        let rep = match &item {
-            PlanItem::Case(c) => c.repetition,
-            PlanItem::Sweep(_) => 1,
-        };
-        if reps.last().is_none_or(|(r, _, _)| *r != rep) {
-            reps.push((rep, Vec::new(), Vec::new()));
-        }
-        let (_, cases, sweeps) = reps.last_mut().expect("pushed above");
-        match item {
-            PlanItem::Case(_) => cases.push(item),
-            PlanItem::Sweep(_) => sweeps.push(item),
-        }
-    }
-    let mut out = Vec::new();
-    for (rep, cases, sweeps) in reps {
-        let mut slots: Vec<Option<PlanItem>> = cases.into_iter().map(Some).collect();
-        for i in case_order(slots.len(), rep, seed) {
-            out.extend(slots[i].take());
-        }
-        out.extend(sweeps);
-    }
-    out
 }
 
 /// A fresh seed for a run that asked for interleaving without one: the

@@ -13,7 +13,7 @@ use fairbench_zoo::toolchain::{self, ToolchainStatus};
 use fairbench_zoo::{NameFilter, Protocol, Scenario, Server, Zoo};
 
 use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
-use super::order::Interleave;
+use super::order::{case_order, Interleave};
 use crate::args::bounds;
 
 /// What a case or a sweep measures: one server variant serving one
@@ -387,7 +387,7 @@ fn plan_on(
         }
     }
     if suite.interleave == Interleave::Case {
-        items = super::order::interleave(items, suite.interleave_seed.unwrap_or(0));
+        items = interleave(items, suite.interleave_seed.unwrap_or(0));
     }
     Ok(SuitePlan {
         items,
@@ -395,4 +395,34 @@ fn plan_on(
         toolchains,
         cpus,
     })
+}
+
+/// Reorders a plan built repetition by repetition (`plan` makes it so):
+/// each repetition's cases in the order [`case_order`] gives. Sweeps, which
+/// run once, follow the first repetition's cases.
+fn interleave(items: Vec<PlanItem>, seed: u64) -> Vec<PlanItem> {
+    let mut reps: Vec<(usize, Vec<PlanItem>, Vec<PlanItem>)> = Vec::new();
+    for item in items {
+        let rep = match &item {
+            PlanItem::Case(c) => c.repetition,
+            PlanItem::Sweep(_) => 1,
+        };
+        if reps.last().is_none_or(|(r, _, _)| *r != rep) {
+            reps.push((rep, Vec::new(), Vec::new()));
+        }
+        let (_, cases, sweeps) = reps.last_mut().expect("pushed above");
+        match item {
+            PlanItem::Case(_) => cases.push(item),
+            PlanItem::Sweep(_) => sweeps.push(item),
+        }
+    }
+    let mut out = Vec::new();
+    for (rep, cases, sweeps) in reps {
+        let mut slots: Vec<Option<PlanItem>> = cases.into_iter().map(Some).collect();
+        for i in case_order(slots.len(), rep, seed) {
+            out.extend(slots[i].take());
+        }
+        out.extend(sweeps);
+    }
+    out
 }

@@ -1,21 +1,19 @@
 //! The integration tests' one support module: running the fairbench binary
 //! and reading what it printed, the repository's paths, finding processes
 //! a run left behind, and, in submodules, what a family of tests needs:
-//! throw-away fairbench roots with Python test servers ([`root`]), test
-//! HTTP servers and sshd ([`net`]), plain and TLS servers with a
-//! certificate made for the test ([`load`]), network namespaces ([`topology`]),
+//! throw-away fairbench roots with Python test servers ([`root`]), sshd
+//! ([`net`]), running `load` ([`load`]), network namespaces ([`topology`]),
 //! bounded `check` runs ([`check`]), golden files ([`golden`]), HTML tables
 //! ([`html`]) and a headless browser ([`chrome`]). Fixture databases come
 //! from the library itself (`fairbench::report::fixture`), written by the
-//! store's own writer.
+//! store's own writer; the test CA and the test HTTP servers the engine's
+//! tests use too come from `fairbench_testkit`.
 
 #![allow(dead_code, unused_imports)]
 
 pub mod check;
 pub mod chrome;
-pub mod counting;
 pub mod golden;
-pub mod h2;
 pub mod html;
 pub mod load;
 pub mod net;
@@ -25,7 +23,6 @@ pub mod topology;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
 
 pub use golden::*;
 pub use html::*;
@@ -119,10 +116,7 @@ pub fn repo() -> PathBuf {
 
 /// Tests of one file that measure, or that pin servers to the same CPU,
 /// hold this for their whole body so that they do not measure each other.
-pub fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub use fairbench_testkit::serial;
 
 /// Where the cgroup file systems (v1 controllers and v2) are mounted.
 pub fn cgroup_mounts() -> Vec<PathBuf> {

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::engine::Timing;
 use super::order::Interleave;
 use super::pairing::{Pairing, VariantSpec, DEFAULT_REFERENCE};
+use super::timing::Timing;
 
 mod raw;
 use raw::*;

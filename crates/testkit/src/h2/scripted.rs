@@ -6,12 +6,13 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+use super::{frame_at, head, u32_at, PREFACE};
+use crate::accept::{accept_loop, bind, read_some};
 
 /// What the server does with one request, decided when it is complete.
 #[derive(Clone, Debug)]
@@ -114,44 +115,39 @@ impl H2Server {
         F: Fn(&Seen) -> Action + Send + Sync + 'static,
     {
         let scheme = if tls.is_some() { "https" } else { "http" };
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (listener, addr) = bind("127.0.0.1:0");
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
         let handler = Arc::new(handler);
         let started = Instant::now();
         let (s, st) = (stop.clone(), stats.clone());
-        std::thread::spawn(move || {
-            let mut n = 0;
-            while !s.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(120) {
-                match listener.accept() {
-                    Ok((conn, _)) => {
-                        let (h, s2, st2, set) =
-                            (handler.clone(), s.clone(), st.clone(), settings.clone());
-                        let tls = tls.clone();
-                        let id = n;
-                        n += 1;
-                        std::thread::spawn(move || {
-                            let _ = conn.set_nonblocking(false);
-                            conn.set_nodelay(true).ok();
-                            conn.set_read_timeout(Some(Duration::from_millis(5))).ok();
-                            match tls {
-                                None => serve(conn, id, started, &set, &*h, &s2, &st2),
-                                Some(cfg) => {
-                                    let Ok(session) = rustls::ServerConnection::new(cfg) else {
-                                        return;
-                                    };
-                                    let conn = rustls::StreamOwned::new(session, conn);
-                                    serve(conn, id, started, &set, &*h, &s2, &st2)
-                                }
-                            }
-                        });
+        let mut n = 0;
+        accept_loop(
+            listener,
+            stop.clone(),
+            Duration::from_secs(120),
+            move |conn| {
+                let (h, s2, st2, set) = (handler.clone(), s.clone(), st.clone(), settings.clone());
+                let tls = tls.clone();
+                let id = n;
+                n += 1;
+                std::thread::spawn(move || {
+                    let _ = conn.set_nonblocking(false);
+                    conn.set_nodelay(true).ok();
+                    conn.set_read_timeout(Some(Duration::from_millis(5))).ok();
+                    match tls {
+                        None => serve(conn, id, started, &set, &*h, &s2, &st2),
+                        Some(cfg) => {
+                            let Ok(session) = rustls::ServerConnection::new(cfg) else {
+                                return;
+                            };
+                            let conn = rustls::StreamOwned::new(session, conn);
+                            serve(conn, id, started, &set, &*h, &s2, &st2)
+                        }
                     }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
+                });
+            },
+        );
         H2Server {
             addr,
             stats,
@@ -169,15 +165,6 @@ impl Drop for H2Server {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
-}
-
-fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
-    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags]);
-    out.extend_from_slice(&stream.to_be_bytes());
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// A response: `:status` as a literal with the static name (index 8), then
@@ -244,15 +231,8 @@ fn serve<F: Fn(&Seen) -> Action>(
         if !out.is_empty() && conn.write_all(&out).is_err() {
             return;
         }
-        match conn.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return,
+        if read_some(&mut conn, &mut chunk, &mut buf).is_none() {
+            return;
         }
         if !preface {
             if buf.len() < PREFACE.len() {
@@ -264,15 +244,10 @@ fn serve<F: Fn(&Seen) -> Action>(
         }
         let mut out = Vec::new();
         let mut at = 0;
-        while buf.len() - at >= 9 {
-            let len = (buf[at] as usize) << 16 | (buf[at + 1] as usize) << 8 | buf[at + 2] as usize;
-            if buf.len() - at < 9 + len {
-                break;
-            }
-            let (kind, flags) = (buf[at + 3], buf[at + 4]);
-            let stream = u32_at(&buf, at + 5) & 0x7fff_ffff;
-            let p = buf[at + 9..at + 9 + len].to_vec();
-            at += 9 + len;
+        while let Some(f) = frame_at(&buf, at) {
+            let (kind, flags, stream, len) = (f.kind, f.flags, f.stream, f.len);
+            let p = buf[f.payload.clone()].to_vec();
+            at = f.payload.end;
             let mut complete = false;
             match kind {
                 0x4 if flags & 1 == 0 => {

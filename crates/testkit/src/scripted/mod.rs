@@ -1,25 +1,18 @@
-//! Deterministic HTTP servers written for the engine's tests. Each listens on
-//! loopback, serves every connection on its own thread, and stops when
-//! dropped; every loop is bounded by a read timeout or the stop flag.
+//! A scripted HTTP/1.1 server (the engine's tests): a handler decides each
+//! reply (bytes, a pause, a close) by its number on the connection, over
+//! plain TCP or TLS ([`tls`]). Serves every connection on its own thread
+//! and stops when dropped; every loop is bounded by a read timeout or the
+//! stop flag.
 
-#![allow(dead_code)]
-
-pub mod h2;
 pub mod tls;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Tests whose assertions are about timing hold this, so that the other
-/// tests of the binary (running in parallel on a 2-CPU machine) do not steal
-/// their CPU.
-pub fn timing() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::accept::{accept_loop, bind, read_some};
 
 pub const HELLO: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello World!\n";
@@ -85,7 +78,7 @@ impl TestServer {
     /// The same over a wrapper: `wrap(socket, connection_number, serve)`
     /// sets the connection up (a TLS session, say) and calls `serve` on it.
     pub fn start_wrapped<F>(
-        bind: &str,
+        bind_to: &str,
         scheme: &'static str,
         wrap: Arc<Wrap>,
         handler: F,
@@ -93,36 +86,32 @@ impl TestServer {
     where
         F: Fn(Instant, u64) -> Reply + Send + Sync + 'static,
     {
-        let listener = TcpListener::bind(bind).expect("bind test server");
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (listener, addr) = bind(bind_to);
         let stop = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
         let handler = Arc::new(handler);
         let accepted = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let s = stop.clone();
         let count = accepted.clone();
-        std::thread::spawn(move || {
-            // Bounded: the test drops the server within its own time limit,
-            // and the accept loop gives up after 120 s regardless.
-            while !s.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(120) {
-                match listener.accept() {
-                    Ok((conn, _)) => {
-                        let n = count.fetch_add(1, Ordering::Relaxed);
-                        let h = handler.clone();
-                        let s2 = s.clone();
-                        let wrap = wrap.clone();
-                        std::thread::spawn(move || {
-                            let _ = conn.set_nonblocking(false);
-                            conn.set_nodelay(true).ok();
-                            conn.set_read_timeout(Some(Duration::from_millis(200))).ok();
-                            wrap(conn, n, &|stream| serve(stream, started, &*h, &s2));
-                        });
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
+        // Bounded: the test drops the server within its own time limit,
+        // and the accept loop gives up after 120 s regardless.
+        accept_loop(
+            listener,
+            stop.clone(),
+            Duration::from_secs(120),
+            move |conn| {
+                let n = count.fetch_add(1, Ordering::Relaxed);
+                let h = handler.clone();
+                let s2 = s.clone();
+                let wrap = wrap.clone();
+                std::thread::spawn(move || {
+                    let _ = conn.set_nonblocking(false);
+                    conn.set_nodelay(true).ok();
+                    conn.set_read_timeout(Some(Duration::from_millis(200))).ok();
+                    wrap(conn, n, &|stream| serve(stream, started, &*h, &s2));
+                });
+            },
+        );
         TestServer {
             addr,
             started,
@@ -179,15 +168,8 @@ fn serve<F: Fn(Instant, u64) -> Reply>(
                 return;
             }
         }
-        match conn.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return,
+        if read_some(conn, &mut chunk, &mut buf).is_none() {
+            return;
         }
     }
 }

@@ -7,11 +7,14 @@
 //! timeout or the stop flag.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::accept::{accept_loop, bind, content_length, read_some};
 
 pub struct Counting {
     pub port: u16,
@@ -22,22 +25,14 @@ pub struct Counting {
 impl Counting {
     /// `delay`: how long every answer waits (a slower service).
     pub fn start(delay: Duration) -> Counting {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.set_nonblocking(true).unwrap();
-        let port = l.local_addr().unwrap().port();
+        let (l, addr) = bind("127.0.0.1:0");
+        let port = addr.port();
         let seen = Arc::new(Mutex::new(HashMap::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (s, log) = (stop.clone(), seen.clone());
-        std::thread::spawn(move || {
-            let t0 = Instant::now();
-            while !s.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(120) {
-                let Ok((c, _)) = l.accept() else {
-                    std::thread::sleep(Duration::from_millis(2));
-                    continue;
-                };
-                let (s2, log2) = (s.clone(), log.clone());
-                std::thread::spawn(move || serve(c, delay, &s2, &log2));
-            }
+        accept_loop(l, stop.clone(), Duration::from_secs(120), move |c| {
+            let (s2, log2) = (s.clone(), log.clone());
+            std::thread::spawn(move || serve(c, delay, &s2, &log2));
         });
         Counting { port, seen, stop }
     }
@@ -79,15 +74,7 @@ fn serve(mut c: TcpStream, delay: Duration, stop: &AtomicBool, log: &Mutex<HashM
         let mut out = Vec::new();
         while let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buf[..i]).into_owned();
-            let len: usize = head
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.trim()
-                        .eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse().ok())?
-                })
-                .unwrap_or(0);
+            let len = content_length(&buf[..i]);
             if buf.len() < i + 4 + len {
                 break;
             }
@@ -124,15 +111,8 @@ fn serve(mut c: TcpStream, delay: Duration, stop: &AtomicBool, log: &Mutex<HashM
                 return;
             }
         }
-        match c.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return,
+        if read_some(&mut c, &mut chunk, &mut buf).is_none() {
+            return;
         }
     }
 }

@@ -1,63 +1,17 @@
-//! TLS for the test servers: a CA made for the test, certificates it signs
-//! (valid, expired, for another name), and a server that wraps each
-//! accepted connection in a rustls session and records what it saw.
+//! The scripted server over TLS: each accepted connection wrapped in a
+//! rustls session with a [`Pki`]'s certificate, and what its handshake
+//! showed recorded.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rcgen::{
-    date_time_ymd, BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair,
-};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::{ServerConfig, ServerConnection, StreamOwned};
+use rustls::{ServerConnection, StreamOwned};
 
 use super::{Reply, Stream, TestServer};
-
-/// A CA and one certificate it signed, with the server settings that use it.
-pub struct TestPki {
-    /// The CA certificate, PEM: what `--cacert` is given.
-    pub ca_pem: String,
-    pub server: Arc<ServerConfig>,
-}
-
-/// A certificate for `names`, signed by a CA of its own; `expired` makes it
-/// valid only in the year 2000.
-pub fn pki(names: &[&str], expired: bool) -> TestPki {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "fairbench test CA");
-    let ca = CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
-
-    let key = KeyPair::generate().unwrap();
-    let mut params =
-        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
-    if expired {
-        params.not_before = date_time_ymd(2000, 1, 1);
-        params.not_after = date_time_ymd(2000, 12, 31);
-    }
-    let cert = params.signed_by(&key, &ca).unwrap();
-
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut server = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![CertificateDer::from(cert.der().to_vec())],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
-        )
-        .unwrap();
-    server.alpn_protocols = vec![b"http/1.1".to_vec()];
-    TestPki {
-        ca_pem: ca.pem(),
-        server: Arc::new(server),
-    }
-}
+use crate::accept::idle;
+use crate::pki::Pki;
 
 /// What the TLS server saw of one connection's handshake.
 #[derive(Debug, Clone)]
@@ -114,7 +68,7 @@ impl Stream for Tls {
 /// entry per completed handshake.
 pub fn start<F>(
     bind: &str,
-    pki: &TestPki,
+    pki: &Pki,
     behaviour: TlsBehaviour,
     handler: F,
 ) -> (TestServer, Arc<Mutex<Vec<Seen>>>)
@@ -140,11 +94,7 @@ where
             while conn.is_handshaking() && t.elapsed() < Duration::from_secs(5) {
                 match conn.complete_io(&mut tcp) {
                     Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                        ) => {}
+                    Err(e) if idle(&e) => {}
                     Err(_) => return,
                 }
             }

@@ -1,0 +1,46 @@
+//! `fairbench run --dry-run`'s plan: every case and sweep in the order it
+//! would run, with the case order's seed and the estimated time.
+
+use std::fmt::Write;
+
+use crate::suite::order::Interleave;
+use crate::suite::{PlanItem, Suite, SuitePlan};
+
+/// The plan as text (not yet made safe for the terminal).
+pub fn render(suite: &Suite, plan: &SuitePlan) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "suite {}: {}", suite.name, suite.description);
+    if let (Interleave::Case, Some(seed)) = (suite.interleave, suite.interleave_seed) {
+        let _ = writeln!(
+        o,"order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
+    }
+    for (i, item) in plan.items.iter().enumerate() {
+        let _ = match item {
+            PlanItem::Case(c) => writeln!(
+                o,
+                "{:>4}  {}  ({} warm-up + {})",
+                i + 1,
+                c.label(),
+                humantime::format_duration(c.subject.warmup),
+                humantime::format_duration(c.duration)
+            ),
+            PlanItem::Sweep(s) => writeln!(
+                o,
+                "{:>4}  {}  (rate sweep {}..{} req/s)",
+                i + 1,
+                s.subject.label(),
+                s.spec.start_rate,
+                s.spec.max_rate
+            ),
+        };
+    }
+    let est = plan.estimate();
+    let _ = writeln!(
+        o,
+        "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
+        plan.case_count(),
+        plan.sweep_count(),
+        humantime::format_duration(std::time::Duration::from_secs(est.as_secs()))
+    );
+    o
+}

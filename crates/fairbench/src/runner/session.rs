@@ -1,0 +1,259 @@
+//! A `fairbench run` of a zoo suite from its plan to its end: the run
+//! stored with its planned cases (or an unfinished one taken up again, its
+//! pending cases matched to the plan), the work executed case by case, and
+//! the run's state set by how it ended. Whatever stops a run once it exists
+//! is stored with it, so it is never left `running` by a process that is
+//! gone.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use fairbench_zoo::Zoo;
+
+use super::{metadata, planned_case, RunEnd, RunOptions, Runner, Work};
+use crate::store::{NewRun, PlannedCase, Store};
+use crate::suite::{self, PlanItem, Suite, SuitePlan};
+use crate::topology::{ClientArgs, Layout};
+use crate::usage_error::usage;
+
+/// How the work is executed: the command's flags, the zoo's work folder,
+/// the suite's readiness timeout, the plan's CPUs and the places.
+pub struct Session<'a> {
+    pub allow_unfair: bool,
+    pub quiet: bool,
+    /// The results database, named in the advice an interrupted run prints.
+    pub db: &'a Path,
+    pub zoo: &'a Zoo,
+    pub ready_timeout: Duration,
+    pub cpus: Vec<usize>,
+    pub layout: Layout,
+}
+
+/// Each profile's connections fit this machine's open-file limit, split
+/// over the load generators the flags ask for.
+pub fn fits_here(suite: &Suite, clients: &ClientArgs) -> anyhow::Result<()> {
+    let generators = clients.client_hosts.len().max(clients.clients);
+    for (i, l) in suite.loads.iter().enumerate() {
+        let connections = match l {
+            suite::LoadProfile::Closed { connections, .. }
+            | suite::LoadProfile::Rate { connections, .. } => *connections,
+            suite::LoadProfile::Sweep(s) => s.connections,
+        };
+        crate::args::bounds::connections_fit(connections, generators)
+            .map_err(|m| usage(format!("{}: field load[{i}].connections: {m}", suite.name)))?;
+    }
+    Ok(())
+}
+
+/// Stores a new run of `suite` (stored as `text`) with the plan's cases
+/// (taken from `plan.items`) and `layout`; its id and the work to do.
+pub fn start(
+    store: &mut Store,
+    zoo: &Zoo,
+    suite: &Suite,
+    text: &str,
+    plan: &mut SuitePlan,
+    layout: &Layout,
+) -> anyhow::Result<(i64, Vec<Work>)> {
+    let host = metadata::host(&plan.cpus);
+    let run = store.create_run(&NewRun {
+        started_at: crate::store::now_rfc3339(),
+        suite: suite.name.clone(),
+        suite_toml: text.to_string(),
+        git_revision: metadata::git_revision(&zoo.root),
+        host_json: serde_json::to_string(&host)?,
+        toolchains_json: metadata::toolchains(&plan.toolchains).to_string(),
+        planned_cases: plan.case_count(),
+    })?;
+    let mut planned = Vec::new();
+    for (seq, item) in plan.items.iter().enumerate() {
+        if let PlanItem::Case(c) = item {
+            planned.push(planned_case(
+                seq,
+                &c.subject,
+                None,
+                c.repetition,
+                c.duration,
+            ));
+        }
+    }
+    // From here the run exists: whatever stops it is stored with it.
+    let ids = match store_plan(store, run, layout, &planned) {
+        Ok(ids) => ids,
+        Err(e) => {
+            let _ = store.set_run_state(run, "failed", Some(&format!("{e:#}")));
+            return Err(e);
+        }
+    };
+    let work: Vec<Work> = std::mem::take(&mut plan.items)
+        .into_iter()
+        .enumerate()
+        .map(|(seq, item)| match item {
+            PlanItem::Case(spec) => Work::Case {
+                id: ids[&(seq as i64)],
+                spec,
+            },
+            PlanItem::Sweep(s) => Work::Sweep(s),
+        })
+        .collect();
+    Ok((run, work))
+}
+
+/// Stores the run's topology and planned cases; the case id of each
+/// planned case's place in the plan, every one of them read back.
+fn store_plan(
+    store: &mut Store,
+    run: i64,
+    layout: &Layout,
+    planned: &[PlannedCase],
+) -> anyhow::Result<HashMap<i64, i64>> {
+    store.set_run_topology(run, &layout.describe())?;
+    store.insert_planned(run, planned)?;
+    let ids: HashMap<i64, i64> = store.cases(run)?.iter().map(|c| (c.seq, c.id)).collect();
+    if let Some(p) = planned.iter().find(|p| !ids.contains_key(&(p.seq as i64))) {
+        anyhow::bail!(
+            "{}: planned case {} of run {run} cannot be read back (is the database damaged? `sqlite3 {} 'PRAGMA integrity_check'`)",
+            store.path().display(),
+            p.seq,
+            store.path().display()
+        );
+    }
+    Ok(ids)
+}
+
+/// What is left of run `id` against its suite's plan today: each pending
+/// case matched to its planned case by what it measures (one no longer in
+/// the plan is stored failed), and the sweeps not yet stored.
+pub fn left_to_do(store: &mut Store, id: i64, items: Vec<PlanItem>) -> anyhow::Result<Vec<Work>> {
+    store.reset_unfinished(id)?;
+    let key = |server: &str,
+               mode: &str,
+               response: &str,
+               scenario: &str,
+               cores: i64,
+               load: &str,
+               rep: i64| {
+        format!("{server}|{mode}|{response}|{scenario}|{cores}|{load}|{rep}")
+    };
+    let mut by_key: HashMap<String, PlanItem> = HashMap::new();
+    let mut sweeps = Vec::new();
+    let done_sweeps: Vec<String> = store.sweeps(id)?.into_iter().map(|s| s.sweep).collect();
+    for item in items {
+        match &item {
+            PlanItem::Case(c) => {
+                let s = &c.subject;
+                let k = key(
+                    &s.server.name,
+                    &s.mode,
+                    s.response.as_str(),
+                    &s.scenario.name,
+                    s.cores as i64,
+                    &s.load.label(),
+                    c.repetition as i64,
+                );
+                by_key.insert(k, item);
+            }
+            PlanItem::Sweep(s) => {
+                if !done_sweeps.contains(&s.key) {
+                    sweeps.push(item);
+                }
+            }
+        }
+    }
+    let mut work = Vec::new();
+    for c in store
+        .cases(id)?
+        .into_iter()
+        .filter(|c| c.state == "pending" && c.sweep.is_none())
+    {
+        let k = key(
+            &c.server,
+            &c.mode,
+            &c.response,
+            &c.scenario,
+            c.cores,
+            &c.load_label,
+            c.repetition,
+        );
+        match by_key.remove(&k) {
+            Some(PlanItem::Case(spec)) => work.push(Work::Case { id: c.id, spec }),
+            _ => store.record_failed(
+                c.id,
+                "cannot resume: the case is no longer in the plan (its server, scenario or toolchain changed)",
+                None,
+            )?,
+        }
+    }
+    for s in sweeps {
+        if let PlanItem::Sweep(s) = s {
+            work.push(Work::Sweep(s));
+        }
+    }
+    Ok(work)
+}
+
+/// Marks run `id` running again in `layout`, warning when its topology
+/// differs from the one it was started in.
+pub fn take_up(store: &mut Store, id: i64, layout: &Layout) -> anyhow::Result<()> {
+    store.set_run_state(id, "running", None)?;
+    let kind = |j: &serde_json::Value| j["topology"].as_str().unwrap_or("local").to_string();
+    let was = store
+        .run_topology(id)?
+        .map(|j| kind(&j))
+        .unwrap_or_else(|| "local".into());
+    let now = layout.describe();
+    if was != kind(&now) {
+        eprintln!(
+            "warning: run {id} was started with topology {was} and resumes with {}: its cases will not be comparable (pass the same --topology/--server-host/--client-host flags)",
+            kind(&now)
+        );
+    }
+    store.set_run_topology(id, &now)?;
+    Ok(())
+}
+
+/// Executes `work` of `run` and stores how the run ended; the exit code
+/// (0 all done, 1 a case failed, 130 interrupted).
+pub fn execute(
+    session: Session,
+    store: &mut Store,
+    run: i64,
+    work: Vec<Work>,
+) -> anyhow::Result<i32> {
+    let opts = RunOptions {
+        allow_unfair: session.allow_unfair,
+        work_dir: session.zoo.default_work_dir(),
+        ready_timeout: session.ready_timeout,
+        cpus: session.cpus,
+        layout: session.layout,
+    };
+    let total = work.len();
+    let end = {
+        let mut runner = Runner::new(store, run, opts, total, session.quiet);
+        runner.execute(work)
+    };
+    match end {
+        Ok(RunEnd::Done { failed, skipped }) => {
+            store.set_run_state(run, "done", None)?;
+            if skipped > 0 {
+                eprintln!("{skipped} cases were skipped as unfair (see `fairbench show {run}`; --allow-unfair measures them)");
+            }
+            Ok(if failed > 0 { 1 } else { 0 })
+        }
+        Ok(RunEnd::Interrupted) => {
+            store.set_run_state(
+                run,
+                "interrupted",
+                Some("interrupted by a signal (Ctrl-C or SIGTERM)"),
+            )?;
+            eprintln!("interrupted: finished cases are stored; `fairbench run --resume {run} --db {}` runs the rest", session.db.display());
+            Ok(130)
+        }
+        Err(e) => {
+            let msg = format!("{e:#}");
+            let _ = store.set_run_state(run, "failed", Some(&msg));
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! How long a measurement warms up, lasts and waits: what the suite file
+//! sets and the engine's settings are built with.
+
+use std::time::Duration;
+
+/// How long a measurement warms up, lasts, and waits for each response.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub timeout: Duration,
+    pub timeout_mode: fairbench_engine::TimeoutMode,
+}

@@ -1,0 +1,30 @@
+//! What the engine's and the CLI's tests share, in one place so that it is
+//! written once: the certificate authority made for a test ([`pki`]), the
+//! accept loop and socket helpers every test server uses ([`accept`]), and
+//! the deterministic servers written for the tests: scripted HTTP/1.1
+//! (plain or TLS, [`scripted`]), a canned keep-alive answer ([`canned`]),
+//! a fast answerer, a recorder and a silent server ([`keepalive`]), a
+//! counting service ([`counting`]) and HTTP/2 ([`h2`]). Every server
+//! listens on loopback (the fast answerer on all addresses of its own
+//! namespace), stops when dropped and after a lifetime regardless; every
+//! loop is bounded by a read timeout or the stop flag. Timing-sensitive
+//! tests depend on these servers keeping up: change what they do only with
+//! the tests that measure through them.
+
+pub mod accept;
+pub mod canned;
+pub mod counting;
+pub mod h2;
+pub mod keepalive;
+pub mod pki;
+pub mod scripted;
+
+use std::sync::{Mutex, MutexGuard};
+
+/// Tests of one binary that measure, or whose assertions are about timing,
+/// hold this for their whole body so that they do not steal each other's
+/// CPU (each test binary has its own lock).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
