@@ -126,7 +126,9 @@ fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
     // HTTP/1.1, a known deviation (warn): its cost in the header block
     // depends on the encoder, so it is named, not counted in bytes.
     if case.protocol.is_h2()
-        && extra_names.iter().all(|n| optional(n) || documented_header(n))
+        && extra_names
+            .iter()
+            .all(|n| optional(n) || documented_header(n))
         && missing_names.iter().all(optional)
         && row.payload_bytes == rref.payload_bytes
     {
