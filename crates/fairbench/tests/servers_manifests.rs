@@ -322,7 +322,7 @@ fn servers_says_who_serves_http2_and_why_the_others_do_not() {
             .iter()
             .map(|p| p.as_str().unwrap())
             .collect();
-        if ["go-nethttp", "rust-hyper", "node-http"].contains(&name) {
+        if ["go-nethttp", "rust-hyper", "node-http", "nginx"].contains(&name) {
             assert_eq!(served, ["http/1.1", "h2c", "h2"], "{name}");
             assert!(s["protocols_unsupported"].as_array().unwrap().is_empty());
             continue;

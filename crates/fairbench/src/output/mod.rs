@@ -9,5 +9,6 @@ pub mod progress;
 pub mod run_plan;
 pub mod run_progress;
 pub mod run_table;
+pub mod servers;
 pub mod terminal;
 pub mod url_table;
