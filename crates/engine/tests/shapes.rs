@@ -122,14 +122,22 @@ fn p50_us(o: &Outcome) -> u64 {
 }
 
 /// The constant-rate p50 is the closed loop's one-connection service time,
-/// within 1 ms + 50 % (reading late charged nothing), and nothing timed out.
+/// within 2 ms + 100 % (reading late charged nothing), and nothing timed out.
 ///
-/// A loop that reads at once still has to be woken for each piece of a
-/// large answer, and on a machine whose CPUs are busy with other work each
-/// wake-up waits its turn: a few times the generator's own measured delay
-/// in waking (its send lateness p99) is allowed on top. Charging answers to
-/// the next due time, the fault this guards against, costs tens to
-/// hundreds of milliseconds at these rates.
+/// The two loops do not see the same machine: the closed loop sends its
+/// next request the moment an answer ends and keeps both CPUs busy, while
+/// at these rates client and server idle for hundreds of milliseconds
+/// between answers, and a large answer sent from idle takes longer to
+/// arrive for any client. Measured here against nginx with a 16 MiB file,
+/// one connection: oha at 5/s p50 9.3–9.5 ms, fairbench at 5/s 10.3–10.8
+/// ms, fairbench back to back 4.0–5.5 ms, fairbench at 100/s 2.5–4.1 ms;
+/// the same with `tcp_slow_start_after_idle` off, so it is not TCP's
+/// restart window. A loop that reads at once still has to be
+/// woken for each piece of a large answer, and on a machine whose CPUs are
+/// busy with other work each wake-up waits its turn: a few times the
+/// generator's own measured delay in waking (its send lateness p99) is
+/// allowed on top. Charging answers to the next due time, the fault this
+/// guards against, adds 25 ms on average at 20/s and 100 ms at 5/s.
 fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, connections: usize, label: &str) {
     let service = go(&closed_loop(&server.url(), Duration::from_secs(1)));
     assert!(
@@ -147,7 +155,7 @@ fn assert_same_as_a_prompt_reader(server: &Scripted, rps: f64, connections: usiz
     assert_eq!(o.errors.not_answered(), 0, "{label}: {:?}", o.ledger());
     let late = o.lateness.as_ref().map_or(0, |l| l.value_at_quantile(0.99));
     assert!(
-        p <= 1_000 + s * 3 / 2 + 4 * late,
+        p <= 2_000 + 2 * s + 4 * late,
         "{label}: constant-rate p50 {p} µs for a {s} µs service time (send lateness p99 {late} µs)"
     );
 }
