@@ -311,7 +311,18 @@ fn interrupted_run_leaves_nothing(presses: usize) {
         root.path(),
         Duration::from_secs(60),
         |pid| {
-            assert!(root.wait_for_a_server(), "the server never started");
+            if !root.wait_for_a_server() {
+                // SAFETY: signalling the child we started, so that a failed
+                // test leaves no run behind.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                let read =
+                    |f: &str| std::fs::read_to_string(root.path().join(f)).unwrap_or_default();
+                panic!(
+                    "the server never started; fairbench's stdout:\n{}\nstderr:\n{}",
+                    read("fairbench.out"),
+                    read("fairbench.err")
+                );
+            }
             // Into the load.
             std::thread::sleep(Duration::from_secs(3));
             assert!(!groups_of(pid).is_empty(), "the server runs in a group");

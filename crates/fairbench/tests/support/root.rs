@@ -144,11 +144,11 @@ threads = 2
         live_with(&self.token)
     }
 
-    /// Waits (up to 30 s) until a server of this root is alive; false if
-    /// none came.
+    /// Waits (up to 60 s: a fresh CI machine may be slow to start the
+    /// first one) until a server of this root is alive; false if none came.
     pub fn wait_for_a_server(&self) -> bool {
         let t = Instant::now();
-        while self.live_servers().is_empty() && t.elapsed() < Duration::from_secs(30) {
+        while self.live_servers().is_empty() && t.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(50));
         }
         !self.live_servers().is_empty()
