@@ -92,6 +92,67 @@ fn constant_rate_over_streams_keeps_its_schedule() {
     );
 }
 
+/// Latencies of `o` (µs) at or above `from`.
+fn at_least(o: &Outcome, from_us: u64) -> u64 {
+    o.latency.count_between(from_us, u64::MAX)
+}
+
+#[test]
+fn at_constant_rate_connections_take_requests_in_turn_and_answers_read_late_keep_their_time() {
+    let _t = serial();
+    // Every answer after 12 ms; a request every 5 ms. Taken in turn, each
+    // of the 4 connections carries one stream at a time (it is given its
+    // next 20 ms later), so its answer is read late, when the connection
+    // is next given a request or polled; its time is the kernel's stamp of
+    // its arrival, not when it was read.
+    let srv = H2Server::start(vec![], |_| Action::after(Duration::from_millis(12)));
+    let mut cfg = config(&srv.url(), 4);
+    cfg.connections = 4;
+    cfg.model = LoadModel::ConstantRate { rps: 200.0 };
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    assert_eq!(
+        srv.stats.max_open.load(Ordering::Relaxed),
+        1,
+        "one stream at a time per connection"
+    );
+    let l = o.latency_summary();
+    // Timed when they were read, the answers would show 15 ms and more
+    // (the next wake-up, 5 ms after a send at the latest).
+    assert!(l.p50 >= 12_000 && l.p50 < 14_000, "{l:?}");
+}
+
+#[test]
+fn two_streams_of_one_connection_answered_apart_are_each_timed_when_they_came() {
+    let _t = serial();
+    // One connection; a request every 10 ms; the even ones are answered
+    // after 14 ms, the odd ones after 1 ms: each odd one goes out while
+    // an even one is in flight, and is answered 3 ms before it. Read
+    // together (at the next wake-up, 5 ms on at the latest), both would be
+    // timed at the slow one's stamp: the fast one at 4 ms.
+    let srv = H2Server::start(vec![], |s| {
+        Action::after(Duration::from_millis(if s.nth % 2 == 0 { 14 } else { 1 }))
+    });
+    let mut cfg = config(&srv.url(), 4);
+    cfg.connections = 1;
+    cfg.model = LoadModel::ConstantRate { rps: 100.0 };
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    assert_eq!(srv.stats.max_open.load(Ordering::Relaxed), 2);
+    let n = o.requests;
+    let fast = n - at_least(&o, 3_000);
+    let slow = at_least(&o, 13_000);
+    assert!(
+        fast * 10 >= n * 4 && slow * 10 >= n * 4,
+        "{fast} under 3 ms, {slow} over 13 ms, of {n}: {:?}",
+        o.latency_summary()
+    );
+}
+
 #[test]
 fn resets_are_counted_by_code_and_refused_streams_go_out_again() {
     let _t = serial();

@@ -49,6 +49,8 @@ pub(crate) struct Conn {
     /// The `free_since` under which it stands in the worker's queue of
     /// connections with room.
     pub listed_at: Option<Nanos>,
+    /// It stands in the worker's rotation (HTTP/2 reading late).
+    pub in_rotation: bool,
     pub failures: u32,
     /// When a read last found the socket empty: nothing read later can have
     /// arrived before it. The floor for a receive timestamp.
@@ -73,6 +75,9 @@ impl super::free::Slot for Conn {
     }
     fn listed_at(&mut self) -> &mut Option<Nanos> {
         &mut self.listed_at
+    }
+    fn in_rotation(&mut self) -> &mut bool {
+        &mut self.in_rotation
     }
 }
 
@@ -103,6 +108,7 @@ impl Conn {
             write_pos: 0,
             free_since: 0,
             listed_at: None,
+            in_rotation: false,
             failures: 0,
             drained_at: 0,
             lowat: 1,

@@ -7,6 +7,13 @@
 //! connection is the one free longest: taking the most recently freed one
 //! (a stack) would report a wait, and hide generator lateness, whenever a
 //! request fell due while an answer was being processed.
+//!
+//! Reading late over HTTP/2 (see the worker's module doc) is exact only on a
+//! connection that carries one stream, so there due requests take the
+//! connections with room in turn ([`Rotation`]): each is given its next
+//! request as late as can be, when its last one has most likely been
+//! answered. Lateness is still measured from the moment the connection free
+//! longest had room, the front of the [`FreeQueue`].
 
 use std::collections::VecDeque;
 
@@ -26,6 +33,8 @@ pub(crate) trait Slot {
     fn has_room(&self, depth: usize) -> bool;
     fn free_since(&self) -> Nanos;
     fn listed_at(&mut self) -> &mut Option<Nanos>;
+    /// Whether it stands in the [`Rotation`].
+    fn in_rotation(&mut self) -> &mut bool;
 }
 
 impl FreeQueue {
@@ -62,6 +71,51 @@ impl FreeQueue {
     }
 }
 
+/// Connections with room, the one given a request longest ago first.
+#[derive(Default)]
+pub(crate) struct Rotation {
+    q: VecDeque<usize>,
+}
+
+impl Rotation {
+    pub fn with_capacity(n: usize) -> Self {
+        Rotation {
+            q: VecDeque::with_capacity(n),
+        }
+    }
+
+    /// Queues connection `i` at the back if it has room and is not queued.
+    pub fn list(&mut self, i: usize, c: &mut impl Slot, depth: usize) {
+        if c.has_room(depth) && !*c.in_rotation() {
+            *c.in_rotation() = true;
+            self.q.push_back(i);
+        }
+    }
+
+    /// The connection given a request longest ago, left queued; those that
+    /// have no room are dropped (listed again once they have).
+    pub fn first<S: Slot>(&mut self, conns: &mut [S], depth: usize) -> Option<usize> {
+        while let Some(&i) = self.q.front() {
+            let c = &mut conns[i];
+            if c.has_room(depth) {
+                return Some(i);
+            }
+            self.q.pop_front();
+            *c.in_rotation() = false;
+        }
+        None
+    }
+
+    /// Connection `i`, if it is the first, was given a request: it goes to
+    /// the back.
+    pub fn used(&mut self, i: usize) {
+        if self.q.front() == Some(&i) {
+            self.q.pop_front();
+            self.q.push_back(i);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +124,7 @@ mod tests {
         room: bool,
         since: Nanos,
         listed: Option<Nanos>,
+        rotating: bool,
     }
 
     impl Slot for C {
@@ -82,6 +137,9 @@ mod tests {
         fn listed_at(&mut self) -> &mut Option<Nanos> {
             &mut self.listed
         }
+        fn in_rotation(&mut self) -> &mut bool {
+            &mut self.rotating
+        }
     }
 
     fn conns(n: usize) -> Vec<C> {
@@ -90,6 +148,7 @@ mod tests {
                 room: false,
                 since: 0,
                 listed: None,
+                rotating: false,
             })
             .collect()
     }
@@ -138,5 +197,46 @@ mod tests {
         cs[0].room = false;
         assert_eq!(q.first(&mut cs, 1), None);
         assert!(q.q.is_empty());
+    }
+
+    #[test]
+    fn connections_take_requests_in_turn() {
+        let mut cs = conns(3);
+        for c in cs.iter_mut() {
+            c.room = true;
+        }
+        let mut q = Rotation::with_capacity(3);
+        for (i, c) in cs.iter_mut().enumerate() {
+            q.list(i, c, 4);
+        }
+        q.list(1, &mut cs[1], 4);
+        assert_eq!(q.q.len(), 3, "listed once while queued");
+        let mut order = Vec::new();
+        for _ in 0..6 {
+            let i = q.first(&mut cs, 4).unwrap();
+            order.push(i);
+            q.used(i);
+        }
+        assert_eq!(order, [0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn a_connection_without_room_leaves_the_rotation_until_listed_again() {
+        let mut cs = conns(2);
+        cs[1].room = true;
+        let mut q = Rotation::with_capacity(2);
+        // Not ready yet, or gone away: no room.
+        q.list(0, &mut cs[0], 4);
+        q.list(1, &mut cs[1], 4);
+        assert_eq!(q.first(&mut cs, 4), Some(1));
+        cs[1].room = false;
+        assert_eq!(q.first(&mut cs, 4), None);
+        assert!(!cs[1].rotating);
+        cs[0].room = true;
+        q.list(0, &mut cs[0], 4);
+        assert_eq!(q.first(&mut cs, 4), Some(0));
+        // Used while not first (taken as a fall-back): stays where it is.
+        q.used(1);
+        assert_eq!(q.first(&mut cs, 4), Some(0));
     }
 }

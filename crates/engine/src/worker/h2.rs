@@ -15,7 +15,10 @@
 //!   window) that take the same connection go out in one write, each timed
 //!   as sent just before it (`schedule::send_batch`): a write per request
 //!   cost the loopback a segment each, and cost more CPU per request than
-//!   the closed loop, which refills a connection in one write.
+//!   the closed loop, which refills a connection in one write. Over plain
+//!   TCP, where answers are read late (see the module doc of the worker),
+//!   due requests take the connections in turn instead, so a batch is one
+//!   request unless every connection already carries one.
 //! - What ends a request without an answer (see [`crate::H2Report`]): a
 //!   reset by the server (a `read` error, by code); `REFUSED_STREAM` and a
 //!   GOAWAY's unprocessed streams are sent again whatever their method
@@ -37,7 +40,7 @@ use crate::H2Report;
 
 use super::conn::State;
 use super::faults::sort_if_needed;
-use super::Worker;
+use super::{Worker, LOW_WATER};
 
 /// How many times a request the server did not process goes out again
 /// before it counts as failed.
@@ -220,10 +223,44 @@ impl Worker {
                 c.free_since = now;
             }
             self.free.list(i, &mut self.conns[i], pipeline);
+            if self.deferred {
+                self.rotation.list(i, &mut self.conns[i], pipeline);
+            }
             self.dispatch();
         } else {
             self.refill(i, now);
         }
+    }
+
+    /// Reading late: whether connection `i` may take another stream now.
+    /// One that carries a stream read late is read first: its answer is
+    /// timed by its stamp before a second answer could be read with it.
+    /// From then on, carrying two, its answers wake the thread: two read
+    /// together would both be timed at the later one's stamp.
+    ///
+    /// An idle connection is not read first, unlike over HTTP/1.1: what
+    /// may have come while it was idle is the protocol's own and cannot
+    /// pass for an answer (frames name their stream), a GOAWAY says which
+    /// streams the server did not process (they go out again), and a close
+    /// or reset wakes the thread anyway.
+    pub(super) fn h2_may_add(&mut self, i: usize) -> bool {
+        if self.conns[i].inflight.is_empty() {
+            return true;
+        }
+        // A connection already in the batch has been read: its requests are
+        // not sent, so nothing of theirs can have come.
+        let batched = self.batch.first().is_some_and(|&(c, _)| c == i);
+        if self.conns[i].lowat == LOW_WATER && !batched {
+            self.read(i, false);
+            let c = &self.conns[i];
+            if c.state != State::Open || !c.has_room(self.plan.pipeline) {
+                return false;
+            }
+        }
+        if !self.conns[i].inflight.is_empty() {
+            self.watch(i);
+        }
+        true
     }
 
     /// The request on `stream` of connection `i`, taken out of flight.

@@ -19,7 +19,10 @@
 //!   connection a request takes, and which prepared request of the pool it
 //!   is: the next one, in turn; see [`crate::request_pool`]);
 //! - [`sockets`]: connections and their bytes (opening, writing, reading,
-//!   parsing, and when answers are read: see "Reading late" below);
+//!   parsing);
+//! - [`late`]: which connections are polled rather than waking the thread,
+//!   and what time an answer read late is given (see "Reading late" below);
+//! - [`free`]: which connection a due request takes;
 //! - [`faults`]: what ends a request other than its answer (timeouts,
 //!   closes, resets, protocol faults) and when a request goes out again;
 //! - [`books`]: the per-second series and the thread's share of the outcome.
@@ -60,9 +63,24 @@
 //! the request they would answer was sent are a protocol fault, never an
 //! answer. TLS hands out records, not segments, and the closed loop needs
 //! each answer to send the next: both read every answer as it arrives.
-//! So does HTTP/2: the answers of a connection's streams arrive at
-//! different times, and read late together the earlier ones would be timed
-//! at the last one's stamp, later than they came.
+//!
+//! HTTP/2 over plain TCP reads late too, but only a connection that
+//! carries one stream: a stamp is the time of the last segment read, so two
+//! answers read together would both be timed at the later one's, and the
+//! earlier one would look slower than it was. So due requests take the
+//! connections in turn (see [`free`]), each given its next request when its
+//! last one has most likely been answered; before a connection with a
+//! stream read late takes a second, it is read (that answer is timed by its
+//! own stamp), and from then on, carrying two, its answers wake the thread.
+//! A connection read late still has room, so it is polled only every
+//! [`H2_POLL_EVERY`]: reading it sooner would free nothing. The frames the
+//! protocol sends on its own (SETTINGS, PING, GOAWAY, WINDOW_UPDATE) are
+//! read with the next answer, or at the next poll; a connection's settings
+//! are read as they come, since it carries nothing until they have. Over
+//! TLS HTTP/2 reads every frame as it comes: reading late there would also
+//! give up writing the requests due together on one connection as one
+//! record, which the server then pays for (measured: more CPU for the
+//! generator, and a slower server).
 //!
 //! A run ends at its planned end, or earlier when the thread's share of a
 //! request budget (`-n`) is used up. Connections are kept alive, or (with
@@ -75,6 +93,7 @@ mod conn;
 mod faults;
 mod free;
 mod h2;
+mod late;
 mod schedule;
 mod sockets;
 mod tls;
@@ -100,7 +119,7 @@ use crate::stats::Failure;
 use crate::status::StatusSet;
 use crate::tls::TlsClient;
 use conn::Conn;
-use free::FreeQueue;
+use free::{FreeQueue, Rotation};
 
 const READ_BUF: usize = 64 * 1024;
 const BACKOFF_MIN: Nanos = 10_000_000;
@@ -116,6 +135,10 @@ pub(crate) const LOW_WATER: usize = 16 * 1024;
 /// Polls that found nothing before a connection's answer is left to wake
 /// the thread: a slow server's requests are not polled at every due time.
 const WATCH_AFTER: u8 = 4;
+/// How often an HTTP/2 connection read late is polled at the least (see
+/// `sockets::poll_busy`): its answers are timed by their stamps, so this
+/// bounds only when they are counted, never their latency.
+const H2_POLL_EVERY: Nanos = 1_000_000;
 /// The longest sleep of a thread reading late. `epoll_pwait2` lets a timer
 /// of d fire up to d/1000 late; waking at least this often keeps that below
 /// the quarter of the send-ahead window the loop wakes early.
@@ -217,6 +240,8 @@ pub(crate) struct Worker {
     poller: Poller,
     conns: Vec<Conn>,
     buf: Box<[u8]>,
+    /// The buffer of a read inside another read (see `sockets::read`).
+    spare_buf: Box<[u8]>,
     tally: Tally,
     pacer: Option<AnyPacer>,
     /// When the next planned request is due (constant rate, all due sent).
@@ -246,6 +271,9 @@ pub(crate) struct Worker {
     /// Connections with room for a request, longest free first (constant
     /// rate).
     free: FreeQueue,
+    /// HTTP/2 reading late: the connections with room, taken in turn (see
+    /// [`free`]).
+    rotation: Rotation,
     /// Requests that must go out again (their connection closed or timed out
     /// with them queued), oldest first.
     retry: VecDeque<Req>,
@@ -278,9 +306,10 @@ pub(crate) struct Worker {
     h2_report: crate::H2Report,
     h2_events: Vec<crate::h2::session::Event>,
     /// HTTP/2 at constant rate: the requests due together on one
-    /// connection, not yet sent (its index; whether each is sent for the
-    /// first time). See `schedule::send_batch`.
-    batch: Vec<(usize, bool)>,
+    /// connection, not yet sent (its index; for a request sent for the
+    /// first time, since when a connection had room for it). See
+    /// `schedule::send_batch`.
+    batch: Vec<(usize, Option<Nanos>)>,
     /// Frames received, by type (0..=9; 10: any other).
     h2_frames: [u64; 11],
 }
@@ -347,14 +376,13 @@ impl Worker {
             poller,
             conns,
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            spare_buf: Box::default(),
             tally,
             pacer,
             next_due: None,
             dispatching: false,
             starved: false,
-            // HTTP/2 reads every frame as it comes: its answers are
-            // interleaved frames, not one request's bytes to time by a stamp.
-            deferred: plan.rate.is_some() && plan.tls.is_none() && !plan.h2,
+            deferred: plan.rate.is_some() && plan.tls.is_none(),
             polled: Vec::with_capacity(connections),
             turn: 0,
             realtime_offset: 0,
@@ -364,6 +392,7 @@ impl Worker {
             // together they send its whole cycle, not its start T times.
             next_entry: (index * plan.pool.len() / plan.threads.max(1)) as u64,
             free: FreeQueue::with_capacity(connections),
+            rotation: Rotation::with_capacity(connections),
             retry: VecDeque::new(),
             sockets: Sockets::default(),
             failing_connects: 0,

@@ -151,10 +151,20 @@ impl Worker {
             }
             // No free connection: the next answer or opened connection
             // resumes us, and answers must wake the thread for that.
-            let Some(i) = self.free.first(&mut self.conns, self.plan.pipeline) else {
+            let Some(front) = self.free.first(&mut self.conns, self.plan.pipeline) else {
                 self.starved = true;
                 self.watch_all();
                 return;
+            };
+            // A request waited for a connection only from the moment the
+            // one free longest had room, whichever connection takes it.
+            let free_since = self.conns[front].free_since;
+            let i = if self.plan.h2 && self.deferred {
+                self.rotation
+                    .first(&mut self.conns, self.plan.pipeline)
+                    .unwrap_or(front)
+            } else {
+                front
             };
             // A connection with nothing in flight is read once before it is
             // given a request: a close, a reset or bytes nobody asked for
@@ -163,7 +173,13 @@ impl Worker {
                 continue;
             }
             if self.plan.h2 {
-                self.batch_due(i, from_retry);
+                if self.deferred {
+                    if !self.h2_may_add(i) {
+                        continue;
+                    }
+                    self.rotation.used(i);
+                }
+                self.batch_due(i, from_retry, free_since);
                 continue;
             }
             // The send time is taken after that read, just before the write:
@@ -171,7 +187,6 @@ impl Worker {
             // a system call between the two would widen the window in which
             // stray bytes could pass for one.
             let now = clock::now();
-            let free_since = self.conns[i].free_since;
             let req = if from_retry {
                 self.retry.pop_front().expect("peeked").resent(now)
             } else {
@@ -189,7 +204,7 @@ impl Worker {
     /// batch's, in one write, and it is timed as sent just before that
     /// write: one stream or ten due together cost one `write`, and no
     /// latency counts from before its request left.
-    fn batch_due(&mut self, i: usize, from_retry: bool) {
+    fn batch_due(&mut self, i: usize, from_retry: bool, free_since: Nanos) {
         if self.batch.first().is_some_and(|&(c, _)| c != i) {
             self.send_batch();
         }
@@ -200,7 +215,7 @@ impl Worker {
         };
         // Not sent yet: `send_batch` stamps it.
         self.conns[i].inflight.push_back(req.resent(0));
-        self.batch.push((i, !from_retry));
+        self.batch.push((i, (!from_retry).then_some(free_since)));
     }
 
     /// Sends the batch: every request in it is timed as sent now, and those
@@ -212,12 +227,11 @@ impl Worker {
         };
         let k = self.batch.len();
         let now = clock::now();
-        let free_since = self.conns[i].free_since;
         let from = self.conns[i].inflight.len() - k;
         for (j, &(_, fresh)) in self.batch.iter().enumerate() {
             let r = &mut self.conns[i].inflight[from + j];
             r.sent = now;
-            if fresh {
+            if let Some(free_since) = fresh {
                 self.tally.first_send(now, r.planned, free_since);
             }
         }
@@ -233,6 +247,7 @@ impl Worker {
         }
         if self.plan.h2 {
             self.start_streams(i, k);
+            self.poll_later(i);
             return;
         }
         let c = &mut self.conns[i];

@@ -1,5 +1,5 @@
-//! Connections and their bytes: opening, writing, reading and parsing, and
-//! when answers are read (the module doc's "Reading late").
+//! Connections and their bytes: opening, writing, reading and parsing
+//! (when answers are read is `late`'s).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -13,7 +13,7 @@ use crate::stats::Failure;
 
 use super::conn::{Parsed, State};
 use super::tls::{Handshake, Transport};
-use super::{Worker, BACKOFF_MAX, BACKOFF_MIN, LOW_WATER, READ_BUF, WATCH_AFTER};
+use super::{Worker, BACKOFF_MAX, BACKOFF_MIN, LOW_WATER, READ_BUF};
 
 impl Worker {
     pub(super) fn connect(&mut self, i: usize, now: Nanos) {
@@ -38,9 +38,11 @@ impl Worker {
                 if self.deferred {
                     // Without stamps the read time stands (later, never
                     // earlier); without the low-water mark every answer
-                    // wakes the thread, as in the closed loop.
+                    // wakes the thread, as in the closed loop. An HTTP/2
+                    // connection is ready only once the server's settings
+                    // are read: its mark rises with its first stream.
                     let _ = transport.stamp_arrivals();
-                    if transport.set_low_water(LOW_WATER).is_ok() {
+                    if !self.plan.h2 && transport.set_low_water(LOW_WATER).is_ok() {
                         c.lowat = LOW_WATER;
                     }
                 }
@@ -356,11 +358,22 @@ impl Worker {
     /// closed, whose end-of-stream would otherwise never be seen. True when
     /// anything happened: bytes, the end of the stream, or an error.
     pub(super) fn read(&mut self, i: usize, closed: bool) -> bool {
-        let mut buf = std::mem::take(&mut self.buf);
-        let drains = self.conns[i]
-            .stream
-            .as_ref()
-            .is_some_and(Transport::short_read_drains);
+        // A read can run inside another's: an answer dispatches what is
+        // due, and over HTTP/2 a connection read late is read before it
+        // takes a second stream. The inner one reads into the spare buffer
+        // (made on first use; never deeper, since dispatching does not
+        // nest).
+        let nested = self.buf.is_empty();
+        let mut buf = if nested {
+            let spare = std::mem::take(&mut self.spare_buf);
+            if spare.is_empty() {
+                vec![0u8; READ_BUF].into_boxed_slice()
+            } else {
+                spare
+            }
+        } else {
+            std::mem::take(&mut self.buf)
+        };
         let stamped = self.deferred;
         self.conns[i].read_turn = self.turn;
         let mut any = false;
@@ -370,6 +383,7 @@ impl Worker {
             } else {
                 s.read(&mut buf[..]).map(|n| (n, None))
             };
+            let drains = s.short_read_drains();
             match got {
                 Ok((0, _)) => {
                     any = true;
@@ -399,21 +413,12 @@ impl Worker {
         if let Some(c) = self.conns.get_mut(i) {
             c.drained_at = clock::now();
         }
-        self.buf = buf;
+        if nested {
+            self.spare_buf = buf;
+        } else {
+            self.buf = buf;
+        }
         any
-    }
-
-    /// When bytes just read from connection `i` arrived: the kernel's
-    /// receive timestamp where there is one, else now (see
-    /// [`arrival_time`]).
-    #[inline]
-    fn arrival(&self, i: usize, stamp: Option<u64>) -> Nanos {
-        arrival_time(
-            stamp,
-            self.realtime_offset,
-            self.conns[i].drained_at,
-            clock::now(),
-        )
     }
 
     /// Parses what arrived at `now`; returns false when the connection was
@@ -555,136 +560,5 @@ impl Worker {
                 }
             }
         }
-    }
-
-    /// Reading late: connection `i` was just given a request; its answer is
-    /// read at the thread's coming turns rather than waking it.
-    pub(super) fn poll_later(&mut self, i: usize) {
-        if !self.deferred {
-            return;
-        }
-        if self.draining {
-            // The drain is not read in turns: a connection that opened (or
-            // was given its request) after the window ended must wake the
-            // thread itself, or its answer would wait for the timeout.
-            self.watch(i);
-            return;
-        }
-        let c = &mut self.conns[i];
-        if c.state != State::Open || c.inflight.is_empty() {
-            return;
-        }
-        if c.lowat != LOW_WATER {
-            // Watched: only a connection that was idle goes back to being
-            // polled, or a watched answer could be polled late.
-            if c.inflight.len() > 1 {
-                return;
-            }
-            match c.stream.as_ref().map(|s| s.set_low_water(LOW_WATER)) {
-                Some(Ok(())) => c.lowat = LOW_WATER,
-                _ => return,
-            }
-        }
-        c.empty_polls = 0;
-        // Not read again in the turn that sent it: its answer cannot be in.
-        c.read_turn = self.turn;
-        if !c.polled {
-            c.polled = true;
-            self.polled.push(i);
-        }
-    }
-
-    /// Reads every polled connection not yet read in this turn. One whose
-    /// answer has not come after [`WATCH_AFTER`] polls is left to wake the
-    /// thread instead.
-    pub(super) fn poll_busy(&mut self) {
-        let mut k = 0;
-        while k < self.polled.len() {
-            let i = self.polled[k];
-            let c = &self.conns[i];
-            if c.state != State::Open || c.inflight.is_empty() || c.lowat != LOW_WATER {
-                self.conns[i].polled = false;
-                self.polled.swap_remove(k);
-                continue;
-            }
-            if c.read_turn != self.turn {
-                let any = self.read(i, false);
-                let c = &mut self.conns[i];
-                if any {
-                    c.empty_polls = 0;
-                } else if c.state == State::Open && !c.inflight.is_empty() {
-                    c.empty_polls += 1;
-                    if c.empty_polls >= WATCH_AFTER {
-                        self.watch(i);
-                    }
-                }
-            }
-            k += 1;
-        }
-    }
-
-    /// Connection `i`'s answers wake the thread from now on. Lowering the
-    /// mark wakes the thread at once if enough is already queued.
-    fn watch(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.lowat == 1 {
-            return;
-        }
-        if let Some(s) = c.stream.as_ref() {
-            if s.set_low_water(1).is_ok() {
-                c.lowat = 1;
-            }
-        }
-    }
-
-    /// Every answer wakes the thread: a due request found no free
-    /// connection (the next answer frees one), or the drain.
-    pub(super) fn watch_all(&mut self) {
-        while let Some(i) = self.polled.pop() {
-            self.conns[i].polled = false;
-            self.watch(i);
-        }
-    }
-}
-
-/// A receive timestamp (`stamp`, CLOCK_REALTIME) on the engine's clock,
-/// given `offset` = realtime − monotonic. Trusted only within [`floor`,
-/// `now`]: bytes cannot have arrived before the socket was last found empty,
-/// nor after they were read. Outside that (a wall-clock step between the
-/// stamp and the read) or without a stamp, the read time `now` stands,
-/// which can only lengthen a latency.
-fn arrival_time(stamp: Option<u64>, offset: i128, floor: Nanos, now: Nanos) -> Nanos {
-    let Some(rt) = stamp else { return now };
-    let t = rt as i128 - offset;
-    if t < floor as i128 || t > now as i128 {
-        return now;
-    }
-    t as Nanos
-}
-
-#[cfg(test)]
-mod tests {
-    use super::arrival_time;
-
-    const OFFSET: i128 = 1_700_000_000_000_000_000;
-
-    #[test]
-    fn a_stamp_between_the_last_empty_read_and_now_is_the_arrival() {
-        let rt = (OFFSET + 5_000) as u64;
-        assert_eq!(arrival_time(Some(rt), OFFSET, 1_000, 9_000), 5_000);
-    }
-
-    #[test]
-    fn without_a_stamp_or_with_an_impossible_one_the_read_time_stands() {
-        assert_eq!(arrival_time(None, OFFSET, 1_000, 9_000), 9_000);
-        // Before the socket was last found empty: the wall clock stepped
-        // forward after the stamp (a later arrival would look earlier).
-        let early = (OFFSET + 500) as u64;
-        assert_eq!(arrival_time(Some(early), OFFSET, 1_000, 9_000), 9_000);
-        // After the read: the wall clock stepped back.
-        let late = (OFFSET + 9_500) as u64;
-        assert_eq!(arrival_time(Some(late), OFFSET, 1_000, 9_000), 9_000);
-        // A stamp of 0 (timestamps not yet on) never yields a time.
-        assert_eq!(arrival_time(Some(0), OFFSET, 1_000, 9_000), 9_000);
     }
 }

@@ -24,6 +24,23 @@ pub(crate) enum Transport {
 pub(crate) struct TlsStream {
     tcp: TcpStream,
     conn: ClientConnection,
+    /// The last read of ciphertext was shorter than the room offered: the
+    /// socket was drained.
+    drained: bool,
+}
+
+/// The socket as TLS reads it, noting whether each read drained it.
+struct Socket<'a> {
+    tcp: &'a mut TcpStream,
+    drained: &'a mut bool,
+}
+
+impl Read for Socket<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.tcp.read(buf)?;
+        *self.drained = n < buf.len();
+        Ok(n)
+    }
 }
 
 /// Where a TLS handshake stands after the socket had something to say.
@@ -36,7 +53,11 @@ pub(crate) enum Handshake {
 
 impl Transport {
     pub fn tls(tcp: TcpStream, conn: ClientConnection) -> Transport {
-        Transport::Tls(Box::new(TlsStream { tcp, conn }))
+        Transport::Tls(Box::new(TlsStream {
+            tcp,
+            conn,
+            drained: false,
+        }))
     }
 
     pub fn tcp(&self) -> &TcpStream {
@@ -120,12 +141,17 @@ impl Transport {
         }
     }
 
-    /// Whether a read shorter than the buffer means the socket is drained.
-    /// True of a socket; TLS reads hand out one record at a time, so a short
-    /// one says nothing about what is still queued.
+    /// Whether the read just made, if it was shorter than the buffer, left
+    /// the socket drained. Always, of a socket. A short read of plaintext
+    /// says nothing of the socket by itself; it was drained if TLS's last
+    /// read of ciphertext was shorter than the room it offered (edge-
+    /// triggered: bytes that came since raise a new edge).
     #[inline]
     pub fn short_read_drains(&self) -> bool {
-        matches!(self, Transport::Plain(_))
+        match self {
+            Transport::Plain(_) => true,
+            Transport::Tls(t) => t.drained,
+        }
     }
 
     /// Moves the handshake on as far as the socket allows.
@@ -176,7 +202,12 @@ impl TlsStream {
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
                 Err(e) => return Err(e),
             }
-            match self.conn.read_tls(&mut self.tcp) {
+            self.drained = false;
+            let got = self.conn.read_tls(&mut Socket {
+                tcp: &mut self.tcp,
+                drained: &mut self.drained,
+            });
+            match got {
                 Ok(0) => return Ok(0),
                 Ok(_) => {
                     if let Err(e) = self.conn.process_new_packets() {

@@ -1,0 +1,164 @@
+//! Reading late (the worker's module doc): which connections are polled
+//! rather than waking the thread, when they go back to waking it, and what
+//! time an answer read late is given.
+
+use crate::clock::{self, Nanos};
+
+use super::conn::State;
+use super::{Worker, H2_POLL_EVERY, LOW_WATER, WATCH_AFTER};
+
+impl Worker {
+    /// When bytes just read from connection `i` arrived: the kernel's
+    /// receive timestamp where there is one, else now (see
+    /// [`arrival_time`]).
+    #[inline]
+    pub(super) fn arrival(&self, i: usize, stamp: Option<u64>) -> Nanos {
+        arrival_time(
+            stamp,
+            self.realtime_offset,
+            self.conns[i].drained_at,
+            clock::now(),
+        )
+    }
+
+    /// Reading late: connection `i` was just given a request; its answer is
+    /// read at the thread's coming turns rather than waking it.
+    pub(super) fn poll_later(&mut self, i: usize) {
+        if !self.deferred {
+            return;
+        }
+        if self.draining {
+            // The drain is not read in turns: a connection that opened (or
+            // was given its request) after the window ended must wake the
+            // thread itself, or its answer would wait for the timeout.
+            self.watch(i);
+            return;
+        }
+        let c = &mut self.conns[i];
+        if c.state != State::Open || c.inflight.is_empty() {
+            return;
+        }
+        if c.lowat != LOW_WATER {
+            // Watched: only a connection that was idle goes back to being
+            // polled, or a watched answer could be polled late.
+            if c.inflight.len() > 1 {
+                return;
+            }
+            match c.stream.as_ref().map(|s| s.set_low_water(LOW_WATER)) {
+                Some(Ok(())) => c.lowat = LOW_WATER,
+                _ => return,
+            }
+        }
+        c.empty_polls = 0;
+        // Not read again in the turn that sent it: its answer cannot be in.
+        c.read_turn = self.turn;
+        if !c.polled {
+            c.polled = true;
+            self.polled.push(i);
+        }
+    }
+
+    /// Reads every polled connection not yet read in this turn. One whose
+    /// answer has not come after [`WATCH_AFTER`] polls is left to wake the
+    /// thread instead.
+    ///
+    /// Over HTTP/2 a connection read late still has room, so reading it
+    /// sooner frees nothing: it is read when it is next given a request
+    /// (see `h2_may_add`), and here only once [`H2_POLL_EVERY`] has passed
+    /// since it was last read, so that a poll seldom finds nothing.
+    pub(super) fn poll_busy(&mut self) {
+        let now = clock::now();
+        let depth = self.plan.pipeline;
+        let mut k = 0;
+        while k < self.polled.len() {
+            let i = self.polled[k];
+            let c = &self.conns[i];
+            if c.state != State::Open || c.inflight.is_empty() || c.lowat != LOW_WATER {
+                self.conns[i].polled = false;
+                self.polled.swap_remove(k);
+                continue;
+            }
+            let early = c.h2.is_some()
+                && c.has_room(depth)
+                && now.saturating_sub(c.drained_at) < H2_POLL_EVERY;
+            if c.read_turn != self.turn && !early {
+                let any = self.read(i, false);
+                let c = &mut self.conns[i];
+                if any {
+                    c.empty_polls = 0;
+                } else if c.state == State::Open && !c.inflight.is_empty() {
+                    c.empty_polls += 1;
+                    if c.empty_polls >= WATCH_AFTER {
+                        self.watch(i);
+                    }
+                }
+            }
+            k += 1;
+        }
+    }
+
+    /// Connection `i`'s answers wake the thread from now on. Lowering the
+    /// mark wakes the thread at once if enough is already queued.
+    pub(super) fn watch(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.lowat == 1 {
+            return;
+        }
+        if let Some(s) = c.stream.as_ref() {
+            if s.set_low_water(1).is_ok() {
+                c.lowat = 1;
+            }
+        }
+    }
+
+    /// Every answer wakes the thread: a due request found no free
+    /// connection (the next answer frees one), or the drain.
+    pub(super) fn watch_all(&mut self) {
+        while let Some(i) = self.polled.pop() {
+            self.conns[i].polled = false;
+            self.watch(i);
+        }
+    }
+}
+
+/// A receive timestamp (`stamp`, CLOCK_REALTIME) on the engine's clock,
+/// given `offset` = realtime − monotonic. Trusted only within [`floor`,
+/// `now`]: bytes cannot have arrived before the socket was last found empty,
+/// nor after they were read. Outside that (a wall-clock step between the
+/// stamp and the read) or without a stamp, the read time `now` stands,
+/// which can only lengthen a latency.
+fn arrival_time(stamp: Option<u64>, offset: i128, floor: Nanos, now: Nanos) -> Nanos {
+    let Some(rt) = stamp else { return now };
+    let t = rt as i128 - offset;
+    if t < floor as i128 || t > now as i128 {
+        return now;
+    }
+    t as Nanos
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arrival_time;
+
+    const OFFSET: i128 = 1_700_000_000_000_000_000;
+
+    #[test]
+    fn a_stamp_between_the_last_empty_read_and_now_is_the_arrival() {
+        let rt = (OFFSET + 5_000) as u64;
+        assert_eq!(arrival_time(Some(rt), OFFSET, 1_000, 9_000), 5_000);
+    }
+
+    #[test]
+    fn without_a_stamp_or_with_an_impossible_one_the_read_time_stands() {
+        assert_eq!(arrival_time(None, OFFSET, 1_000, 9_000), 9_000);
+        // Before the socket was last found empty: the wall clock stepped
+        // forward after the stamp (a later arrival would look earlier).
+        let early = (OFFSET + 500) as u64;
+        assert_eq!(arrival_time(Some(early), OFFSET, 1_000, 9_000), 9_000);
+        // After the read: the wall clock stepped back.
+        let late = (OFFSET + 9_500) as u64;
+        assert_eq!(arrival_time(Some(late), OFFSET, 1_000, 9_000), 9_000);
+        // A stamp of 0 (timestamps not yet on) never yields a time.
+        assert_eq!(arrival_time(Some(0), OFFSET, 1_000, 9_000), 9_000);
+    }
+}
