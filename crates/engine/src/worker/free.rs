@@ -57,6 +57,20 @@ impl FreeQueue {
     /// The connection free longest, left queued (a pipelining connection
     /// may take more than one request).
     pub fn first<S: Slot>(&mut self, conns: &mut [S], depth: usize) -> Option<usize> {
+        if self.q.len() > 2 * conns.len() {
+            // A front that stays valid (connections taken in turn, or one
+            // the server lets carry more streams than the others) leaves
+            // the stale entries of the others behind it: dropped here, so
+            // the queue holds about one entry per connection.
+            self.q.retain(|&(i, stamp)| {
+                let c = &mut conns[i];
+                let keep = c.has_room(depth) && *c.listed_at() == Some(stamp);
+                if !keep && *c.listed_at() == Some(stamp) {
+                    *c.listed_at() = None;
+                }
+                keep
+            });
+        }
         while let Some(&(i, stamp)) = self.q.front() {
             let c = &mut conns[i];
             if c.has_room(depth) && *c.listed_at() == Some(stamp) {
@@ -197,6 +211,26 @@ mod tests {
         cs[0].room = false;
         assert_eq!(q.first(&mut cs, 1), None);
         assert!(q.q.is_empty());
+    }
+
+    #[test]
+    fn stale_entries_behind_a_front_that_stays_free_do_not_pile_up() {
+        let mut cs = conns(3);
+        let mut q = FreeQueue::with_capacity(3);
+        free(&mut q, &mut cs, 0, 1);
+        // 1 and 2 fill up and become free again, over and over; 0 keeps
+        // its room and stays first.
+        for t in 0..1000 {
+            for i in 1..3 {
+                cs[i].room = false;
+                free(&mut q, &mut cs, i, 10 + t);
+            }
+            assert_eq!(q.first(&mut cs, 1), Some(0));
+        }
+        assert!(q.q.len() <= 7, "{} entries for 3 connections", q.q.len());
+        // What was kept is still in order: 0, then the others.
+        cs[0].room = false;
+        assert!(matches!(q.first(&mut cs, 1), Some(1 | 2)));
     }
 
     #[test]
