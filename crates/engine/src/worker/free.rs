@@ -62,27 +62,32 @@ impl FreeQueue {
             // the server lets carry more streams than the others) leaves
             // the stale entries of the others behind it: dropped here, so
             // the queue holds about one entry per connection.
-            self.q.retain(|&(i, stamp)| {
-                let c = &mut conns[i];
-                let keep = c.has_room(depth) && *c.listed_at() == Some(stamp);
-                if !keep && *c.listed_at() == Some(stamp) {
-                    *c.listed_at() = None;
-                }
-                keep
-            });
+            self.q
+                .retain(|&(i, stamp)| current(&mut conns[i], stamp, depth));
         }
         while let Some(&(i, stamp)) = self.q.front() {
-            let c = &mut conns[i];
-            if c.has_room(depth) && *c.listed_at() == Some(stamp) {
+            if current(&mut conns[i], stamp, depth) {
                 return Some(i);
             }
             self.q.pop_front();
-            if *c.listed_at() == Some(stamp) {
-                *c.listed_at() = None;
-            }
         }
         None
     }
+}
+
+/// Whether an entry queued under `stamp` still stands for connection `c`
+/// (it has room and was not freed again since). One that no longer does
+/// is unlisted, if it was the connection's listing, so that the connection
+/// is queued again when it is next free.
+fn current(c: &mut impl Slot, stamp: Nanos, depth: usize) -> bool {
+    let listed = *c.listed_at() == Some(stamp);
+    if listed && c.has_room(depth) {
+        return true;
+    }
+    if listed {
+        *c.listed_at() = None;
+    }
+    false
 }
 
 /// Connections with room, the one given a request longest ago first.

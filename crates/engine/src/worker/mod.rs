@@ -136,7 +136,7 @@ pub(crate) const LOW_WATER: usize = 16 * 1024;
 /// the thread: a slow server's requests are not polled at every due time.
 const WATCH_AFTER: u8 = 4;
 /// How often an HTTP/2 connection read late is polled at the least (see
-/// `sockets::poll_busy`): its answers are timed by their stamps, so this
+/// `late::poll_busy`): its answers are timed by their stamps, so this
 /// bounds only when they are counted, never their latency.
 const H2_POLL_EVERY: Nanos = 1_000_000;
 /// The longest sleep of a thread reading late. `epoll_pwait2` lets a timer

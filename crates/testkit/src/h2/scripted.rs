@@ -137,15 +137,15 @@ impl H2Server {
                     conn.set_read_timeout(Some(IDLE)).ok();
                     // A handle of the socket's own whatever wraps it, to
                     // wait on until an answer is due.
-                    let Ok(timer) = conn.try_clone() else { return };
+                    let Ok(socket) = conn.try_clone() else { return };
                     match tls {
-                        None => serve(conn, timer, id, started, &set, &*h, &s2, &st2),
+                        None => serve(conn, socket, id, started, &set, &*h, &s2, &st2),
                         Some(cfg) => {
                             let Ok(session) = rustls::ServerConnection::new(cfg) else {
                                 return;
                             };
                             let conn = rustls::StreamOwned::new(session, conn);
-                            serve(conn, timer, id, started, &set, &*h, &s2, &st2)
+                            serve(conn, socket, id, started, &set, &*h, &s2, &st2)
                         }
                     }
                 });
@@ -210,7 +210,7 @@ fn readable_within(s: &std::net::TcpStream, wait: Duration) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn serve<F: Fn(&Seen) -> Action>(
     mut conn: impl Read + Write,
-    timer: std::net::TcpStream,
+    socket: std::net::TcpStream,
     id: u64,
     started: Instant,
     settings: &[(u16, u32)],
@@ -262,7 +262,7 @@ fn serve<F: Fn(&Seen) -> Action>(
         // ticks (4 ms and more); poll's is exact to tens of µs.
         if let Some(d) = due.first() {
             let wait = d.0.saturating_duration_since(Instant::now());
-            if wait < IDLE && !readable_within(&timer, wait) {
+            if wait < IDLE && !readable_within(&socket, wait) {
                 continue;
             }
         }
