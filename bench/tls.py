@@ -3,7 +3,10 @@
 CPU per request is the fairbench process's user+system time (wait4's rusage,
 as bench/loadgen.py measures it) divided by the requests answered; the
 engine's own figure for the measured window (generator_cpu_us_per_request)
-and the TLS handshake p50 are printed beside it.
+and the TLS handshake p50 are printed beside it. Three shapes: kept-alive
+connections in a closed loop, the same at a constant rate of 60 % of that
+closed loop's median (the latency p50 beside it), and a new connection per
+request.
 """
 
 import argparse
@@ -51,8 +54,12 @@ def main():
     nginx = loadgen.start_nginx(port, server_cpu, work, "nginx-tls.conf",
                                 {"__TLS_PORT__": str(tls_port), "__CERT__": cert, "__KEY__": key})
     urls = {"http": f"http://127.0.0.1:{port}/", "https": f"https://127.0.0.1:{tls_port}/"}
+    kept = ["-c", str(a.connections), "-t", "1", "-d", f"{a.duration}s"]
     shapes = {
-        "keep-alive": ["-c", str(a.connections), "-t", "1", "-d", f"{a.duration}s"],
+        "keep-alive": kept,
+        # 60 % of the same scheme's keep-alive median so far: well below
+        # what one nginx worker serves, so the figures are the generator's.
+        "rate 60 %": kept,
         "new conn/req": ["-c", str(a.connections), "-t", "1", "-n", str(a.requests), "--no-keepalive"],
     }
     rows = {}
@@ -64,6 +71,9 @@ def main():
             for shape, flags in shapes.items():
                 for scheme in ("http", "https"):
                     argv = [a.fairbench, "load", "--json", *flags]
+                    if shape == "rate 60 %":
+                        closed = statistics.median(r[0] for r in rows[("keep-alive", scheme)])
+                        argv += ["-R", str(int(closed * 0.6))]
                     if scheme == "https":
                         argv += ["--cacert", ca]
                     out, cpu, _ = loadgen.run(["taskset", "-c", gen_cpu, *argv, urls[scheme]])
@@ -78,7 +88,8 @@ def main():
                     print(f"{i + 1:>3}  {shape:<13} {scheme:<6} {rps:>10.0f} {us:>11.2f} "
                           f"{j['generator_cpu_us_per_request'] or 0:>14.2f} "
                           f"{'' if hs is None else str(hs) + ' µs':>14} "
-                          f"{st['tls_resumed'] if scheme == 'https' else '':>8}")
+                          f"{st['tls_resumed'] if scheme == 'https' else '':>8}"
+                          f"{'  p50 ' + str(j['latency_us']['p50']) + ' µs' if shape == 'rate 60 %' else ''}")
         print()
         print(f"median         {'':<6} {'req/s':>10} {'CPU-µs/req':>11}")
         for shape in shapes:
@@ -89,6 +100,10 @@ def main():
                 print(f"{shape:<14} {scheme:<6} {med[scheme][0]:>10.0f} {med[scheme][1]:>11.2f}")
             print(f"{shape:<14} https/http: CPU per request {med['https'][1] / med['http'][1]:.2f}x, "
                   f"req/s {med['https'][0] / med['http'][0]:.2f}x")
+        for scheme in ("http", "https"):
+            closed = statistics.median(r[1] for r in rows[("keep-alive", scheme)])
+            rate = statistics.median(r[1] for r in rows[("rate 60 %", scheme)])
+            print(f"{scheme}: CPU per request at a constant rate of 60 %/closed loop {rate / closed:.2f}x")
     finally:
         loadgen.stop(nginx)
         shutil.rmtree(work, ignore_errors=True)

@@ -36,9 +36,14 @@ impl TimerFd {
         self.fd.as_raw_fd()
     }
 
-    /// Fire at absolute monotonic time `at`; a no-op when already armed for it.
+    /// Fire at absolute monotonic time `at` at the latest. A timer already
+    /// armed for `at` or earlier is left as it is: it wakes the loop early,
+    /// which then arms it for its new deadline. Moving a deadline later at
+    /// every wake-up would cost a system call each time (and, on a virtual
+    /// machine, reprogramming the timer), where the spurious wake-up costs
+    /// one read.
     pub fn arm(&mut self, at: Nanos) {
-        if self.armed_at == Some(at) {
+        if self.armed_at.is_some_and(|a| a <= at) {
             return;
         }
         let spec = libc::itimerspec {

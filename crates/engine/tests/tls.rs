@@ -277,3 +277,61 @@ fn pipelining_and_server_closes_over_tls_lose_nothing() {
         o.sockets
     );
 }
+
+/// Pins the calling thread to `cpu`.
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET stays within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+    }
+}
+
+#[test]
+fn at_constant_rate_an_answer_over_tls_is_timed_when_it_came_not_when_it_was_read() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let _t = serial();
+    // The load thread runs on CPU 1. When a request comes, the server (on
+    // CPU 0) takes CPU 1 from it for 40 ms with a real-time thread, and
+    // answers after 10 ms: the answer is in the socket 30 ms before the
+    // load thread can read it. Timed by the kernel's receive stamp it took
+    // 10 ms; timed by its read, 40.
+    let fifo = Arc::new(AtomicU64::new(0));
+    let ran = fifo.clone();
+    let pki = pki(&["127.0.0.1"], false);
+    let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), move |_, _| {
+        pin_to(0);
+        let ran = ran.clone();
+        std::thread::spawn(move || {
+            pin_to(1);
+            let p = libc::sched_param { sched_priority: 1 };
+            // SAFETY: this thread's own policy, with a valid parameter.
+            if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0 {
+                ran.fetch_add(1, Ordering::Relaxed);
+            }
+            let t = std::time::Instant::now();
+            while t.elapsed() < Duration::from_millis(40) {
+                std::hint::spin_loop();
+            }
+        });
+        Reply {
+            delay: Duration::from_millis(10),
+            ..Reply::ok()
+        }
+    });
+    let mut cfg = config(&srv.url("/"), &pki.ca_pem);
+    cfg.cpus = Some(vec![1]);
+    cfg.model = LoadModel::ConstantRate { rps: 5.0 };
+    cfg.duration = Duration::from_secs(2);
+    let o = go(&cfg).expect("run");
+    assert!(o.ledger().balances(), "{:?}", o.ledger());
+    assert_eq!(o.errors.total(), 0, "{:?}", o.errors);
+    assert!(o.requests >= 8, "{:?}", o.ledger());
+    assert!(
+        fifo.load(Ordering::Relaxed) >= 8,
+        "the real-time thread could not be made (run as root)"
+    );
+    let l = o.latency_summary();
+    assert!(l.p50 >= 10_000 && l.p50 < 25_000, "{l:?}");
+}

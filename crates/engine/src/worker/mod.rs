@@ -63,6 +63,12 @@
 //! the request they would answer was sent are a protocol fault, never an
 //! answer. TLS hands out records, not segments, and the closed loop needs
 //! each answer to send the next: both read every answer as it arrives.
+//! Over TLS at a constant rate the answer is still timed by a stamp: that
+//! of the read of ciphertext that completed its record (a record is whole
+//! only once its last segment is in), so a thread that wakes late, or is
+//! busy with other answers, does not lengthen its latency either. Answers
+//! wake the thread between due times there, so the poller keeps its timer
+//! armed across waits (see [`crate::poller`]).
 //!
 //! HTTP/2 over plain TCP reads late too, but only a connection that
 //! carries one stream: a stamp is the time of the last segment read, so two
@@ -254,6 +260,10 @@ pub(crate) struct Worker {
     /// Constant rate over plain TCP: small answers are read late, timed by
     /// the kernel's receive stamps (see "Reading late").
     deferred: bool,
+    /// Constant rate: answers are timed by the kernel's receive stamps,
+    /// whether read late (plain TCP) or as they come (TLS), so the thread's
+    /// own wake-up is never charged to the server.
+    stamped: bool,
     /// Connections with a request in flight whose answers do not wake the
     /// thread: read at every turn (reading late).
     polled: Vec<usize>,
@@ -325,7 +335,9 @@ impl Worker {
         halt: Arc<AtomicBool>,
         tx: Sender<ThreadReport>,
     ) -> io::Result<Worker> {
-        let poller = Poller::new(1024)?;
+        // Answers wake the thread between due times: a timer kept armed
+        // across waits is cheaper (see `poller`).
+        let poller = Poller::new(1024, plan.rate.is_some() && plan.tls.is_some())?;
         let pacer = plan.rate.map(|rate| match &plan.stages {
             None => AnyPacer::Constant(ConstantPacer::new(
                 plan.schedule_start,
@@ -383,6 +395,7 @@ impl Worker {
             dispatching: false,
             starved: false,
             deferred: plan.rate.is_some() && plan.tls.is_none(),
+            stamped: plan.rate.is_some(),
             polled: Vec::with_capacity(connections),
             turn: 0,
             realtime_offset: 0,
@@ -537,7 +550,7 @@ impl Worker {
         ready.clear();
         let waited = self.poller.wait(wake, |r| ready.push(r));
         self.turn += 1;
-        if self.deferred {
+        if self.stamped {
             self.realtime_offset = clock::realtime() as i128 - clock::now() as i128;
         }
         if let Err(e) = waited {

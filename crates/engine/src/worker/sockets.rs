@@ -35,13 +35,16 @@ impl Worker {
                     },
                 };
                 let c = &mut self.conns[i];
-                if self.deferred {
+                if self.stamped {
                     // Without stamps the read time stands (later, never
-                    // earlier); without the low-water mark every answer
-                    // wakes the thread, as in the closed loop. An HTTP/2
-                    // connection is ready only once the server's settings
-                    // are read: its mark rises with its first stream.
+                    // earlier).
                     let _ = transport.stamp_arrivals();
+                }
+                if self.deferred {
+                    // Without the low-water mark every answer wakes the
+                    // thread, as in the closed loop. An HTTP/2 connection
+                    // is ready only once the server's settings are read:
+                    // its mark rises with its first stream.
                     if !self.plan.h2 && transport.set_low_water(LOW_WATER).is_ok() {
                         c.lowat = LOW_WATER;
                     }
@@ -374,7 +377,7 @@ impl Worker {
         } else {
             std::mem::take(&mut self.buf)
         };
-        let stamped = self.deferred;
+        let stamped = self.stamped;
         self.conns[i].read_turn = self.turn;
         let mut any = false;
         while let Some(s) = self.conns[i].stream.as_mut() {

@@ -27,17 +27,31 @@ pub(crate) struct TlsStream {
     /// The last read of ciphertext was shorter than the room offered: the
     /// socket was drained.
     drained: bool,
+    /// The kernel's receive stamp of the last read of ciphertext that had
+    /// one (see [`Transport::read_stamped`]).
+    stamp: Option<u64>,
 }
 
-/// The socket as TLS reads it, noting whether each read drained it.
+/// The socket as TLS reads it, noting whether each read drained it and,
+/// when asked (`stamp`), the receive stamp of the segments it read.
 struct Socket<'a> {
     tcp: &'a mut TcpStream,
     drained: &'a mut bool,
+    stamp: Option<&'a mut Option<u64>>,
 }
 
 impl Read for Socket<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.tcp.read(buf)?;
+        let n = match self.stamp.as_deref_mut() {
+            None => self.tcp.read(buf)?,
+            Some(last) => {
+                let (n, stamp) = recv_stamped(self.tcp.as_raw_fd(), buf)?;
+                if stamp.is_some() {
+                    *last = stamp;
+                }
+                n
+            }
+        };
         *self.drained = n < buf.len();
         Ok(n)
     }
@@ -57,6 +71,7 @@ impl Transport {
             tcp,
             conn,
             drained: false,
+            stamp: None,
         }))
     }
 
@@ -72,19 +87,22 @@ impl Transport {
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(s) => s.read(buf),
-            Transport::Tls(t) => t.read(buf),
+            Transport::Tls(t) => t.read_with(buf, false),
         }
     }
 
     /// Like `read`, with the kernel's receive time (CLOCK_REALTIME
     /// nanoseconds) of the last segment read, where the socket stamps what
-    /// it receives (`stamp_arrivals`). TLS hands out records, not segments:
-    /// no time.
+    /// it receives (`stamp_arrivals`). Over TLS, the stamp of the last read
+    /// of ciphertext: the plaintext handed out came in it or before it (a
+    /// record is complete only once its last segment is in), so the stamp
+    /// is never earlier than the bytes' arrival, and never later than
+    /// their read.
     #[inline]
     pub fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
         match self {
             Transport::Plain(s) => recv_stamped(s.as_raw_fd(), buf),
-            Transport::Tls(t) => t.read(buf).map(|n| (n, None)),
+            Transport::Tls(t) => t.read_with(buf, true).map(|n| (n, t.stamp)),
         }
     }
 
@@ -192,7 +210,9 @@ impl Transport {
 }
 
 impl TlsStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    /// Plaintext into `buf`, reading ciphertext as needed; `stamped`: with
+    /// the receive stamp of each read of it kept in `self.stamp`.
+    fn read_with(&mut self, buf: &mut [u8], stamped: bool) -> io::Result<usize> {
         loop {
             match self.conn.reader().read(buf) {
                 Ok(n) => return Ok(n),
@@ -206,6 +226,7 @@ impl TlsStream {
             let got = self.conn.read_tls(&mut Socket {
                 tcp: &mut self.tcp,
                 drained: &mut self.drained,
+                stamp: stamped.then_some(&mut self.stamp),
             });
             match got {
                 Ok(0) => return Ok(0),
