@@ -27,8 +27,8 @@ pub(crate) struct TlsStream {
     /// The last read of ciphertext was shorter than the room offered: the
     /// socket was drained.
     drained: bool,
-    /// The kernel's receive stamp of the last read of ciphertext that had
-    /// one (see [`Transport::read_stamped`]).
+    /// The kernel's receive stamp of the last read of ciphertext (see
+    /// [`Transport::read_stamped`]).
     stamp: Option<u64>,
 }
 
@@ -45,10 +45,10 @@ impl Read for Socket<'_> {
         let n = match self.stamp.as_deref_mut() {
             None => self.tcp.read(buf)?,
             Some(last) => {
+                // A read without a stamp clears the last one: the records it
+                // completes must not be given an earlier read's time.
                 let (n, stamp) = recv_stamped(self.tcp.as_raw_fd(), buf)?;
-                if stamp.is_some() {
-                    *last = stamp;
-                }
+                *last = stamp;
                 n
             }
         };
