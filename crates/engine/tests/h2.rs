@@ -113,10 +113,15 @@ fn at_constant_rate_connections_take_requests_in_turn_and_answers_read_late_keep
     let o = go(&cfg);
     assert_balanced(&o);
     assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
-    assert_eq!(
-        srv.stats.max_open.load(Ordering::Relaxed),
-        1,
-        "one stream at a time per connection"
+    // One stream at a time per connection, but for the few whose answer
+    // a loaded machine held past the connection's next turn (each then
+    // carries two, as it may). Without the turns, one connection would
+    // carry every request, three at a time.
+    let overlapped = srv.stats.overlapped.load(Ordering::Relaxed);
+    let requests = srv.stats.requests.load(Ordering::Relaxed);
+    assert!(
+        overlapped * 10 <= requests,
+        "{overlapped} of {requests} requests came while their connection carried another"
     );
     let l = o.latency_summary();
     // Timed when they were read, the answers would show 15 ms and more

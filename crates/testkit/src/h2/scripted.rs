@@ -69,6 +69,9 @@ pub struct Stats {
     /// yet answered, reset or ignored).
     pub max_open: AtomicU64,
     pub requests: AtomicU64,
+    /// Requests that opened a stream on a connection that already had one
+    /// open.
+    pub overlapped: AtomicU64,
     pub body_bytes: AtomicU64,
     /// RST_STREAM frames received from the client, by error code.
     pub client_resets: Mutex<HashMap<u32, u64>>,
@@ -308,6 +311,9 @@ fn serve<F: Fn(&Seen) -> Action>(
                     );
                 }
                 0x1 => {
+                    if !open.is_empty() {
+                        stats.overlapped.fetch_add(1, Ordering::Relaxed);
+                    }
                     open.insert(stream, Open { nth, body: 0 });
                     nth += 1;
                     let n = open.len() as u64;
