@@ -58,10 +58,6 @@ impl Poller {
     /// `keep_timer`: wait on a timer kept armed across waits rather than
     /// on `epoll_pwait2`'s (see the module doc for when that pays).
     pub fn new(capacity: usize, keep_timer: bool) -> io::Result<Poller> {
-        Poller::with_fallback(capacity, keep_timer)
-    }
-
-    fn with_fallback(capacity: usize, force_timer: bool) -> io::Result<Poller> {
         // SAFETY: plain syscall; the result is checked before use.
         let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if fd < 0 {
@@ -74,7 +70,7 @@ impl Poller {
             events: vec![libc::epoll_event { events: 0, u64: 0 }; capacity.max(1)],
             timer: None,
         };
-        if force_timer || !pwait2_works(p.epfd.as_raw_fd()) {
+        if keep_timer || !pwait2_works(p.epfd.as_raw_fd()) {
             let t = TimerFd::new()?;
             p.ctl(libc::EPOLL_CTL_ADD, t.raw(), TIMER, libc::EPOLLIN as u32)?;
             p.timer = Some(t);
@@ -195,8 +191,8 @@ mod tests {
 
     fn both() -> [Poller; 2] {
         [
-            Poller::with_fallback(8, false).unwrap(),
-            Poller::with_fallback(8, true).unwrap(),
+            Poller::new(8, false).unwrap(),
+            Poller::new(8, true).unwrap(),
         ]
     }
 

@@ -381,12 +381,7 @@ fn a_generator_sharing_its_cpu_says_so() {
     let hog_stop = Arc::new(AtomicBool::new(false));
     let h = hog_stop.clone();
     let hog = std::thread::spawn(move || {
-        // SAFETY: cpu_set_t is plain data; CPU 0 exists.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
+        fairbench_testkit::pin_current_thread(cpu);
         let started = Instant::now();
         let mut x = 0u64;
         while !h.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(10) {

@@ -11,7 +11,7 @@ use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Tar
 use fairbench_testkit::pki::pki;
 use fairbench_testkit::scripted::tls::{self, TlsBehaviour};
 use fairbench_testkit::scripted::Reply;
-use fairbench_testkit::serial;
+use fairbench_testkit::{pin_current_thread, serial};
 
 fn config(url: &str, ca_pem: &str) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -278,16 +278,6 @@ fn pipelining_and_server_closes_over_tls_lose_nothing() {
     );
 }
 
-/// Pins the calling thread to `cpu`.
-fn pin_to(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET stays within it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
-    }
-}
-
 #[test]
 fn at_constant_rate_an_answer_over_tls_is_timed_when_it_came_not_when_it_was_read() {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -301,10 +291,10 @@ fn at_constant_rate_an_answer_over_tls_is_timed_when_it_came_not_when_it_was_rea
     let ran = fifo.clone();
     let pki = pki(&["127.0.0.1"], false);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), move |_, _| {
-        pin_to(0);
+        pin_current_thread(0);
         let ran = ran.clone();
         std::thread::spawn(move || {
-            pin_to(1);
+            pin_current_thread(1);
             let p = libc::sched_param { sched_priority: 1 };
             // SAFETY: this thread's own policy, with a valid parameter.
             if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0 {

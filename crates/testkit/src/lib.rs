@@ -21,6 +21,17 @@ pub mod scripted;
 
 use std::sync::{Mutex, MutexGuard};
 
+/// Pins the calling thread to `cpu` (a test's busy loop beside the load
+/// thread, or a server kept off it).
+pub fn pin_current_thread(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET stays within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+    }
+}
+
 /// Tests of one binary that measure, or whose assertions are about timing,
 /// hold this for their whole body so that they do not steal each other's
 /// CPU (each test binary has its own lock).

@@ -260,10 +260,6 @@ pub(crate) struct Worker {
     /// Constant rate over plain TCP: small answers are read late, timed by
     /// the kernel's receive stamps (see "Reading late").
     deferred: bool,
-    /// Constant rate: answers are timed by the kernel's receive stamps,
-    /// whether read late (plain TCP) or as they come (TLS), so the thread's
-    /// own wake-up is never charged to the server.
-    stamped: bool,
     /// Connections with a request in flight whose answers do not wake the
     /// thread: read at every turn (reading late).
     polled: Vec<usize>,
@@ -395,7 +391,6 @@ impl Worker {
             dispatching: false,
             starved: false,
             deferred: plan.rate.is_some() && plan.tls.is_none(),
-            stamped: plan.rate.is_some(),
             polled: Vec::with_capacity(connections),
             turn: 0,
             realtime_offset: 0,
@@ -449,6 +444,13 @@ impl Worker {
                 "a load thread panicked: {msg}"
             )));
         }
+    }
+
+    /// Constant rate: answers are timed by the kernel's receive stamps,
+    /// whether read late (plain TCP) or as they come (TLS), so the thread's
+    /// own wake-up is never charged to the server.
+    fn stamped(&self) -> bool {
+        self.pacer.is_some()
     }
 
     fn stopped(&self) -> bool {
@@ -550,7 +552,7 @@ impl Worker {
         ready.clear();
         let waited = self.poller.wait(wake, |r| ready.push(r));
         self.turn += 1;
-        if self.stamped {
+        if self.stamped() {
             self.realtime_offset = clock::realtime() as i128 - clock::now() as i128;
         }
         if let Err(e) = waited {

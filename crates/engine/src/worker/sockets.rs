@@ -34,12 +34,12 @@ impl Worker {
                         }
                     },
                 };
-                let c = &mut self.conns[i];
-                if self.stamped {
+                if self.stamped() {
                     // Without stamps the read time stands (later, never
                     // earlier).
                     let _ = transport.stamp_arrivals();
                 }
+                let c = &mut self.conns[i];
                 if self.deferred {
                     // Without the low-water mark every answer wakes the
                     // thread, as in the closed loop. An HTTP/2 connection
@@ -377,7 +377,7 @@ impl Worker {
         } else {
             std::mem::take(&mut self.buf)
         };
-        let stamped = self.stamped;
+        let stamped = self.stamped();
         self.conns[i].read_turn = self.turn;
         let mut any = false;
         while let Some(s) = self.conns[i].stream.as_mut() {
