@@ -507,10 +507,23 @@ fn a_suite_of_services_is_run_stored_and_read_like_any_run() {
     // From a folder that is no fairbench root: the team's own repository.
     let o = support::run_in(
         dir.path(),
-        &["run", "--suite", suite.to_str().unwrap(), "--db", "team.db"],
+        &[
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--db",
+            "team.db",
+            "--report",
+            "run.html",
+        ],
     );
     let (out, err) = (support::stdout(&o), support::stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    // The report asked for is written when the run ends, and said where,
+    // as for a run of zoo servers.
+    assert!(err.contains("report: run.html"), "{err}");
+    let html = std::fs::read_to_string(dir.path().join("run.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..100]);
     assert!(err.contains(NOT_STARTED), "{err}");
     assert!(err.contains("6 cases of 2 services"), "{err}");
     assert!(out.contains("suite team (services at URLs)"), "{out}");

@@ -170,8 +170,8 @@ fn session<'a>(
     }
 }
 
-/// The run's table, and its report when asked for.
-fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
+/// The run's table, and its report when asked for (zoo and services alike).
+pub(super) fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
         let paired = crate::report::model::paired_of(&r, &cases, None).ok();

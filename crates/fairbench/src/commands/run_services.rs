@@ -121,26 +121,7 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
         store.set_run_state(run, "done", None)?;
         i32::from(failed > 0)
     };
-    if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
-        println!();
-        let paired = crate::report::model::paired_of(&r, &cases, None).ok();
-        print!(
-            "{}",
-            crate::output::terminal::text(&crate::output::run_table::render(
-                &r,
-                &cases,
-                paired.as_ref()
-            ))
-        );
-    }
-    if let Some(path) = &args.report {
-        if let Err(e) = crate::report::write_html(&args.db, run, path) {
-            eprintln!(
-                "fairbench: could not write the report {}: {e:#}",
-                path.display()
-            );
-        }
-    }
+    super::run::ended(args, &store, run)?;
     Ok(code)
 }
 
