@@ -62,6 +62,11 @@ fn send_ahead_bounds_how_early_a_request_may_go_out() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("up to 250 µs early"), "{out}");
+    // And what the window costs the server, with the way out.
+    assert!(
+        out.contains("among them is in its latency (--send-ahead 0 sends each at its time)"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -237,6 +237,16 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             count(sch.never_sent),
             count(sch.waited_for_connection)
         );
+        if sch.send_ahead_us > 0.0 {
+            // The cost of the window is the server's, so it is said where
+            // the figures are read (docs/load-json.md, "Sending ahead").
+            let _ = writeln!(
+                s,
+                "  {:<14}requests due within the window go out together; the server's queueing\n  \
+                 {:<14}among them is in its latency (--send-ahead 0 sends each at its time)",
+                "", ""
+            );
+        }
     }
     let per_req = o
         .cpu_us_per_request()
