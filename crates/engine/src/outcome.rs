@@ -212,12 +212,12 @@ pub struct Generator {
     /// waiting for its CPU (another process or thread on it).
     #[serde(default)]
     pub wait_fraction: f64,
-    /// `wait_fraction` above [`CONTENDED`]: the generator shared its CPU,
+    /// `wait_fraction` above `CONTENDED`: the generator shared its CPU,
     /// so what it offered (throughput, above all) is a lower bound.
     #[serde(default)]
     pub contended: bool,
     /// Share of the machine's CPU time the hypervisor stole during the run
-    /// (/proc/stat), when readable. Above [`STEAL_WARN`] the numbers are not
+    /// (/proc/stat), when readable. Above `STEAL_WARN` the numbers are not
     /// steady: the machine itself was being slowed from outside.
     pub steal_fraction: Option<f64>,
 }

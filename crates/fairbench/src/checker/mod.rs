@@ -1,6 +1,6 @@
 //! `fairbench check`'s engine room, as `runner/` is `run`'s: what was
 //! asked ([`selection`]), each server built once per mode and started per
-//! case in its place ([`case`]), graded against the scenario contract and
+//! case in its place (`case`), graded against the scenario contract and
 //! compared byte for byte with the reference. Knows nothing of flags or of
 //! how the result is printed (`commands/check.rs`, `output/check_report.rs`).
 

@@ -15,6 +15,8 @@ use crate::checker::{self, CheckOptions, Request, Skipped};
 use crate::output::check_report;
 use crate::topology::{CheckPlaceArgs, Layout};
 
+// Its doc comments are --help text, written for the terminal, not rustdoc.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
     /// The fairbench root (a folder with servers/ and scenarios/); by default

@@ -32,6 +32,8 @@ impl Format {
     }
 }
 
+// Its doc comments are --help text, written for the terminal, not rustdoc.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// The run to report: its id, or `latest`.

@@ -8,6 +8,8 @@ use crate::args::VariantSel;
 use crate::suite::order::Interleave;
 use crate::topology::{ClientArgs, ServerArgs};
 
+// Its doc comments are --help text, written for the terminal, not rustdoc.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Suite name (suites/NAME.toml) or path to a suite file.

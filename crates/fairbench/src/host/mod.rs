@@ -158,7 +158,7 @@ impl Host {
     /// Runs `f` with a port through which the loopback addresses of this
     /// host's port `port` are reachable from the calling code: the port
     /// itself here, the same port from inside the namespace, or a local port
-    /// forwarded over ssh to the host's 127.0.0.1 and [::1].
+    /// forwarded over ssh to the host's `127.0.0.1` and `[::1]`.
     pub fn with_loopback<R: Send>(
         &self,
         port: u16,

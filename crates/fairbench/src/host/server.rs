@@ -533,7 +533,7 @@ fn parse_usage(rest: &str) -> Option<Usage> {
     Some(Usage { cpu_s, memory_peak })
 }
 
-/// The supervisor's side of [`parse_contained`].
+/// The supervisor's side of `parse_contained`.
 pub fn contained_line(p: &ServerProcess) -> String {
     format!(
         "contained {} {} {}",
@@ -545,7 +545,7 @@ pub fn contained_line(p: &ServerProcess) -> String {
     .to_string()
 }
 
-/// The supervisor's side of [`parse_usage`].
+/// The supervisor's side of `parse_usage`.
 pub fn usage_line(u: Option<Usage>) -> String {
     let u = u.unwrap_or_default();
     format!(

@@ -458,7 +458,7 @@ impl SshSession {
     }
 
     /// Runs `f` with a local port forwarded to the host's loopback `port`
-    /// (127.0.0.1 and [::1] each to their own family), over the master
+    /// (`127.0.0.1` and `[::1]` each to their own family), over the master
     /// connection; the forwarding is removed afterwards.
     pub fn with_tunnel<R: Send>(
         &self,

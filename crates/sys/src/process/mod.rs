@@ -122,7 +122,7 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// The loopback addresses of a port: 127.0.0.1 and [::1].
+/// The loopback addresses of a port: `127.0.0.1` and `[::1]`.
 pub fn loopback(port: u16) -> [SocketAddr; 2] {
     [
         SocketAddr::from(([127, 0, 0, 1], port)),

@@ -45,6 +45,8 @@ use vs::run_vs;
 /// `--stages`' value (clap takes a `Vec` for a list of values).
 pub type Stages = Vec<fairbench_engine::RateStage>;
 
+// Its doc comments are --help text, written for the terminal, not rustdoc.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
     /// The URL to load, e.g. http://127.0.0.1:8080/, http://[::1]:8080/ or https://127.0.0.1:8443/
