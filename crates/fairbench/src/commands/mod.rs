@@ -8,6 +8,7 @@ pub mod load;
 pub mod report;
 pub mod run;
 pub mod run_args;
+mod run_end;
 mod run_services;
 pub mod runs;
 pub mod servers;

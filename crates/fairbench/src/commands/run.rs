@@ -8,9 +8,10 @@ use std::path::Path;
 use fairbench_zoo::Zoo;
 
 use super::run_args::RunArgs;
+use super::run_end;
 use crate::args::{load_zoo, resolve_root};
 use crate::machine_lock::MachineLock;
-use crate::output::{run_plan, run_table};
+use crate::output::run_plan;
 use crate::runner::session::{self, Session};
 use crate::runner::Work;
 use crate::store::{RunLock, Store};
@@ -107,7 +108,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     );
     let how = session(args, zoo, &suite, plan.cpus, layout);
     let code = session::execute(how, &mut store, run, work)?;
-    ended(args, &store, run)?;
+    run_end::ended(args, &store, run)?;
     Ok(code)
 }
 
@@ -147,7 +148,7 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     session::take_up(&mut store, id, &layout)?;
     let how = session(args, zoo, &suite, plan.cpus, layout);
     let code = session::execute(how, &mut store, id, work)?;
-    ended(args, &store, id)?;
+    run_end::ended(args, &store, id)?;
     Ok(code)
 }
 
@@ -170,39 +171,10 @@ fn session<'a>(
     }
 }
 
-/// The run's table, and its report when asked for (zoo and services alike).
-pub(super) fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
-    if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
-        println!();
-        let paired = crate::report::model::paired_of(&r, &cases, None).ok();
-        print!(
-            "{}",
-            crate::output::terminal::text(&run_table::render(&r, &cases, paired.as_ref()))
-        );
-    }
-    if let Some(path) = &args.report {
-        write_report(&args.db, run, path);
-    }
-    Ok(())
-}
-
 fn cases(work: &[Work]) -> usize {
     work.iter()
         .filter(|w| matches!(w, Work::Case { .. }))
         .count()
-}
-
-/// The HTML report, when the report module is built in; a failure here must
-/// not hide the run's own outcome.
-fn write_report(db: &Path, run: i64, path: &Path) {
-    if let Err(e) = crate::report::write_html(db, run, path) {
-        eprintln!(
-            "fairbench: could not write the report {}: {e:#}",
-            path.display()
-        );
-    } else {
-        eprintln!("report: {}", path.display());
-    }
 }
 
 fn sweeps_note(work: &[Work]) -> String {

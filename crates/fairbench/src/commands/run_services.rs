@@ -121,7 +121,7 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
         store.set_run_state(run, "done", None)?;
         i32::from(failed > 0)
     };
-    super::run::ended(args, &store, run)?;
+    super::run_end::ended(args, &store, run)?;
     Ok(code)
 }
 
