@@ -434,3 +434,46 @@ fn a_run_asks_every_server_the_same_varied_ids() {
     let shared = first(&a).intersection(&first(&b)).count();
     assert!(shared * 10 >= k * 8, "{shared} of the first {k} ids shared");
 }
+
+#[test]
+fn every_database_case_starts_from_the_seeded_tables() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    // Two repetitions of updates: the first rewrites rows of `world` (its
+    // check at start does, and so does every request it measures); the
+    // second must still start from the table as seeded.
+    let suite = write_suite_of(work.path(), "db-reset", "\"db-ok\"", "\"updates\"", "2s");
+    let text = std::fs::read_to_string(&suite)
+        .unwrap()
+        .replace("repetitions = 1", "repetitions = 2");
+    std::fs::write(&suite, text).unwrap();
+    let results = work.path().join("results.db");
+    let log = work.path().join("tables.log");
+    let marker = unique_marker("db-reset");
+    let running = spawn(
+        &strs(&run_args(&suite, &results)),
+        &[("DB_SERVER_TABLES", log.to_str().unwrap())],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    let states: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(states.len(), 2, "{states:?}");
+    // The seeded table: 10,000 rows and the checksum of the fixed values.
+    let seeded: i64 = (1..=fairbench_zoo::database::seed::WORLD_ROWS)
+        .map(|id| i64::from(id) * i64::from(fairbench_zoo::database::seed::world_value(id)))
+        .sum();
+    for s in &states {
+        assert_eq!(s, &format!("ok 10000 {seeded}"), "{states:?}");
+    }
+}

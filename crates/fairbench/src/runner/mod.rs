@@ -241,6 +241,12 @@ impl<'a> Runner<'a> {
                     format_cpus(&place.cpus)
                 ));
             }
+            // Before the server starts: no backend of it holds a lock, and
+            // what the reset costs is in no figure of the case.
+            db.pg().reset_tables().map_err(|e| CaseEnd::Failed {
+                reason: format!("the database's tables could not be reset: {e}"),
+                log_tail: Vec::new(),
+            })?;
             db.pg().reset_memory_peak();
             (db.pg().env(pool), Some(CaseDb { place, pool }))
         } else {

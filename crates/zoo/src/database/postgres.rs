@@ -329,6 +329,13 @@ impl Postgres {
         Ok(())
     }
 
+    /// Puts the tables back as seeded ([`seed::reset_script`]), so that
+    /// every database case starts from the same tables.
+    pub fn reset_tables(&self) -> Result<(), String> {
+        self.oracle
+            .run_script(DB_NAME, seed::reset_script(DB_USER), SETUP_TIMEOUT)
+    }
+
     pub fn port(&self) -> u16 {
         self.port
     }

@@ -84,6 +84,20 @@ pub fn tables_script(user: &str) -> String {
     s
 }
 
+/// The script (as [`tables_script`]) that puts both tables back as they
+/// were seeded, whatever a server did to them since: an `updates` case
+/// rewrites rows and leaves dead row versions for the next case to read
+/// around, and a faulty server could change or drop a table. Dropped and
+/// made anew, they are the same for every case. A lock a server's backend
+/// still holds fails the reset rather than hanging it.
+pub fn reset_script(user: &str) -> String {
+    tables_script(user).replacen(
+        "\\set ON_ERROR_STOP 1\n",
+        "\\set ON_ERROR_STOP 1\nSET lock_timeout = '10s';\nDROP TABLE IF EXISTS world, fortune;\n",
+        1,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +126,14 @@ mod tests {
             s.contains("'A computer scientist is someone who fixes things that aren''t broken.'")
         );
         assert_eq!(s.matches("INSERT INTO fortune").count(), 12);
+    }
+
+    #[test]
+    fn the_reset_drops_both_tables_then_seeds_them_as_at_the_start() {
+        let (seed, reset) = (tables_script("fairbench"), reset_script("fairbench"));
+        let drop = reset.find("DROP TABLE IF EXISTS world, fortune;").unwrap();
+        assert!(drop < reset.find("CREATE TABLE world").unwrap());
+        assert!(reset.starts_with("\\set ON_ERROR_STOP 1\n"));
+        assert!(reset.ends_with(&seed["\\set ON_ERROR_STOP 1\n".len()..]));
     }
 }
