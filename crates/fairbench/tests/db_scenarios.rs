@@ -390,20 +390,7 @@ fn a_run_asks_every_server_the_same_varied_ids() {
         "\"db\"",
         "4s",
     );
-    let results = work.path().join("results.db");
-    let log = work.path().join("requests.log");
-    let marker = unique_marker("db-ids");
-    let running = spawn(
-        &strs(&run_args(&suite, &results)),
-        &[("DB_SERVER_REQUESTS", log.to_str().unwrap())],
-        &marker,
-    );
-    let pid = running.child.id();
-    let run = running.finish(Duration::from_secs(600));
-    assert_nothing_left(&marker);
-    assert_no_postgres_of(pid);
-    run.expect_code(0);
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = run_logging(work.path(), &suite, "DB_SERVER_REQUESTS", "db-ids");
     let ids = |fault: &str| -> Vec<u32> {
         text.lines()
             .filter_map(|l| l.strip_prefix(fault)?.strip_prefix(" /db?id="))
@@ -450,30 +437,14 @@ fn every_database_case_starts_from_the_seeded_tables() {
         .unwrap()
         .replace("repetitions = 1", "repetitions = 2");
     std::fs::write(&suite, text).unwrap();
-    let results = work.path().join("results.db");
-    let log = work.path().join("tables.log");
-    let marker = unique_marker("db-reset");
-    let running = spawn(
-        &strs(&run_args(&suite, &results)),
-        &[("DB_SERVER_TABLES", log.to_str().unwrap())],
-        &marker,
-    );
-    let pid = running.child.id();
-    let run = running.finish(Duration::from_secs(600));
-    assert_nothing_left(&marker);
-    assert_no_postgres_of(pid);
-    run.expect_code(0);
-    let states: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect();
+    let log = run_logging(work.path(), &suite, "DB_SERVER_TABLES", "db-reset");
+    let states: Vec<&str> = log.lines().collect();
     assert_eq!(states.len(), 2, "{states:?}");
     // The seeded table: 10,000 rows and the checksum of the fixed values.
     let seeded: i64 = (1..=fairbench_zoo::database::seed::WORLD_ROWS)
         .map(|id| i64::from(id) * i64::from(fairbench_zoo::database::seed::world_value(id)))
         .sum();
     for s in &states {
-        assert_eq!(s, &format!("ok 10000 {seeded}"), "{states:?}");
+        assert_eq!(*s, format!("ok 10000 {seeded}"), "{states:?}");
     }
 }

@@ -146,3 +146,24 @@ pub fn run_args(suite: &Path, results: &Path) -> Vec<String> {
 pub fn strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
+
+/// `run` of `suite` (results in `work`) with the test servers told, by the
+/// environment variable `var`, to log into a file; asserts the run passed
+/// and left nothing behind, PostgreSQL included, and returns the log.
+pub fn run_logging(work: &Path, suite: &Path, var: &str, tag: &str) -> String {
+    use crate::support::check::{assert_nothing_left, spawn, unique_marker};
+    let results = work.join("results.db");
+    let log = work.join(format!("{tag}.log"));
+    let marker = unique_marker(tag);
+    let running = spawn(
+        &strs(&run_args(suite, &results)),
+        &[(var, log.to_str().unwrap())],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    std::fs::read_to_string(&log).unwrap()
+}
