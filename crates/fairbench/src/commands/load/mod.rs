@@ -101,7 +101,9 @@ pub struct LoadArgs {
     pub stages: Option<Stages>,
     /// With -R: how long before its planned time a request may go out when a load thread is
     /// awake anyway, e.g. 0, 10us, 100us (at most 1ms). Latency counts from the earlier of the
-    /// two times; a wider window costs less CPU per request (docs/load-json.md).
+    /// two times. A wider window costs less CPU per request, but the requests due within it
+    /// go out together, and a server's queueing among them is in its latency; 0 sends each at
+    /// its time, paying a wake-up per request (docs/load-json.md, "Sending ahead").
     #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
     pub send_ahead: Duration,
     /// HTTP method.
