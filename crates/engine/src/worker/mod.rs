@@ -331,9 +331,11 @@ impl Worker {
         halt: Arc<AtomicBool>,
         tx: Sender<ThreadReport>,
     ) -> io::Result<Worker> {
-        // Answers wake the thread between due times: a timer kept armed
-        // across waits is cheaper (see `poller`).
-        let poller = Poller::new(1024, plan.rate.is_some() && plan.tls.is_some())?;
+        let deferred = plan.rate.is_some() && plan.tls.is_none();
+        // At a constant rate whose answers are not read late, they wake the
+        // thread between due times: a timer kept armed across waits is
+        // cheaper there (see `poller`).
+        let poller = Poller::new(1024, plan.rate.is_some() && !deferred)?;
         let pacer = plan.rate.map(|rate| match &plan.stages {
             None => AnyPacer::Constant(ConstantPacer::new(
                 plan.schedule_start,
@@ -390,7 +392,7 @@ impl Worker {
             next_due: None,
             dispatching: false,
             starved: false,
-            deferred: plan.rate.is_some() && plan.tls.is_none(),
+            deferred,
             polled: Vec::with_capacity(connections),
             turn: 0,
             realtime_offset: 0,
