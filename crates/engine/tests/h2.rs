@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Protocol, Quiet, RunError, Target};
 use fairbench_testkit::h2::scripted::{Action, H2Server};
 use fairbench_testkit::serial;
+use fairbench_testkit::timing::Slack;
 
 const MAX_CONCURRENT_STREAMS: u16 = 0x3;
 const INITIAL_WINDOW_SIZE: u16 = 0x4;
@@ -125,8 +126,13 @@ fn at_constant_rate_connections_take_requests_in_turn_and_answers_read_late_keep
     );
     let l = o.latency_summary();
     // Timed when they were read, the answers would show 15 ms and more
-    // (the next wake-up, 5 ms after a send at the latest).
-    assert!(l.p50 >= 12_000 && l.p50 < 14_000, "{l:?}");
+    // (the next wake-up, 5 ms after a send at the latest): above the
+    // bound on a quiet machine, whose lateness p99 is well under 250 µs.
+    let slack = Slack::of_run(o.lateness.as_ref().map_or(0, |h| h.value_at_quantile(0.99)));
+    assert!(
+        l.p50 >= 12_000 && l.p50 < slack.above(12_000),
+        "{l:?}, {slack}"
+    );
 }
 
 #[test]
@@ -136,7 +142,11 @@ fn two_streams_of_one_connection_answered_apart_are_each_timed_when_they_came() 
     // after 14 ms, the odd ones after 1 ms: each odd one goes out while
     // an even one is in flight, and is answered 3 ms before it. Read
     // together (at the next wake-up, 5 ms on at the latest), both would be
-    // timed at the slow one's stamp: the fast one at 4 ms.
+    // timed at the slow one's stamp: the fast one 10 ms under the slow
+    // one's latency (4 ms and more), where timed apart it is about 13 ms
+    // under. So the bound for a fast answer is set by this run's slow ones
+    // (their median, the whole run's p75), 11.5 ms under them: a machine
+    // that delays every answer delays both kinds alike.
     let srv = H2Server::start(vec![], |s| {
         Action::after(Duration::from_millis(if s.nth % 2 == 0 { 14 } else { 1 }))
     });
@@ -147,13 +157,23 @@ fn two_streams_of_one_connection_answered_apart_are_each_timed_when_they_came() 
     let o = go(&cfg);
     assert_balanced(&o);
     assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
-    assert_eq!(srv.stats.max_open.load(Ordering::Relaxed), 2);
+    // What the engine guarantees: never more streams than asked for. At
+    // least two were open at once, or this test timed nothing it means
+    // to; more than two is a server the machine held back (an even answer
+    // late past the next two sends), which the timing below must survive.
+    let open = srv.stats.max_open.load(Ordering::Relaxed);
+    assert!(
+        (2..=cfg.streams as u64).contains(&open),
+        "{open} streams open at once, {} asked for",
+        cfg.streams
+    );
     let n = o.requests;
-    let fast = n - at_least(&o, 3_000);
     let slow = at_least(&o, 13_000);
+    let fast_bound = o.latency.value_at_quantile(0.75).saturating_sub(11_500);
+    let fast = n - at_least(&o, fast_bound);
     assert!(
         fast * 10 >= n * 4 && slow * 10 >= n * 4,
-        "{fast} under 3 ms, {slow} over 13 ms, of {n}: {:?}",
+        "{fast} under {fast_bound} µs, {slow} over 13 ms, of {n}: {:?}",
         o.latency_summary()
     );
 }

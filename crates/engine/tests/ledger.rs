@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target};
 use fairbench_testkit::scripted::{Reply, TestServer, HELLO};
 use fairbench_testkit::serial;
+use fairbench_testkit::timing::Slack;
 
 fn config(url: &str) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -114,9 +115,10 @@ fn requests_never_answered_are_timeouts_in_the_percentiles() {
     let p99 = o.latency_summary().p99;
     assert!(p99 >= 500_000, "p99 {p99} µs with ~20 % never answered");
     // The answered ones alone stay below the timeout: kept apart, not mixed
-    // in (how far below is the machine's: 215 ms measured on a loaded one).
+    // in (how far below is the machine's: 215 ms measured on a loaded one;
+    // mixed in, the ~20 % timeouts would put the p99 at 500 ms or more).
     assert!(
-        o.answered_summary().p99 < 400_000,
+        o.answered_summary().p99 < 500_000,
         "{:?}",
         o.answered_summary()
     );
@@ -153,9 +155,10 @@ fn a_server_that_drops_some_requests_has_a_p99_at_least_the_timeout() {
     let honest = o.latency_summary().p99;
     let answered = o.answered_summary().p99;
     assert!(honest >= 400_000, "p99 {honest} µs with 2.5 % dropped");
-    // The answered alone stay clearly below the timeout; how far below is
-    // the machine's (a loaded 2-core machine has measured 112 ms here).
-    assert!(answered < 300_000, "answered-only p99 {answered} µs");
+    // The answered alone stay below the timeout; how far below is the
+    // machine's (a loaded 2-core machine has measured 112 ms here). Mixed
+    // in, the 2.5 % dropped would put the p99 at the 400 ms timeout.
+    assert!(answered < 400_000, "answered-only p99 {answered} µs");
 }
 
 /// Answers every request, but every `every`-th response on a connection says
@@ -177,6 +180,7 @@ fn closing_server(every: u64) -> TestServer {
 
 #[test]
 fn pipelining_through_connection_close_loses_nothing() {
+    let _serial = serial();
     let srv = closing_server(10);
     for model in [
         LoadModel::ClosedLoop,
@@ -206,6 +210,7 @@ fn pipelining_through_connection_close_loses_nothing() {
 
 #[test]
 fn a_failed_connection_counts_every_request_it_carried() {
+    let _serial = serial();
     // Answers two requests per connection, then closes without answering
     // the ones pipelined behind them.
     let srv = TestServer::start("127.0.0.1:0", |_, n| {
@@ -304,6 +309,7 @@ fn two_load_threads_on_one_cpu_are_saturated() {
 
 #[test]
 fn an_unsolicited_response_on_an_idle_connection_is_not_a_parse_error() {
+    let _serial = serial();
     // Each answer is followed at once by a 408 and a close, as servers do
     // when an idle keep-alive connection times out.
     let srv = TestServer::start("127.0.0.1:0", |_, _| {
@@ -348,6 +354,7 @@ fn generator_cpu_covers_the_measured_window_only() {
 
 #[test]
 fn a_load_thread_that_cannot_be_pinned_fails_the_run() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     // A CPU this machine does not have.
@@ -363,6 +370,7 @@ fn a_load_thread_that_cannot_be_pinned_fails_the_run() {
 
 #[test]
 fn a_refusing_server_in_closed_loop_is_all_connect_errors() {
+    let _serial = serial();
     // Accepts the preflight connection, then refuses: the listener is gone.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", l.local_addr().unwrap());
@@ -389,6 +397,7 @@ fn a_refusing_server_in_closed_loop_is_all_connect_errors() {
 
 #[test]
 fn a_request_budget_ends_the_window_after_exactly_n() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     for (threads, pipeline) in [(1, 1), (2, 1), (2, 4)] {
         let mut cfg = config(&srv.url("/"));
@@ -415,6 +424,7 @@ fn a_request_budget_ends_the_window_after_exactly_n() {
 
 #[test]
 fn a_request_budget_counts_the_window_not_the_warmup() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.warmup = Duration::from_millis(300);
@@ -451,6 +461,7 @@ fn at_constant_rate_a_request_budget_is_n_planned() {
 
 #[test]
 fn without_keepalive_every_request_has_its_own_connection() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     for model in [
         LoadModel::ClosedLoop,
@@ -479,6 +490,7 @@ fn without_keepalive_every_request_has_its_own_connection() {
 
 #[test]
 fn without_keepalive_a_server_that_closes_first_is_no_error() {
+    let _serial = serial();
     // Answers with Connection: close and closes, as HTTP/1.0 servers do
     // for ab.
     let srv = closing_server(1);
@@ -494,6 +506,7 @@ fn without_keepalive_a_server_that_closes_first_is_no_error() {
 
 #[test]
 fn without_keepalive_a_refusing_server_fails_each_request_on_connect() {
+    let _serial = serial();
     // The listener takes the run's check connection and closes. The run
     // starts a second later, so no load connection can reach the listener's
     // queue before it is gone (one that did would be reset after it was
@@ -533,14 +546,19 @@ fn pipelining_keeps_the_full_depth_in_flight() {
     let o = go(&cfg);
     assert_balanced(&o);
     let p50 = o.latency_summary().p50;
+    // Four answers of 20 ms each, every one of them the server's sleep, so
+    // four wake-ups' worth of the machine's slack on top; depth 3 (the
+    // fault) gives 60 ms, depth 1 20 ms.
+    let upper = 80_000 + 4 * Slack::of_machine().above(0);
     assert!(
-        (75_000..120_000).contains(&p50),
-        "p50 {p50} µs: 4 in flight at 20 ms each should wait ~80 ms"
+        (70_000..upper).contains(&p50),
+        "p50 {p50} µs: 4 in flight at 20 ms each should wait ~80 ms (under {upper})"
     );
 }
 
 #[test]
 fn answers_are_counted_per_status_and_the_expected_ones_decide_errors() {
+    let _serial = serial();
     let n = Arc::new(AtomicU64::new(0));
     let srv = TestServer::start("127.0.0.1:0", move |_, _| {
         let status = match n.fetch_add(1, Ordering::Relaxed) % 4 {

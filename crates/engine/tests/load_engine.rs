@@ -126,6 +126,7 @@ fn constant_rate_is_kept_and_latency_is_from_plan() {
 
 #[test]
 fn malformed_responses_are_parse_errors_never_panics() {
+    let _serial = serial();
     let mut big = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
     big.extend(std::iter::repeat_n(b'a', 1 << 20));
     big.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
@@ -155,6 +156,7 @@ fn malformed_responses_are_parse_errors_never_panics() {
 
 #[test]
 fn early_close_is_a_read_error() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
         delay: Duration::ZERO,
         bytes: Vec::new(),
@@ -169,6 +171,7 @@ fn early_close_is_a_read_error() {
 
 #[test]
 fn chunked_bodies() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| {
         Reply {
         delay: Duration::ZERO,
@@ -183,6 +186,7 @@ fn chunked_bodies() {
 
 #[test]
 fn connection_close_on_every_response_reconnects_without_errors() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
         delay: Duration::ZERO,
         bytes: b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok".to_vec(),
@@ -195,6 +199,7 @@ fn connection_close_on_every_response_reconnects_without_errors() {
 
 #[test]
 fn server_slower_than_timeout_counts_timeouts_once() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
         delay: Duration::from_secs(3),
         ..Reply::ok()
@@ -213,6 +218,7 @@ fn server_slower_than_timeout_counts_timeouts_once() {
 
 #[test]
 fn status_errors_are_counted() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, n| {
         if n % 2 == 0 {
             Reply::ok()
@@ -237,6 +243,7 @@ fn status_errors_are_counted() {
 
 #[test]
 fn pipelining_keeps_depth_in_flight() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.pipeline = 8;
@@ -247,6 +254,7 @@ fn pipelining_keeps_depth_in_flight() {
 
 #[test]
 fn ipv6_literal_target() {
+    let _serial = serial();
     let Ok(probe) = std::net::TcpListener::bind("[::1]:0") else {
         eprintln!("skipped: no IPv6 loopback on this machine");
         return;
@@ -292,6 +300,7 @@ fn warmup_is_excluded_but_kept_in_the_series() {
 
 #[test]
 fn refused_connection_is_a_clear_error() {
+    let _serial = serial();
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -308,6 +317,7 @@ fn refused_connection_is_a_clear_error() {
 
 #[test]
 fn stop_flag_ends_the_run_early_with_results() {
+    let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
     cfg.duration = Duration::from_secs(30);
@@ -355,6 +365,7 @@ fn series_has_one_interval_per_second_even_when_threads_stall() {
 
 #[test]
 fn the_thread_start_hook_runs_on_every_load_thread_and_can_void_the_run() {
+    let _serial = serial();
     use std::sync::Mutex;
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));

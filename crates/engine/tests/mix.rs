@@ -248,6 +248,7 @@ fn constant_rate_mix_adds_up() {
 
 #[test]
 fn a_mix_travels_to_a_load_generator_elsewhere() {
+    let _serial = serial();
     let cfg = config(1);
     let json = serde_json::to_string(&cfg).unwrap();
     let back: LoadConfig = serde_json::from_str(&json).unwrap();

@@ -11,6 +11,7 @@ use std::time::Duration;
 use fairbench_engine::{clock, run, LoadConfig, LoadModel, Outcome, Quiet, Target};
 use fairbench_testkit::scripted::{Reply, TestServer};
 use fairbench_testkit::serial;
+use fairbench_testkit::timing::Slack;
 
 fn rate_config(url: &str, rps: f64, connections: usize) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -92,12 +93,16 @@ fn requests_do_not_run_ahead_of_the_schedule() {
     let a = arrivals.lock().unwrap().clone();
     assert!(a.len() > 5_000, "{} arrivals", a.len());
     // The default window is 100 µs; a generator that sent bursts several
-    // milliseconds ahead of time would break this by their size.
+    // milliseconds ahead of time would break this by their size. The
+    // arrivals are the server's reads, late by its own wake-ups: the test
+    // kit's slack for this run's lateness.
     let ahead = most_ahead(a, rps);
+    let bound = Slack::of_run(p99_late(&o)).above(100) as f64 * 1e3;
     assert!(
-        ahead < 2_100_000.0,
-        "an arrival came {:.0} µs ahead of the usual",
-        ahead / 1e3
+        ahead < bound,
+        "an arrival came {:.0} µs ahead of the usual (at most {:.0})",
+        ahead / 1e3,
+        bound / 1e3
     );
 }
 
@@ -129,14 +134,18 @@ fn a_send_ahead_window_sends_early_within_it_and_says_so() {
     let o = go(&cfg);
     assert!(o.ledger().balances());
     let s = o.schedule.as_ref().unwrap();
-    assert!(s.sent_early > s.sent / 4, "{s:?}");
+    // Most, on a quiet machine; a busy one wakes the thread later, so
+    // fewer go out early. A window ignored (the fault) sends none early.
+    assert!(s.sent_early > s.sent / 20, "{s:?}");
     assert!(s.early_max_us > 0.0 && s.early_max_us <= 1_000.0, "{s:?}");
     assert_eq!(s.send_ahead_us, 1_000.0);
     let ahead = most_ahead(arrivals.lock().unwrap().clone(), rps);
+    let bound = Slack::of_run(p99_late(&o)).above(1_000) as f64 * 1e3;
     assert!(
-        ahead < 1_000_000.0 + 2_000_000.0,
-        "an arrival came {:.0} µs ahead of the usual",
-        ahead / 1e3
+        ahead < bound,
+        "an arrival came {:.0} µs ahead of the usual (at most {:.0})",
+        ahead / 1e3,
+        bound / 1e3
     );
 }
 
@@ -179,4 +188,9 @@ fn connects_are_timed_as_they_finish_not_at_the_next_due_time() {
     assert_eq!(o.connect_time.len(), 4);
     let worst = o.connect_time.max();
     assert!(worst < 20_000, "a connect timed at {worst} µs");
+}
+
+/// The run's send lateness p99, µs (0 without a schedule).
+fn p99_late(o: &Outcome) -> u64 {
+    o.lateness.as_ref().map_or(0, |h| h.value_at_quantile(0.99))
 }

@@ -11,6 +11,7 @@ use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Tar
 use fairbench_testkit::pki::pki;
 use fairbench_testkit::scripted::tls::{self, TlsBehaviour};
 use fairbench_testkit::scripted::Reply;
+use fairbench_testkit::timing::Slack;
 use fairbench_testkit::{pin_current_thread, serial};
 
 fn config(url: &str, ca_pem: &str) -> LoadConfig {
@@ -75,6 +76,7 @@ fn the_handshake_is_timed_apart_and_never_in_request_latency() {
 
 #[test]
 fn a_dns_name_is_sent_as_sni_and_verified() {
+    let _serial = serial();
     let pki = pki(&["localhost"], false);
     // "localhost" resolves to the address the server binds.
     let (srv, seen) = tls::start("localhost:0", &pki, TlsBehaviour::default(), |_, _| {
@@ -127,6 +129,7 @@ fn one_connection_per_request_resumes_sessions_and_counts_the_handshake() {
 
 #[test]
 fn handshake_failures_are_their_own_class() {
+    let _serial = serial();
     let pki = pki(&["127.0.0.1"], false);
     // Connection 0 (the check before the run) succeeds, then every second
     // connection is closed before its handshake.
@@ -157,6 +160,7 @@ fn handshake_failures_are_their_own_class() {
 
 #[test]
 fn an_expired_certificate_stops_the_run_before_it_starts() {
+    let _serial = serial();
     let pki = pki(&["127.0.0.1"], true);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
@@ -169,6 +173,7 @@ fn an_expired_certificate_stops_the_run_before_it_starts() {
 
 #[test]
 fn a_certificate_for_another_name_stops_the_run() {
+    let _serial = serial();
     let pki = pki(&["example.test"], false);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
@@ -180,6 +185,7 @@ fn a_certificate_for_another_name_stops_the_run() {
 
 #[test]
 fn an_unknown_ca_stops_the_run() {
+    let _serial = serial();
     let pki = pki(&["127.0.0.1"], false);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
         Reply::ok()
@@ -196,6 +202,7 @@ fn an_unknown_ca_stops_the_run() {
 
 #[test]
 fn insecure_takes_any_certificate() {
+    let _serial = serial();
     // Expired, for another name, by an unknown CA.
     let pki = pki(&["example.test"], true);
     let (srv, _) = tls::start("127.0.0.1:0", &pki, TlsBehaviour::default(), |_, _| {
@@ -213,6 +220,7 @@ fn insecure_takes_any_certificate() {
 
 #[test]
 fn a_server_that_does_not_speak_tls_is_one_line() {
+    let _serial = serial();
     let srv = fairbench_testkit::scripted::TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let url = srv.url("/").replace("http://", "https://");
     let mut cfg = config(&url, "");
@@ -244,6 +252,7 @@ fn tls_at_constant_rate_keeps_the_ledger() {
 
 #[test]
 fn pipelining_and_server_closes_over_tls_lose_nothing() {
+    let _serial = serial();
     let pki = pki(&["127.0.0.1"], false);
     // Every 10th answer on a connection says close: the client reconnects,
     // resumes its session, and sends what was queued behind the close again.
@@ -323,5 +332,9 @@ fn at_constant_rate_an_answer_over_tls_is_timed_when_it_came_not_when_it_was_rea
         "the real-time thread could not be made (run as root)"
     );
     let l = o.latency_summary();
-    assert!(l.p50 >= 10_000 && l.p50 < 25_000, "{l:?}");
+    // Timed by the read (the fault): 40 ms. The machine's slack on top of
+    // the server's 10 ms, at least 25 ms and never near the fault's.
+    let late = o.lateness.as_ref().map_or(0, |h| h.value_at_quantile(0.99));
+    let upper = Slack::of_run(late).above(10_000).clamp(25_000, 35_000);
+    assert!(l.p50 >= 10_000 && l.p50 < upper, "{l:?} (under {upper})");
 }

@@ -45,13 +45,16 @@ fn per_thread_req_sec_is_each_threads_rate_not_the_total() {
     // 1.5 s has 15 ticks of 100 ms per thread (a thread descheduled through
     // a tick on a busy machine folds it into its next sample).
     assert!((20..=30).contains(&r.samples), "{r:?}");
+    // Bounds wide enough for 100 ms samples on a machine busy with other
+    // work (a stalled tick lowers a sample, never raises the best one);
+    // the fault, each thread given the total, is 100 % off.
     assert!(
-        (r.mean - per_thread).abs() < 0.25 * per_thread,
+        (r.mean - per_thread).abs() < 0.4 * per_thread,
         "per-thread mean {} against total/threads {per_thread}",
         r.mean
     );
-    assert!(r.max >= r.mean && r.max < 1.5 * per_thread, "{r:?}");
-    assert!(r.stdev() < 0.4 * r.mean, "{r:?} stdev {}", r.stdev());
+    assert!(r.max >= r.mean && r.max < 1.8 * per_thread, "{r:?}");
+    assert!(r.stdev() < 0.6 * r.mean, "{r:?} stdev {}", r.stdev());
 
     // 3 connections on 2 threads: one thread has 2, the other 1. The mean
     // of the samples is still total/threads, but the max is the busier
@@ -60,11 +63,11 @@ fn per_thread_req_sec_is_each_threads_rate_not_the_total() {
     let r = o.thread_req_sec;
     let per_thread = o.rps() / 2.0;
     assert!(
-        (r.mean - per_thread).abs() < 0.25 * per_thread,
+        (r.mean - per_thread).abs() < 0.4 * per_thread,
         "{r:?} against {per_thread}"
     );
     assert!(
-        r.max > 1.1 * per_thread && r.max < 0.85 * o.rps(),
+        r.max > 1.1 * per_thread && r.max < 0.95 * o.rps(),
         "the busier thread's rate: {r:?}, total {}",
         o.rps()
     );

@@ -362,7 +362,7 @@ fn the_remote_supervisor_contains_and_reports() {
         .port();
     let token = format!("fbtest-supervise-{}", std::process::id());
     let cpu = std::thread::available_parallelism().unwrap().get() - 1;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fairbench"))
+    let mut child = Command::new(support::bin())
         .args(["agent", "supervise", "--log"])
         .arg(dir.path().join("server.log"))
         .arg("--cwd")
@@ -442,7 +442,7 @@ fn without_permission_servers_run_as_process_groups_and_say_so() {
     let as_nobody = |args: &[&str]| {
         let mut c = Command::new("setpriv");
         c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_fairbench"))
+            .arg(support::bin())
             .args(args)
             .current_dir(root.path())
             // The system's python: a root-only pyenv is out of its reach.

@@ -5,9 +5,11 @@ mod support;
 
 use support::load::{json, run, Server, HELLO};
 use support::net::{Hello, Silent};
+use support::serial;
 
 #[test]
 fn send_ahead_bounds_how_early_a_request_may_go_out() {
+    let _serial = serial();
     // A server that keeps up with this rate on a loaded 2-core machine: one
     // request per ms over 8 connections.
     let srv = Server::plain(HELLO);
@@ -71,6 +73,7 @@ fn send_ahead_bounds_how_early_a_request_may_go_out() {
 
 #[test]
 fn timeout_and_warmup_shape_the_run() {
+    let _serial = serial();
     let srv = Silent::start();
     let (code, out, err) = run(&[
         "load",
@@ -110,6 +113,7 @@ fn timeout_and_warmup_shape_the_run() {
 
 #[test]
 fn cpus_pin_and_size_the_load() {
+    let _serial = serial();
     let srv = Hello::start();
     // One CPU given: one load thread, not one per CPU of the machine.
     let (code, out, err) = run(&[

@@ -9,6 +9,7 @@ use std::time::Duration;
 use fairbench_testkit::counting::Counting;
 use serde_json::Value;
 use support::load::run;
+use support::serial;
 
 /// Runs `load URL -n 300` with the thresholds; exit code and the JSON's
 /// `thresholds`.
@@ -37,6 +38,7 @@ fn check(url: &str, extra: &[&str], thresholds: &[&str]) -> (i32, Vec<(String, b
 
 #[test]
 fn every_form_passes_and_fails() {
+    let _serial = serial();
     // Every answer 5 ms late: latencies between 5 ms and (generously) 2 s.
     let srv = Counting::start(Duration::from_millis(5));
     let ok = srv.url("/");
@@ -81,6 +83,7 @@ fn every_form_passes_and_fails() {
 
 #[test]
 fn timeouts_pass_and_fail() {
+    let _serial = serial();
     // Half the requests go to /slow (300 ms) with a 100 ms timeout: they
     // time out, the others are answered (a run that answered nothing
     // would exit 1, not 99).
@@ -111,6 +114,7 @@ fn timeouts_pass_and_fail() {
 
 #[test]
 fn a_target_has_thresholds_of_its_own() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let srv = Counting::start(Duration::ZERO);
     let file = dir.path().join("t.toml");
@@ -137,6 +141,7 @@ fn a_target_has_thresholds_of_its_own() {
 
 #[test]
 fn the_table_says_which_failed() {
+    let _serial = serial();
     let srv = Counting::start(Duration::ZERO);
     let (code, out, _) = run(&[
         "load",
@@ -165,6 +170,7 @@ fn the_table_says_which_failed() {
 
 #[test]
 fn mistakes_exit_2_before_the_run() {
+    let _serial = serial();
     let url = "http://127.0.0.1:9/";
     for (t, want) in [
         ("latency<20ms", "unknown metric \"latency\""),

@@ -4,7 +4,8 @@
 //! the deterministic servers written for the tests: scripted HTTP/1.1
 //! (plain or TLS, [`scripted`]), a canned keep-alive answer ([`canned`]),
 //! a fast answerer, a recorder and a silent server ([`keepalive`]), a
-//! counting service ([`counting`]) and HTTP/2 ([`h2`]). Every server
+//! counting service ([`counting`]) and HTTP/2 ([`h2`]); and the tolerance
+//! rule of every assertion about time ([`timing`]). Every server
 //! listens on loopback (the fast answerer on all addresses of its own
 //! namespace), stops when dropped and after a lifetime regardless; every
 //! loop is bounded by a read timeout or the stop flag. Timing-sensitive
@@ -18,6 +19,7 @@ pub mod h2;
 pub mod keepalive;
 pub mod pki;
 pub mod scripted;
+pub mod timing;
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""The flake hunt: every test binary run many times, quiet and beside a
+busy loop on each CPU, from copies taken once, so that a test that fails
+one run in five is found before CI finds it.
+
+    bash scripts/flake-hunt.sh            # 10 quiet + 5 loaded runs per binary
+    bash scripts/flake-hunt.sh --quick    # 3 quiet + 2 loaded
+    bash scripts/flake-hunt.sh --only 'engine|load_'   # binaries matching
+
+It builds the test binaries once (`cargo test --no-run`), copies them and
+the `fairbench` binary into the hunt's folder (a rebuild during the hunt
+cannot change what is hunted), then runs each copy from its crate's folder
+as cargo would. Runs alternate by round: every binary once quiet, then the
+next round; the loaded rounds start one busy loop pinned to each CPU and
+end them (by PID) before the next round. It prints one line per binary
+(runs, failures, the median time of a run) and, under it, each failing
+test with how often it failed and the first line of its message. Exit
+status: 0 when nothing failed, 1 otherwise, 2 on bad arguments.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The hunt covers what the CI issue names: the engine's unit tests and the
+# integration tests of the engine and the CLI. --all adds every other
+# test binary of the workspace.
+DEFAULT_SET = [
+    ("fairbench-engine", "lib"),
+    ("fairbench-engine", "test"),
+    ("fairbench", "test"),
+]
+
+FAILED_LINE = re.compile(r"^test (\S+) \.\.\. FAILED")
+STDOUT_HEAD = re.compile(r"^---- (\S+) stdout ----$")
+# "thread 'name' (1234) panicked at file:line:col:" (the id since Rust 1.88)
+PANIC_HEAD = re.compile(r"^thread '.*?'(?: \(\d+\))? panicked at (\S+):$")
+SUMMARY = re.compile(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed")
+
+
+def parse_failures(text):
+    """The failing tests of one libtest run and each one's message: the
+    panic's location and its first line (an assertion's `left`/`right`
+    follow on the next lines and are joined in)."""
+    failed = [m.group(1) for m in map(FAILED_LINE.match, text.splitlines()) if m]
+    messages = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        head = STDOUT_HEAD.match(lines[i])
+        if head:
+            name = head.group(1)
+            msg = ""
+            j = i + 1
+            while j < len(lines) and not STDOUT_HEAD.match(lines[j]) and lines[j] != "failures:":
+                panic = PANIC_HEAD.match(lines[j])
+                if panic:
+                    rest = []
+                    for extra in lines[j + 1 : j + 4]:
+                        if not extra.strip() or extra.startswith("note:") or STDOUT_HEAD.match(extra):
+                            break
+                        rest.append(extra.strip())
+                    msg = f"{panic.group(1)}: {' '.join(rest)}"
+                    break
+                j += 1
+            messages[name] = msg[:300]
+            i = j
+        else:
+            i += 1
+    return [(name, messages.get(name, "")) for name in failed]
+
+
+def summary_counts(text):
+    """(passed, failed) from libtest's closing line, or None when the
+    binary never printed one (it crashed, hung or was killed)."""
+    for line in reversed(text.splitlines()):
+        m = SUMMARY.match(line)
+        if m:
+            return int(m.group(2)), int(m.group(3))
+    return None
+
+
+def build(select_all):
+    """Builds the test binaries once; returns [(label, path, crate dir)]."""
+    cmd = [
+        "cargo", "test", "--workspace", "--no-run",
+        "--message-format=json-render-diagnostics",
+    ]
+    out = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, check=True, text=True)
+    found = []
+    for line in out.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if not msg.get("profile", {}).get("test"):
+            continue
+        target = msg["target"]
+        kind = target["kind"][0]
+        package = package_name(msg["package_id"])
+        if not select_all and (package, kind) not in DEFAULT_SET:
+            continue
+        if kind == "test":
+            label = f"{package}::{target['name']}"
+        else:
+            label = f"{package} ({kind} unit tests)"
+        found.append((label, Path(msg["executable"]), Path(target["src_path"]).parent))
+    fairbench = ROOT / "target" / "debug" / "fairbench"
+    return sorted(found), fairbench
+
+
+def package_name(package_id):
+    # "path+file:///…/crates/engine#fairbench-engine@0.1.0" or the older
+    # "fairbench-engine 0.1.0 (path+file://…)".
+    # "…/crates/fairbench#0.1.0" when the folder is named as the package.
+    if "#" in package_id:
+        head, tail = package_id.rsplit("#", 1)
+        return tail.split("@", 1)[0] if "@" in tail else head.rstrip("/").rsplit("/", 1)[-1]
+    return package_id.split(" ", 1)[0]
+
+
+def crate_dir(src_dir):
+    """The folder holding the crate's Cargo.toml: cargo runs tests there."""
+    d = src_dir
+    while d != d.parent:
+        if (d / "Cargo.toml").exists():
+            return d
+        d = d.parent
+    return ROOT
+
+
+class BusyLoops:
+    """One busy loop pinned to each CPU, ended by PID."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self):
+        for cpu in range(os.cpu_count() or 1):
+            self.procs.append(
+                subprocess.Popen(
+                    ["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"],
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        self.procs = []
+
+
+def run_one(binary, cwd, env, log, limit):
+    started = time.monotonic()
+    with open(log, "w") as f:
+        try:
+            p = subprocess.run(
+                [str(binary)], cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, timeout=limit, start_new_session=True,
+            )
+            code = p.returncode
+        except subprocess.TimeoutExpired:
+            code = "timeout"
+    took = time.monotonic() - started
+    text = Path(log).read_text(errors="replace")
+    failures = parse_failures(text)
+    if code == "timeout":
+        failures.append(("(binary)", f"killed after {limit} s"))
+    elif code != 0 and not failures:
+        failures.append(("(binary)", f"exit {code} with no failing test named"))
+    return failures, took
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="3 quiet + 2 loaded runs per binary")
+    ap.add_argument("--quiet", type=int, default=None, metavar="N", help="quiet runs per binary (10)")
+    ap.add_argument("--loaded", type=int, default=None, metavar="M", help="runs beside a busy loop on each CPU (5)")
+    ap.add_argument("--only", default=None, metavar="REGEX", help="only binaries whose label matches")
+    ap.add_argument("--all", action="store_true", help="every test binary of the workspace")
+    ap.add_argument("--limit", type=int, default=1800, metavar="S", help="seconds one run may take (1800)")
+    ap.add_argument("--out", default=None, metavar="DIR", help="the hunt's folder (target/flake-hunt/TIME)")
+    args = ap.parse_args(argv)
+    quiet = args.quiet if args.quiet is not None else (3 if args.quick else 10)
+    loaded = args.loaded if args.loaded is not None else (2 if args.quick else 5)
+    if quiet < 0 or loaded < 0 or quiet + loaded == 0:
+        print("flake-hunt: --quiet and --loaded must be ≥ 0 and not both 0", file=sys.stderr)
+        return 2
+    try:
+        only = re.compile(args.only) if args.only else None
+    except re.error as e:
+        print(f"flake-hunt: --only: not a regular expression: {e}", file=sys.stderr)
+        return 2
+
+    out = Path(args.out) if args.out else ROOT / "target" / "flake-hunt" / time.strftime("%Y%m%d-%H%M%S")
+    (out / "bin").mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    print(f"flake-hunt: building the test binaries once", flush=True)
+    found, fairbench = build(args.all)
+    if only:
+        found = [f for f in found if only.search(f[0])]
+    if not found:
+        print("flake-hunt: no test binary matches", file=sys.stderr)
+        return 2
+
+    # Copies, so that a rebuild during the hunt changes nothing hunted.
+    copies = []
+    for label, exe, src in found:
+        dst = out / "bin" / exe.name
+        shutil.copy2(exe, dst)
+        copies.append((label, dst, crate_dir(src)))
+    fb_copy = out / "bin" / "fairbench"
+    shutil.copy2(fairbench, fb_copy)
+    env = dict(os.environ)
+    env["FAIRBENCH_TEST_BIN"] = str(fb_copy)
+    env.pop("RUST_TEST_THREADS", None)
+
+    rounds = [("quiet", i) for i in range(quiet)] + [("loaded", i) for i in range(loaded)]
+    print(
+        f"flake-hunt: {len(copies)} binaries × ({quiet} quiet + {loaded} loaded) runs, "
+        f"in {out}",
+        flush=True,
+    )
+    results = defaultdict(lambda: {"quiet": [0, 0], "loaded": [0, 0], "times": [], "fail": Counter(), "msg": {}})
+    busy = BusyLoops()
+
+    def interrupted(_sig, _frame):
+        busy.stop()
+        print("\nflake-hunt: interrupted", file=sys.stderr)
+        sys.exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
+    started = time.monotonic()
+    try:
+        for cond, i in rounds:
+            if cond == "loaded":
+                busy.start()
+            try:
+                for label, exe, cwd in copies:
+                    env["CARGO_MANIFEST_DIR"] = str(cwd)
+                    log = out / "logs" / f"{exe.name}.{cond}{i}.log"
+                    failures, took = run_one(exe, cwd, env, log, args.limit)
+                    r = results[label]
+                    r[cond][0] += 1
+                    r["times"].append(took)
+                    if failures:
+                        r[cond][1] += 1
+                        for name, msg in failures:
+                            r["fail"][(cond, name)] += 1
+                            r["msg"].setdefault(name, msg)
+                        print(f"  {cond} {i + 1}: {label}: FAILED {', '.join(n for n, _ in failures)} ({log})", flush=True)
+            finally:
+                busy.stop()
+            print(f"flake-hunt: {cond} round {i + 1} done ({time.monotonic() - started:.0f} s)", flush=True)
+    finally:
+        busy.stop()
+
+    lines = report(copies, results, time.monotonic() - started)
+    text = "\n".join(lines)
+    print(text)
+    (out / "summary.txt").write_text(text + "\n")
+    failed = any(r["quiet"][1] or r["loaded"][1] for r in results.values())
+    return 1 if failed else 0
+
+
+def report(copies, results, elapsed):
+    width = max(len(label) for label, _, _ in copies)
+    lines = ["", f"{'BINARY':<{width}}  QUIET      LOADED     MEDIAN S"]
+    total_runs = total_failed = 0
+    for label, _, _ in copies:
+        r = results[label]
+        q, l = r["quiet"], r["loaded"]
+        total_runs += q[0] + l[0]
+        total_failed += q[1] + l[1]
+        med = statistics.median(r["times"]) if r["times"] else 0.0
+        lines.append(
+            f"{label:<{width}}  {q[0] - q[1]:>3}/{q[0]:<3} ok  {l[0] - l[1]:>3}/{l[0]:<3} ok  {med:8.1f}"
+        )
+        for (cond, name), n in sorted(r["fail"].items()):
+            lines.append(f"    {cond}: {name} failed {n}×: {r['msg'].get(name, '')}")
+    lines.append(
+        f"{total_runs} runs, {total_failed} failed, in {elapsed / 60:.1f} min"
+    )
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
