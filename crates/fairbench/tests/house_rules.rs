@@ -524,25 +524,29 @@ fn the_cycle_finder_finds_cycles_and_only_cycles() {
 
 #[test]
 fn no_two_modules_of_one_folder_import_each_other() {
-    let src = workspace().join("crates/fairbench/src");
-    let files: Vec<(String, String)> = sources(&src)
-        .into_iter()
-        .map(|p| {
-            let r = p.strip_prefix(&src).unwrap().display().to_string();
-            // Comments are not imports.
-            let c: String = code(&p)
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            (r, c)
-        })
-        .collect();
-    assert!(
-        files.iter().any(|(f, _)| f == "suite/plan.rs"),
-        "src not found"
-    );
-    let cycles = folder_cycles(&files);
+    let mut cycles = Vec::new();
+    for krate in members() {
+        let src = workspace().join(format!("crates/{krate}/src"));
+        let files: Vec<(String, String)> = sources(&src)
+            .into_iter()
+            .map(|p| {
+                let r = p.strip_prefix(&src).unwrap().display().to_string();
+                // Comments are not imports.
+                let c: String = code(&p)
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                (r, c)
+            })
+            .collect();
+        assert!(!files.is_empty(), "crates/{krate}/src not found");
+        cycles.extend(
+            folder_cycles(&files)
+                .into_iter()
+                .map(|c| format!("crates/{krate}: {}", c.join(" → "))),
+        );
+    }
     assert!(
         cycles.is_empty(),
         "import cycles inside a folder: {cycles:?}"

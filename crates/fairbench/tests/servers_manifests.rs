@@ -363,3 +363,19 @@ fn servers_says_who_serves_http2_and_why_the_others_do_not() {
         .unwrap();
     assert!(row.contains("http/1.1, h2c, h2"), "{row}");
 }
+
+/// Each server folder is self-contained, so the two node servers carry the
+/// same database code twice (db.js says so): a fix made to one and not the
+/// other would make their database cases measure different code.
+#[test]
+fn the_node_servers_database_code_is_one_copy() {
+    let read = |server: &str| {
+        std::fs::read_to_string(repo().join("servers").join(server).join("db.js"))
+            .unwrap_or_else(|e| panic!("servers/{server}/db.js: {e}"))
+    };
+    let (http, express) = (read("node-http"), read("node-express"));
+    assert!(
+        http == express,
+        "servers/node-http/db.js and servers/node-express/db.js differ: change both (they are one copy)"
+    );
+}

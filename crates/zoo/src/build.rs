@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::io::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -219,34 +218,19 @@ fn run_step(
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(stdout)
-        .stderr(stderr)
-        .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| failed(format!("could not start: {e}")))?;
-    let pgid = child.id() as i32;
-    let _guard = fairbench_sys::process::register_group(pgid);
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(failed(format!("could not be waited for: {e}"))),
-        }
-    };
-    // Build tools leave daemons behind (gradle, sccache); none may outlive the step.
-    fairbench_sys::process::kill_group(pgid, libc::SIGKILL);
+        .stderr(stderr);
+    // Build tools leave daemons behind (gradle, sccache): the step's whole
+    // group is killed when it ends, so none outlives it.
+    let status = fairbench_sys::process::bounded::run_logged(cmd, timeout)
+        .map_err(|e| failed(format!("could not run: {e}")))?
+        .status;
     match status {
         Some(s) if s.success() => Ok(()),
         Some(s) => Err(failed(fairbench_sys::process::describe_exit(s))),
-        None => {
-            let _ = child.wait();
-            Err(failed(format!(
-                "did not finish within {}s",
-                timeout.as_secs()
-            )))
-        }
+        None => Err(failed(format!(
+            "did not finish within {}s",
+            timeout.as_secs()
+        ))),
     }
 }
 

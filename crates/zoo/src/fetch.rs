@@ -85,7 +85,24 @@ pub struct RawResponse {
     /// frames, `version` 2 and `reason` empty.
     pub protocol: crate::Protocol,
     /// HTTP/2 only: what the frames tell beyond the decoded message.
-    pub h2: Option<crate::fetch_h2::H2Wire>,
+    pub h2: Option<H2Wire>,
+}
+
+/// What the frames of an HTTP/2 answer tell beyond the decoded message
+/// (filled in by [`crate::fetch_h2`]).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct H2Wire {
+    /// The response's header block as HPACK encoded it: the HEADERS and
+    /// CONTINUATION fragments, without frame headers or padding.
+    pub header_block: usize,
+    /// The same request answered again on the same connection: the header
+    /// block once HPACK's dynamic table holds the first answer's fields, as
+    /// for every answer but the first under load. `None` if it failed.
+    pub header_block_repeat: Option<usize>,
+    /// The server's SETTINGS (its first, as announced), by name.
+    pub settings: Vec<(String, u32)>,
+    /// The protocol ALPN chose (h2 over TLS only).
+    pub alpn: Option<String>,
 }
 
 impl RawResponse {

@@ -12,32 +12,15 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::fetch::{FetchError, Framing, Header, RawResponse, MAX_RESPONSE};
+use crate::fetch::{FetchError, Framing, H2Wire, Header, RawResponse, MAX_RESPONSE};
 use crate::Protocol;
 
 /// The flow-control window fairbench's client announces, for the stream
 /// and the connection: large enough that a whole response of the largest
 /// size the check accepts is never held back by the client.
 const WINDOW: u32 = MAX_RESPONSE as u32;
-
-/// What the frames of an HTTP/2 answer tell beyond the decoded message.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct H2Wire {
-    /// The response's header block as HPACK encoded it: the HEADERS and
-    /// CONTINUATION fragments, without frame headers or padding.
-    pub header_block: usize,
-    /// The same request answered again on the same connection: the header
-    /// block once HPACK's dynamic table holds the first answer's fields, as
-    /// for every answer but the first under load. `None` if it failed.
-    pub header_block_repeat: Option<usize>,
-    /// The server's SETTINGS (its first, as announced), by name.
-    pub settings: Vec<(String, u32)>,
-    /// The protocol ALPN chose (h2 over TLS only).
-    pub alpn: Option<String>,
-}
 
 /// Trust for h2 over TLS: the run CA's certificate, PEM.
 #[derive(Debug, Clone)]

@@ -1,10 +1,9 @@
 //! Is a server's toolchain installed here, and which version?
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -13,9 +12,6 @@ use crate::manifest::{Argv, Toolchain};
 /// A JVM starting on a busy 2-core machine can take seconds; a probe that
 /// takes longer than this is treated as broken rather than waited on.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Probe output beyond this is not a version string.
-const MAX_OUTPUT: u64 = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
@@ -58,12 +54,9 @@ pub fn probe(tc: &Toolchain) -> ToolchainStatus {
         };
     };
     let mut cmd = Command::new(&resolved);
-    cmd.args(&tc.probe[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(&tc.probe[1..]);
     let shown = tc.probe.join(" ");
-    match run_bounded(cmd, PROBE_TIMEOUT) {
+    match probe_output(cmd, PROBE_TIMEOUT) {
         Err(e) => ToolchainStatus::Unavailable {
             reason: format!("`{shown}` could not run: {e}"),
         },
@@ -144,58 +137,13 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Runs `cmd` in its own process group with stdout and stderr captured (as
-/// one text), killing the group after `timeout`. `Ok(None)` means it timed out.
-fn run_bounded(
-    mut cmd: Command,
+/// Runs `cmd` to its end within `timeout`, stdout and stderr as one text.
+/// `Ok(None)` means it timed out.
+fn probe_output(
+    cmd: Command,
     timeout: Duration,
 ) -> std::io::Result<Option<(std::process::ExitStatus, String)>> {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-    let mut child = cmd.spawn()?;
-    let pgid = child.id() as i32;
-    let _guard = fairbench_sys::process::register_group(pgid);
-    let readers: Vec<_> = [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|r| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.take(MAX_OUTPUT).read_to_end(&mut buf);
-            buf
-        })
-    })
-    .collect();
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break Some(st);
-        }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // Kill the whole group either way: a probe that forked a daemon (gradle,
-    // dart's analysis server) must not keep the pipes open.
-    fairbench_sys::process::kill_group(pgid, libc::SIGKILL);
-    if status.is_none() {
-        let _ = child.wait();
-    }
-    let mut text = String::new();
-    for r in readers {
-        if let Ok(buf) = r.join() {
-            text.push_str(&String::from_utf8_lossy(&buf));
-        }
-    }
-    Ok(status.map(|s| (s, text)))
+    let f = fairbench_sys::process::bounded::run(cmd, None, timeout)?;
+    Ok(f.status
+        .map(|s| (s, format!("{}{}", f.stdout_text(), f.stderr_text()))))
 }

@@ -11,7 +11,31 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::mounts::{Hierarchies, Hierarchy, Version, V2_CONTROLLERS};
-use super::{name, registry, Method};
+use super::registry::Registry;
+use super::{name, Method};
+
+/// The groups this process has made and not yet removed.
+static LIVE: Registry<Inner> = Registry::new();
+
+/// Kills every process in every server group this process made; the
+/// groups stay for their owners to remove. For the first Ctrl-C.
+pub fn kill_servers() {
+    for g in LIVE
+        .snapshot()
+        .iter()
+        .filter(|g| g.purpose == Purpose::Server)
+    {
+        kill_all(g);
+    }
+}
+
+/// Ends and removes every group this process made. For an exit that runs
+/// no destructor (a second Ctrl-C).
+pub fn remove_all() {
+    for g in LIVE.take() {
+        let _ = remove(&g);
+    }
+}
 
 /// What a group holds, which decides its controllers and how it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +167,7 @@ impl Group {
             return Err(e);
         }
         let inner = Arc::new(inner);
-        registry::add(inner.clone());
+        LIVE.add(inner.clone());
         Ok(Group { inner })
     }
 
@@ -306,7 +330,7 @@ impl Group {
     /// Idempotent; also done on drop.
     pub fn remove(&self) -> Result<(), String> {
         let r = remove(&self.inner);
-        registry::forget(&self.inner);
+        LIVE.forget(&self.inner);
         r
     }
 }
@@ -315,7 +339,7 @@ impl Group {
 impl Group {
     /// Leaves the group behind as a crashed owner would.
     pub(super) fn abandon(self) {
-        registry::forget(&self.inner);
+        LIVE.forget(&self.inner);
         std::mem::forget(self);
     }
 }
@@ -520,7 +544,7 @@ fn freeze(inner: &Inner, on: bool) {
     }
 }
 
-pub(super) fn kill_all(inner: &Inner) -> bool {
+fn kill_all(inner: &Inner) -> bool {
     if inner.purpose == Purpose::Threads {
         return members(inner).is_empty();
     }

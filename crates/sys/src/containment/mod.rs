@@ -24,10 +24,10 @@ mod sweep;
 
 use std::sync::OnceLock;
 
+pub use group::{kill_servers, remove_all};
 pub use group::{CreateError, Group, Joiner, Purpose, Usage};
 pub use mounts::{Hierarchies, Version};
 pub use name::PREFIX;
-pub use registry::{kill_servers, remove_all};
 
 /// Removes the groups of dead fairbench processes on this machine (see
 /// [`prepare`], which does this too); returns (removed, problems).

@@ -1,39 +1,37 @@
-//! The groups this process has made and not yet removed, so that the
-//! Ctrl-C handler (another thread, no destructor to run) reaches them.
+//! A list of the live things of a kind this process made and has not yet
+//! removed, so that the Ctrl-C handler (another thread, with no destructor
+//! to run) reaches them. Knows nothing of what it holds: the groups keep
+//! theirs in [`super::group`].
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::group::{self, Inner, Purpose};
+pub(super) struct Registry<T>(Mutex<Vec<Arc<T>>>);
 
-static LIVE: Mutex<Vec<Arc<Inner>>> = Mutex::new(Vec::new());
-
-fn live() -> MutexGuard<'static, Vec<Arc<Inner>>> {
-    // A panic elsewhere must not stop us from killing servers.
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(super) fn add(g: Arc<Inner>) {
-    live().push(g);
-}
-
-pub(super) fn forget(g: &Arc<Inner>) {
-    live().retain(|x| !Arc::ptr_eq(x, g));
-}
-
-/// Kills every process in every server group this process made; the
-/// groups stay for their owners to remove. For the first Ctrl-C.
-pub fn kill_servers() {
-    let list: Vec<Arc<Inner>> = live().clone();
-    for g in list.iter().filter(|g| g.purpose == Purpose::Server) {
-        group::kill_all(g);
+impl<T> Registry<T> {
+    pub(super) const fn new() -> Self {
+        Registry(Mutex::new(Vec::new()))
     }
-}
 
-/// Ends and removes every group this process made. For an exit that runs
-/// no destructor (a second Ctrl-C).
-pub fn remove_all() {
-    let list: Vec<Arc<Inner>> = std::mem::take(&mut *live());
-    for g in list {
-        let _ = group::remove(&g);
+    fn live(&self) -> MutexGuard<'_, Vec<Arc<T>>> {
+        // A panic elsewhere must not stop us from killing servers.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn add(&self, x: Arc<T>) {
+        self.live().push(x);
+    }
+
+    pub(super) fn forget(&self, x: &Arc<T>) {
+        self.live().retain(|y| !Arc::ptr_eq(y, x));
+    }
+
+    /// What is live now; it stays registered.
+    pub(super) fn snapshot(&self) -> Vec<Arc<T>> {
+        self.live().clone()
+    }
+
+    /// What is live now, no longer registered.
+    pub(super) fn take(&self) -> Vec<Arc<T>> {
+        std::mem::take(&mut *self.live())
     }
 }

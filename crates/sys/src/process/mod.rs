@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use crate::containment::{self, CreateError, Group, Method, Purpose, Usage};
 
+pub mod bounded;
+
 /// Process groups started by this process and not yet reaped.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 

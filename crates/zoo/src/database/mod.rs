@@ -1,7 +1,8 @@
 //! The database behind the `db`, `queries`, `fortunes` and `updates`
 //! scenarios: a PostgreSQL that fairbench starts for a check or a run
 //! ([`postgres`]), its deterministic tables ([`seed`]), what the check asks
-//! it to grade a server's answers against ([`oracle`], [`content`]), and the
+//! it to grade a server's answers against ([`oracle`], [`content`]), how it
+//! is reached from outside ([`psql`]), and the
 //! data folders of fairbench processes that died ([`leftovers`]).
 //!
 //! PostgreSQL is contained like a server: a control group of its own (its
@@ -12,6 +13,7 @@ pub mod content;
 pub mod leftovers;
 pub mod oracle;
 pub mod postgres;
+pub mod psql;
 pub mod seed;
 
 pub use oracle::Oracle;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use super::postgres::{run_bounded, DB_NAME, SUPERUSER};
+use super::psql::{command_output, DB_NAME, SUPERUSER};
 
 /// How long one query of the check may take.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -43,14 +43,14 @@ impl Oracle {
     pub fn query(&self, db: &str, sql: &str) -> Result<String, String> {
         let mut c = self.command(db);
         c.args(["-c", sql]);
-        run_bounded(c, None, QUERY_TIMEOUT, "psql")
+        command_output(c, None, QUERY_TIMEOUT, "psql")
     }
 
     /// A script on psql's stdin (COPY data inline).
     pub fn run_script(&self, db: &str, script: String, timeout: Duration) -> Result<(), String> {
         let mut c = self.command(db);
         c.args(["-f", "-"]);
-        run_bounded(c, Some(script.into_bytes()), timeout, "psql").map(drop)
+        command_output(c, Some(script.into_bytes()), timeout, "psql").map(drop)
     }
 
     /// `world.randomnumber` of each id that exists.

@@ -9,25 +9,20 @@
 //! user that Debian's package creates.
 
 use std::ffi::CString;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::oracle::Oracle;
+use super::psql::command_output;
 use super::seed;
 use fairbench_sys::containment::Usage;
 use fairbench_sys::process::{free_port, ServerProcess, ServerSpec};
 
-/// The database, role and password every server is given.
-pub const DB_NAME: &str = "fairbench";
-pub const DB_USER: &str = "fairbench";
-pub const DB_PASSWORD: &str = "fairbench";
-/// The superuser initdb makes; reached only through the folder's socket.
-pub const SUPERUSER: &str = "postgres";
+pub use super::psql::{DB_NAME, DB_PASSWORD, DB_USER, SUPERUSER};
 /// Data folders are named this, then their owner as control groups are.
 pub const FOLDER_PREFIX: &str = "fairbench-pg-";
 
@@ -127,84 +122,6 @@ fn make_folder(owner: Option<(u32, u32)>) -> Result<PathBuf, String> {
     Ok(folder)
 }
 
-/// Runs `cmd` to its end within `timeout`, `input` on its stdin; its
-/// stdout, or why it failed (with its stderr).
-pub(crate) fn run_bounded(
-    mut cmd: Command,
-    input: Option<Vec<u8>>,
-    timeout: Duration,
-    what: &str,
-) -> Result<String, String> {
-    cmd.stdin(if input.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {what}: {e}"))?;
-    // Reached by the Ctrl-C handler like a server's process group.
-    let _guard = fairbench_sys::process::register_group(child.id() as i32);
-    let writer = input.and_then(|bytes| {
-        let mut stdin = child.stdin.take()?;
-        Some(std::thread::spawn(move || {
-            let _ = stdin.write_all(&bytes);
-        }))
-    });
-    let out = child.stdout.take();
-    let err = child.stderr.take();
-    let read = |r: Option<std::process::ChildStdout>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut r) = r {
-                let _ = std::io::Read::read_to_string(&mut r, &mut s);
-            }
-            s
-        })
-    };
-    let out_t = read(out);
-    let err_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(mut r) = err {
-            let _ = std::io::Read::read_to_string(&mut r, &mut s);
-        }
-        s
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                fairbench_sys::process::kill_group(child.id() as i32, libc::SIGKILL);
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    if let Some(w) = writer {
-        let _ = w.join();
-    }
-    let stdout = out_t.join().unwrap_or_default();
-    let stderr = err_t.join().unwrap_or_default();
-    match status {
-        None => Err(format!("{what} took longer than {}s", timeout.as_secs())),
-        Some(s) if s.success() => Ok(stdout),
-        Some(s) => {
-            let last: Vec<&str> = stderr.lines().rev().take(3).collect();
-            let last: Vec<&str> = last.into_iter().rev().collect();
-            Err(format!(
-                "{what} {}: {}",
-                fairbench_sys::process::describe_exit(s),
-                fairbench_sys::text::visible(&last.join(" / "))
-            ))
-        }
-    }
-}
-
 impl Postgres {
     /// Makes a data folder, initdb, starts PostgreSQL in a control group of
     /// its own, waits until it answers and seeds it. On any failure what
@@ -255,7 +172,7 @@ impl Postgres {
         if let Some((uid, gid)) = owner {
             initdb.uid(uid).gid(gid);
         }
-        let out = run_bounded(initdb, None, SETUP_TIMEOUT, "initdb")?;
+        let out = command_output(initdb, None, SETUP_TIMEOUT, "initdb")?;
         let _ = std::fs::write(&o.log_path, format!("# fairbench: initdb\n{out}"));
         self.version = std::fs::read_to_string(data.join("PG_VERSION"))
             .unwrap_or_default()
