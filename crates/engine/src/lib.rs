@@ -41,6 +41,7 @@ pub mod thread_rate;
 mod timer;
 mod tls;
 mod worker;
+pub mod wrk_latency;
 
 pub use config::{
     default_threads, GeneratorShare, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
@@ -61,3 +62,4 @@ pub use status::StatusSet;
 pub use target::Target;
 pub use thread_rate::ThreadReqSec;
 pub use tls::TlsOptions;
+pub use wrk_latency::{wrk_latency, WrkFigures, WrkLatency};

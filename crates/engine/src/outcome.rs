@@ -358,6 +358,27 @@ impl Outcome {
         LatencySummary::of(&self.answered_latency)
     }
 
+    /// What wrk 4.x would print for this run: its corrected latency and
+    /// its request count (every completed response, late ones included).
+    /// Closed loop only, where fairbench times answers from their send as
+    /// wrk does; a constant rate's own latency is already from the plan.
+    pub fn wrk_figures(&self) -> Option<crate::WrkFigures> {
+        if self.model != LoadModel::ClosedLoop {
+            return None;
+        }
+        let complete = self.requests + self.late_answers;
+        Some(crate::WrkFigures {
+            latency: crate::wrk_latency(
+                &self.answered_latency,
+                (self.timeout_s * 1e6) as u64,
+                (self.measured_s * 1e6) as u64,
+                complete,
+                self.connections as u64,
+            ),
+            requests: complete,
+        })
+    }
+
     pub fn ledger(&self) -> Ledger {
         let e = &self.errors;
         Ledger {

@@ -72,6 +72,10 @@ pub struct LoadJson<'a> {
     /// wrk's Thread Stats "Req/Sec": each load thread's answers per 100 ms
     /// interval, as requests per second; null when no interval was sampled.
     pub thread_req_sec: Option<ThreadReqSecJson>,
+    /// What wrk 4.x would print (its latency after its own correction, in
+    /// µs, and its request count, late answers included): closed loop with
+    /// `timeout_mode` "wrk" only, null otherwise. Never fairbench's figure.
+    pub wrk: Option<fairbench_engine::WrkFigures>,
     pub generator_cpu_s: f64,
     pub generator_cpu_us_per_request: Option<f64>,
     pub generator_busy_fraction: f64,
@@ -146,6 +150,9 @@ impl<'a> LoadJson<'a> {
             timeout_mode: o.timeout_mode.as_str(),
             late_answers: o.late_answers,
             thread_req_sec: ThreadReqSecJson::of(&o.thread_req_sec),
+            wrk: (o.timeout_mode == fairbench_engine::TimeoutMode::Wrk)
+                .then(|| o.wrk_figures())
+                .flatten(),
             generator_cpu_s: o.generator.cpu_s,
             generator_cpu_us_per_request: o.cpu_us_per_request(),
             generator_busy_fraction: o.generator.busy_fraction,

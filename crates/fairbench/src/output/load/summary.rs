@@ -226,6 +226,9 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         o.timeouts_per_million(),
         timeout_counting(o.timeout_mode)
     );
+    if o.timeout_mode == fairbench_engine::TimeoutMode::Wrk {
+        wrk_lines(&mut s, o);
+    }
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
             s,
@@ -304,6 +307,49 @@ fn latency_lines(s: &mut String, label: &str, h: &Histogram<u64>, pcts: &[f64]) 
         })
         .collect();
     let _ = writeln!(s, "  {:<14}{}", "", cells.join("  "));
+}
+
+/// What wrk 4.x would have printed for this run, labelled as such: its
+/// latency after its own correction, and its request count (see
+/// `fairbench_engine::wrk_latency`). Never fairbench's figure.
+fn wrk_lines(s: &mut String, o: &Outcome) {
+    let Some(w) = o.wrk_figures() else {
+        return;
+    };
+    let l = &w.latency;
+    let _ = writeln!(
+        s,
+        "  {:<14}Latency avg {}  stdev {}  max {}  +/- stdev {:.2} %  {} requests",
+        "As wrk prints",
+        micros(l.mean_us),
+        micros(l.stdev_us),
+        micros(l.max_us as f64),
+        l.within_stdev_pct,
+        count(w.requests)
+    );
+    let _ = writeln!(
+        s,
+        "  {:<14}p50 {}  p75 {}  p90 {}  p99 {}",
+        "",
+        micros(l.p50_us as f64),
+        micros(l.p75_us as f64),
+        micros(l.p90_us as f64),
+        micros(l.p99_us as f64)
+    );
+    let how = match l.interval_us {
+        Some(i) => format!(
+            "{} of {} samples synthetic (wrk's stats_correct at {})",
+            count(l.samples - l.recorded),
+            count(l.samples),
+            micros(i as f64)
+        ),
+        None => "uncorrected (fewer answers than connections)".to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "  {:<14}wrk 4.x's figures, not fairbench's: answers above the timeout dropped, {how}, late answers counted as requests",
+        ""
+    );
 }
 
 /// Connect and handshake times: one line, their count included.

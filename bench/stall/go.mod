@@ -1,0 +1,3 @@
+module fairbench/bench/stall
+
+go 1.21
