@@ -4,6 +4,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use fairbench_testkit::timing::Slack;
 use support::root::Root;
 use support::{serial, text};
 
@@ -431,7 +432,11 @@ step_duration = "3s"
     // Capacity is 100/s less Python's per-request overhead; coarse steps 25,
     // 50, 100 bracket it and three bisections narrow it to within 6.25/s: on
     // a quiet host the knee is at least 50 (87.5 here), never above 100.
-    let floor = if steal > 0.1 { 25.0 } else { 50.0 };
+    // A host whose CPUs were taken (by the hypervisor, or by other work:
+    // a sleep of 1 ms then wakes over 1 ms late) slows the Python server's
+    // every request, and the floor is the coarse step below.
+    let busy = Slack::of_machine().late_us > 1_000;
+    let floor = if steal > 0.1 || busy { 25.0 } else { 50.0 };
     assert!(
         (floor..=105.0).contains(&knee),
         "knee {knee} req/s for a ~100 req/s server (hypervisor steal {:.0}%)",
@@ -520,5 +525,65 @@ fn the_ab2012_suite_sends_n_requests_each_on_its_own_connection() {
     assert_eq!(
         (load["requests"].as_u64(), load["keepalive"].as_bool()),
         (Some(10000), Some(false))
+    );
+}
+
+/// `address_family = "ipv6"`: the load goes to [::1] (as the rebuttal's
+/// spot checks did), where by default it goes to 127.0.0.1. The test
+/// server records each connection's family and how many requests it
+/// carried: the check reaches the server on both, the load on one.
+#[test]
+fn a_suite_sends_its_load_over_ipv6_when_it_says_so() {
+    let _serial = serial();
+    let peers = tempfile::tempdir().unwrap();
+    for (family, other) in [("ipv6", "ipv4"), ("ipv4", "ipv6")] {
+        let log = peers.path().join(format!("{family}.log"));
+        let log_s = log.to_str().unwrap();
+        let root = Root::new(&[("dual", &["--record-peers", log_s])]);
+        root.suite(
+            "fam",
+            &format!(
+                r#"
+name = "fam"
+responses = ["normalized"]
+scenarios = ["static"]
+cores = [1]
+duration = "1s"
+warmup = "0s"
+repetitions = 1
+address_family = "{family}"
+[[load]]
+model = "rate"
+rate = 200
+connections = 2
+threads = 1
+"#
+            ),
+        );
+        let out = root.run(&["run", "--suite", "fam", "--quiet"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let mut requests = std::collections::HashMap::<String, u64>::new();
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let (f, n) = line.split_once(' ').unwrap();
+            *requests.entry(f.to_string()).or_default() += n.parse::<u64>().unwrap();
+        }
+        let (load, check) = (requests[family], requests.get(other).copied().unwrap_or(0));
+        // 200/s for 1 s on the suite's family; a handful (the check's) on
+        // the other.
+        assert!(load >= 150 && check < 20, "{family}: {requests:?}");
+    }
+    let (code, _, err) = {
+        let root = Root::new(&[("dual", &[])]);
+        root.suite(
+            "bad",
+            "name = \"bad\"\nscenarios = [\"static\"]\nduration = \"1s\"\naddress_family = \"ipv5\"\n[[load]]\nmodel = \"closed\"\nconnections = 1\n",
+        );
+        let o = root.run(&["run", "--suite", "bad", "--dry-run"]);
+        (o.status.code(), String::new(), text(&o))
+    };
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("address_family") && err.contains("expected ipv4 or ipv6"),
+        "{err}"
     );
 }

@@ -95,7 +95,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let _machine = MachineLock::acquire(args.wait)?;
-    let layout = layout(args)?;
+    let layout = layout(args, suite.address_family)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
     let (run, work) = session::start(&mut store, zoo, &suite, &text, &mut plan, &layout)?;
@@ -112,9 +112,11 @@ fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-/// Where the server and the load run, as the flags say; notes printed once.
-fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
-    let layout = Layout::for_run(&args.clients, &args.server)?;
+/// Where the server and the load run, as the flags say, the load going to
+/// the suite's address family; notes printed once.
+fn layout(args: &RunArgs, family: suite::AddressFamily) -> anyhow::Result<Layout> {
+    let mut layout = Layout::for_run(&args.clients, &args.server)?;
+    layout.aim_at(family.loopback()).map_err(usage)?;
     for n in &layout.notes {
         eprintln!("{n}");
     }
@@ -127,7 +129,6 @@ fn layout(args: &RunArgs) -> anyhow::Result<Layout> {
 
 fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     let _machine = MachineLock::acquire(args.wait)?;
-    let layout = layout(args)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open_existing(&args.db)?;
     let run = store
@@ -137,6 +138,7 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         return Err(usage(format!("--resume: run {id} is already done")));
     }
     let suite = Suite::parse(&run.suite_toml, &format!("run {id}'s suite"))?;
+    let layout = layout(args, suite.address_family)?;
     let plan = suite::plan(&suite, zoo)?;
     session::fits_here(&suite, &args.clients)?;
     let work = session::left_to_do(&mut store, id, plan.items)?;

@@ -9,7 +9,7 @@ mod plan;
 pub mod span;
 mod timing;
 
-pub use file::{Ends, LoadProfile, Service, Suite};
+pub use file::{AddressFamily, Ends, LoadProfile, Service, Suite};
 pub use plan::{
     full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };

@@ -173,6 +173,23 @@ fn same_machine(a: &HostInfo, b: &HostInfo) -> bool {
 }
 
 impl Layout {
+    /// Aims the load at `loopback` (127.0.0.1 or ::1) instead of 127.0.0.1:
+    /// only where server and load share this machine's loopback.
+    pub fn aim_at(&mut self, loopback: &str) -> Result<(), String> {
+        if loopback == "127.0.0.1" {
+            return Ok(());
+        }
+        if self.kind != TopologyKind::Local || !matches!(self.server, Host::Local) {
+            return Err(format!(
+                "the suite's address_family sends the load to {loopback}: only with server and load on this machine (no --topology, --server-host or --client-host)"
+            ));
+        }
+        for c in &mut self.clients {
+            c.server_addr = loopback.to_string();
+        }
+        Ok(())
+    }
+
     /// For `run` and `check`: fairbench starts the server.
     pub fn for_run(c: &ClientArgs, s: &ServerArgs) -> anyhow::Result<Layout> {
         let link = c.check(Some(s))?;

@@ -40,6 +40,10 @@ pub struct Suite {
     pub timeout_mode: fairbench_engine::TimeoutMode,
     pub repetitions: usize,
     pub ready_timeout: Duration,
+    /// The address the load reaches a server on this machine at: `ipv4`
+    /// (127.0.0.1, the default) or `ipv6` (::1, as the rebuttal's spot
+    /// checks ran). Servers bind the any address, so both reach them.
+    pub address_family: AddressFamily,
     /// What ratios are relative to, and the reference's A/A twins.
     pub pairing: Pairing,
     pub interleave: Interleave,
@@ -49,6 +53,34 @@ pub struct Suite {
     /// instead of zoo servers: nothing is built, started or contained.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<Service>,
+}
+
+/// Which loopback address a suite's load goes to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AddressFamily {
+    #[default]
+    Ipv4,
+    Ipv6,
+}
+
+impl AddressFamily {
+    pub fn parse(s: &str) -> Result<AddressFamily, String> {
+        match s {
+            "ipv4" => Ok(AddressFamily::Ipv4),
+            "ipv6" => Ok(AddressFamily::Ipv6),
+            other => Err(format!("expected ipv4 or ipv6, got {other:?}")),
+        }
+    }
+
+    /// The loopback address of the family, as a URL's host takes it
+    /// unbracketed.
+    pub fn loopback(self) -> &'static str {
+        match self {
+            AddressFamily::Ipv4 => "127.0.0.1",
+            AddressFamily::Ipv6 => "::1",
+        }
+    }
 }
 
 /// A service a suite measures where it runs.
@@ -375,6 +407,12 @@ impl Suite {
             .map(|w| dur("ready_timeout", w))
             .transpose()?
             .unwrap_or(Duration::from_secs(60));
+        let address_family = raw
+            .address_family
+            .as_deref()
+            .map(|f| AddressFamily::parse(f).map_err(|e| bad("address_family", e)))
+            .transpose()?
+            .unwrap_or_default();
         let repetitions = raw.repetitions.unwrap_or(3);
         if repetitions == 0 {
             return Err(bad("repetitions", "must be at least 1".into()));
@@ -593,6 +631,7 @@ impl Suite {
             timeout_mode,
             repetitions,
             ready_timeout,
+            address_family,
         })
     }
 }
