@@ -21,6 +21,11 @@ use crate::units::{count, micros, rate};
 /// `load`'s exit code when a threshold failed (k6 uses the same).
 pub const EXIT_FAILED: i32 = 99;
 
+/// `compare --fail-on-regression`'s exit code when a case regressed: its
+/// own, so that CI tells a regression from a failed step (1) and a usage
+/// error (2).
+pub const EXIT_REGRESSED: i32 = 98;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stat {
     /// A percentile of the honest latency, 0–100.

@@ -13,13 +13,7 @@ use std::time::Duration;
 use fairbench_testkit::counting::Counting;
 use serde_json::Value;
 use support::load::run;
-
-/// The timing tests run one at a time: on a 2-CPU machine, two at once
-/// would each be the other's noise.
-fn timing() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+use support::serial;
 
 fn ok(args: &[&str]) -> String {
     let (code, out, err) = run(args);
@@ -62,7 +56,7 @@ fn assert_no_zoo_columns(out: &str) {
 
 #[test]
 fn show_and_report_of_a_saved_load_name_the_url_not_zoo_columns() {
-    let _t = timing();
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let db = db.to_str().unwrap();
@@ -154,7 +148,7 @@ fn show_and_report_of_a_saved_load_name_the_url_not_zoo_columns() {
 
 #[test]
 fn show_report_and_compare_of_saved_pairs_use_the_paired_ratio() {
-    let _t = timing();
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("vs.db");
     let db = db.to_str().unwrap();
@@ -244,7 +238,7 @@ fn show_report_and_compare_of_saved_pairs_use_the_paired_ratio() {
         "10",
         "--json",
     ]);
-    assert_eq!(code, 1, "{out}\n{err}");
+    assert_eq!(code, 98, "{out}\n{err}");
     assert!(err.contains("1 case(s) regressed"), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let case = |v: &Value, server: &str| -> Value {
@@ -287,7 +281,7 @@ fn show_report_and_compare_of_saved_pairs_use_the_paired_ratio() {
 
 #[test]
 fn a_saved_staged_load_is_shown_stage_by_stage() {
-    let _t = timing();
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("st.db");
     let db = db.to_str().unwrap();
@@ -366,7 +360,7 @@ fn a_saved_staged_load_is_shown_stage_by_stage() {
 
 #[test]
 fn load_knee_finds_a_known_capacity() {
-    let _t = timing();
+    let _serial = serial();
     // Each answer 10 ms late on each of 2 connections (one request in
     // flight each): at most 200 req/s. Past that the queue grows by the
     // excess every second; below it latency stays near 10 ms.
@@ -391,7 +385,11 @@ fn load_knee_finds_a_known_capacity() {
     let v: Value = serde_json::from_str(&out).unwrap();
     let k = &v["knee"];
     let knee = k["knee_rps"].as_f64().unwrap_or_else(|| panic!("{k}"));
-    assert!((90.0..=230.0).contains(&knee), "knee {knee}: {k}");
+    // Up to 200/s; on a quiet machine the knee is 90 or more, but a busy
+    // one can miss at 100 (the server's 10 ms sleeps wake late), and the
+    // bisection then lands between 50 and 100. A search gone wrong finds
+    // none, or one below 50 or above 230.
+    assert!((60.0..=230.0).contains(&knee), "knee {knee}: {k}");
     let steps = k["steps"].as_array().unwrap();
     // Doubling from 50 until a miss, then the sweep's four bisections.
     let offered: Vec<f64> = steps
@@ -399,7 +397,7 @@ fn load_knee_finds_a_known_capacity() {
         .filter(|s| s["judged"] != "again")
         .map(|s| s["offered_rps"].as_f64().unwrap())
         .collect();
-    assert_eq!(&offered[..2], [50.0, 100.0], "{offered:?}");
+    assert_eq!(offered[0], 50.0, "{offered:?}");
     let first_miss = steps
         .iter()
         .position(|s| s["judged"] == "missed")
@@ -439,6 +437,7 @@ fn load_knee_finds_a_known_capacity() {
 
 #[test]
 fn knee_mistakes_are_one_line_naming_the_flag() {
+    let _serial = serial();
     for (args, needle) in [
         (&["--knee", "p99"][..], "--knee"),
         (
@@ -499,7 +498,7 @@ connections = 4
 
 #[test]
 fn a_suite_of_services_is_run_stored_and_read_like_any_run() {
-    let _t = timing();
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let v1 = Counting::start(Duration::from_millis(50));
     let v2 = Counting::start(Duration::from_millis(100));
@@ -577,6 +576,7 @@ fn a_suite_of_services_is_run_stored_and_read_like_any_run() {
 
 #[test]
 fn a_services_suite_with_mistakes_names_the_field() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let suite = services_suite(dir.path(), "ftp://x/", "http://127.0.0.1:9/");
     let o = support::run_in(dir.path(), &["run", "--suite", suite.to_str().unwrap()]);

@@ -35,8 +35,9 @@ pub struct CompareArgs {
     /// Same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-    /// Exit with status 1 when any case is significantly slower by more than
-    /// PCT percent (req/s for closed loop, p99 for constant rate): for CI.
+    /// Exit with status 98 when any case is significantly slower by more than
+    /// PCT percent (req/s for closed loop, p99 for constant rate): for CI,
+    /// which tells it from a failed step (1) and a usage error (2).
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
     /// Pair both runs relative to this server (or SERVER/MODE/RESPONSE)
@@ -97,7 +98,7 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
             cmp.regressions,
             args.fail_on_regression.unwrap_or(0.0)
         );
-        return Ok(1);
+        return Ok(crate::thresholds::EXIT_REGRESSED);
     }
     Ok(0)
 }
