@@ -24,11 +24,14 @@ echo "== Rust tests"
 cargo test --workspace --no-run --quiet
 phase build
 # Each test binary runs through scripts/test-runner.sh, which has libtest
-# print every test's time.
+# print every test's time. Doc tests run apart, without it: cargo hands a
+# runner to rustdoc as its --test-runtool, and rustdoc then fails to find
+# the workspace's crates.
 triple=$(rustc -vV | sed -n 's/^host: //p' | tr 'a-z-' 'A-Z_')
 rust_status=0
 env "CARGO_TARGET_${triple}_RUNNER=$PWD/scripts/test-runner.sh" \
-  cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || rust_status=$?
+  cargo test --workspace --no-fail-fast --lib --bins --tests 2>&1 | tee "$log" || rust_status=$?
+cargo test --workspace --no-fail-fast --doc 2>&1 | tee -a "$log" || rust_status=$?
 phase rust-tests
 
 echo "== Dart sources (tree-sitter) and manifests"

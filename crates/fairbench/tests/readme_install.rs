@@ -42,6 +42,11 @@ fn shell(line: &str, dir: &Path, bin: &Path) -> (i32, String, String) {
         .args(["-c", line])
         .current_dir(dir)
         .env("PATH", path)
+        // `make test`'s runner gives test binaries RUSTC_BOOTSTRAP (for
+        // libtest's --report-time); a cargo started here would build the
+        // shared target folder's crates as a nightly compiler's, which the
+        // doc tests that follow cannot load.
+        .env_remove("RUSTC_BOOTSTRAP")
         .output()
         .expect("sh");
     (
