@@ -361,9 +361,13 @@ impl Outcome {
     /// What wrk 4.x would print for this run: its corrected latency and
     /// its request count (every completed response, late ones included).
     /// Closed loop only, where fairbench times answers from their send as
-    /// wrk does; a constant rate's own latency is already from the plan.
+    /// wrk does (a constant rate's own latency is already from the plan),
+    /// and counted wrk's way only, where late answers are awaited and
+    /// counted as wrk counts them (fairbench's way aborts them).
     pub fn wrk_figures(&self) -> Option<crate::WrkFigures> {
-        if self.model != LoadModel::ClosedLoop {
+        if self.model != LoadModel::ClosedLoop
+            || self.timeout_mode != crate::config::TimeoutMode::Wrk
+        {
             return None;
         }
         let complete = self.requests + self.late_answers;

@@ -150,9 +150,7 @@ impl<'a> LoadJson<'a> {
             timeout_mode: o.timeout_mode.as_str(),
             late_answers: o.late_answers,
             thread_req_sec: ThreadReqSecJson::of(&o.thread_req_sec),
-            wrk: (o.timeout_mode == fairbench_engine::TimeoutMode::Wrk)
-                .then(|| o.wrk_figures())
-                .flatten(),
+            wrk: o.wrk_figures(),
             generator_cpu_s: o.generator.cpu_s,
             generator_cpu_us_per_request: o.cpu_us_per_request(),
             generator_busy_fraction: o.generator.busy_fraction,

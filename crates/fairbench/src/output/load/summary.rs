@@ -226,9 +226,7 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         o.timeouts_per_million(),
         timeout_counting(o.timeout_mode)
     );
-    if o.timeout_mode == fairbench_engine::TimeoutMode::Wrk {
-        wrk_lines(&mut s, o);
-    }
+    wrk_lines(&mut s, o);
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
             s,
@@ -309,9 +307,10 @@ fn latency_lines(s: &mut String, label: &str, h: &Histogram<u64>, pcts: &[f64]) 
     let _ = writeln!(s, "  {:<14}{}", "", cells.join("  "));
 }
 
-/// What wrk 4.x would have printed for this run, labelled as such: its
-/// latency after its own correction, and its request count (see
-/// `fairbench_engine::wrk_latency`). Never fairbench's figure.
+/// What wrk 4.x would have printed for this run (closed loop, counted
+/// wrk's way), labelled as such: its latency after its own correction,
+/// and its request count (see `fairbench_engine::wrk_latency`). Never
+/// fairbench's figure.
 fn wrk_lines(s: &mut String, o: &Outcome) {
     let Some(w) = o.wrk_figures() else {
         return;
