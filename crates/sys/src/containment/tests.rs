@@ -200,6 +200,14 @@ fn generator_threads_are_placed_one_by_one_and_moved_back_out() {
     assert_eq!(allowed, cpu.to_string());
     let cpu_s = g.usage().cpu_s.unwrap();
     assert!((0.19..5.0).contains(&cpu_s), "{cpu_s}");
+    // pthread_join returns once the kernel clears the thread's tid, which
+    // comes before the exiting thread leaves its cgroup: the burner may be
+    // listed for a moment after join.
+    wait_for(
+        "the burner to leave its group",
+        Duration::from_secs(10),
+        || !g.members().contains(&tid),
+    );
     // The idle thread is still inside: removing moves it back, not kills it.
     assert_eq!(g.members(), vec![itid]);
     g.remove().unwrap();
