@@ -448,3 +448,39 @@ fn every_database_case_starts_from_the_seeded_tables() {
         assert_eq!(*s, format!("ok 10000 {seeded}"), "{states:?}");
     }
 }
+
+#[test]
+fn every_checked_database_case_starts_from_the_seeded_tables() {
+    let _serial = serial();
+    if !postgres_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    // Both responses of db-ok under `updates`: grading the first rewrites
+    // rows of `world`; the second's server must start on the table as
+    // seeded, as a run's cases do (the stage resets it before each case).
+    let mut args = check_args(&db_root(), work.path(), "db-ok", "updates");
+    let at = args.iter().position(|a| a == "--variant").unwrap();
+    args.drain(at..at + 2);
+    let log = work.path().join("tables.log");
+    let marker = unique_marker("db-check-reset");
+    let running = spawn(
+        &strs(&args),
+        &[("DB_SERVER_TABLES", log.to_str().unwrap())],
+        &marker,
+    );
+    let pid = running.child.id();
+    let run = running.finish(Duration::from_secs(600));
+    assert_nothing_left(&marker);
+    assert_no_postgres_of(pid);
+    run.expect_code(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let states: Vec<&str> = text.lines().collect();
+    assert_eq!(states.len(), 2, "{states:?}\n{}", run.stderr);
+    let seeded: i64 = (1..=fairbench_zoo::database::seed::WORLD_ROWS)
+        .map(|id| i64::from(id) * i64::from(fairbench_zoo::database::seed::world_value(id)))
+        .sum();
+    for s in &states {
+        assert_eq!(*s, format!("ok 10000 {seeded}"), "{states:?}");
+    }
+}

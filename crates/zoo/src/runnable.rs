@@ -70,13 +70,23 @@ pub struct Runnable<'s, 'a> {
     pub gaps: Vec<Gap>,
 }
 
-impl Runnable<'_, '_> {
+impl<'a> Runnable<'_, 'a> {
     /// Nothing of the server runs.
     pub fn is_empty(&self) -> bool {
         self.modes.is_empty()
             || self.scenarios.is_empty()
             || self.responses.is_empty()
             || self.protocols.is_empty()
+    }
+
+    /// Each case of one mode: response, scenario and protocol, in that
+    /// order of nesting.
+    pub fn cases(&self) -> impl Iterator<Item = (ResponseKind, &'a Scenario, Protocol)> + '_ {
+        self.responses.iter().flat_map(move |&r| {
+            self.scenarios
+                .iter()
+                .flat_map(move |&sc| self.protocols.iter().map(move |&p| (r, sc, p)))
+        })
     }
 }
 

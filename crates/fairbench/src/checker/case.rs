@@ -1,16 +1,15 @@
 //! One check case: the server started for one scenario in its place,
 //! its answer graded, and the server stopped, whatever happened.
 
-use std::time::Duration;
+use std::path::PathBuf;
 
-use fairbench_zoo::parity::{CaseId, CaseReport, InspectOptions};
-use fairbench_zoo::pki::RunPki;
+use fairbench_zoo::parity::{CaseId, CaseReport};
 use fairbench_zoo::rule::{Grade, Rule};
 use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server};
 
 use super::selection::Selection;
-use crate::host::start::{start, StartError, StartSpec};
-use crate::host::Host;
+use crate::host::start::StartError;
+use crate::stage::{Act, Stage, Unready};
 
 /// Lines of a server's log a failed check shows.
 const CHECK_LOG_TAIL: usize = 15;
@@ -31,79 +30,50 @@ pub(super) fn case_id(
     }
 }
 
-/// Starts the server for one scenario, checks it, and stops it: whatever
-/// happens, the process group is gone when this returns.
-#[allow(clippy::too_many_arguments)]
+/// Starts the server for one scenario through the stage, checks it, and
+/// stops it: whatever happens, the process group is gone when this
+/// returns. `None` when Ctrl-C came while it was being made ready.
 pub(super) fn check_case(
-    host: &Host,
+    stage: &mut Stage,
     server: &Server,
     id: &CaseId,
     sc: &Scenario,
     plan: &Selection,
-    out_dir: &std::path::Path,
-    log_dir: &std::path::Path,
-    ready_timeout: Duration,
-    stop_grace: Duration,
-    inspect_opts: &InspectOptions,
-    db: Option<&crate::database::Database>,
-    pki: Option<&RunPki>,
-) -> CaseReport {
+) -> Option<CaseReport> {
     let deviations = &server.response(id.response).deviations_for(&sc.name);
     let over = match id.protocol {
         Protocol::Http1 => String::new(),
         p => format!("-{p}"),
     };
-    let log_path = log_dir.join(format!(
-        "{}-{}-{}-{}{over}.log",
-        id.server, id.mode, id.response, id.scenario
-    ));
-    let spec = StartSpec {
+    let act = Act {
         server,
         mode: &id.mode,
         response: id.response,
         scenario: sc,
+        protocol: id.protocol,
         cores: plan.cores,
         workers: None,
-        env: match db {
-            Some(d) if sc.needs_database() => d.pg().env(server.db_pool(plan.cores)),
-            _ => Vec::new(),
-        },
-        cpus: plan.cpus.clone(),
-        out_dir,
-        log_path: log_path.clone(),
-        ready_timeout,
-        stop_grace,
-        inspect: inspect_opts.clone(),
-        protocol: id.protocol,
-        pki,
+        server_cpus: plan.cpus.clone(),
+        log_name: format!(
+            "{}-{}-{}-{}{over}.log",
+            id.server, id.mode, id.response, id.scenario
+        ),
     };
-    let started = match start(host, &spec) {
+    let staged = match stage.serve(&act, &mut |m| crate::note!("{m}")) {
         Ok(s) => s,
-        Err(e) => {
-            let mut c = CaseReport::failed(id, deviations, e.rule(), e.to_string());
-            let tail = e.log_tail();
-            c.log_tail = tail[tail.len().saturating_sub(CHECK_LOG_TAIL)..].to_vec();
-            if let StartError::NotReady { .. } = e {
-                crate::note!(
-                    "{} {} {}: {e}; last lines of {}:",
-                    id.server,
-                    format_args!("{}/{}", id.mode, id.response),
-                    id.scenario,
-                    log_path.display()
-                );
-                for l in &c.log_tail {
-                    crate::note!("  | {l}");
-                }
-            }
-            // A log exists once a process was started.
-            if matches!(e, StartError::Start(_) | StartError::NotReady { .. }) {
-                c.log_path = Some(log_path);
-            }
-            return c;
+        Err(Unready::Interrupted) => return None,
+        Err(Unready::Start { error, log_path }) => {
+            return Some(not_started(id, deviations, error, log_path))
+        }
+        Err(u @ Unready::Build(_)) => {
+            return Some(CaseReport::failed(id, deviations, Rule::Build, u.reason()))
+        }
+        Err(u @ Unready::Setup(_)) => {
+            return Some(CaseReport::failed(id, deviations, Rule::Start, u.reason()))
         }
     };
-    let mut report = started.parity;
-    let proc = started.process;
+    let mut report = staged.started.parity;
+    let proc = staged.started.process;
     // A server that died while answering is a failure of its own.
     if let Some(how) = proc.exit_description() {
         if report.row.is_some() {
@@ -125,6 +95,36 @@ pub(super) fn check_case(
             id.server
         );
     }
-    report.log_path = Some(log_path);
-    report
+    report.log_path = Some(staged.log_path);
+    Some(report)
+}
+
+/// The case of a server that would not start or become ready, with the
+/// end of its log.
+fn not_started(
+    id: &CaseId,
+    deviations: &[fairbench_zoo::manifest::Deviation],
+    e: StartError,
+    log_path: PathBuf,
+) -> CaseReport {
+    let mut c = CaseReport::failed(id, deviations, e.rule(), e.to_string());
+    let tail = e.log_tail();
+    c.log_tail = tail[tail.len().saturating_sub(CHECK_LOG_TAIL)..].to_vec();
+    if let StartError::NotReady { .. } = e {
+        crate::note!(
+            "{} {} {}: {e}; last lines of {}:",
+            id.server,
+            format_args!("{}/{}", id.mode, id.response),
+            id.scenario,
+            log_path.display()
+        );
+        for l in &c.log_tail {
+            crate::note!("  | {l}");
+        }
+    }
+    // A log exists once a process was started.
+    if matches!(e, StartError::Start(_) | StartError::NotReady { .. }) {
+        c.log_path = Some(log_path);
+    }
+    c
 }

@@ -7,20 +7,21 @@
 mod case;
 pub mod selection;
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use fairbench_zoo::build::{self, BuildOptions, BuildStatus};
-use fairbench_zoo::parity::{CaseReport, InspectOptions};
-use fairbench_zoo::pki::RunPki;
+use fairbench_zoo::build::BuildOptions;
+use fairbench_zoo::parity::CaseReport;
 use fairbench_zoo::reference::apply_reference;
 use fairbench_zoo::rule::{Grade, Rule};
-use fairbench_zoo::runnable::{runnable, Gap, Wanted};
+use fairbench_zoo::runnable::{runnable, Gap, Runnable, Wanted};
 use fairbench_zoo::toolchain::Prober;
-use fairbench_zoo::{Protocol, ResponseKind, Zoo};
+use fairbench_zoo::{ResponseKind, Server, Zoo};
 use serde::Serialize;
 
 use crate::host::Host;
+use crate::stage::{self, Stage, StageOptions};
 use crate::topology::Layout;
 use crate::usage_error::usage;
 use case::{case_id, check_case};
@@ -66,106 +67,161 @@ pub struct Checked {
 pub fn check(
     zoo: &Zoo,
     plan: &Selection,
-    layout: &Layout,
+    layout: Layout,
     opts: &CheckOptions,
 ) -> anyhow::Result<Checked> {
-    let (ready_timeout, fetch_timeout) = (opts.ready_timeout, opts.fetch_timeout);
-    let (stop_grace, build_timeout) = (opts.stop_grace, opts.build_timeout);
     crate::host::groups::prepare(!matches!(layout.server, Host::Ssh(_)));
-    let work = opts.work_dir.clone();
-    let cache_dir = work.join("build");
-    let log_dir = work.join("logs");
-
-    let mut failed_setup = false;
     for e in &zoo.errors {
         crate::note!("fairbench: {e}");
     }
     for name in &plan.invalid {
         crate::note!("skip {name}: invalid server.toml (see above)");
-        failed_setup = true;
     }
-    let scenario_broken = !zoo.scenario_errors().is_empty() && opts.all_scenarios;
-    failed_setup |= scenario_broken;
-
-    let mut skipped: Vec<Skipped> = plan
-        .invalid
-        .iter()
-        .map(|n| Skipped {
-            server: n.clone(),
-            mode: None,
-            reason: "invalid server.toml".into(),
-        })
-        .collect();
-    let mut cases: Vec<CaseReport> = Vec::new();
-    let mut prober = Prober::new();
-    let build_opts = BuildOptions {
-        step_timeout: build_timeout,
-        force: opts.rebuild,
-    };
-    // The database scenarios' PostgreSQL: one for the whole check, on the
-    // CPUs the servers do not get when there are any.
-    let database = match plan.scenarios.iter().find(|s| s.needs_database()) {
-        None => None,
-        Some(sc) => {
-            if !matches!(layout.server, Host::Local) {
-                return Err(usage(format!(
-                    "--scenarios {}: the database scenarios need the servers on this machine (PostgreSQL listens on its 127.0.0.1); not yet with another topology or server host",
-                    sc.name
-                )));
-            }
-            let max_pool = plan
-                .servers
-                .iter()
-                .map(|s| s.db_pool(plan.cores))
-                .max()
-                .unwrap_or(1);
-            let cpus = plan.cpus.as_ref().and_then(|server| {
-                let rest: Vec<usize> = crate::host::allowed_cpus()
-                    .into_iter()
-                    .filter(|c| !server.contains(c))
-                    .collect();
-                (!rest.is_empty()).then_some(rest)
-            });
-            match crate::database::Database::start(&log_dir, cpus, max_pool, ready_timeout) {
-                Ok(d) => Some(d),
-                // Ctrl-C ended initdb or PostgreSQL while they were set up:
-                // the check was interrupted, it did not fail.
-                Err(_) if crate::interrupt::interrupted() => {
-                    return Ok(Checked {
-                        cases,
-                        skipped,
-                        ok: false,
-                        interrupted: true,
-                    })
-                }
-                Err(e) => return Err(e),
-            }
+    let failed_setup =
+        !plan.invalid.is_empty() || (!zoo.scenario_errors().is_empty() && opts.all_scenarios);
+    if let Some(sc) = plan.scenarios.iter().find(|s| s.needs_database()) {
+        if !matches!(layout.server, Host::Local) {
+            return Err(usage(format!(
+                "--scenarios {}: {}",
+                sc.name,
+                stage::NOT_HERE
+            )));
         }
+    }
+    let mut checking = Checking {
+        stage: Stage::new(StageOptions {
+            log_dir: opts.work_dir.join("logs"),
+            work_dir: opts.work_dir.clone(),
+            layout,
+            cpus: crate::host::allowed_cpus(),
+            ready_timeout: opts.ready_timeout,
+            stop_grace: opts.stop_grace,
+            fetch_timeout: opts.fetch_timeout,
+            build: BuildOptions {
+                step_timeout: opts.build_timeout,
+                force: opts.rebuild,
+            },
+            db_max_pool: stage::max_pool(plan.servers.iter().map(|s| (*s, plan.cores))),
+        }),
+        plan,
+        prober: Prober::new(),
+        cases: Vec::new(),
+        skipped: plan
+            .invalid
+            .iter()
+            .map(|n| Skipped {
+                server: n.clone(),
+                mode: None,
+                reason: "invalid server.toml".into(),
+            })
+            .collect(),
     };
-    let inspect_opts = InspectOptions {
-        fetch_timeout,
-        database: database.as_ref().map(|d| d.pg().oracle()),
-        trust: None,
-    };
-    // h2 over TLS: a CA made for this check, its files removed at the end.
-    let pki = if plan.protocols.iter().any(|p| p.tls())
-        && plan.servers.iter().any(|s| s.serves(Protocol::H2))
-    {
-        match RunPki::create(&work.join("tls"), &[]) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                return Err(anyhow::anyhow!("fairbench: {e}"));
-            }
-        }
-    } else {
-        None
-    };
-
-    'servers: for server in &plan.servers {
-        if crate::interrupt::interrupted() {
+    for server in &plan.servers {
+        if crate::interrupt::interrupted() || checking.server(server).is_break() {
             break;
         }
-        let status = prober.probe(&server.toolchain);
+    }
+    let Checking {
+        mut stage,
+        mut cases,
+        skipped,
+        ..
+    } = checking;
+    stage.finish();
+    apply_reference(&mut cases, &opts.reference);
+    fairbench_zoo::protocol_parity::apply_http1_fields(&mut cases);
+    if !cases.is_empty() && !cases.iter().any(|c| c.server == opts.reference) {
+        eprintln!("{}", reference_absent(zoo, plan, &opts.reference));
+    }
+    let interrupted = crate::interrupt::interrupted();
+    let ok = !interrupted && !failed_setup && !cases.iter().any(fails_the_check);
+    Ok(Checked {
+        cases,
+        skipped,
+        ok,
+        interrupted,
+    })
+}
+
+/// A `normalized` variant that failed its contract, or any case whose
+/// server could not be built, started, made ready or asked.
+fn fails_the_check(c: &CaseReport) -> bool {
+    c.grade == Grade::Fail
+        && (c.response_kind == ResponseKind::Normalized
+            || c.rules.iter().any(|r| {
+                matches!(
+                    r.rule,
+                    Rule::Build | Rule::Start | Rule::Ready | Rule::Fetch
+                )
+            }))
+}
+
+/// A check under way: what it has found so far.
+struct Checking<'p, 'z> {
+    stage: Stage,
+    plan: &'p Selection<'z>,
+    prober: Prober,
+    cases: Vec<CaseReport>,
+    skipped: Vec<Skipped>,
+}
+
+impl<'p> Checking<'p, '_> {
+    /// Every case of one server: its modes built, each case staged and
+    /// graded. Breaks on Ctrl-C.
+    fn server(&mut self, server: &Server) -> ControlFlow<()> {
+        let Some(run) = self.runnable(server) else {
+            return ControlFlow::Continue(());
+        };
+        for &mode in &run.modes {
+            let built = self.stage.build(server, mode, &mut |m| crate::note!("{m}"));
+            if let Err(e) = built {
+                for l in &e.log_tail {
+                    crate::note!("  | {l}");
+                }
+                for (resp, sc, protocol) in run.cases() {
+                    let id = case_id(server, mode, resp, sc, protocol);
+                    let deviations = server.response(resp).deviations_for(&sc.name);
+                    let mut c =
+                        CaseReport::failed(&id, &deviations, Rule::Build, e.message.clone());
+                    c.log_tail = e.log_tail.clone();
+                    self.cases.push(c);
+                }
+                if crate::interrupt::interrupted() {
+                    return ControlFlow::Break(());
+                }
+                continue;
+            }
+            for (resp, sc, protocol) in run.cases() {
+                if crate::interrupt::interrupted() {
+                    return ControlFlow::Break(());
+                }
+                let id = case_id(server, mode, resp, sc, protocol);
+                let Some(c) = check_case(&mut self.stage, server, &id, sc, self.plan) else {
+                    return ControlFlow::Break(());
+                };
+                crate::note!(
+                    "check {} {} {}{}: {}",
+                    c.server,
+                    c.variant,
+                    c.scenario,
+                    if protocol.is_h2() {
+                        format!(" over {protocol}")
+                    } else {
+                        String::new()
+                    },
+                    c.grade
+                );
+                self.cases.push(c);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// What of `server` can be checked here, each gap noted and recorded;
+    /// `None` when nothing can (and nothing is built).
+    fn runnable<'s>(&mut self, server: &'s Server) -> Option<Runnable<'s, 'p>> {
+        let plan = self.plan;
+        let status = self.prober.probe(&server.toolchain);
         // `--mode` names one mode exactly; a server without it is skipped
         // for that, before anything else is asked of it.
         let modes: Vec<&str> = match &plan.mode {
@@ -174,12 +230,12 @@ pub fn check(
                 None if status.is_present() => {
                     let reason = format!("has no mode {m}");
                     crate::note!("skip {}: {reason}", server.name);
-                    skipped.push(Skipped {
+                    self.skipped.push(Skipped {
                         server: server.name.clone(),
                         mode: Some(m.clone()),
                         reason,
                     });
-                    continue;
+                    return None;
                 }
                 None => Vec::new(),
             },
@@ -192,141 +248,31 @@ pub fn check(
         };
         let run = runnable(server, &status, &wanted, modes);
         for gap in &run.gaps {
-            let (mode, line) = match gap {
-                Gap::Toolchain { .. } | Gap::NoResponse => (None, gap.reason()),
-                Gap::Scenario { scenario, .. } => (None, format!("{scenario}: {}", gap.reason())),
-                Gap::Protocol { protocol, .. } => (None, format!("{protocol}: {}", gap.reason())),
-                Gap::Mode { mode, .. } => (Some(mode.clone()), gap.reason()),
-            };
-            match &mode {
-                Some(m) => crate::note!("skip {} {m}: {line}", server.name),
-                None if matches!(gap, Gap::Scenario { .. } | Gap::Protocol { .. }) => {
-                    crate::note!("skip {} {line}", server.name)
-                }
-                None => crate::note!("skip {}: {line}", server.name),
-            }
-            skipped.push(Skipped {
-                server: server.name.clone(),
-                mode,
-                reason: line,
-            });
+            self.skip(server, gap);
         }
-        if run.is_empty() {
-            // Nothing to check: no build either.
-            continue;
-        }
-        let (scenarios, protocols) = (&run.scenarios, &run.protocols);
-        for &mode_name in &run.modes {
-            crate::note!("build {} {mode_name} …", server.name);
-            let built = match build::ensure_built_with(server, mode_name, &cache_dir, &build_opts) {
-                Ok(b) => {
-                    match b.status {
-                        BuildStatus::Cached => {
-                            crate::note!("build {} {mode_name}: cached", server.name)
-                        }
-                        BuildStatus::Built => crate::note!(
-                            "build {} {mode_name}: built in {:.1}s",
-                            server.name,
-                            b.duration.as_secs_f64()
-                        ),
-                    }
-                    b
-                }
-                Err(e) => {
-                    crate::note!("build {} {mode_name}: failed: {e}", server.name);
-                    for l in e.log_tail() {
-                        crate::note!("  | {l}");
-                    }
-                    for (&resp, &protocol) in run
-                        .responses
-                        .iter()
-                        .flat_map(|r| protocols.iter().map(move |p| (r, p)))
-                    {
-                        for sc in scenarios {
-                            let id = case_id(server, mode_name, resp, sc, protocol);
-                            let mut c = CaseReport::failed(
-                                &id,
-                                &server.response(resp).deviations_for(&sc.name),
-                                Rule::Build,
-                                e.to_string(),
-                            );
-                            c.log_tail = e.log_tail().to_vec();
-                            cases.push(c);
-                        }
-                    }
-                    if crate::interrupt::interrupted() {
-                        break 'servers;
-                    }
-                    continue;
-                }
-            };
-            for &resp in &run.responses {
-                for (sc, &protocol) in scenarios
-                    .iter()
-                    .flat_map(|sc| protocols.iter().map(move |p| (sc, p)))
-                {
-                    if crate::interrupt::interrupted() {
-                        break 'servers;
-                    }
-                    let id = case_id(server, mode_name, resp, sc, protocol);
-                    let c = check_case(
-                        &layout.server,
-                        server,
-                        &id,
-                        sc,
-                        plan,
-                        &built.out_dir,
-                        &log_dir,
-                        ready_timeout,
-                        stop_grace,
-                        &inspect_opts,
-                        database.as_ref(),
-                        pki.as_ref(),
-                    );
-                    crate::note!(
-                        "check {} {} {}{}: {}",
-                        c.server,
-                        c.variant,
-                        c.scenario,
-                        if protocol.is_h2() {
-                            format!(" over {protocol}")
-                        } else {
-                            String::new()
-                        },
-                        c.grade
-                    );
-                    cases.push(c);
-                }
-            }
-        }
+        (!run.is_empty()).then_some(run)
     }
 
-    if let Some(d) = database {
-        d.stop();
+    fn skip(&mut self, server: &Server, gap: &Gap) {
+        let (mode, line) = match gap {
+            Gap::Toolchain { .. } | Gap::NoResponse => (None, gap.reason()),
+            Gap::Scenario { scenario, .. } => (None, format!("{scenario}: {}", gap.reason())),
+            Gap::Protocol { protocol, .. } => (None, format!("{protocol}: {}", gap.reason())),
+            Gap::Mode { mode, .. } => (Some(mode.clone()), gap.reason()),
+        };
+        match &mode {
+            Some(m) => crate::note!("skip {} {m}: {line}", server.name),
+            None if matches!(gap, Gap::Scenario { .. } | Gap::Protocol { .. }) => {
+                crate::note!("skip {} {line}", server.name)
+            }
+            None => crate::note!("skip {}: {line}", server.name),
+        }
+        self.skipped.push(Skipped {
+            server: server.name.clone(),
+            mode,
+            reason: line,
+        });
     }
-    apply_reference(&mut cases, &opts.reference);
-    fairbench_zoo::protocol_parity::apply_http1_fields(&mut cases);
-    if !cases.is_empty() && !cases.iter().any(|c| c.server == opts.reference) {
-        eprintln!("{}", reference_absent(zoo, plan, &opts.reference));
-    }
-    let interrupted = crate::interrupt::interrupted();
-    let case_failed = cases.iter().any(|c| {
-        c.grade == Grade::Fail
-            && (c.response_kind == ResponseKind::Normalized
-                || c.rules.iter().any(|r| {
-                    matches!(
-                        r.rule,
-                        Rule::Build | Rule::Start | Rule::Ready | Rule::Fetch
-                    )
-                }))
-    });
-    let ok = !interrupted && !failed_setup && !case_failed;
-    Ok(Checked {
-        cases,
-        skipped,
-        ok,
-        interrupted,
-    })
 }
 
 /// One line: the byte comparison with the reference did not happen, and

@@ -45,7 +45,8 @@ pub struct CheckArgs {
     /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).
     #[arg(long, value_name = "M")]
     pub mode: Option<String>,
-    /// Pin each server to these CPUs, e.g. `0` or `0-1,3`.
+    /// Pin each server to these CPUs, e.g. `0` or `0-1,3` (default: the
+    /// highest-numbered CORES CPUs, as `run` places a server).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
     /// CORES given to the server (default: the number of --cpus, else 1).
@@ -135,7 +136,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         reference: args.reference.clone(),
         all_scenarios: args.scenarios.is_none(),
     };
-    let mut checked = checker::check(&zoo, &plan, &layout, &opts)?;
+    let mut checked = checker::check(&zoo, &plan, layout, &opts)?;
     if !args.raw {
         // The exchange is bulky (a whole file body); shown only when asked.
         for c in &mut checked.cases {

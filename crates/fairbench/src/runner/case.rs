@@ -10,7 +10,6 @@ use fairbench_zoo::parity::{self, InspectOptions};
 use fairbench_zoo::{Protocol, Scenario};
 use hdrhistogram::Histogram;
 
-use super::placement::Sites;
 use super::sampler::TreeSampler;
 use crate::fleet;
 use crate::fleet::split::{split, Aim, LoadSplit};
@@ -18,6 +17,8 @@ use crate::host::groups::GeneratorGroup;
 use crate::host::start::{StartError, Started, LOG_TAIL};
 use crate::host::{self, ServerHandle};
 use crate::output::run_progress::RunProgress;
+use crate::stage::placement::Sites;
+use crate::stage::{CaseDb, Unready};
 use crate::store::{CaseFigures, DbFigures, PartRow, SampleRow};
 use crate::suite::LoadProfile;
 use crate::topology::Layout;
@@ -68,6 +69,20 @@ impl From<StartError> for CaseEnd {
         CaseEnd::Failed {
             reason,
             log_tail: e.log_tail().to_vec(),
+        }
+    }
+}
+
+/// A case that could not be made ready ends as its stage says.
+impl From<Unready> for CaseEnd {
+    fn from(u: Unready) -> CaseEnd {
+        match u {
+            Unready::Interrupted => CaseEnd::Interrupted,
+            Unready::Start { error, .. } => CaseEnd::from(error),
+            other => CaseEnd::Failed {
+                reason: other.reason(),
+                log_tail: other.log_tail(),
+            },
         }
     }
 }
@@ -266,13 +281,6 @@ impl Observer for Watch<'_> {
     }
 }
 
-/// The database's part in one case: where it ran and the pool the server
-/// was given.
-pub struct CaseDb {
-    pub place: super::placement::DbPlace,
-    pub pool: usize,
-}
-
 /// A measured case: the merged figures and, for several generators (or
 /// one on another host), each one's part.
 pub struct Measured {
@@ -429,7 +437,7 @@ pub fn measure(
         figures.warnings.extend(case_db.place.warning.clone());
         figures
             .warnings
-            .extend(crate::database::unmeasured(cpu_s, memory_peak));
+            .extend(crate::stage::database::unmeasured(cpu_s, memory_peak));
     }
     figures.warnings.append(&mut warnings);
     Ok(Measured { figures, parts })

@@ -4,13 +4,11 @@
 
 pub mod adhoc;
 pub mod adhoc_pair;
-mod builds;
 mod case;
 pub mod dump;
 pub mod knee;
 pub mod knee_load;
 pub mod metadata;
-pub mod placement;
 mod sampler;
 pub mod services;
 pub mod session;
@@ -22,16 +20,16 @@ use std::time::Duration;
 use fairbench_zoo::manifest::ResponseKind;
 
 use crate::args::format_cpus;
-use crate::host::start::{start, StartSpec, Started};
+use crate::host::start::Started;
 use crate::output::run_progress::RunProgress;
+use crate::stage::{Act, Stage, StageOptions, Staged};
 use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
 use crate::suite::{CaseSpec, LoadProfile, Subject, SweepItem};
 use crate::topology::Layout;
 use crate::units;
-use builds::Builds;
-use case::{CaseDb, CaseEnd, Measured};
+use case::{CaseEnd, Measured};
+use fairbench_zoo::build::BuildOptions;
 use fairbench_zoo::parity::InspectOptions;
-use placement::{place_database, sites, Sites};
 
 pub struct RunOptions {
     pub allow_unfair: bool,
@@ -42,6 +40,8 @@ pub struct RunOptions {
     pub cpus: Vec<usize>,
     /// Where the server and the load generators run.
     pub layout: Layout,
+    /// The largest database pool of the run's servers.
+    pub db_max_pool: usize,
 }
 
 /// One unit of work: a planned case (already stored as pending) or a sweep.
@@ -58,23 +58,13 @@ pub enum RunEnd {
 pub struct Runner<'a> {
     store: &'a mut Store,
     run: i64,
-    opts: RunOptions,
-    builds: Builds,
+    allow_unfair: bool,
+    stage: Stage,
     progress: RunProgress,
     total: usize,
     n: usize,
     failed: usize,
     skipped: usize,
-    /// The database scenarios' PostgreSQL, started at the first case that
-    /// needs it and kept for the run (its tables stay warm).
-    db: Option<crate::database::Database>,
-    /// Why it could not be started: every database case fails with it.
-    db_failed: Option<String>,
-    /// The largest pool of the run's servers, for max_connections.
-    db_max_pool: usize,
-    /// The run's CA and server certificate, made when a case first needs
-    /// h2 over TLS.
-    pki: Option<fairbench_zoo::pki::RunPki>,
 }
 
 impl<'a> Runner<'a> {
@@ -85,81 +75,33 @@ impl<'a> Runner<'a> {
         total: usize,
         quiet: bool,
     ) -> Runner<'a> {
-        let builds = Builds::new(opts.work_dir.join("build"));
+        let stage = Stage::new(StageOptions {
+            log_dir: opts.work_dir.join("logs").join(format!("run-{run}")),
+            work_dir: opts.work_dir,
+            layout: opts.layout,
+            cpus: opts.cpus,
+            ready_timeout: opts.ready_timeout,
+            stop_grace: Duration::from_secs(5),
+            fetch_timeout: InspectOptions::default().fetch_timeout,
+            build: BuildOptions::default(),
+            db_max_pool: opts.db_max_pool,
+        });
         Runner {
             store,
             run,
-            opts,
-            builds,
+            allow_unfair: opts.allow_unfair,
+            stage,
             progress: RunProgress::new(total as u64, quiet),
             total,
             n: 0,
             failed: 0,
             skipped: 0,
-            db: None,
-            db_failed: None,
-            db_max_pool: 1,
-            pki: None,
         }
-    }
-
-    /// The run's database, started on first use.
-    fn database(&mut self) -> Result<&crate::database::Database, CaseEnd> {
-        if let Some(why) = &self.db_failed {
-            return Err(CaseEnd::Failed {
-                reason: why.clone(),
-                log_tail: Vec::new(),
-            });
-        }
-        if self.db.is_none() {
-            let started = if matches!(self.opts.layout.server, crate::host::Host::Local) {
-                self.progress.note("  starting the database (PostgreSQL)…");
-                crate::database::Database::start(
-                    &self
-                        .opts
-                        .work_dir
-                        .join("logs")
-                        .join(format!("run-{}", self.run)),
-                    None,
-                    self.db_max_pool,
-                    self.opts.ready_timeout.max(Duration::from_secs(60)),
-                )
-                .map_err(|e| format!("{e:#}"))
-            } else {
-                Err("the database scenarios need the server on this machine (PostgreSQL listens on its 127.0.0.1): not yet with another topology or server host".to_string())
-            };
-            match started {
-                Ok(d) => self.db = Some(d),
-                // Ctrl-C ended initdb or PostgreSQL while they were set up:
-                // the case was interrupted, not failed by its database.
-                Err(_) if crate::interrupt::interrupted() => return Err(CaseEnd::Interrupted),
-                Err(why) => {
-                    self.db_failed = Some(why.clone());
-                    return Err(CaseEnd::Failed {
-                        reason: why,
-                        log_tail: Vec::new(),
-                    });
-                }
-            }
-        }
-        Ok(self.db.as_ref().expect("started above"))
     }
 
     pub fn execute(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
-        self.db_max_pool = work
-            .iter()
-            .map(|w| match w {
-                Work::Case { spec, .. } => &spec.subject,
-                Work::Sweep(item) => &item.subject,
-            })
-            .filter(|s| s.scenario.needs_database())
-            .map(|s| s.server.db_pool(s.cores))
-            .max()
-            .unwrap_or(1);
         let end = self.execute_all(work);
-        if let Some(db) = self.db.take() {
-            db.stop();
-        }
+        self.stage.finish();
         end
     }
 
@@ -187,109 +129,30 @@ impl<'a> Runner<'a> {
         })
     }
 
-    fn log_path(&self, tag: &str) -> PathBuf {
-        let safe: String = tag
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        self.opts
-            .work_dir
-            .join("logs")
-            .join(format!("run-{}", self.run))
-            .join(format!("{safe}.log"))
-    }
-
     /// Builds the subject's server and starts it in its place, pinned to
     /// its CPUs, ready and checked: what every case and sweep begins with.
-    fn serve(
-        &mut self,
-        s: &Subject,
-        label: &str,
-    ) -> Result<(Sites, Started, Option<CaseDb>), CaseEnd> {
-        if s.protocol.tls() && self.pki.is_none() {
-            // Valid for every address a generator reaches the server at.
-            let names: Vec<String> = self
-                .opts
-                .layout
-                .clients
-                .iter()
-                .map(|c| c.server_addr.clone())
-                .collect();
-            let pki = fairbench_zoo::pki::RunPki::create(&self.opts.work_dir.join("tls"), &names)
-                .map_err(|reason| CaseEnd::Failed {
-                reason,
-                log_tail: Vec::new(),
-            })?;
-            self.pki = Some(pki);
-        }
-        let mut placement = sites(&self.opts.layout, &self.opts.cpus, s.cores);
-        let (env, case_db) = if s.scenario.needs_database() {
-            let all = self.opts.cpus.clone();
-            let pool = s.server.db_pool(s.cores);
-            let db = self.database()?;
-            let mut place = place_database(&mut placement, &all);
-            if let Err(e) = db.pg().set_cpus(&place.cpus) {
-                // Held nowhere in particular: say so with the case.
-                place.warning = Some(format!(
-                    "the database could not be moved to CPUs {}: {e}",
-                    format_cpus(&place.cpus)
-                ));
-            }
-            // Before the server starts: no backend of it holds a lock, and
-            // what the reset costs is in no figure of the case.
-            db.pg().reset_tables().map_err(|e| CaseEnd::Failed {
-                reason: format!("the database's tables could not be reset: {e}"),
-                log_tail: Vec::new(),
-            })?;
-            db.pg().reset_memory_peak();
-            (db.pg().env(pool), Some(CaseDb { place, pool }))
-        } else {
-            (Vec::new(), None)
-        };
-        let progress = &self.progress;
-        let out_dir = self
-            .builds
-            .get(&s.server, &s.mode, &mut |m| {
-                progress.note(&format!("  {m}…"))
-            })
-            .map_err(|b| CaseEnd::Failed {
-                reason: b.reason,
-                log_tail: b.log_tail,
-            })?;
-        let spec = StartSpec {
+    fn serve(&mut self, s: &Subject, label: &str) -> Result<Staged, CaseEnd> {
+        let act = Act {
             server: &s.server,
             mode: &s.mode,
             response: s.response,
             scenario: &s.scenario,
+            protocol: s.protocol,
             cores: s.cores,
             workers: s.workers,
-            env,
-            cpus: Some(placement.server.clone()),
-            out_dir: &out_dir,
-            log_path: self.log_path(&format!("{:04}-{label}", self.n)),
-            ready_timeout: self.opts.ready_timeout,
-            stop_grace: Duration::from_secs(5),
-            inspect: InspectOptions {
-                database: self.db.as_ref().map(|d| d.pg().oracle()),
-                ..InspectOptions::default()
-            },
-            protocol: s.protocol,
-            pki: self.pki.as_ref(),
+            server_cpus: None,
+            log_name: format!("{:04}-{}.log", self.n, file_safe(label)),
         };
-        let started = start(&self.opts.layout.server, &spec).map_err(CaseEnd::from)?;
-        Ok((placement, started, case_db))
+        let progress = &self.progress;
+        self.stage
+            .serve(&act, &mut |m| progress.note(&format!("  {m}")))
+            .map_err(CaseEnd::from)
     }
 
     /// A normalized variant that fails its contract is not measured unless
     /// the run allows it.
     fn refused(&self, s: &Subject, started: &Started) -> bool {
-        !started.fair() && s.response == ResponseKind::Normalized && !self.opts.allow_unfair
+        !started.fair() && s.response == ResponseKind::Normalized && !self.allow_unfair
     }
 
     /// Returns true when the run was interrupted during this case.
@@ -297,7 +160,12 @@ impl<'a> Runner<'a> {
         self.n += 1;
         let label = c.label();
         self.progress.case_started(self.n, self.total, &label);
-        let (placement, running, case_db) = match self.serve(&c.subject, &label) {
+        let Staged {
+            sites: placement,
+            started: running,
+            db: case_db,
+            ..
+        } = match self.serve(&c.subject, &label) {
             Ok(r) => r,
             Err(end) => return self.end(id, &label, end),
         };
@@ -326,7 +194,7 @@ impl<'a> Runner<'a> {
             &c.subject.load,
             None,
             &placement,
-            &self.opts.layout,
+            self.stage.layout(),
             case::Timing {
                 warmup: c.subject.warmup,
                 duration: c.duration,
@@ -347,7 +215,7 @@ impl<'a> Runner<'a> {
                 );
             }
         };
-        let db = self.db.as_ref().map(|d| d.pg()).zip(case_db.as_ref());
+        let db = self.stage.postgres().zip(case_db.as_ref());
         let result = case::measure(&running, &cfg, &placement, &self.progress, db);
         running.process.stop();
         match result {
@@ -360,7 +228,7 @@ impl<'a> Runner<'a> {
                         format_cpus(&placement.server)
                     ));
                 }
-                figs.warnings.extend(self.opts.layout.warnings());
+                figs.warnings.extend(self.stage.layout().warnings());
                 if parts.is_empty() {
                     self.store.record_done(id, &figs)?;
                 } else {
@@ -439,7 +307,12 @@ impl<'a> Runner<'a> {
                 .case_finished(this.n, this.total, &format!("{label}: FAILED: {reason}"));
             Ok(false)
         };
-        let (placement, running, case_db) = match self.serve(&s.subject, &label) {
+        let Staged {
+            sites: placement,
+            started: running,
+            db: case_db,
+            ..
+        } = match self.serve(&s.subject, &label) {
             Ok(r) => r,
             Err(CaseEnd::Failed { reason, .. }) => return fail(self, reason),
             Err(_) => return Ok(true),
@@ -510,7 +383,7 @@ impl<'a> Runner<'a> {
                 &s.subject.load,
                 Some(rate.round()),
                 &placement,
-                &self.opts.layout,
+                self.stage.layout(),
                 case::Timing {
                     warmup,
                     duration: s.spec.step_duration,
@@ -519,7 +392,7 @@ impl<'a> Runner<'a> {
                 },
             )
             .map_err(|e| anyhow::anyhow!(e))?;
-            let db = self.db.as_ref().map(|d| d.pg()).zip(case_db.as_ref());
+            let db = self.stage.postgres().zip(case_db.as_ref());
             match case::measure(&running, &cfg, &placement, &self.progress, db) {
                 Ok(Measured {
                     figures: figs,
@@ -589,6 +462,21 @@ impl<'a> Runner<'a> {
         self.progress.case_finished(self.n, self.total, &line);
         Ok(false)
     }
+}
+
+/// A case's label as a file name: what is not a letter, digit, `-`, `_`
+/// or `.` becomes `_`.
+fn file_safe(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>) -> SweepRow {

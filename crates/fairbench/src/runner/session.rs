@@ -221,7 +221,17 @@ pub fn execute(
     run: i64,
     work: Vec<Work>,
 ) -> anyhow::Result<i32> {
+    let db_max_pool = crate::stage::max_pool(
+        work.iter()
+            .map(|w| match w {
+                Work::Case { spec, .. } => &spec.subject,
+                Work::Sweep(item) => &item.subject,
+            })
+            .filter(|s| s.scenario.needs_database())
+            .map(|s| (&s.server, s.cores)),
+    );
     let opts = RunOptions {
+        db_max_pool,
         allow_unfair: session.allow_unfair,
         work_dir: session.zoo.default_work_dir(),
         ready_timeout: session.ready_timeout,

@@ -35,7 +35,7 @@ pub(super) fn run_fleet(
         }
     }
     let cpus = args.cpus.clone().map(|c| c.0);
-    let sites = crate::runner::placement::load_sites(&layout, cpus.as_deref());
+    let sites = crate::stage::placement::load_sites(&layout, cpus.as_deref());
     // In a namespace, this machine's loopback is the far end of the link.
     let aim = if layout.kind == crate::topology::TopologyKind::Netns
         && cfg.target.addr.ip().is_loopback()
