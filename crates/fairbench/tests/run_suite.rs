@@ -134,6 +134,20 @@ fn tiny_suite_stores_every_number() {
         ),
         8
     );
+    // Cores in use: a server held to one CPU keeps at most that one busy
+    // in any second (a little over for the sampling's edges).
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(*) FROM cases WHERE server_cores_peak > 0 AND server_cores_peak <= 1.2"
+        ),
+        8
+    );
+    // Closed loop counted fairbench's way: wrk's printed figures are not
+    // claimed for it.
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM cases WHERE wrk_lat_p99 IS NOT NULL"),
+        0
+    );
     let cpus = std::thread::available_parallelism().unwrap().get();
     let shared: i64 = root.sql("SELECT max(cpus_shared) FROM cases");
     assert_eq!(shared, i64::from(cpus < 2));
@@ -586,4 +600,36 @@ threads = 1
         err.contains("address_family") && err.contains("expected ipv4 or ipv6"),
         "{err}"
     );
+}
+
+#[test]
+fn a_suite_counting_wrks_way_stores_and_shows_wrks_printed_latency() {
+    let _serial = serial();
+    let root = Root::new(&[("fast-a", &[])]);
+    root.suite(
+        "wrkway",
+        &TINY
+            .replace(
+                "name = \"tiny\"",
+                "name = \"wrkway\"\ntimeout_mode = \"wrk\"",
+            )
+            .replace("[\"static\", \"dynamic\"]", "[\"static\"]")
+            .replace("repetitions = 2", "repetitions = 1")
+            .replace("warmup = \"1s\"", "warmup = \"0s\""),
+    );
+    let out = root.run(&["run", "--suite", "wrkway", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    // wrk's figures, stored with the case: its request count is every
+    // completed response, its p99 at least its p50.
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(*) FROM cases WHERE wrk_requests >= requests AND wrk_lat_p99 >= wrk_lat_p50
+               AND wrk_lat_mean > 0 AND wrk_lat_within_stdev BETWEEN 0 AND 100"
+        ),
+        1
+    );
+    let show = root.run(&["show"]);
+    let show = text(&show);
+    assert!(show.contains("as wrk prints: mean ±stdev, p99"), "{show}");
 }

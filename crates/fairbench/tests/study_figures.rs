@@ -214,6 +214,9 @@ fn load_counts_timeouts_wrks_way_when_asked() {
     let show = ok(dir.path(), &["show", "--db", "r.db"]);
     assert!(show.contains("req/s per thread (wrk)"), "{show}");
     assert!(show.contains("timeouts counted wrk's way"), "{show}");
+    // wrk's own printed latency, stored with the case, in its own column.
+    assert!(show.contains("as wrk prints: mean ±stdev, p99"), "{show}");
+    assert!(show.contains("stats_correct"), "{show}");
     let csv_text = ok(dir.path(), &["report", "--db", "r.db", "--format", "csv"]);
     let mut r = csv::Reader::from_reader(csv_text.as_bytes());
     let h = r.headers().unwrap().clone();
@@ -221,10 +224,27 @@ fn load_counts_timeouts_wrks_way_when_asked() {
     let col = |name: &str| rec[h.iter().position(|x| x == name).unwrap()].to_string();
     assert_eq!(col("timeout_mode"), "wrk");
     assert!(col("thread_rps_mean").parse::<f64>().unwrap() > 0.0);
+    // The stored figures are those `load` printed as wrk's.
+    assert_eq!(
+        col("wrk_requests").parse::<f64>().unwrap(),
+        w["requests"].as_f64().unwrap()
+    );
+    assert_eq!(
+        col("wrk_lat_p99_us").parse::<f64>().unwrap(),
+        w["latency"]["p99_us"].as_f64().unwrap()
+    );
+    assert_eq!(
+        col("wrk_lat_mean_us").parse::<f64>().unwrap(),
+        w["latency"]["mean_us"].as_f64().unwrap()
+    );
     let html = ok(dir.path(), &["report", "--db", "r.db", "-o", "-"]);
     assert!(
         html.contains("Counted wrk"),
         "the timeouts caption says whose counting"
+    );
+    assert!(
+        html.contains("fig-latency-wrk") && html.contains("p99 as wrk 4.x prints it"),
+        "the wrk figure"
     );
 
     let (code, _, err) = run(&["load", &server.url(), "--timeout-mode", "abort"]);

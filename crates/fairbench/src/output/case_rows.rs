@@ -34,6 +34,36 @@ pub const PER_THREAD_HEADER: &str = "req/s per thread (wrk)";
 pub const PER_THREAD_NOTE: &str = "req/s per thread (wrk): wrk's Thread Stats Req/Sec, what the studies plotted: mean ±stdev and max of each load thread's req/s over 100 ms intervals (about req/s ÷ t=)";
 pub const WRK_TIMEOUTS_NOTE: &str = "errors: timeouts counted wrk's way (an answer after the timeout is a timeout, its connection kept), not fairbench's";
 
+/// The column of wrk's printed latency and its footnote.
+pub const WRK_LATENCY_HEADER: &str = "as wrk prints: mean ±stdev, p99";
+pub const WRK_LATENCY_NOTE: &str = "as wrk prints: the latency wrk 4.x itself would print for the case (no answer above the timeout recorded, then its stats_correct synthetic samples for every answer of two or more expected intervals), median over repetitions: the publications' figure, not fairbench's";
+
+/// Whether a table shows wrk's printed latency: where any case has it.
+pub fn shows_wrk_latency(cases: &[CaseRow]) -> bool {
+    cases.iter().any(|c| c.wrk_lat_p99.is_some())
+}
+
+/// `mean ±stdev, p99` as wrk prints them (medians), or a dash.
+pub fn wrk_latency_cell(done: &[&&CaseRow]) -> String {
+    let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| {
+        let v: Vec<f64> = done.iter().filter_map(|c| f(c)).collect();
+        (!v.is_empty()).then(|| crate::report::stats::median(&v))
+    };
+    match (
+        med(&|c| c.wrk_lat_mean),
+        med(&|c| c.wrk_lat_stdev),
+        med(&|c| c.wrk_lat_p99.map(|v| v as f64)),
+    ) {
+        (Some(m), Some(sd), Some(p99)) => format!(
+            "{} ±{}, {}",
+            units::micros(m),
+            units::micros(sd),
+            units::micros(p99)
+        ),
+        _ => "-".to_string(),
+    }
+}
+
 /// Whether a table shows wrk's per-thread Req/Sec beside the total: where
 /// the run reproduces a wrk measurement (timeouts counted its way, as the
 /// study suites do) and the figure was measured; elsewhere it is a column

@@ -9,8 +9,9 @@ use crate::store::{CaseRow, RunRow};
 use crate::units;
 
 use super::case_rows::{
-    counted_wrks_way, groups, per_thread_cell, shows_per_thread, PER_THREAD_HEADER,
-    PER_THREAD_NOTE, WRK_TIMEOUTS_NOTE,
+    counted_wrks_way, groups, per_thread_cell, shows_per_thread, shows_wrk_latency,
+    wrk_latency_cell, PER_THREAD_HEADER, PER_THREAD_NOTE, WRK_LATENCY_HEADER, WRK_LATENCY_NOTE,
+    WRK_TIMEOUTS_NOTE,
 };
 
 /// The database's columns and where each goes, in order of insertion:
@@ -62,6 +63,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     let per_thread = shows_per_thread(cases);
     if per_thread {
         header.insert(PER_THREAD_AT, PER_THREAD_HEADER.into());
+    }
+    let wrk_latency = shows_wrk_latency(cases);
+    if wrk_latency {
+        header.push(WRK_LATENCY_HEADER.into());
     }
     if let Some(p) = paired {
         header.push(format!("relative to {}", p.reference));
@@ -142,6 +147,9 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 med(&|c| c.thread_rps_max),
             );
             row.insert(PER_THREAD_AT, cell);
+        }
+        if wrk_latency {
+            row.push(wrk_latency_cell(&done));
         }
         if let Some(p) = paired {
             row.push(relative_cell(p.row(&CaseKey::of(c0))));
@@ -248,6 +256,9 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     }
     if per_thread {
         let _ = writeln!(s, "{PER_THREAD_NOTE}");
+    }
+    if wrk_latency {
+        let _ = writeln!(s, "{WRK_LATENCY_NOTE}");
     }
     if cases.iter().any(counted_wrks_way) {
         let _ = writeln!(s, "{WRK_TIMEOUTS_NOTE}");

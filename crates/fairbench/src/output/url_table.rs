@@ -47,6 +47,10 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     if per_thread {
         header.insert(PER_THREAD_AT, case_rows::PER_THREAD_HEADER.into());
     }
+    let wrk_latency = case_rows::shows_wrk_latency(cases);
+    if wrk_latency {
+        header.push(case_rows::WRK_LATENCY_HEADER.into());
+    }
     if let Some(p) = paired {
         header.push(format!("relative to {}", p.reference));
     }
@@ -90,6 +94,9 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 med(&|c| c.thread_rps_max),
             );
             row.insert(PER_THREAD_AT, cell);
+        }
+        if wrk_latency {
+            row.push(case_rows::wrk_latency_cell(&done));
         }
         if let Some(p) = paired {
             row.push(ratio_cell(p.row(&CaseKey::of(c0))));
@@ -163,6 +170,9 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
     );
     if per_thread {
         let _ = writeln!(s, "{}", case_rows::PER_THREAD_NOTE);
+    }
+    if wrk_latency {
+        let _ = writeln!(s, "{}", case_rows::WRK_LATENCY_NOTE);
     }
     if cases.iter().any(case_rows::counted_wrks_way) {
         let _ = writeln!(s, "{}", case_rows::WRK_TIMEOUTS_NOTE);

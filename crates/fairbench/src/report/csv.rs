@@ -8,7 +8,7 @@ use super::csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
-pub const COLUMNS: [&str; 57] = [
+pub const COLUMNS: [&str; 69] = [
     "run_id",
     "host",
     "server",
@@ -62,6 +62,18 @@ pub const COLUMNS: [&str; 57] = [
     "db_memory_peak",
     "db_cpus",
     "db_pool",
+    "wrk_lat_mean_us",
+    "wrk_lat_stdev_us",
+    "wrk_lat_within_stdev_pct",
+    "wrk_lat_p50_us",
+    "wrk_lat_p75_us",
+    "wrk_lat_p90_us",
+    "wrk_lat_p99_us",
+    "wrk_lat_max_us",
+    "wrk_requests",
+    "server_cores_mean",
+    "server_cores_peak",
+    "generator_cores_mean",
     "saturated",
     "cpus_shared",
     "notes",
@@ -164,6 +176,19 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         med(&g.db_memory_peak),
         g.db_cpus.clone().unwrap_or_default(),
         num(g.db_pool.map(|p| p as f64)),
+        // wrk's printed figures: empty unless timeouts were counted its way.
+        num(g.wrk.as_ref().map(|w| w.lat_mean.median)),
+        num(g.wrk.as_ref().map(|w| w.lat_stdev.median)),
+        num(g.wrk.as_ref().map(|w| w.within_stdev)),
+        num(g.wrk.as_ref().map(|w| w.lat_p50.median)),
+        num(g.wrk.as_ref().map(|w| w.lat_p75.median)),
+        num(g.wrk.as_ref().map(|w| w.lat_p90.median)),
+        num(g.wrk.as_ref().map(|w| w.lat_p99.median)),
+        num(g.wrk.as_ref().map(|w| w.lat_max.median)),
+        num(g.wrk.as_ref().map(|w| w.requests.median)),
+        med(&g.server_cores_mean),
+        med(&g.server_cores_peak),
+        med(&g.generator_cores_mean),
         bool_cell(Some(g.saturated)),
         bool_cell(Some(g.cpus_shared)),
         notes.join("; "),

@@ -182,8 +182,15 @@ pub struct Watch<'a> {
     db: Option<&'a Postgres>,
     last_db_cpu: Option<f64>,
     measure_db_cpu_s: f64,
+    /// The most cores the server kept busy in one interval of the
+    /// measurement (its group's CPU where it has one, else its tree's).
+    pub cores_peak: Option<f64>,
     pub died: bool,
 }
+
+/// Intervals shorter than this (the last, cut by the end of the run) are
+/// too short to say how many cores were busy.
+const CORES_INTERVAL_AT_LEAST_S: f64 = 0.5;
 
 impl<'a> Watch<'a> {
     pub fn new(
@@ -201,6 +208,7 @@ impl<'a> Watch<'a> {
             progress,
             samples: Vec::new(),
             measure_cpu_s: 0.0,
+            cores_peak: None,
             rss_peak: 0,
             rss_sum: 0.0,
             rss_n: 0,
@@ -243,12 +251,20 @@ impl Observer for Watch<'_> {
         let (tree, cores) = self.sampler.tick();
         let used = (tree.cpu_s - self.last_cpu).max(0.0);
         self.last_cpu = tree.cpu_s;
+        let mut busy = used;
         if let Some(last) = self.last_group_cpu {
             let now = self.server.group_usage().and_then(|u| u.cpu_s);
-            if let (Some(now), Phase::Measure) = (now, s.phase) {
-                self.measure_group_cpu_s += (now - last).max(0.0);
+            if let Some(now) = now {
+                busy = (now - last).max(0.0);
+                if s.phase == Phase::Measure {
+                    self.measure_group_cpu_s += busy;
+                }
             }
             self.last_group_cpu = now;
+        }
+        if s.phase == Phase::Measure && s.duration_s >= CORES_INTERVAL_AT_LEAST_S {
+            let cores = busy / s.duration_s;
+            self.cores_peak = Some(self.cores_peak.map_or(cores, |p| p.max(cores)));
         }
         if let (Some(last), Some(db)) = (self.last_db_cpu, self.db) {
             let now = db.usage().and_then(|u| u.cpu_s);
@@ -511,6 +527,7 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         server_rss_mean: w.rss_mean(),
         server_threads_max: Some(w.threads_max),
         server_group_cpu_s: w.group_cpu_s(),
+        server_cores_peak: w.cores_peak,
         samples: w.samples.clone(),
         ..load_figures(o)
     }
@@ -550,6 +567,8 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         steal_fraction: o.generator.steal_fraction,
         thread_req_sec: o.thread_req_sec.some().copied(),
         late_answers: o.late_answers,
+        wrk: o.wrk_figures(),
+        server_cores_peak: None,
         warnings: o.warnings(),
         latency: o.latency.clone(),
         answered: o.answered_latency.clone(),

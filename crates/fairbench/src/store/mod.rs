@@ -557,6 +557,23 @@ mod tests {
             generator_cpuset: None,
             thread_req_sec: None,
             late_answers: 0,
+            wrk: Some(fairbench_engine::WrkFigures {
+                latency: fairbench_engine::WrkLatency {
+                    samples: 4,
+                    recorded: 3,
+                    interval_us: Some(150),
+                    mean_us: 212.5,
+                    stdev_us: 85.4,
+                    max_us: 300,
+                    within_stdev_pct: 50.0,
+                    p50_us: 200,
+                    p75_us: 300,
+                    p90_us: 300,
+                    p99_us: 300,
+                },
+                requests: 4,
+            }),
+            server_cores_peak: Some(1.75),
             warnings: Vec::new(),
             latency,
             answered: answered.clone(),
@@ -572,6 +589,18 @@ mod tests {
         assert_eq!(c.no_answer_per_million(), Some(0.4));
         assert_eq!(s.histogram(id, "answered").unwrap().unwrap(), answered);
         assert_eq!(s.histogram(id, "latency").unwrap().unwrap().len(), 5);
+        // wrk's printed figures and the cores in use, as given.
+        assert_eq!(
+            (
+                c.wrk_requests,
+                c.wrk_lat_mean,
+                c.wrk_lat_p99,
+                c.wrk_interval_us
+            ),
+            (Some(4), Some(212.5), Some(300), Some(150))
+        );
+        assert_eq!(c.wrk_lat_within_stdev, Some(50.0));
+        assert_eq!(c.server_cores_peak, Some(1.75));
     }
 
     #[test]

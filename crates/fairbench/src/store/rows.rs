@@ -230,6 +230,24 @@ pub struct CaseRow {
     /// Timeouts counted wrk's way: the answers that came after the timeout,
     /// among `err_timeout` (version 9).
     pub late_answers: Option<i64>,
+    /// What wrk 4.x prints for the case: its request count (late answers
+    /// included) and its latency after its own correction, µs (version
+    /// 10; only where timeouts were counted wrk's way).
+    pub wrk_requests: Option<i64>,
+    pub wrk_lat_mean: Option<f64>,
+    pub wrk_lat_stdev: Option<f64>,
+    /// wrk's "+/- Stdev": the share of samples within one stdev, percent.
+    pub wrk_lat_within_stdev: Option<f64>,
+    pub wrk_lat_max: Option<i64>,
+    pub wrk_lat_p50: Option<i64>,
+    pub wrk_lat_p75: Option<i64>,
+    pub wrk_lat_p90: Option<i64>,
+    pub wrk_lat_p99: Option<i64>,
+    /// The interval wrk's correction used; NULL where it would not correct.
+    pub wrk_interval_us: Option<i64>,
+    /// The most CPU cores the server kept busy in one second of the
+    /// measurement (version 10).
+    pub server_cores_peak: Option<f64>,
     pub warnings_json: String,
     /// What the case spoke to its server: "http/1.1", "h2c" or "h2"
     /// (version 6; every earlier case is "http/1.1").
@@ -364,6 +382,17 @@ impl CaseRow {
             thread_rps_max: r.get("thread_rps_max")?,
             thread_rps_samples: r.get("thread_rps_samples")?,
             late_answers: r.get("late_answers")?,
+            wrk_requests: r.get("wrk_requests")?,
+            wrk_lat_mean: r.get("wrk_lat_mean")?,
+            wrk_lat_stdev: r.get("wrk_lat_stdev")?,
+            wrk_lat_within_stdev: r.get("wrk_lat_within_stdev")?,
+            wrk_lat_max: r.get("wrk_lat_max")?,
+            wrk_lat_p50: r.get("wrk_lat_p50")?,
+            wrk_lat_p75: r.get("wrk_lat_p75")?,
+            wrk_lat_p90: r.get("wrk_lat_p90")?,
+            wrk_lat_p99: r.get("wrk_lat_p99")?,
+            wrk_interval_us: r.get("wrk_interval_us")?,
+            server_cores_peak: r.get("server_cores_peak")?,
             warnings_json: r.get("warnings_json")?,
         })
     }
@@ -409,6 +438,10 @@ pub struct CaseFigures {
     pub thread_req_sec: Option<fairbench_engine::ThreadReqSec>,
     /// Answers after the timeout counted as timeouts (wrk's counting).
     pub late_answers: u64,
+    /// What wrk 4.x would print, where timeouts were counted its way.
+    pub wrk: Option<fairbench_engine::WrkFigures>,
+    /// The most cores the server kept busy in one second of the measurement.
+    pub server_cores_peak: Option<f64>,
     pub warnings: Vec<String>,
     /// Every request of the window, unanswered ones included.
     pub latency: Histogram<u64>,
@@ -518,6 +551,29 @@ pub(crate) fn update_figures(
             ":thread_rps_max": f.thread_req_sec.map(|r| r.max),
             ":thread_rps_samples": f.thread_req_sec.map(|r| r.samples as i64),
             ":late_answers": f.late_answers as i64,
+        },
+    )?;
+    let w = f.wrk.as_ref();
+    let wl = w.map(|w| &w.latency);
+    tx.execute(
+        "UPDATE cases SET wrk_requests = :req, wrk_lat_mean = :mean, wrk_lat_stdev = :sd,
+            wrk_lat_within_stdev = :within, wrk_lat_max = :max, wrk_lat_p50 = :p50,
+            wrk_lat_p75 = :p75, wrk_lat_p90 = :p90, wrk_lat_p99 = :p99,
+            wrk_interval_us = :interval, server_cores_peak = :cores_peak
+         WHERE id = :id",
+        named_params! {
+            ":id": case,
+            ":req": w.map(|w| w.requests as i64),
+            ":mean": wl.map(|l| l.mean_us),
+            ":sd": wl.map(|l| l.stdev_us),
+            ":within": wl.map(|l| l.within_stdev_pct),
+            ":max": wl.map(|l| l.max_us as i64),
+            ":p50": wl.map(|l| l.p50_us as i64),
+            ":p75": wl.map(|l| l.p75_us as i64),
+            ":p90": wl.map(|l| l.p90_us as i64),
+            ":p99": wl.map(|l| l.p99_us as i64),
+            ":interval": wl.and_then(|l| l.interval_us).map(|v| v as i64),
+            ":cores_peak": f.server_cores_peak,
         },
     )?;
     if let Some(db) = &f.db {

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -317,6 +317,24 @@ ALTER TABLE cases ADD COLUMN thread_rps_stdev REAL;
 ALTER TABLE cases ADD COLUMN thread_rps_max REAL;
 ALTER TABLE cases ADD COLUMN thread_rps_samples INTEGER;
 ALTER TABLE cases ADD COLUMN late_answers INTEGER;
+"#;
+
+// The latency and request count wrk 4.x prints (its own correction and
+// timeout rule, issue 39), for cases whose timeouts were counted its way,
+// and the most cores the server kept busy in one second (the study
+// reported cores in use).
+const V10: &str = r#"
+ALTER TABLE cases ADD COLUMN wrk_requests INTEGER;
+ALTER TABLE cases ADD COLUMN wrk_lat_mean REAL;
+ALTER TABLE cases ADD COLUMN wrk_lat_stdev REAL;
+ALTER TABLE cases ADD COLUMN wrk_lat_within_stdev REAL;
+ALTER TABLE cases ADD COLUMN wrk_lat_max INTEGER;
+ALTER TABLE cases ADD COLUMN wrk_lat_p50 INTEGER;
+ALTER TABLE cases ADD COLUMN wrk_lat_p75 INTEGER;
+ALTER TABLE cases ADD COLUMN wrk_lat_p90 INTEGER;
+ALTER TABLE cases ADD COLUMN wrk_lat_p99 INTEGER;
+ALTER TABLE cases ADD COLUMN wrk_interval_us INTEGER;
+ALTER TABLE cases ADD COLUMN server_cores_peak REAL;
 "#;
 
 /// A database as an older fairbench left it: the migrations up to

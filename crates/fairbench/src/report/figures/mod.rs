@@ -3,6 +3,7 @@
 //! the tables; so the formats cannot disagree. One file per figure family;
 //! this one holds the sections and what the families share.
 
+mod cores;
 mod latency;
 mod protocols;
 mod ratio;
@@ -14,6 +15,7 @@ mod sweeps;
 mod throughput;
 mod volume;
 mod warmup;
+mod wrk;
 
 use super::palette;
 use crate::report::model::{Group, RunReport};
@@ -95,6 +97,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         figs.push(latency(&urls, "latency-urls", "Mean and p99 latency, URLs"));
     }
     figs.extend(ratio::figure(r, Metric::P99));
+    figs.extend(wrk::as_wrk_prints(&main));
     push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
 
     if !main.is_empty() {
@@ -126,11 +129,12 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     if main.iter().any(|g| g.rss_peak.is_some()) {
         figs.push(rss_peak(&main));
     }
+    figs.extend(cores::cores_in_use(&main));
     figs.extend(ratio::figure(r, Metric::CpuPerRequest));
     // Beside it, for the database scenarios: a server cannot gain on the
     // reference by handing its work to the database.
     figs.extend(ratio::figure(r, Metric::TotalCpuPerRequest));
-    let mut intro = "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), and the peak resident memory of the tree.".to_string();
+    let mut intro = "CPU time of the whole server process tree per completed request (steadier than req/s on a noisy machine), the peak resident memory of the tree, and the cores the server and the load generator kept busy.".to_string();
     if with_db {
         intro.push_str(" For the database scenarios, PostgreSQL's CPU per request and its memory beside the server's, and the two CPU figures added up: the whole stack's work.");
     }

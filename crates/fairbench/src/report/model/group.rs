@@ -33,6 +33,16 @@ pub struct Group {
     pub thread_rps: Option<Summary>,
     pub thread_rps_stdev: Option<f64>,
     pub thread_rps_max: Option<Summary>,
+    /// What wrk 4.x prints, per repetition, where timeouts were counted
+    /// its way: its latency after its own correction (µs) and its request
+    /// count (late answers included).
+    pub wrk: Option<WrkGroup>,
+    /// Cores the server kept busy: its CPU over the measurement's wall time
+    /// (mean) and the most in one second (peak), per repetition; the load
+    /// generator's mean beside them.
+    pub server_cores_mean: Option<Summary>,
+    pub server_cores_peak: Option<Summary>,
+    pub generator_cores_mean: Option<Summary>,
     pub lat_mean: Option<Summary>,
     /// The standard deviation of every request's latency (wrk's Latency
     /// "Stdev"), per repetition.
@@ -271,6 +281,16 @@ pub(super) fn group(
         thread_rps: summary_of(&done, |c| c.thread_rps_mean),
         thread_rps_stdev: summary_of(&done, |c| c.thread_rps_stdev).map(|s| s.median),
         thread_rps_max: summary_of(&done, |c| c.thread_rps_max),
+        wrk: WrkGroup::of(&done),
+        server_cores_mean: summary_of(&done, |c| {
+            let cpu = c.server_group_cpu_s.or(c.server_cpu_s)?;
+            c.duration_s.filter(|d| *d > 0.0).map(|d| cpu / d)
+        }),
+        server_cores_peak: summary_of(&done, |c| c.server_cores_peak),
+        generator_cores_mean: summary_of(&done, |c| {
+            let cpu = c.generator_cpu_s?;
+            c.duration_s.filter(|d| *d > 0.0).map(|d| cpu / d)
+        }),
         lat_mean: summary_of(&done, |c| c.lat_mean),
         lat_stdev: summary_of(&done, |c| c.lat_stdev),
         lat_p50: lat(|c| c.lat_p50),
@@ -301,4 +321,36 @@ pub(super) fn group(
         run_id: None,
         key,
     })
+}
+
+/// wrk's printed figures over a group's repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct WrkGroup {
+    pub requests: Summary,
+    pub lat_mean: Summary,
+    pub lat_stdev: Summary,
+    /// "+/- Stdev", percent (median over repetitions).
+    pub within_stdev: f64,
+    pub lat_p50: Summary,
+    pub lat_p75: Summary,
+    pub lat_p90: Summary,
+    pub lat_p99: Summary,
+    pub lat_max: Summary,
+}
+
+impl WrkGroup {
+    fn of(done: &[&CaseRow]) -> Option<WrkGroup> {
+        let int = |f: fn(&CaseRow) -> Option<i64>| summary_of(done, |c| f(c).map(|v| v as f64));
+        Some(WrkGroup {
+            requests: int(|c| c.wrk_requests)?,
+            lat_mean: summary_of(done, |c| c.wrk_lat_mean)?,
+            lat_stdev: summary_of(done, |c| c.wrk_lat_stdev)?,
+            within_stdev: summary_of(done, |c| c.wrk_lat_within_stdev)?.median,
+            lat_p50: int(|c| c.wrk_lat_p50)?,
+            lat_p75: int(|c| c.wrk_lat_p75)?,
+            lat_p90: int(|c| c.wrk_lat_p90)?,
+            lat_p99: int(|c| c.wrk_lat_p99)?,
+            lat_max: int(|c| c.wrk_lat_max)?,
+        })
+    }
 }
