@@ -3,8 +3,9 @@
 # Python packages for the Dart syntax tests, Debian's chromium for the
 # report's browser test, OpenSSH (client and server, for the ssh-host tests,
 # which start their own sshd on a loopback port), iproute2 (ip, tc: the
-# network-namespace tests), nginx (servers/nginx) and PostgreSQL (the
-# database scenarios: fairbench starts its own from Debian's binaries).
+# network-namespace tests), nginx (servers/nginx), PostgreSQL (the
+# database scenarios: fairbench starts its own from Debian's binaries), and
+# wrk and ab (calibration against the publications' own tools).
 # Installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,9 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light
 # PostgreSQL: the database scenarios (docs/scenarios.md); Debian's package
 # also makes the `postgres` user fairbench runs it as when it is root.
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+# wrk and ab: the publications' own tools, for calibration (docs/study.md).
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2

@@ -17,6 +17,7 @@
 
 pub mod args;
 pub mod build_revision;
+pub mod calibration;
 pub mod checker;
 pub mod cli;
 pub mod commands;

@@ -30,6 +30,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "body-file" | "hdr-log" | "ssh-config" | "report" | "output" => "/tmp/x",
         "cpus" => "0,2-3",
         "topology" => "local",
+        "calibrate" => "wrk",
         "link-rate" => "1gbit",
         "link-delay" => "2ms",
         "client-host" | "server-host" => "me@there",

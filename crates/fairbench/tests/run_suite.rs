@@ -540,6 +540,21 @@ fn the_ab2012_suite_sends_n_requests_each_on_its_own_connection() {
         (load["requests"].as_u64(), load["keepalive"].as_bool()),
         (Some(10000), Some(false))
     );
+    // ab itself, where it is installed, on the same cases: the shipped
+    // suite asks for it, and it counted the same 10,000 requests.
+    let ab_here = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .any(|d| std::path::Path::new(d).join("ab").is_file());
+    if ab_here {
+        let cal = root.rows("SELECT state, figures_json FROM calibrations WHERE tool = 'ab'");
+        assert_eq!(cal.len(), 2, "{cal:?}");
+        for k in &cal {
+            assert_eq!(k[0], "done", "{cal:?}");
+            let f: serde_json::Value = serde_json::from_str(&k[1]).unwrap();
+            assert_eq!(f["requests"].as_u64(), Some(10_000), "{f}");
+        }
+    }
 }
 
 /// `address_family = "ipv6"`: the load goes to [::1] (as the rebuttal's

@@ -164,6 +164,7 @@ fn session<'a>(
 ) -> Session<'a> {
     Session {
         allow_unfair: args.allow_unfair,
+        calibrate: args.calibrate.or(suite.calibrate),
         quiet: args.quiet,
         db: &args.db,
         zoo,

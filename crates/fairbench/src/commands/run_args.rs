@@ -75,6 +75,12 @@ pub struct RunArgs {
     /// Measure normalized variants even when they fail their scenario contract.
     #[arg(long)]
     pub allow_unfair: bool,
+    /// Run the publication's own tool (wrk, wrk2 or ab, from the PATH) on
+    /// each case right after fairbench measured it, on the same server, and
+    /// store what it printed beside fairbench's figures [default: the
+    /// suite's `calibrate`].
+    #[arg(long, value_enum, value_name = "TOOL")]
+    pub calibrate: Option<crate::calibration::Tool>,
     /// Finish the remaining cases of an interrupted run.
     #[arg(long, value_name = "RUN", conflicts_with_all = ["servers", "scenarios", "cores", "duration", "repetitions", "variant", "connections", "rate", "threads", "pipeline", "warmup", "timeout", "interleave", "interleave_seed", "dry_run"])]
     pub resume: Option<i64>,

@@ -16,6 +16,13 @@ pub(super) fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<(
             "{}",
             crate::output::terminal::text(&run_table::render(&r, &cases, paired.as_ref()))
         );
+        print!(
+            "{}",
+            crate::output::terminal::text(&crate::output::calibration_table::render(
+                &cases,
+                &store.calibrations(run)?
+            ))
+        );
     }
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);

@@ -37,6 +37,10 @@ struct ShowJson<'a> {
     toolchains: serde_json::Value,
     cases: Vec<CaseJson<'a>>,
     paired: &'a Paired,
+    /// The original tool's runs on the cases (`run --calibrate`), their
+    /// figures parsed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    calibrations: Vec<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -72,6 +76,15 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 })
                 .collect(),
             paired: &paired,
+            calibrations: store
+                .calibrations(id)?
+                .into_iter()
+                .map(|k| {
+                    let mut v = serde_json::to_value(&k).unwrap_or_default();
+                    v["figures"] = k.figures_json.as_deref().map(parse).unwrap_or_default();
+                    v
+                })
+                .collect(),
         };
         println!(
             "{}",
@@ -81,6 +94,13 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         print!(
             "{}",
             crate::output::terminal::text(&run_table::render(&run, &cases, Some(&paired)))
+        );
+        print!(
+            "{}",
+            crate::output::terminal::text(&crate::output::calibration_table::render(
+                &cases,
+                &store.calibrations(id)?
+            ))
         );
         for s in store.sweeps(id)? {
             let line = format!(

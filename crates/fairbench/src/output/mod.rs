@@ -1,6 +1,7 @@
 //! Terminal output: progress, summaries and warnings; what `load`
 //! prints and writes ([`load`]).
 
+pub mod calibration_table;
 pub mod case_rows;
 pub mod check_report;
 pub mod check_table;

@@ -42,6 +42,7 @@ pub struct RunOptions {
     pub layout: Layout,
     /// The largest database pool of the run's servers.
     pub db_max_pool: usize,
+    pub calibrate: Option<crate::calibration::Tool>,
 }
 
 /// One unit of work: a planned case (already stored as pending) or a sweep.
@@ -59,6 +60,7 @@ pub struct Runner<'a> {
     store: &'a mut Store,
     run: i64,
     allow_unfair: bool,
+    calibrate: Option<crate::calibration::Tool>,
     stage: Stage,
     progress: RunProgress,
     total: usize,
@@ -90,6 +92,7 @@ impl<'a> Runner<'a> {
             store,
             run,
             allow_unfair: opts.allow_unfair,
+            calibrate: opts.calibrate,
             stage,
             progress: RunProgress::new(total as u64, quiet),
             total,
@@ -217,6 +220,9 @@ impl<'a> Runner<'a> {
         };
         let db = self.stage.postgres().zip(case_db.as_ref());
         let result = case::measure(&running, &cfg, &placement, &self.progress, db);
+        if let (Some(tool), Ok(m)) = (self.calibrate, &result) {
+            self.calibrate(id, tool, &cfg, m.figures.outcome_requests, &label)?;
+        }
         running.process.stop();
         match result {
             Ok(Measured { figures, parts }) => {
@@ -259,6 +265,54 @@ impl<'a> Runner<'a> {
             }
             Err(end) => self.end(id, &label, end),
         }
+    }
+
+    /// Runs the original tool on the case just measured, on the same
+    /// server, and stores what it printed; never fails the case.
+    fn calibrate(
+        &mut self,
+        id: i64,
+        tool: crate::calibration::Tool,
+        cfg: &crate::fleet::split::LoadSplit,
+        measured: u64,
+        label: &str,
+    ) -> anyhow::Result<()> {
+        if crate::interrupt::interrupted() {
+            return Ok(());
+        }
+        let cal = match cfg.in_process() {
+            Some(c) => {
+                self.progress
+                    .note(&format!("  {label}: calibrating with {} …", tool.name()));
+                crate::calibration::calibrate(tool, c, measured)
+            }
+            None => crate::calibration::Calibration::skipped(
+                tool,
+                "the original tool runs on this machine only, beside one load generator".into(),
+            ),
+        };
+        let line = match (&cal.state, &cal.reason) {
+            (crate::calibration::State::Done, _) => format!("{} done", tool.name()),
+            (s, Some(why)) => format!("{} {}: {why}", tool.name(), s.as_str()),
+            (s, None) => format!("{} {}", tool.name(), s.as_str()),
+        };
+        self.progress.note(&format!(
+            "  {label}: calibration: {}",
+            units::one_line(&line)
+        ));
+        self.store
+            .record_calibration(&crate::store::CalibrationRow {
+                case_id: id,
+                tool: tool.name().into(),
+                command: cal.command.join(" "),
+                state: cal.state.as_str().into(),
+                reason: cal.reason.clone(),
+                output: cal.output.clone(),
+                figures_json: cal
+                    .figures
+                    .as_ref()
+                    .and_then(|f| serde_json::to_string(f).ok()),
+            })
     }
 
     /// Records a case that ended without figures; true if interrupted.

@@ -21,6 +21,8 @@ use crate::usage_error::usage;
 /// the suite's readiness timeout, the plan's CPUs and the places.
 pub struct Session<'a> {
     pub allow_unfair: bool,
+    /// The original tool run on each case after fairbench's measurement.
+    pub calibrate: Option<crate::calibration::Tool>,
     pub quiet: bool,
     /// The results database, named in the advice an interrupted run prints.
     pub db: &'a Path,
@@ -232,6 +234,7 @@ pub fn execute(
     );
     let opts = RunOptions {
         db_max_pool,
+        calibrate: session.calibrate,
         allow_unfair: session.allow_unfair,
         work_dir: session.zoo.default_work_dir(),
         ready_timeout: session.ready_timeout,

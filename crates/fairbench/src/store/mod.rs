@@ -4,6 +4,8 @@
 //! interrupted run keeps everything it finished and readers (report,
 //! compare) never see half a case. Reports read only from here.
 
+mod calibrations;
+mod figures;
 mod lock;
 mod parts;
 mod readonly;
@@ -18,9 +20,11 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use calibrations::CalibrationRow;
+pub use figures::{CaseFigures, DbFigures};
 pub use lock::RunLock;
 pub use parts::PartRow;
-pub use rows::{CaseFigures, CaseRow, DbFigures, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
+pub use rows::{CaseRow, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
 
 pub struct Store {
     conn: Connection,
@@ -307,7 +311,7 @@ impl Store {
     ) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
         parts::insert(&tx, case, parts)?;
-        rows::update_figures(&tx, case, f)?;
+        figures::update_figures(&tx, case, f)?;
         for (kind, h) in [
             ("latency", Some(&f.latency)),
             ("answered", Some(&f.answered)),

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -335,6 +335,20 @@ ALTER TABLE cases ADD COLUMN wrk_lat_p90 INTEGER;
 ALTER TABLE cases ADD COLUMN wrk_lat_p99 INTEGER;
 ALTER TABLE cases ADD COLUMN wrk_interval_us INTEGER;
 ALTER TABLE cases ADD COLUMN server_cores_peak REAL;
+"#;
+
+// Calibration (issue 39): the publication's own tool run on the same case,
+// what it printed kept whole and as figures.
+const V11: &str = r#"
+CREATE TABLE calibrations (
+    case_id INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+    tool TEXT NOT NULL,
+    command TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT,
+    output TEXT NOT NULL,
+    figures_json TEXT
+);
 "#;
 
 /// A database as an older fairbench left it: the migrations up to

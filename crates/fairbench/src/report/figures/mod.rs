@@ -3,6 +3,7 @@
 //! the tables; so the formats cannot disagree. One file per figure family;
 //! this one holds the sections and what the families share.
 
+mod calibration;
 mod cores;
 mod latency;
 mod protocols;
@@ -106,6 +107,8 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     }
 
     push(&mut out, "stages", "Stages", "Each stage of a rate profile (load --stages), by planned time: the rate the plan asked for against the rate answered, and the latency of the requests planned in the stage (from their planned time, so a server falling behind shows).", stages::stages(&main));
+
+    push(&mut out, "calibration", "Calibration", "The publication's own tool on the same cases: what it printed beside fairbench's figures computed its way.", calibration::calibration(&main).into_iter().collect());
 
     let figs = spectra(&main);
     push(&mut out, "spectrum", "Latency spectrum", "Latency by percentile, HdrHistogram style: every repetition's histogram merged, read at quarter \"nines\" (x = −log10(1 − q): 90 %, 99 %, 99.9 % … equally spaced). Curves stop where the sample count can no longer tell.", figs);

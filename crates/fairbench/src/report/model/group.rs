@@ -40,6 +40,9 @@ pub struct Group {
     /// Cores the server kept busy: its CPU over the measurement's wall time
     /// (mean) and the most in one second (peak), per repetition; the load
     /// generator's mean beside them.
+    /// The original tool's run on the same cases (`calibrate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationGroup>,
     pub server_cores_mean: Option<Summary>,
     pub server_cores_peak: Option<Summary>,
     pub generator_cores_mean: Option<Summary>,
@@ -282,6 +285,7 @@ pub(super) fn group(
         thread_rps_stdev: summary_of(&done, |c| c.thread_rps_stdev).map(|s| s.median),
         thread_rps_max: summary_of(&done, |c| c.thread_rps_max),
         wrk: WrkGroup::of(&done),
+        calibration: CalibrationGroup::of(store, &done)?,
         server_cores_mean: summary_of(&done, |c| {
             let cpu = c.server_group_cpu_s.or(c.server_cpu_s)?;
             c.duration_s.filter(|d| *d > 0.0).map(|d| cpu / d)
@@ -352,5 +356,74 @@ impl WrkGroup {
             lat_p99: int(|c| c.wrk_lat_p99)?,
             lat_max: int(|c| c.wrk_lat_max)?,
         })
+    }
+}
+
+/// What the original tool printed on a group's repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrationGroup {
+    pub tool: String,
+    /// Repetitions it ran on and printed figures for.
+    pub done: usize,
+    /// Why it did not, for the others (skipped or failed), each once.
+    pub not_done: Vec<String>,
+    pub command: String,
+    pub rps: Option<Summary>,
+    pub requests: Option<Summary>,
+    pub lat_mean: Option<Summary>,
+    pub lat_stdev: Option<Summary>,
+    pub lat_p50: Option<Summary>,
+    pub lat_p99: Option<Summary>,
+    pub lat_max: Option<Summary>,
+}
+
+impl CalibrationGroup {
+    fn of(store: &Store, done: &[&CaseRow]) -> anyhow::Result<Option<CalibrationGroup>> {
+        let mut rows = Vec::new();
+        for c in done {
+            if let Some(k) = store.calibration(c.id)? {
+                rows.push(k);
+            }
+        }
+        let Some(first) = rows.first() else {
+            return Ok(None);
+        };
+        let figures: Vec<crate::calibration::ToolFigures> = rows
+            .iter()
+            .filter(|k| k.state == "done")
+            .filter_map(|k| serde_json::from_str(k.figures_json.as_deref()?).ok())
+            .collect();
+        let of = |f: &dyn Fn(&crate::calibration::ToolFigures) -> Option<f64>| {
+            let v: Vec<f64> = figures.iter().filter_map(f).collect();
+            Summary::of(&v)
+        };
+        let mut not_done: Vec<String> = Vec::new();
+        for k in rows.iter().filter(|k| k.state != "done") {
+            let why = format!(
+                "{}: {}",
+                k.state,
+                k.reason.as_deref().unwrap_or("no reason given")
+            );
+            if !not_done.contains(&why) {
+                not_done.push(why);
+            }
+        }
+        Ok(Some(CalibrationGroup {
+            tool: first.tool.clone(),
+            done: figures.len(),
+            not_done,
+            command: rows
+                .iter()
+                .find(|k| !k.command.is_empty())
+                .map(|k| k.command.clone())
+                .unwrap_or_default(),
+            rps: of(&|f| f.rps),
+            requests: of(&|f| f.requests.map(|n| n as f64)),
+            lat_mean: of(&|f| f.lat_mean_us),
+            lat_stdev: of(&|f| f.lat_stdev_us),
+            lat_p50: of(&|f| f.at(50.0)),
+            lat_p99: of(&|f| f.at(99.0)),
+            lat_max: of(&|f| f.lat_max_us),
+        }))
     }
 }

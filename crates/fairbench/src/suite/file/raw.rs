@@ -38,6 +38,8 @@ pub(super) struct RawSuite {
     #[serde(default)]
     pub(super) address_family: Option<String>,
     #[serde(default)]
+    pub(super) calibrate: Option<String>,
+    #[serde(default)]
     pub(super) reference: Option<String>,
     #[serde(default)]
     pub(super) aa: Vec<String>,
