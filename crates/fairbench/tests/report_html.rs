@@ -131,6 +131,10 @@ fn every_chart_is_present_with_title_axes_and_table() {
             ],
         ),
         (
+            "cores-in-use",
+            &["Server cores in use", "cores busy", "busiest second"],
+        ),
+        (
             "sweep-1",
             &[
                 "Latency against offered rate — static · 1 core",

@@ -10,6 +10,7 @@
 //! same thing. Comparing two runs is `crate::compare`'s.
 
 pub mod case_key;
+pub mod claims;
 pub mod csv;
 pub mod csv_ratios;
 pub mod escape;

@@ -4,6 +4,7 @@
 //! this one holds the sections and what the families share.
 
 mod calibration;
+mod claims;
 mod cores;
 mod latency;
 mod protocols;
@@ -107,6 +108,13 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     }
 
     push(&mut out, "stages", "Stages", "Each stage of a rate profile (load --stages), by planned time: the rate the plan asked for against the rate answered, and the latency of the requests planned in the stage (from their planned time, so a server falling behind shows).", stages::stages(&main));
+
+    if main
+        .iter()
+        .any(|g| crate::report::claims::mentions(&g.key.server))
+    {
+        push(&mut out, "claims", "Published claims", "What the publications claimed, judged by this run: see docs/study.md for the claims and where each comes from.", vec![claims::claims(r)]);
+    }
 
     push(&mut out, "calibration", "Calibration", "The publication's own tool on the same cases: what it printed beside fairbench's figures computed its way.", calibration::calibration(&main).into_iter().collect());
 
