@@ -68,6 +68,7 @@ fn workers_is_passed_as_its_own_setting_and_shown_in_the_case_label() {
         ("", "env WORKERS=unset CORES=1"),
     ] {
         let root = Root::with_script(&script, &[("srv", &[])]);
+        root.declare_workers("srv", "env");
         root.suite("w", &suite(field));
         let dry = root.run(&["run", "--suite", "w", "--dry-run"]);
         assert_eq!(dry.status.code(), Some(0), "{}", text(&dry));
@@ -83,4 +84,45 @@ fn workers_is_passed_as_its_own_setting_and_shown_in_the_case_label() {
         assert!(!lines.is_empty(), "no server log with the environment");
         assert!(lines.iter().all(|l| l == want), "{field:?}: {lines:?}");
     }
+}
+
+#[test]
+fn a_server_that_runs_its_own_number_of_workers_is_refused_with_why() {
+    let _serial = serial();
+    // The test server declares nothing: it runs as many workers as CORES
+    // (1 here), whatever WORKERS says; a suite asking 3 is refused, one
+    // asking 1 (what it runs) is measured. A server that declares "one"
+    // (the study's Dart servers) is refused for 3 as well.
+    let root = Root::new(&[("cores-srv", &[]), ("one-srv", &[])]);
+    root.declare_workers("one-srv", "one");
+    root.suite(
+        "w3",
+        &suite("workers = 3").replace("name = \"w\"", "name = \"w3\""),
+    );
+    let out = root.run(&["run", "--suite", "w3", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    let rows = root.rows("SELECT server, state, reason FROM cases ORDER BY server");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r[1], "skipped", "{rows:?}");
+        assert!(
+            r[2].contains("whatever WORKERS says") && r[2].contains("not the 3 asked"),
+            "{rows:?}"
+        );
+    }
+    assert!(rows[0][2].contains("workers = \"cores\""), "{rows:?}");
+    assert!(rows[1][2].contains("workers = \"one\""), "{rows:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 cases were skipped"), "{err}");
+    root.suite(
+        "w1",
+        &suite("workers = 1").replace("name = \"w\"", "name = \"w1\""),
+    );
+    let out = root.run(&["run", "--suite", "w1", "--quiet"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    assert_eq!(
+        root.sql::<i64>("SELECT count(*) FROM cases WHERE state != 'skipped' AND run_id = 2"),
+        2
+    );
 }

@@ -68,7 +68,7 @@ pub(super) fn check_case(
         Err(u @ Unready::Build(_)) => {
             return Some(CaseReport::failed(id, deviations, Rule::Build, u.reason()))
         }
-        Err(u @ Unready::Setup(_)) => {
+        Err(u @ (Unready::Setup(_) | Unready::Refused(_))) => {
             return Some(CaseReport::failed(id, deviations, Rule::Start, u.reason()))
         }
     };

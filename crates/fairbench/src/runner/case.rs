@@ -79,6 +79,7 @@ impl From<Unready> for CaseEnd {
         match u {
             Unready::Interrupted => CaseEnd::Interrupted,
             Unready::Start { error, .. } => CaseEnd::from(error),
+            Unready::Refused(reason) => CaseEnd::Skipped { reason },
             other => CaseEnd::Failed {
                 reason: other.reason(),
                 log_tail: other.log_tail(),

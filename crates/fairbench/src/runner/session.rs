@@ -250,7 +250,7 @@ pub fn execute(
         Ok(RunEnd::Done { failed, skipped }) => {
             store.set_run_state(run, "done", None)?;
             if skipped > 0 {
-                eprintln!("{skipped} cases were skipped as unfair (see `fairbench show {run}`; --allow-unfair measures them)");
+                eprintln!("{skipped} cases were skipped: `fairbench show {run}` says why (--allow-unfair measures those that failed their contract)");
             }
             Ok(if failed > 0 { 1 } else { 0 })
         }

@@ -94,6 +94,9 @@ pub enum Unready {
     Build(BuildFailure),
     /// The database or the certificate authority could not be made.
     Setup(String),
+    /// The server would not run the workers the case asks for: measuring
+    /// it would label a layout it does not have.
+    Refused(String),
     Start {
         error: StartError,
         log_path: PathBuf,
@@ -105,7 +108,7 @@ impl Unready {
         match self {
             Unready::Interrupted => "interrupted".into(),
             Unready::Build(b) => b.reason(),
-            Unready::Setup(why) => why.clone(),
+            Unready::Setup(why) | Unready::Refused(why) => why.clone(),
             Unready::Start { error, .. } => error.to_string(),
         }
     }
@@ -167,6 +170,9 @@ impl Stage {
     /// and reset if its scenario needs one, the build, and the server
     /// started pinned to its CPUs, ready and graded.
     pub fn serve(&mut self, act: &Act, announce: &mut dyn FnMut(&str)) -> Result<Staged, Unready> {
+        if let Some(why) = workers_refused(act) {
+            return Err(Unready::Refused(why));
+        }
         if act.protocol.tls() {
             self.pki()?;
         }
@@ -313,6 +319,24 @@ impl Drop for Stage {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// Why a case asking for `workers` cannot be measured as such: the
+/// server's response runs another number whatever WORKERS says.
+fn workers_refused(act: &Act) -> Option<String> {
+    let asked = act.workers?;
+    let kind = act.server.response(act.response).workers;
+    let runs = kind.runs(act.cores, Some(asked));
+    (runs != asked).then(|| {
+        format!(
+            "{} {} runs {runs} worker{} with CORES={} whatever WORKERS says (its manifest: workers = \"{}\"), not the {asked} asked: refused rather than labelled w={asked}",
+            act.server.name,
+            act.response,
+            if runs == 1 { "" } else { "s" },
+            act.cores,
+            kind.as_str()
+        )
+    })
 }
 
 /// Why the database scenarios need the server here.

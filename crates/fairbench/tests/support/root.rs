@@ -92,6 +92,17 @@ run = [{run}]
         Root { dir, token }
     }
 
+    /// Declares what `server`'s default response does with WORKERS
+    /// (its manifest's `workers`: "env", "one" or "cores").
+    pub fn declare_workers(&self, server: &str, workers: &str) {
+        let p = self.path().join("servers").join(server).join("server.toml");
+        let t = std::fs::read_to_string(&p).unwrap().replace(
+            "[responses.default]\n",
+            &format!("[responses.default]\nworkers = \"{workers}\"\n"),
+        );
+        std::fs::write(p, t).unwrap();
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

@@ -143,6 +143,50 @@ impl fmt::Display for ResponseKind {
 pub struct ResponseConfig {
     pub env: IndexMap<String, String>,
     pub known_deviations: Vec<Deviation>,
+    /// How many workers (isolates, processes, threads, GOMAXPROCS) the
+    /// response runs, whatever a suite's `workers` asks.
+    pub workers: Workers,
+}
+
+/// What a server's response does with WORKERS (a suite's `workers`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workers {
+    /// It runs as many as CORES and reads no WORKERS (the default).
+    #[default]
+    Cores,
+    /// It runs as many as WORKERS says when given, else as CORES.
+    Env,
+    /// It runs one, whatever it is told (the study's Dart servers).
+    One,
+}
+
+impl Workers {
+    pub fn parse(s: &str) -> Option<Workers> {
+        match s {
+            "cores" => Some(Workers::Cores),
+            "env" => Some(Workers::Env),
+            "one" => Some(Workers::One),
+            _ => None,
+        }
+    }
+
+    /// How many it runs when told `cores` and asked `workers`.
+    pub fn runs(self, cores: usize, workers: Option<usize>) -> usize {
+        match (self, workers) {
+            (Workers::One, _) => 1,
+            (Workers::Env, Some(w)) => w,
+            _ => cores,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Workers::Cores => "cores",
+            Workers::Env => "env",
+            Workers::One => "one",
+        }
+    }
 }
 
 /// Something a framework cannot be made to do like Go net/http, documented

@@ -89,6 +89,8 @@ struct RawResponse {
     #[serde(default)]
     env: IndexMap<String, String>,
     #[serde(default)]
+    workers: Option<String>,
+    #[serde(default)]
     known_deviations: Vec<RawDeviation>,
 }
 
@@ -354,9 +356,20 @@ pub(super) fn validate(
                 scenario: d.scenario,
             });
         }
+        let workers = match r.workers.as_deref() {
+            None => Workers::Cores,
+            Some(w) => Workers::parse(w).unwrap_or_else(|| {
+                c.err(
+                    format!("{f}.workers"),
+                    format!("expected \"env\", \"one\" or \"cores\", got {w:?}"),
+                );
+                Workers::Cores
+            }),
+        };
         ResponseConfig {
             env: r.env,
             known_deviations: known,
+            workers,
         }
     };
     let default_response = response("default", raw.responses.default, &mut c);

@@ -307,3 +307,32 @@ fn syntax_error_has_line() {
     let e = load("name = \"demo\"\nlanguage = \n").unwrap_err();
     assert_eq!(e[0].line, Some(2), "{}", e[0]);
 }
+
+#[test]
+fn workers_says_what_a_response_runs_and_a_wrong_value_is_named() {
+    let s = load(&GOOD.replace(
+        "[responses.default]\n",
+        "[responses.default]\nworkers = \"env\"\n",
+    ))
+    .unwrap();
+    assert_eq!(s.response(ResponseKind::Default).workers, Workers::Env);
+    assert_eq!(s.response(ResponseKind::Normalized).workers, Workers::Cores);
+    assert_eq!(Workers::Env.runs(4, Some(1)), 1);
+    assert_eq!(Workers::Cores.runs(4, Some(1)), 4);
+    assert_eq!(Workers::One.runs(4, None), 1);
+    let e = load(&GOOD.replace(
+        "[responses.default]\n",
+        "[responses.default]\nworkers = \"all\"\n",
+    ))
+    .unwrap_err();
+    let text = e
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        text.contains("responses.default.workers")
+            && text.contains("\"env\", \"one\" or \"cores\""),
+        "{text}"
+    );
+}
