@@ -40,6 +40,10 @@ pub struct Claim {
     /// The ratio's numerator and denominator: server name prefixes.
     pub numerator: &'static [&'static str],
     pub denominator: &'static [&'static str],
+    /// How the sides read in a table: no server a `--servers` view left
+    /// out is named.
+    pub numerator_label: &'static str,
+    pub denominator_label: &'static str,
     pub cores: Cores,
     pub low: f64,
     pub high: f64,
@@ -53,6 +57,8 @@ pub const CLAIMS: &[Claim] = &[
         quote: "the Dart servers max out around 5,000–6,000 requests per second on one core, Go at almost 13,000: a 2–2.5 times difference",
         numerator: &["go-nethttp"],
         denominator: &["dart-io", "dart-shelf", "dart-alfred", "dart-jaguar", "dart-conduit"],
+        numerator_label: "go-nethttp",
+        denominator_label: "each Dart server (dart-*)",
         cores: Cores::One,
         low: 2.0,
         high: 2.5,
@@ -63,6 +69,8 @@ pub const CLAIMS: &[Claim] = &[
         quote: "Go on eight cores achieved 3.3 times as much throughput as the Conduit server achieved with eight cores (range ±10 %)",
         numerator: &["go-nethttp"],
         denominator: &["dart-conduit"],
+        numerator_label: "go-nethttp",
+        denominator_label: "Conduit (dart-conduit)",
         cores: Cores::Exactly(8),
         low: 2.97,
         high: 3.63,
@@ -73,6 +81,8 @@ pub const CLAIMS: &[Claim] = &[
         quote: "the same file through express was faster than through the Dart server",
         numerator: &["node-express"],
         denominator: &["dart-io", "dart-shelf"],
+        numerator_label: "node-express",
+        denominator_label: "the Dart file server (dart-*)",
         cores: Cores::One,
         low: 1.0,
         high: f64::INFINITY,
@@ -222,12 +232,12 @@ fn judge_one(c: &Claim, paired: &Paired) -> Judged {
     let not_judged = findings.is_empty().then(|| match other_reference {
         Some(r) => format!(
             "this run pairs the claim's servers with {r}; the claim is relative to {}",
-            c.numerator.join(", ")
+            c.numerator_label
         ),
         None => format!(
-            "no case of {} beside {} at {} in this run (the Dart servers need a Dart SDK)",
-            c.denominator.join(", "),
-            c.numerator.join(", "),
+            "no case of {} beside {} at {} in this view of the run (the Dart servers need a Dart SDK)",
+            c.denominator_label,
+            c.numerator_label,
             match c.cores {
                 Cores::One => "one core".to_string(),
                 Cores::Exactly(n) => format!("{n} cores"),

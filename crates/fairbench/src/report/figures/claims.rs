@@ -27,17 +27,12 @@ pub(super) fn claims(r: &RunReport) -> Figure {
         let claimed = if c.high.is_infinite() {
             format!(
                 "{} / {} > {}",
-                c.numerator.join("|"),
-                c.denominator.join("|"),
-                c.low
+                c.numerator_label, c.denominator_label, c.low
             )
         } else {
             format!(
                 "{} / {} in {}–{}",
-                c.numerator.join("|"),
-                c.denominator.join("|"),
-                c.low,
-                c.high
+                c.numerator_label, c.denominator_label, c.low, c.high
             )
         };
         let head = || {
