@@ -320,7 +320,8 @@ def test_manifest_fields(server):
     assert set(m["responses"]) == {"default", "normalized"} | (
         {"study"} if server in STUDY_SERVERS else set())
     for kind, response in m["responses"].items():
-        assert set(response) <= {"env", "known_deviations"}
+        assert set(response) <= {"env", "known_deviations", "workers"}
+        assert response.get("workers", "cores") in {"env", "one", "cores"}
         for d in response.get("known_deviations", []):
             keys = {"header", "rule", "reason"} | ({"scenario"} if kind == "study" else set())
             assert set(d) <= keys and d["reason"].strip(), (kind, d)
