@@ -42,6 +42,10 @@ use crate::stats::{ErrorCounts, Failure};
 use crate::status::{StatusCounts, StatusSet};
 use crate::thread_rate::ReqSecSampler;
 
+/// The most answers of one connection that a stray found later takes back
+/// (the worker's `Conn::credit`).
+pub(crate) const CREDITED: usize = 64;
+
 /// One request, in flight or waiting to be (re)sent.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Req {
@@ -90,6 +94,17 @@ impl Req {
             entry,
             target,
             ..self
+        }
+    }
+
+    /// Where its latency starts: its planned time, or its send if that was
+    /// earlier (a request sent ahead of its time).
+    #[inline]
+    pub fn latency_from(&self) -> Nanos {
+        if self.sent > 0 {
+            self.planned.min(self.sent)
+        } else {
+            self.planned
         }
     }
 
@@ -186,6 +201,9 @@ pub(crate) struct Tally {
     pub late: u64,
     /// wrk's per-thread Req/Sec, from every answer of the window.
     pub req_sec: ReqSecSampler,
+    /// Answers taken back from the latency figures (see [`Tally::revoke`]),
+    /// with the time each was credited; settled at the end.
+    revoked: Vec<(Nanos, Req)>,
 }
 
 impl Tally {
@@ -222,6 +240,7 @@ impl Tally {
             late_is_timeout: false,
             late: 0,
             req_sec: ReqSecSampler::new(measure_start, end),
+            revoked: Vec::new(),
         }
     }
 
@@ -312,20 +331,17 @@ impl Tally {
         }
     }
 
+    /// Returns whether the answer's latency went into the figures (and so
+    /// may be taken back with [`Tally::revoke`]).
     #[inline]
-    pub fn answered(&mut self, now: Nanos, r: Req, status: u16) {
+    pub fn answered(&mut self, now: Nanos, r: Req, status: u16) -> bool {
         self.req_sec.answer(now);
         if self.late_is_timeout && now.saturating_sub(r.planned) >= self.timeout {
             self.late += u64::from(self.in_window(r.planned));
             self.failed(now, r, Failure::Timeout);
-            return;
+            return false;
         }
-        let from = if r.sent > 0 {
-            r.planned.min(r.sent)
-        } else {
-            r.planned
-        };
-        let latency = now.saturating_sub(from);
+        let latency = now.saturating_sub(r.latency_from());
         let bad = !self.expect.contains(status);
         self.iv.requests += 1;
         self.iv.errors += u64::from(bad);
@@ -345,6 +361,65 @@ impl Tally {
                 t.codes.record(status);
                 record_ns(&mut t.latency, latency);
             });
+        }
+        true
+    }
+
+    /// An answer credited at `at` to `r` may have been another request's
+    /// (a stray the server sent, taken for `r`'s answer because it came
+    /// while `r` was in flight; see the worker's `faults`): it stays
+    /// answered, with its status, but its latency is taken back out of
+    /// every latency histogram of the window when the books are settled.
+    /// The per-second series keeps it: that is drawn as it goes.
+    /// Returns whether `r` was the window's.
+    pub fn revoke(&mut self, at: Nanos, r: Req) -> bool {
+        let ours = self.in_window(r.planned);
+        if ours {
+            self.revoked.push((at, r));
+        }
+        ours
+    }
+
+    /// Takes the revoked answers out of the latency histograms: the values
+    /// [`Tally::answered`] recorded (so none goes below zero), as if never.
+    pub fn settle(&mut self) {
+        if self.revoked.is_empty() {
+            return;
+        }
+        let revoked = std::mem::take(&mut self.revoked);
+        let mut latency = new_histogram();
+        let mut uncorrected = new_histogram();
+        let mut groups: Vec<Histogram<u64>> = (0..self.targets.len() + self.stages.len())
+            .map(|_| new_histogram())
+            .collect();
+        let n_targets = self.targets.len();
+        for (at, r) in &revoked {
+            let l = at.saturating_sub(r.latency_from());
+            record_ns(&mut latency, l);
+            record_ns(&mut uncorrected, at.saturating_sub(r.sent));
+            if let Some(h) = groups.get_mut(r.target as usize).filter(|_| n_targets > 0) {
+                record_ns(h, l);
+            }
+            if !self.stage_ends.is_empty() {
+                let s = self.stage_ends.partition_point(|&e| e <= r.planned);
+                if let Some(h) = groups.get_mut(n_targets + s) {
+                    record_ns(h, l);
+                }
+            }
+        }
+        let _ = self.latency.subtract(&latency);
+        let _ = self.answered_latency.subtract(&latency);
+        if self.rate_mode {
+            let _ = self.uncorrected.subtract(&uncorrected);
+        }
+        let subs = groups.iter();
+        for (t, h) in self
+            .targets
+            .iter_mut()
+            .chain(self.stages.iter_mut())
+            .zip(subs)
+        {
+            let _ = t.latency.subtract(h);
         }
     }
 
@@ -504,8 +579,9 @@ mod tests {
         assert_eq!((t.answered, t.errors.status), (4, 2));
     }
 
-    #[test]
-    fn targets_and_stages_add_up_to_the_totals() {
+    /// Two targets, and two stages of the window: [1000, 1400) and
+    /// [1400, 2000) ms.
+    fn grouped() -> Tally {
         use crate::profile::RateStage;
         use std::time::Duration;
         let stage = |ms| RateStage {
@@ -513,10 +589,14 @@ mod tests {
             from: 10.0,
             to: 10.0,
         };
-        // Two stages of the window: [1000, 1400) and [1400, 2000) ms.
-        let mut t = tally()
+        tally()
             .by_targets(2)
-            .by_stages(1000 * MS, &[stage(400), stage(600)]);
+            .by_stages(1000 * MS, &[stage(400), stage(600)])
+    }
+
+    #[test]
+    fn targets_and_stages_add_up_to_the_totals() {
+        let mut t = grouped();
         let outcomes: [(u64, u16, Option<u16>); 6] = [
             (1100, 0, Some(200)),
             (1300, 1, Some(503)),
@@ -529,7 +609,9 @@ mod tests {
             let r = Req::new(at * MS, at * MS).of(0, target);
             t.plan(r);
             match status {
-                Some(s) => t.answered(at * MS + MS, r, s),
+                Some(s) => {
+                    t.answered(at * MS + MS, r, s);
+                }
                 None => t.failed(at * MS + 200 * MS, r, Failure::Timeout),
             }
         }
@@ -562,5 +644,49 @@ mod tests {
         t.close_window(1900 * MS);
         t.plan(Req::new(1300 * MS, 0));
         assert_eq!(t.planned, 1);
+    }
+
+    #[test]
+    fn a_revoked_answer_leaves_every_latency_histogram_as_if_never_recorded() {
+        let (mut t, mut kept) = (grouped(), grouped());
+        // (planned ms, target, service ms, revoked)
+        let answers = [
+            (1100, 0, 50, false),
+            (1150, 1, 12, true),
+            (1500, 0, 13, true),
+            (1600, 1, 55, false),
+            (2100, 0, 9, true),
+        ];
+        for (at, target, took, revoked) in answers {
+            let r = Req::new(at * MS, at * MS + MS).of(0, target);
+            let done = at * MS + MS + took * MS;
+            t.plan(r);
+            assert!(t.answered(done, r, 200));
+            // 2100 ms is after the window: not the window's to take back.
+            if revoked {
+                assert_eq!(t.revoke(done, r), at < 2000);
+            } else {
+                kept.plan(r);
+                kept.answered(done, r, 200);
+            }
+        }
+        t.settle();
+        assert_eq!(t.answered, 4, "revoked answers stay answered");
+        assert_eq!(t.codes.to_map().get(&200), Some(&4));
+        let same = |a: &Histogram<u64>, b: &Histogram<u64>| {
+            assert_eq!(a.len(), b.len());
+            assert_eq!((a.min(), a.max()), (b.min(), b.max()));
+        };
+        same(&t.latency, &kept.latency);
+        same(&t.answered_latency, &kept.answered_latency);
+        same(&t.uncorrected, &kept.uncorrected);
+        assert_eq!(t.latency.len(), 2);
+        assert!(t.latency.min() >= 50_000);
+        for (a, b) in t.targets.iter().zip(&kept.targets) {
+            same(&a.latency, &b.latency);
+        }
+        for (a, b) in t.stages.iter().zip(&kept.stages) {
+            same(&a.latency, &b.latency);
+        }
     }
 }

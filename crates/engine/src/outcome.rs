@@ -128,6 +128,18 @@ pub struct Sockets {
     /// request was charged with them.
     #[serde(default)]
     pub stray_bytes: u64,
+    /// Answers of the window credited shortly before an unsolicited
+    /// response came on their connection: any of them may have been a
+    /// stray taken for the answer, so they count as answered but are kept
+    /// out of every latency figure.
+    #[serde(default)]
+    pub possibly_mistimed: u64,
+    /// Answers on those connections before the ones taken back (older
+    /// than the timeout, or beyond the most a connection holds): a stray
+    /// taken for one of them would have made every later one late by a
+    /// request, and they are in the latency figures.
+    #[serde(default)]
+    pub mistimed_left_in: u64,
     /// Requests sent a second time, with their planned time, because their
     /// connection closed or was reset before any byte of their answer came
     /// (a request crossing a server's idle close; RFC 9110 §9.2.2). Only
@@ -154,6 +166,8 @@ impl Sockets {
         self.closed_by_server += o.closed_by_server;
         self.unsolicited_responses += o.unsolicited_responses;
         self.stray_bytes += o.stray_bytes;
+        self.possibly_mistimed += o.possibly_mistimed;
+        self.mistimed_left_in += o.mistimed_left_in;
         self.retried += o.retried;
         self.closed_by_client += o.closed_by_client;
         self.tls_handshakes += o.tls_handshakes;
@@ -530,8 +544,17 @@ impl Outcome {
         }
         if self.sockets.unsolicited_responses > 0 {
             w.push(format!(
-                "the server sent {} responses nobody asked for (with nothing in flight, or before the request they would answer was sent): each connection was closed and replaced, no request was credited with them",
-                self.sockets.unsolicited_responses
+                "the server sent {} responses nobody asked for (with nothing in flight, or before the request they would answer was sent): each connection was closed and replaced. A stray that comes while a request is in flight cannot be told from its answer, so the answers credited on those connections shortly before (within the timeout, at most {} per connection, never a connection's first) are possibly mis-timed: {} of the window's, counted as answered and kept out of every latency figure",
+                self.sockets.unsolicited_responses,
+                crate::ledger::CREDITED,
+                self.sockets.possibly_mistimed
+            ));
+        }
+        if self.sockets.mistimed_left_in > 0 {
+            w.push(format!(
+                "{} earlier answers on the connections that got unsolicited responses are still in the latency figures (older than the timeout, or beyond the last {} of a connection): if a stray came before them, each was credited one request late, and the latency figures cannot be trusted",
+                self.sockets.mistimed_left_in,
+                crate::ledger::CREDITED
             ));
         }
         if self.generator.contended {

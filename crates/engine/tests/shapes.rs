@@ -479,3 +479,77 @@ fn a_request_lost_before_any_byte_of_its_answer_goes_out_once_more_if_idempotent
         o.sockets
     );
 }
+
+/// Every answer comes after 50 ms, and a copy of it `after` later whatever
+/// the connection carries by then, as a misbehaving proxy's late duplicate
+/// does: a copy that comes while the next request is in flight is taken for
+/// that request's answer by any HTTP/1.1 client.
+fn strays_later(after: Duration) -> Scripted {
+    Scripted::start(move |mut c| {
+        let mut held = Vec::new();
+        while next_request(&mut c, &mut held) {
+            std::thread::sleep(Duration::from_millis(50));
+            if c.write_all(HELLO).is_err() {
+                return;
+            }
+            let Ok(mut copy) = c.try_clone() else {
+                return;
+            };
+            std::thread::spawn(move || {
+                std::thread::sleep(after);
+                let _ = copy.write_all(HELLO);
+            });
+        }
+    })
+}
+
+#[test]
+fn a_stray_taken_for_an_answer_is_taken_back_out_of_the_latency() {
+    let _timing = serial();
+    // Ten connections at 50/s take turns every ~200 ms, fewer while
+    // replaced ones reconnect: copies 80 ms and 145 ms after the answer
+    // (130 ms and 195 ms after the send) come both on idle connections and
+    // during the next request. In the closed loop every copy after the
+    // first answer comes during a request, and shows only in the drain.
+    for (after, rate) in [(80, Some(50.0)), (145, Some(50.0)), (20, None)] {
+        let srv = strays_later(Duration::from_millis(after));
+        let o = go(&match rate {
+            Some(r) => at_rate(&srv.url(), r, 10, Duration::from_secs(3)),
+            None => closed_loop(&srv.url(), Duration::from_secs(1)),
+        });
+        let k = &o.sockets;
+        assert!(o.requests > 10, "{after} ms: {:?}", o.ledger());
+        assert!(k.unsolicited_responses > 0, "{after} ms: {k:?}");
+        // No figure is faster than the server: no copy timed a request.
+        for (name, h) in [
+            ("latency", &o.latency),
+            ("answered", &o.answered_latency),
+            ("service time", &o.uncorrected),
+        ] {
+            if !h.is_empty() {
+                assert!(
+                    h.min() >= 49_000,
+                    "{after} ms: {name} min {} µs {k:?}",
+                    h.min()
+                );
+            }
+        }
+        // Every answer of the window is timed or counted as possibly
+        // mis-timed, and the warning gives that count.
+        assert_eq!(
+            o.answered_latency.len() + k.possibly_mistimed,
+            o.requests,
+            "{after} ms: {k:?}"
+        );
+        let said = format!(
+            "possibly mis-timed: {} of the window's",
+            k.possibly_mistimed
+        );
+        assert!(
+            o.warnings().iter().any(|w| w.contains(&said)),
+            "{:?}",
+            o.warnings()
+        );
+        assert_eq!(k.mistimed_left_in, 0, "{after} ms: {k:?}");
+    }
+}

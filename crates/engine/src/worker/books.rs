@@ -7,6 +7,7 @@ use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, TargetOu
 use crate::stats::Failure;
 use crate::LoadModel;
 
+use super::conn::State;
 use super::{ThreadPlan, ThreadReport, Usage, Worker, SATURATED};
 
 impl Worker {
@@ -28,6 +29,7 @@ impl Worker {
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
+        t.settle();
         let thread_req_sec = t.req_sec.finish();
         let group = |(x, name): (crate::ledger::TargetTally, String)| TargetOutcome {
             name,
@@ -148,6 +150,44 @@ impl Worker {
     /// scan interval lets the scan see it.
     pub(super) fn drain_deadline(&self) -> Nanos {
         self.end + self.plan.timeout + self.scan_every
+    }
+
+    /// Whether the drain is over: nothing is outstanding, and (HTTP/1.1 with
+    /// keep-alive) the connections were watched for a while longer. In a
+    /// closed loop a stray taken for an answer is never seen (each answer
+    /// sends the next request, and every answer after it is credited one
+    /// request late) until the server's last answer comes with nothing in
+    /// flight, within about one service time of the last request: twice
+    /// the answers' p99, at least 1 ms and at most the timeout. What
+    /// arrives then is read as it comes (the drain watches every
+    /// connection) and takes the connection's latest answers back (see
+    /// [`super::conn::Conn::credit`]).
+    pub(super) fn lingered(&mut self, now: Nanos) -> bool {
+        if self.outstanding() > 0 {
+            return false;
+        }
+        if self.plan.h2 || !self.plan.keepalive {
+            return true;
+        }
+        if let Some(until) = self.linger_until {
+            return now >= until;
+        }
+        let p99 = if self.tally.answered_latency.is_empty() {
+            0
+        } else {
+            self.tally.answered_latency.value_at_quantile(0.99) * 1_000
+        };
+        self.linger_until =
+            Some(now + (2 * p99).clamp(1_000_000, self.plan.timeout.max(1_000_000)));
+        // Idle connections read late wake the thread only for a whole
+        // low-water mark: each is read once now, and watched from now on.
+        for i in 0..self.conns.len() {
+            if self.conns[i].state == State::Open {
+                self.watch(i);
+                self.is_clean(i);
+            }
+        }
+        false
     }
 
     /// Requests planned and not yet ended.

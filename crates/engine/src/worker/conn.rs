@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::Nanos;
-use crate::ledger::Req;
+use crate::ledger::{Req, CREDITED};
 use crate::response::{ResponseParser, Step};
 
 use super::tls::Transport;
@@ -64,6 +64,11 @@ pub(crate) struct Conn {
     pub polled: bool,
     /// The loop turn in which it was last read.
     pub read_turn: u64,
+    /// HTTP/1.1: its latest answers that a stray could have stood in for,
+    /// with the time each was credited (see [`Conn::credit`]).
+    pub credited: VecDeque<(Nanos, Req)>,
+    /// Answers on the current socket so far.
+    pub answers: u32,
 }
 
 impl super::free::Slot for Conn {
@@ -115,6 +120,8 @@ impl Conn {
             empty_polls: 0,
             polled: false,
             read_turn: 0,
+            credited: VecDeque::new(),
+            answers: 0,
         }
     }
 
@@ -130,6 +137,36 @@ impl Conn {
         // A new socket's mark is the kernel's default.
         self.lowat = 1;
         self.empty_polls = 0;
+        self.credited.clear();
+        self.answers = 0;
+    }
+
+    /// Notes that `r` was credited with an answer at `now`.
+    ///
+    /// An HTTP/1.1 answer names no request: a response the server sent
+    /// nobody (a duplicate, a late copy) that comes while a request is in
+    /// flight is taken for that request's answer, and every answer after it
+    /// on the socket is then credited one request late. No client can tell
+    /// at that moment; it shows only when the server's last answer comes
+    /// with nothing in flight. So the socket's latest answers are kept here,
+    /// for at most `hold` and [`CREDITED`] of them, to be taken back out of
+    /// the latency figures if that happens (the worker's `stray`). The
+    /// socket's first answer is never kept: no earlier request's answer
+    /// could have stood in for it.
+    #[inline]
+    pub fn credit(&mut self, now: Nanos, r: Req, hold: Nanos) {
+        if self.answers > 0 {
+            while self.credited.len() >= CREDITED
+                || self
+                    .credited
+                    .front()
+                    .is_some_and(|&(at, _)| at + hold < now)
+            {
+                self.credited.pop_front();
+            }
+            self.credited.push_back((now, r));
+        }
+        self.answers = self.answers.saturating_add(1);
     }
 
     /// Open, with a request in flight.

@@ -20,6 +20,11 @@
 //!   fault. The connection is closed and replaced, the fault counted, and the
 //!   requests it carried go out again under the rule above: no request is
 //!   ever credited with what was not its answer.
+//! - A response nobody asked for that came while a request was in flight
+//!   was taken for that request's answer (no HTTP/1.1 client can tell): it
+//!   shows when the next unsolicited response comes, and the connection's
+//!   latest answers are then taken back out of the latency figures
+//!   ([`Worker::take_back`]; [`super::conn::Conn::credit`] says which).
 
 use std::collections::VecDeque;
 
@@ -52,10 +57,34 @@ impl Worker {
     pub(super) fn stray(&mut self, i: usize, response: bool) {
         if response {
             self.sockets.unsolicited_responses += 1;
+            self.take_back(i);
         } else {
             self.sockets.stray_bytes += 1;
         }
         self.lose(i, Failure::Parse, false);
+    }
+
+    /// A response nobody asked for came on connection `i`: any of its
+    /// latest answers may have been a stray taken for an answer (see
+    /// [`super::conn::Conn::credit`]), so none of them is timed.
+    pub(super) fn take_back(&mut self, i: usize) {
+        let hold = self.plan.timeout;
+        let now = clock::now();
+        let c = &mut self.conns[i];
+        // A stray long after the last answer (a 408 before an idle close,
+        // say) stood in for none of them.
+        c.credited.retain(|&(at, _)| at + hold >= now);
+        if c.credited.is_empty() {
+            return;
+        }
+        // Answers of the socket before those held, its first aside: a stray
+        // taken for one of them would have shifted every later one, and
+        // none of them can be taken back any more. Counted, and warned of.
+        let earlier = u64::from(c.answers).saturating_sub(1 + c.credited.len() as u64);
+        self.sockets.mistimed_left_in += earlier;
+        for (at, r) in c.credited.drain(..) {
+            self.sockets.possibly_mistimed += u64::from(self.tally.revoke(at, r));
+        }
     }
 
     /// Connection `i` is lost: with `charge_first`, its oldest request fails

@@ -287,6 +287,8 @@ pub(crate) struct Worker {
     /// Connect failures since a connection last opened.
     failing_connects: u64,
     draining: bool,
+    /// When the drain's watch for late strays ends (see `lingered`).
+    linger_until: Option<Nanos>,
     iv_second: i64,
     iv_from: Nanos,
     iv_end: Nanos,
@@ -407,6 +409,7 @@ impl Worker {
             sockets: Sockets::default(),
             failing_connects: 0,
             draining: false,
+            linger_until: None,
             iv_second,
             iv_from: plan.start,
             iv_end,
@@ -512,7 +515,7 @@ impl Worker {
                 // wakes the thread from now on.
                 self.watch_all();
             }
-            if self.draining && (self.outstanding() == 0 || now >= self.drain_deadline()) {
+            if self.draining && (now >= self.drain_deadline() || self.lingered(now)) {
                 break;
             }
             if now >= self.next_scan {
@@ -604,6 +607,9 @@ impl Worker {
         }
         if self.deferred {
             wake = wake.min(now + MAX_SLEEP);
+        }
+        if let Some(until) = self.linger_until {
+            wake = wake.min(until);
         }
         wake
     }

@@ -440,6 +440,7 @@ impl Worker {
         }
         let pipeline = self.plan.pipeline;
         let was_full = c.inflight.len() >= pipeline;
+        let hold = self.plan.timeout;
         let Worker { conns, tally, .. } = self;
         let mut completed = 0;
         // A whole response that no request in flight can own.
@@ -450,7 +451,9 @@ impl Worker {
             }
             match c.inflight.pop_front() {
                 Some(r) if now >= r.sent => {
-                    tally.answered(now, r, status);
+                    if tally.answered(now, r, status) {
+                        c.credit(now, r, hold);
+                    }
                     completed += 1;
                 }
                 Some(r) => {
@@ -516,8 +519,13 @@ impl Worker {
             Ok(Some(Step::Done { status, .. })) => {
                 // A body that ran until the close: that was its end.
                 match c.inflight.pop_front() {
-                    Some(r) => self.tally.answered(now, r, status),
-                    None => self.sockets.unsolicited_responses += 1,
+                    Some(r) => {
+                        self.tally.answered(now, r, status);
+                    }
+                    None => {
+                        self.sockets.unsolicited_responses += 1;
+                        self.take_back(i);
+                    }
                 }
                 self.requeue_and_reconnect(i, now);
             }

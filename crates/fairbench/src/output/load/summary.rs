@@ -191,7 +191,11 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             String::new()
         },
         if k.unsolicited_responses > 0 {
-            format!(", {} unsolicited responses", count(k.unsolicited_responses))
+            format!(
+                ", {} unsolicited responses ({} answers possibly mis-timed, not in latency)",
+                count(k.unsolicited_responses),
+                count(k.possibly_mistimed)
+            )
         } else {
             String::new()
         },

@@ -1,0 +1,96 @@
+"""Driver for bench/revision.sh: the engine against an earlier revision.
+
+Both builds run alternately (the order swapped every run) against the same
+nginx on one CPU, each pinned to the other. CPU per request is the process's
+user+system time from wait4 divided by the requests it completed
+(bench/loadgen.py's `run`): the same measure for both. A constant-rate run
+that left requests unanswered is shown and kept out of the medians.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+
+import loadgen
+import tls
+
+
+def shapes(ca):
+    """(name, scheme, flags): what each build is asked to do."""
+    h1 = ["-c", "50"]
+    return [
+        ("h1 closed loop", "http", h1),
+        ("h1 rate 20000/s", "http", h1 + ["-R", "20000"]),
+        ("h1 rate 60000/s", "http", h1 + ["-R", "60000"]),
+        ("h2c closed loop", "h2c", ["--http2", "-c", "10", "--streams", "10"]),
+        ("tls closed loop", "https", h1 + ["--cacert", ca]),
+    ]
+
+
+def one(binary, gen_cpu, duration, flags, url):
+    argv = [binary, "load", "--json", "-t", "1", "-d", f"{duration}s", *flags, url]
+    out, cpu, _ = loadgen.run(["taskset", "-c", gen_cpu, *argv])
+    j = json.loads(out)
+    whole = j["ledger"]["answered"] == j["ledger"]["planned"]
+    n = max(j["requests"], 1)
+    return whole, n / j["duration_s"], cpu * 1e6 / n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", required=True)
+    ap.add_argument("--old-name", required=True)
+    ap.add_argument("--new", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=6)
+    a = ap.parse_args()
+    server_cpu, gen_cpu = loadgen.cpus()
+    work = tempfile.mkdtemp(prefix="fairbench-revision-bench-")
+    ca, cert, key = tls.make_pki(work)
+    port, tls_port = loadgen.free_port(), loadgen.free_port()
+    h2c_port, h2_tls_port = loadgen.free_port(), loadgen.free_port()
+    subs = {"__CERT__": cert, "__KEY__": key}
+    h1 = loadgen.start_nginx(port, server_cpu, work + "/h1", "nginx-tls.conf",
+                             {**subs, "__TLS_PORT__": str(tls_port)})
+    h2 = loadgen.start_nginx(h2c_port, server_cpu, work + "/h2", "nginx-h2.conf",
+                             {**subs, "__TLS_PORT__": str(h2_tls_port)})
+    urls = {"http": f"http://127.0.0.1:{port}/", "https": f"https://127.0.0.1:{tls_port}/",
+            "h2c": f"http://127.0.0.1:{h2c_port}/"}
+    builds = {a.old_name: a.old, "current": a.new}
+    rows = {}
+    try:
+        print(f"nginx on CPU {server_cpu}; fairbench on CPU {gen_cpu}; {a.duration} s runs, "
+              f"{a.runs} alternating runs of {a.old_name} and the current tree")
+        print(f"{'run':>3}  {'shape':<16} {'build':<8} {'req/s':>9} {'CPU-µs/req':>11}")
+        for i in range(a.runs):
+            order = list(builds.items())
+            if i % 2:
+                order.reverse()
+            for shape, scheme, flags in shapes(ca):
+                for name, binary in order:
+                    whole, rps, us = one(binary, gen_cpu, a.duration, flags, urls[scheme])
+                    mark = "" if whole else "  (unanswered requests: left out)"
+                    print(f"{i + 1:>3}  {shape:<16} {name:<8} {rps:>9.0f} {us:>11.2f}{mark}")
+                    if whole:
+                        rows.setdefault((shape, name), []).append((rps, us))
+    finally:
+        loadgen.stop(h1)
+        loadgen.stop(h2)
+    print()
+    print(f"medians; ratio = current / {a.old_name}")
+    print(f"{'shape':<16} {'req/s ' + a.old_name:>14} {'req/s now':>10} {'ratio':>6} "
+          f"{'µs ' + a.old_name:>11} {'µs now':>8} {'ratio':>6}")
+    for shape, _, _ in shapes(ca):
+        old, new = rows.get((shape, a.old_name)), rows.get((shape, "current"))
+        if not old or not new:
+            print(f"{shape:<16} no complete run of both builds")
+            continue
+        med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+        r0, r1, u0, u1 = med(old, 0), med(new, 0), med(old, 1), med(new, 1)
+        print(f"{shape:<16} {r0:>14.0f} {r1:>10.0f} {r1 / r0:>6.3f} {u0:>11.2f} {u1:>8.2f} {u1 / u0:>6.3f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
