@@ -542,7 +542,12 @@ impl Outcome {
                 }
             }
         }
-        if self.sockets.unsolicited_responses > 0 {
+        if self.h2.is_some() && self.sockets.unsolicited_responses + self.sockets.stray_bytes > 0 {
+            w.push(format!(
+                "the server sent {} responses and {} bodies on HTTP/2 streams that had already ended (a protocol fault): each stream was reset as closed; a frame names its stream, so no request was credited with them",
+                self.sockets.unsolicited_responses, self.sockets.stray_bytes
+            ));
+        } else if self.sockets.unsolicited_responses > 0 {
             w.push(format!(
                 "the server sent {} responses nobody asked for (with nothing in flight, or before the request they would answer was sent): each connection was closed and replaced. A stray that comes while a request is in flight cannot be told from its answer, so the answers credited on those connections shortly before (within the timeout, at most {} per connection, never a connection's first) are possibly mis-timed: {} of the window's, counted as answered and kept out of every latency figure",
                 self.sockets.unsolicited_responses,
@@ -574,7 +579,7 @@ impl Outcome {
                 "{redirects} answers were redirects (3xx): redirects are not followed, so this measured the redirect itself; load the URL it points to to measure that"
             ));
         }
-        if self.sockets.stray_bytes > 0 {
+        if self.sockets.stray_bytes > 0 && self.h2.is_none() {
             w.push(format!(
                 "bytes nobody asked for arrived {} times on connections with nothing in flight (a protocol fault of the server): each connection was closed and replaced, no request was charged with them",
                 self.sockets.stray_bytes

@@ -114,10 +114,11 @@ fn at_constant_rate_connections_take_requests_in_turn_and_answers_read_late_keep
     let o = go(&cfg);
     assert_balanced(&o);
     assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
-    // One stream at a time per connection, but for the few whose answer
-    // a loaded machine held past the connection's next turn (each then
-    // carries two, as it may). Without the turns, one connection would
-    // carry every request, three at a time.
+    // One stream at a time per connection: a request never comes while its
+    // connection carries one whose answer is not yet due (the server
+    // counts those; one whose answer a loaded machine held past the
+    // connection's next turn is the server's delay, not counted). Without
+    // the turns, one connection would carry every request, three at a time.
     let overlapped = srv.stats.overlapped.load(Ordering::Relaxed);
     let requests = srv.stats.requests.load(Ordering::Relaxed);
     assert!(
@@ -483,4 +484,38 @@ fn h2_asked_of_a_tls_server_without_it_says_what_it_chose() {
         }
         other => panic!("{:?}", other.map(|o| o.ledger())),
     }
+}
+
+#[test]
+fn an_answer_sent_again_on_an_ended_stream_is_counted_never_credited() {
+    let _t = serial();
+    // Every answer comes at once and again 30 ms later on its stream, by
+    // then ended (and its id never used again).
+    let srv = H2Server::start(vec![], |_| Action::Twice {
+        gap: Duration::from_millis(30),
+    });
+    let mut cfg = config(&srv.url(), 2);
+    cfg.model = LoadModel::ConstantRate { rps: 100.0 };
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert!(o.requests > 50, "{:?}", o.ledger());
+    assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
+    // Each copy counted once (its body after the reset is the race).
+    let k = &o.sockets;
+    assert!(k.unsolicited_responses > 50, "{k:?}");
+    assert_eq!(k.stray_bytes, 0, "{k:?}");
+    assert_eq!(k.possibly_mistimed, 0, "{k:?}");
+    let w = o.warnings();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("streams that had already ended")),
+        "{w:?}"
+    );
+    // Reset as closed, and the connections went on.
+    let resets = srv.stats.client_resets.lock().unwrap().clone();
+    assert!(
+        resets.get(&0x5).copied().unwrap_or(0) >= k.unsolicited_responses / 2,
+        "{resets:?}"
+    );
+    assert!(k.opened <= 4, "{k:?}");
 }

@@ -103,7 +103,13 @@ pub(crate) struct Session {
     pending: VecDeque<Pending>,
     /// Frames of each type received, by type (0..=9, the rest in 10).
     pub frames_in: [u64; 11],
+    /// The latest streams the client reset: frames the server had sent on
+    /// them before it read the reset are the protocol's own race.
+    reset_streams: VecDeque<u32>,
 }
+
+/// How many of the client's latest resets are remembered.
+const RESETS_KEPT: usize = 256;
 
 impl Session {
     /// A new connection's session, its preface, settings and connection
@@ -132,6 +138,7 @@ impl Session {
             goaway: None,
             pending: VecDeque::new(),
             frames_in: [0; 11],
+            reset_streams: VecDeque::new(),
         }
     }
 
@@ -187,8 +194,22 @@ impl Session {
     /// The client gives up on `stream` (its timeout): a reset tells the
     /// server, and what of its body had not gone out never will.
     pub fn cancel(&mut self, stream: u32) {
+        self.reset(stream, frame::CANCEL);
+    }
+
+    /// Resets `stream` with `code`; what of its body waits never goes out.
+    pub fn reset(&mut self, stream: u32, code: u32) {
         self.forget(stream);
-        frame::put_rst_stream(&mut self.out, stream, frame::CANCEL);
+        frame::put_rst_stream(&mut self.out, stream, code);
+        if self.reset_streams.len() >= RESETS_KEPT {
+            self.reset_streams.pop_front();
+        }
+        self.reset_streams.push_back(stream);
+    }
+
+    /// Whether the client reset `stream` lately.
+    pub fn was_reset(&self, stream: u32) -> bool {
+        self.reset_streams.contains(&stream)
     }
 
     /// Drops what of `stream`'s body is still waiting.

@@ -280,7 +280,7 @@ impl Worker {
     /// aside), or its trailers. True when the request ended.
     fn on_headers(&mut self, i: usize, stream: u32, status: u16, end: bool, now: Nanos) -> bool {
         let Some(r) = self.stream_mut(i, stream) else {
-            // A stream already ended (reset on its timeout): ignored.
+            self.unowned_frame(i, stream, true);
             return false;
         };
         let malformed = if r.status == 0 {
@@ -311,6 +311,7 @@ impl Worker {
     /// `len` bytes of `stream`'s body. True when the request ended.
     fn on_data(&mut self, i: usize, stream: u32, len: u32, end: bool, now: Nanos) -> bool {
         let Some(r) = self.stream_mut(i, stream) else {
+            self.unowned_frame(i, stream, false);
             return false;
         };
         if r.status == 0 {
@@ -341,10 +342,31 @@ impl Worker {
             self.tally.failed(now, r, Failure::Parse);
         }
         if let Some(s) = self.conns[i].h2.as_mut() {
-            s.forget(stream);
-            frame::put_rst_stream(&mut s.out, stream, frame::PROTOCOL_ERROR);
+            s.reset(stream, frame::PROTOCOL_ERROR);
         }
         true
+    }
+
+    /// A frame came on `stream`, which carries no request: one that ended
+    /// (its answer came, or the server reset it) or one the client reset.
+    /// After the client's reset it is the protocol's race, and ignored.
+    /// Otherwise the server sent what nobody asked for (`head`: a response
+    /// head; else body bytes): counted, and the stream reset as closed
+    /// (RFC 9113 §5.1). A frame names its stream, so no request can be
+    /// credited with it.
+    fn unowned_frame(&mut self, i: usize, stream: u32, head: bool) {
+        let Some(s) = self.conns[i].h2.as_mut() else {
+            return;
+        };
+        if s.was_reset(stream) {
+            return;
+        }
+        s.reset(stream, frame::STREAM_CLOSED);
+        if head {
+            self.sockets.unsolicited_responses += 1;
+        } else {
+            self.sockets.stray_bytes += 1;
+        }
     }
 
     /// The server reset `stream`. Refused: it was not processed, and goes

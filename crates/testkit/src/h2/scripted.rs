@@ -32,6 +32,9 @@ pub enum Action {
     Violate,
     /// Never answer.
     Ignore,
+    /// Answer at once, and the same answer again on the same (by then
+    /// closed) stream `gap` later: a stray no request asked for.
+    Twice { gap: Duration },
 }
 
 impl Action {
@@ -70,7 +73,9 @@ pub struct Stats {
     pub max_open: AtomicU64,
     pub requests: AtomicU64,
     /// Requests that opened a stream on a connection that already had one
-    /// open.
+    /// open whose answer was not yet due. One whose answer is overdue (the
+    /// machine held this server's thread) is the server's delay, not the
+    /// client's choice, and is not counted.
     pub overlapped: AtomicU64,
     pub body_bytes: AtomicU64,
     /// RST_STREAM frames received from the client, by error code.
@@ -235,6 +240,8 @@ fn serve<F: Fn(&Seen) -> Action>(
     }
     let mut open: HashMap<u32, Open> = HashMap::new();
     let mut due: Vec<(Instant, u32, u16, Vec<u8>)> = Vec::new();
+    // Strays: answers sent again on streams already answered.
+    let mut again: Vec<(Instant, u32)> = Vec::new();
     let mut nth = 0u64;
     let mut goaway: Option<u32> = None;
     let mut first_settings = true;
@@ -250,6 +257,13 @@ fn serve<F: Fn(&Seen) -> Action>(
                 response(&mut out, stream, status, &body);
             }
         }
+        again.retain(|&(at, stream)| {
+            if at > now {
+                return true;
+            }
+            response(&mut out, stream, 200, b"Hello World!\n");
+            false
+        });
         if let Some(last) = goaway {
             if !open.keys().any(|&s| s <= last) && due.is_empty() {
                 // Dropped, it closes.
@@ -263,8 +277,13 @@ fn serve<F: Fn(&Seen) -> Action>(
         // An answer due before the read would time out: wait for frames
         // only until then. The socket's read timeout counts in the kernel's
         // ticks (4 ms and more); poll's is exact to tens of µs.
-        if let Some(d) = due.first() {
-            let wait = d.0.saturating_duration_since(Instant::now());
+        let next = due
+            .first()
+            .map(|d| d.0)
+            .into_iter()
+            .chain(again.iter().map(|a| a.0));
+        if let Some(d) = next.min() {
+            let wait = d.saturating_duration_since(Instant::now());
             if wait < IDLE && !readable_within(&socket, wait) {
                 continue;
             }
@@ -311,7 +330,9 @@ fn serve<F: Fn(&Seen) -> Action>(
                     );
                 }
                 0x1 => {
-                    if !open.is_empty() {
+                    let now = Instant::now();
+                    let overdue = |s: &u32| due.iter().any(|d| d.1 == *s && d.0 <= now);
+                    if open.keys().any(|s| !overdue(s)) {
                         stats.overlapped.fetch_add(1, Ordering::Relaxed);
                     }
                     open.insert(stream, Open { nth, body: 0 });
@@ -391,6 +412,10 @@ fn serve<F: Fn(&Seen) -> Action>(
                     out.extend_from_slice(b"oops");
                 }
                 Action::Ignore => {}
+                Action::Twice { gap } => {
+                    due.push((Instant::now(), stream, 200, b"Hello World!\n".to_vec()));
+                    again.push((Instant::now() + gap, stream));
+                }
             }
         }
         buf.drain(..at);
