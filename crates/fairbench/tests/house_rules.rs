@@ -17,6 +17,8 @@
 
 use std::path::{Path, PathBuf};
 
+mod house;
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -592,4 +594,91 @@ fn no_two_modules_of_one_folder_import_each_other() {
         cycles.is_empty(),
         "import cycles inside a folder: {cycles:?}"
     );
+}
+
+#[test]
+fn no_function_grows_past_100_lines() {
+    use house::functions::{long_in, MAX_FN_LINES, STILL_LONG};
+    let mut files = Vec::new();
+    for krate in members() {
+        for p in sources(&workspace().join(format!("crates/{krate}/src"))) {
+            // Unit tests in files of their own are tests, not the code.
+            if !p.ends_with("tests.rs") {
+                files.push((rel(&p), code(&p)));
+            }
+        }
+    }
+    let long = long_in(&files, MAX_FN_LINES);
+    let listed: std::collections::BTreeMap<&str, usize> = STILL_LONG.iter().copied().collect();
+    let mut wrong = Vec::new();
+    for (f, &n) in &long {
+        match listed.get(f.as_str()) {
+            None => wrong.push(format!("{f}: {n} lines (at most {MAX_FN_LINES}): split it")),
+            Some(&was) if n > was => wrong.push(format!(
+                "{f}: {n} lines, {was} when listed: it may only shrink"
+            )),
+            _ => {}
+        }
+    }
+    for f in listed.keys() {
+        if !long.contains_key(*f) {
+            wrong.push(format!(
+                "{f} is short now (or gone): remove it from STILL_LONG"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Files kept as copies on purpose, and why: each must stay the same as
+/// its twin, so a fix made to one is made to both.
+const COPIES: &[(&str, &str, &str)] = &[(
+    "servers/node-express/db.js",
+    "servers/node-http/db.js",
+    "each server folder is self-contained, so the two node servers carry the same database code",
+)];
+
+#[test]
+fn copies_that_must_stay_copies_are_the_same() {
+    for (a, b, why) in COPIES {
+        let (x, y) = (read(&workspace().join(a)), read(&workspace().join(b)));
+        assert!(
+            x == y,
+            "{a} and {b} differ; they are copies ({why}): make the same change to both"
+        );
+    }
+}
+
+#[test]
+fn the_architecture_page_names_what_exists_and_every_part() {
+    let page = read(&workspace().join("docs/architecture.md"));
+    let mut wrong = Vec::new();
+    for krate in members() {
+        if !page.contains(&format!("crates/{krate}")) {
+            wrong.push(format!("crate {krate} is not on the page"));
+        }
+    }
+    let lib = code(&workspace().join("crates/fairbench/src/lib.rs"));
+    for line in lib.lines() {
+        if let Some(m) = line.trim().strip_prefix("pub mod ") {
+            let m = m.trim_end_matches(';');
+            if !page.contains(&format!("`{m}`")) {
+                wrong.push(format!("module {m} of the CLI crate is not on the page"));
+            }
+        }
+    }
+    // Every file or folder it names in code spans is somewhere in a crate.
+    for span in page.split('`').skip(1).step_by(2) {
+        if !(span.ends_with(".rs") || span.ends_with('/')) || span.contains(' ') {
+            continue;
+        }
+        let found = workspace().join(span).exists()
+            || members()
+                .iter()
+                .any(|k| workspace().join(format!("crates/{k}/src/{span}")).exists());
+        if !found {
+            wrong.push(format!("`{span}` names nothing that exists"));
+        }
+    }
+    assert!(wrong.is_empty(), "docs/architecture.md: {wrong:?}");
 }

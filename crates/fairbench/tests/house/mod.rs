@@ -1,0 +1,3 @@
+//! Rules of the house kept in files of their own.
+
+pub mod functions;
