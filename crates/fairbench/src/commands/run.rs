@@ -3,8 +3,6 @@
 //! plan to end `runner::session`; here the flags are read and the outcome
 //! printed.
 
-use std::path::Path;
-
 use fairbench_zoo::Zoo;
 
 use super::run_args::RunArgs;
@@ -22,17 +20,27 @@ use crate::units;
 use crate::usage_error::usage;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
-    if args.resume.is_none() {
-        if let Some((suite, text)) = services_suite(&args)? {
-            return super::run_services::run(&args, &suite, &text);
-        }
+    if let Some(id) = args.resume {
+        let zoo = load_zoo(&resolve_root(args.root.as_deref())?)?;
+        return resume(&args, &zoo, id);
     }
-    let root = resolve_root(args.root.as_deref())?;
-    let zoo = load_zoo(&root)?;
-    match args.resume {
-        Some(id) => resume(&args, &zoo, id),
-        None => fresh(&args, &zoo),
+    // A suite of `[[service]]`s given as a path needs no fairbench root:
+    // the root is asked for only where it is needed.
+    let root = match resolve_root(args.root.as_deref()) {
+        Ok(r) => Some(r),
+        Err(e) if !Suite::is_path(&args.suite) => return Err(e),
+        Err(_) => None,
+    };
+    let (shown, text) = Suite::read(root.as_deref(), &args.suite)?;
+    let (suite, text) = overrides::read(&text, &overrides_of(&args), &shown)?;
+    if !suite.services.is_empty() {
+        return super::run_services::run(&args, &suite, &text);
     }
+    let root = match root {
+        Some(r) => r,
+        None => resolve_root(args.root.as_deref())?,
+    };
+    fresh(&args, &load_zoo(&root)?, suite, text)
 }
 
 /// The flags that change the suite.
@@ -55,9 +63,7 @@ fn overrides_of(a: &RunArgs) -> Overrides<'_> {
     }
 }
 
-fn fresh(args: &RunArgs, zoo: &Zoo) -> anyhow::Result<i32> {
-    let (_, text) = Suite::resolve(&zoo.root, &args.suite)?;
-    let (suite, text) = overrides::read(&text, &overrides_of(args), &args.suite)?;
+fn fresh(args: &RunArgs, zoo: &Zoo, suite: Suite, text: String) -> anyhow::Result<i32> {
     let mut plan = suite::plan(&suite, zoo)?;
     session::fits_here(&suite, &args.clients)?;
     for s in &plan.skips {
@@ -187,32 +193,4 @@ fn sweeps_note(work: &[Work]) -> String {
     } else {
         format!(" and {n} rate sweeps")
     }
-}
-
-/// A suite of `[[service]]`s, read without a zoo: a path needs no
-/// fairbench root, a name is looked up in the root's suites/ if there is
-/// one. `None` for any other suite (and for a file that cannot be read,
-/// which the zoo path then reports).
-fn services_suite(args: &RunArgs) -> anyhow::Result<Option<(Suite, String)>> {
-    let p = Path::new(&args.suite);
-    let path = if args.suite.ends_with(".toml") || p.components().count() > 1 {
-        p.to_path_buf()
-    } else {
-        match resolve_root(args.root.as_deref()) {
-            Ok(root) => root.join("suites").join(format!("{}.toml", args.suite)),
-            Err(_) => return Ok(None),
-        }
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(None);
-    };
-    match text.parse::<toml::Table>() {
-        Ok(doc) if doc.contains_key("service") => {}
-        _ => return Ok(None),
-    }
-    Ok(Some(overrides::read(
-        &text,
-        &overrides_of(args),
-        &args.suite,
-    )?))
 }

@@ -127,16 +127,31 @@ impl CoreCount {
 // ---- the file as written ------------------------------------------------
 
 impl Suite {
-    /// Loads a suite by name (`<root>/suites/NAME.toml`) or path.
+    /// Loads a suite by name or path (see [`Suite::read`]).
     pub fn resolve(root: &Path, name_or_path: &str) -> anyhow::Result<(Suite, String)> {
+        let (path, text) = Suite::read(Some(root), name_or_path)?;
+        let suite = Suite::parse(&text, &path)?;
+        Ok((suite, text))
+    }
+
+    /// Reads a suite file once: `<root>/suites/NAME.toml` for a name, the
+    /// file itself for a path (one ending in `.toml` or with a folder),
+    /// which needs no root. Returns how to name the file in errors, and
+    /// its text.
+    pub fn read(root: Option<&Path>, name_or_path: &str) -> anyhow::Result<(String, String)> {
         let as_path = Path::new(name_or_path);
-        let path = if name_or_path.ends_with(".toml") || as_path.components().count() > 1 {
+        let path = if Suite::is_path(name_or_path) {
             as_path.to_path_buf()
         } else {
+            let Some(root) = root else {
+                return Err(crate::usage_error::usage(format!(
+                    "--suite: {name_or_path} is a suite name, and names are looked up in a fairbench root's suites/; give --root, or the path of the file"
+                )));
+            };
             root.join("suites").join(format!("{name_or_path}.toml"))
         };
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            let known = list_suites(root);
+            let known = root.map(list_suites).unwrap_or_default();
             crate::usage_error::usage(format!(
                 "--suite: cannot read {}: {e}{}",
                 path.display(),
@@ -147,8 +162,12 @@ impl Suite {
                 }
             ))
         })?;
-        let suite = Suite::parse(&text, &path.display().to_string())?;
-        Ok((suite, text))
+        Ok((path.display().to_string(), text))
+    }
+
+    /// Whether `--suite` names a file rather than a suite of the root.
+    pub fn is_path(name_or_path: &str) -> bool {
+        name_or_path.ends_with(".toml") || Path::new(name_or_path).components().count() > 1
     }
 
     /// Parses and validates; errors name the file and the field.

@@ -380,3 +380,31 @@ fn errors_name_file_and_field() {
         assert!(e.contains(needle), "{needle}: {e}");
     }
 }
+
+#[test]
+fn a_suite_is_found_by_one_rule_and_a_name_needs_a_root() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for path in ["x.toml", "dir/x", "./x"] {
+        assert!(Suite::is_path(path), "{path}");
+    }
+    assert!(!Suite::is_path("quick"));
+    let (shown, text) = Suite::read(Some(&root), "quick").unwrap();
+    assert!(shown.ends_with("suites/quick.toml"), "{shown}");
+    // A path is read as given, root or none.
+    let (again, same) = Suite::read(None, &shown).unwrap();
+    assert_eq!((again, same), (shown, text));
+    let no_root = Suite::read(None, "quick").unwrap_err().to_string();
+    assert!(
+        no_root.starts_with("--suite: quick is a suite name"),
+        "{no_root}"
+    );
+    let unknown = Suite::read(Some(&root), "no-such-suite")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.starts_with("--suite: cannot read")
+            && unknown.contains("suites here: ")
+            && unknown.contains("quick"),
+        "{unknown}"
+    );
+}
