@@ -22,6 +22,8 @@ pub mod dial;
 pub mod h2;
 pub mod hex;
 pub mod histogram;
+#[cfg(test)]
+mod hostile;
 pub mod ledger;
 pub mod merge;
 pub mod mix;
