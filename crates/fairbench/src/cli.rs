@@ -43,7 +43,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fairbench load -c 50 -t 2 -d 10s http://127.0.0.1:8080/\n  fairbench load -c 1k -R 10k -d 30s --latency http://127.0.0.1:8080/\n  fairbench load -n 10000 -c 2 --no-keepalive http://127.0.0.1:8080/\n  fairbench load --insecure --format json https://127.0.0.1:8443/\n  fairbench load -n 100k --save --db results.db http://127.0.0.1:8080/\n  fairbench load --knee 'p99<=20ms' --start-rate 500 -d 5s http://127.0.0.1:8080/"
     )]
-    Load(commands::load::LoadArgs),
+    Load(Box<commands::load::LoadArgs>),
     /// List every server definition, its variants, and whether its toolchain is present.
     #[command(after_help = "Examples:\n  fairbench servers\n  fairbench servers --format json")]
     Servers(commands::servers::ServersArgs),
@@ -130,7 +130,7 @@ pub fn main() -> i32 {
         clean_after_killed();
     }
     let result = match cli.command {
-        Command::Load(args) => commands::load::run(args),
+        Command::Load(args) => commands::load::run(*args),
         Command::Servers(args) => commands::servers::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Run(args) => commands::run::run(args),

@@ -27,7 +27,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "method" => "GET",
         "header" => "X-A: 1",
         "body" => "x",
-        "body-file" | "hdr-log" | "ssh-config" | "report" | "output" => "/tmp/x",
+        "body-file" | "hdr-log" | "export-json" | "ssh-config" | "report" | "output" => "/tmp/x",
         "cpus" => "0,2-3",
         "topology" => "local",
         "calibrate" => "wrk",

@@ -185,3 +185,44 @@ fn mistakes_exit_2_before_the_run() {
         assert!(err.contains(want), "{t}: {err}");
     }
 }
+
+#[test]
+fn a_ci_job_gets_the_summary_in_its_log_and_the_json_as_a_file() {
+    let _serial = serial();
+    let srv = Counting::start(Duration::from_millis(1));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("load.json");
+    let (code, out, err) = run(&[
+        "load",
+        &srv.url("/"),
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--threshold",
+        "errors=0",
+        "--export-json",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Requests") && out.contains("errors=0"),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["requests"], 200, "{v}");
+    assert_eq!(v["thresholds"][0]["pass"], true, "{v}");
+    // A path that cannot be written is named with the flag, exit 1, after
+    // the summary was printed.
+    let (code, out, err) = run(&[
+        "load",
+        &srv.url("/"),
+        "-n",
+        "20",
+        "--export-json",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--export-json: "), "{err}");
+    assert!(out.contains("Requests"), "{out}");
+}

@@ -185,6 +185,10 @@ pub struct LoadArgs {
     /// Same as --format json.
     #[arg(long, short_alias = 'j', conflicts_with = "format")]
     pub json: bool,
+    /// Also write the JSON document (as --json prints it) to FILE, whatever
+    /// is printed: the summary for a CI log, the JSON for its artefacts.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
     /// Store the result in the results database (--db) as a run of one case, for
     /// `show`, `report` and `compare`.
     #[arg(long)]
@@ -269,10 +273,13 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     };
 
     let verdicts = thresholds::check_all(&thresholds, &outcome);
-    if crate::args::wants_json(args.format, args.json) {
+    let as_json = || -> anyhow::Result<String> {
         let mut v = serde_json::to_value(LoadJson::new(&args.url, &outcome, &args.percentiles.0))?;
         add_verdicts(&mut v, &verdicts);
-        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
+        Ok(serde_json::to_string_pretty(&v)?)
+    };
+    if crate::args::wants_json(args.format, args.json) {
+        println!("{}", terminal::json(&as_json()?));
     } else {
         print!(
             "{}",
@@ -281,6 +288,12 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
         print!("{}", terminal::text(&thresholds::table(&verdicts)));
     }
     save(args, &cfg, &outcome, log)?;
+    // Once the figures are printed and saved: a file that cannot be
+    // written loses nothing measured.
+    if let Some(path) = &args.export_json {
+        crate::report::write_atomic(path, format!("{}\n", as_json()?).as_bytes())
+            .map_err(|e| anyhow::anyhow!("--export-json: {e:#}"))?;
+    }
     Ok(with_verdicts(exit_code(&outcome), &verdicts))
 }
 
