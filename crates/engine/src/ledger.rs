@@ -389,37 +389,21 @@ impl Tally {
         let revoked = std::mem::take(&mut self.revoked);
         let mut latency = new_histogram();
         let mut uncorrected = new_histogram();
-        let mut groups: Vec<Histogram<u64>> = (0..self.targets.len() + self.stages.len())
-            .map(|_| new_histogram())
-            .collect();
-        let n_targets = self.targets.len();
-        for (at, r) in &revoked {
+        for &(at, r) in &revoked {
             let l = at.saturating_sub(r.latency_from());
             record_ns(&mut latency, l);
             record_ns(&mut uncorrected, at.saturating_sub(r.sent));
-            if let Some(h) = groups.get_mut(r.target as usize).filter(|_| n_targets > 0) {
-                record_ns(h, l);
-            }
-            if !self.stage_ends.is_empty() {
-                let s = self.stage_ends.partition_point(|&e| e <= r.planned);
-                if let Some(h) = groups.get_mut(n_targets + s) {
-                    record_ns(h, l);
-                }
-            }
+            // Its target and stage, found as `answered` found them.
+            let mut one = new_histogram();
+            record_ns(&mut one, l);
+            self.groups(&r, |t| {
+                let _ = t.latency.subtract(&one);
+            });
         }
         let _ = self.latency.subtract(&latency);
         let _ = self.answered_latency.subtract(&latency);
         if self.rate_mode {
             let _ = self.uncorrected.subtract(&uncorrected);
-        }
-        let subs = groups.iter();
-        for (t, h) in self
-            .targets
-            .iter_mut()
-            .chain(self.stages.iter_mut())
-            .zip(subs)
-        {
-            let _ = t.latency.subtract(h);
         }
     }
 
