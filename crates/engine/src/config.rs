@@ -175,6 +175,19 @@ impl LoadConfig {
     /// Field names match the `fairbench load` long flags so that the CLI can
     /// point at the flag to fix.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_sizes()?;
+        self.validate_protocol()?;
+        self.validate_tls()?;
+        self.validate_rate()?;
+        if let Some(mix) = &self.mix {
+            mix.validate()?;
+        }
+        self.validate_stages()?;
+        self.validate_placement()
+    }
+
+    /// Counts, durations and the generator's share.
+    fn validate_sizes(&self) -> Result<(), ConfigError> {
         if self.connections == 0 {
             return Err(ConfigError::new("connections", "must be at least 1"));
         }
@@ -222,7 +235,11 @@ impl LoadConfig {
                 "cannot be combined with --no-keepalive (a connection carries one request)",
             ));
         }
-        self.validate_protocol()?;
+        Ok(())
+    }
+
+    /// TLS options only for `https://`, and a CA file that reads.
+    fn validate_tls(&self) -> Result<(), ConfigError> {
         if !self.target.tls {
             if self.tls.insecure {
                 return Err(ConfigError::new(
@@ -237,6 +254,11 @@ impl LoadConfig {
         if let Some(pem) = &self.tls.ca_pem {
             crate::tls::ca_roots(pem)?;
         }
+        Ok(())
+    }
+
+    /// A constant rate is a plausible positive number.
+    fn validate_rate(&self) -> Result<(), ConfigError> {
         if let LoadModel::ConstantRate { rps } = self.model {
             if !(rps.is_finite() && rps > 0.0) {
                 return Err(ConfigError::new(
@@ -257,9 +279,11 @@ impl LoadConfig {
                 ));
             }
         }
-        if let Some(mix) = &self.mix {
-            mix.validate()?;
-        }
+        Ok(())
+    }
+
+    /// A rate profile fits the model, the duration and one generator.
+    fn validate_stages(&self) -> Result<(), ConfigError> {
         if let Some(stages) = &self.stages {
             crate::profile::validate(stages)?;
             if !matches!(self.model, LoadModel::ConstantRate { .. }) {
@@ -282,6 +306,12 @@ impl LoadConfig {
                 return Err(ConfigError::new("stages", "run on one load generator only"));
             }
         }
+        Ok(())
+    }
+
+    /// Where and when the load threads run: CPUs to pin to, a planned
+    /// start.
+    fn validate_placement(&self) -> Result<(), ConfigError> {
         if let Some(cpus) = &self.cpus {
             if cpus.is_empty() {
                 return Err(ConfigError::new("cpus", "must name at least one CPU"));

@@ -63,77 +63,32 @@ impl Outcome {
     /// The parts as one, with the merged series (merged interval by interval
     /// as it arrived, see [`LiveMerge`]).
     pub fn merge(parts: &[&Outcome], series: Vec<SecondSample>) -> Outcome {
-        let mut latency = new_histogram();
-        let mut answered_latency = new_histogram();
-        let mut uncorrected = new_histogram();
-        let mut lateness: Option<Histogram<u64>> = None;
-        let mut connect_time = new_histogram();
-        let mut handshake_time: Option<Histogram<u64>> = None;
-        let mut status_codes = std::collections::BTreeMap::new();
-        let mut errors = ErrorCounts::default();
-        let mut sockets = Sockets::default();
-        let (mut planned, mut requests, mut bytes) = (0, 0, 0);
-        let (mut connections, mut threads) = (0, 0);
-        let mut cpu_s = 0.0;
-        let mut thread_busy = Vec::new();
-        let (mut warmup_s, mut measured_s, mut timeout_s) = (0.0f64, 0.0f64, 0.0f64);
-        let mut rate: Option<f64> = None;
-        let mut schedule: Option<Schedule> = None;
-        let mut interrupted = false;
-        for o in parts {
-            let _ = latency.add(&o.latency);
-            let _ = answered_latency.add(&o.answered_latency);
-            let _ = uncorrected.add(&o.uncorrected);
-            if let Some(l) = &o.lateness {
-                let _ = lateness.get_or_insert_with(new_histogram).add(l);
-            }
-            let _ = connect_time.add(&o.connect_time);
-            if let Some(h) = &o.handshake_time {
-                let _ = handshake_time.get_or_insert_with(new_histogram).add(h);
-            }
-            for (code, n) in &o.status_codes {
-                *status_codes.entry(*code).or_insert(0) += n;
-            }
-            errors.add(&o.errors);
-            sockets.add(&o.sockets);
-            planned += o.planned;
-            requests += o.requests;
-            bytes += o.bytes_read;
-            connections += o.connections;
-            threads += o.threads;
-            cpu_s += o.generator.cpu_s;
-            thread_busy.extend_from_slice(&o.generator.thread_busy);
-            interrupted |= o.interrupted;
-            warmup_s = warmup_s.max(o.warmup_s);
-            measured_s = measured_s.max(o.measured_s);
-            timeout_s = timeout_s.max(o.timeout_s);
-            if let LoadModel::ConstantRate { rps } = o.model {
-                *rate.get_or_insert(0.0) += rps;
-            }
-            if let Some(s) = &o.schedule {
-                let m = schedule.get_or_insert(Schedule {
-                    rate: 0.0,
-                    sent: 0,
-                    never_sent: 0,
-                    waited_for_connection: 0,
-                    send_ahead_us: s.send_ahead_us,
-                    sent_early: 0,
-                    early_max_us: 0.0,
-                    behind: false,
-                });
-                m.rate += s.rate;
-                m.sent += s.sent;
-                m.never_sent += s.never_sent;
-                m.waited_for_connection += s.waited_for_connection;
-                m.sent_early += s.sent_early;
-                m.early_max_us = m.early_max_us.max(s.early_max_us);
-                m.send_ahead_us = m.send_ahead_us.max(s.send_ahead_us);
-                m.behind |= s.behind;
-            }
-        }
+        let Sums {
+            latency,
+            answered_latency,
+            uncorrected,
+            lateness,
+            connect_time,
+            handshake_time,
+            status_codes,
+            errors,
+            sockets,
+            planned,
+            requests,
+            bytes,
+            connections,
+            threads,
+            cpu_s,
+            thread_busy,
+            warmup_s,
+            measured_s,
+            timeout_s,
+            rate,
+            schedule,
+            interrupted,
+        } = Sums::of(parts);
         let targets = merge_groups(parts.iter().map(|o| &o.targets[..]));
         let stages = merge_groups(parts.iter().map(|o| &o.stages[..]));
-        let busy_fraction = thread_busy.iter().cloned().fold(0.0, f64::max);
         Outcome {
             model: match rate {
                 Some(rps) => LoadModel::ConstantRate { rps },
@@ -171,23 +126,7 @@ impl Outcome {
             keepalive: parts.iter().all(|o| o.keepalive),
             tls_error: parts.iter().find_map(|o| o.tls_error.clone()),
             series,
-            generator: Generator {
-                cpu_s,
-                busy_fraction,
-                thread_busy,
-                saturated: parts.iter().any(|o| o.generator.saturated),
-                wait_fraction: parts
-                    .iter()
-                    .map(|o| o.generator.wait_fraction)
-                    .fold(0.0, f64::max),
-                contended: parts.iter().any(|o| o.generator.contended),
-                // The worst machine decides whether the merged result is
-                // steady.
-                steal_fraction: parts
-                    .iter()
-                    .filter_map(|o| o.generator.steal_fraction)
-                    .reduce(f64::max),
-            },
+            generator: merge_generator(parts, cpu_s, thread_busy),
             schedule,
             sockets,
             interrupted,
@@ -208,6 +147,152 @@ impl Outcome {
                 m
             }),
         }
+    }
+}
+
+/// What the parts add up to, gathered in one pass in their order:
+/// histograms bucket for bucket, counts summed, the window's lengths the
+/// longest, the rates of a schedule summed.
+struct Sums {
+    latency: Histogram<u64>,
+    answered_latency: Histogram<u64>,
+    uncorrected: Histogram<u64>,
+    lateness: Option<Histogram<u64>>,
+    connect_time: Histogram<u64>,
+    handshake_time: Option<Histogram<u64>>,
+    status_codes: BTreeMap<u16, u64>,
+    errors: ErrorCounts,
+    sockets: Sockets,
+    planned: u64,
+    requests: u64,
+    bytes: u64,
+    connections: usize,
+    threads: usize,
+    cpu_s: f64,
+    thread_busy: Vec<f64>,
+    warmup_s: f64,
+    measured_s: f64,
+    timeout_s: f64,
+    rate: Option<f64>,
+    schedule: Option<Schedule>,
+    interrupted: bool,
+}
+
+impl Sums {
+    fn of(parts: &[&Outcome]) -> Sums {
+        let mut sums = Sums {
+            latency: new_histogram(),
+            answered_latency: new_histogram(),
+            uncorrected: new_histogram(),
+            lateness: None,
+            connect_time: new_histogram(),
+            handshake_time: None,
+            status_codes: BTreeMap::new(),
+            errors: ErrorCounts::default(),
+            sockets: Sockets::default(),
+            planned: 0,
+            requests: 0,
+            bytes: 0,
+            connections: 0,
+            threads: 0,
+            cpu_s: 0.0,
+            thread_busy: Vec::new(),
+            warmup_s: 0.0,
+            measured_s: 0.0,
+            timeout_s: 0.0,
+            rate: None,
+            schedule: None,
+            interrupted: false,
+        };
+        for o in parts {
+            sums.add_histograms(o);
+            sums.add_counts(o);
+        }
+        sums
+    }
+
+    fn add_histograms(&mut self, o: &Outcome) {
+        let _ = self.latency.add(&o.latency);
+        let _ = self.answered_latency.add(&o.answered_latency);
+        let _ = self.uncorrected.add(&o.uncorrected);
+        if let Some(l) = &o.lateness {
+            let _ = self.lateness.get_or_insert_with(new_histogram).add(l);
+        }
+        let _ = self.connect_time.add(&o.connect_time);
+        if let Some(h) = &o.handshake_time {
+            let _ = self.handshake_time.get_or_insert_with(new_histogram).add(h);
+        }
+    }
+
+    fn add_counts(&mut self, o: &Outcome) {
+        for (code, n) in &o.status_codes {
+            *self.status_codes.entry(*code).or_insert(0) += n;
+        }
+        self.errors.add(&o.errors);
+        self.sockets.add(&o.sockets);
+        self.planned += o.planned;
+        self.requests += o.requests;
+        self.bytes += o.bytes_read;
+        self.connections += o.connections;
+        self.threads += o.threads;
+        self.cpu_s += o.generator.cpu_s;
+        self.thread_busy.extend_from_slice(&o.generator.thread_busy);
+        self.interrupted |= o.interrupted;
+        self.warmup_s = self.warmup_s.max(o.warmup_s);
+        self.measured_s = self.measured_s.max(o.measured_s);
+        self.timeout_s = self.timeout_s.max(o.timeout_s);
+        if let LoadModel::ConstantRate { rps } = o.model {
+            *self.rate.get_or_insert(0.0) += rps;
+        }
+        if let Some(s) = &o.schedule {
+            add_schedule(&mut self.schedule, s);
+        }
+    }
+}
+
+/// A part's constant-rate schedule added to the merged one: rates and
+/// counts summed, the worst lateness and the widest send-ahead kept.
+fn add_schedule(merged: &mut Option<Schedule>, s: &Schedule) {
+    let m = merged.get_or_insert(Schedule {
+        rate: 0.0,
+        sent: 0,
+        never_sent: 0,
+        waited_for_connection: 0,
+        send_ahead_us: s.send_ahead_us,
+        sent_early: 0,
+        early_max_us: 0.0,
+        behind: false,
+    });
+    m.rate += s.rate;
+    m.sent += s.sent;
+    m.never_sent += s.never_sent;
+    m.waited_for_connection += s.waited_for_connection;
+    m.sent_early += s.sent_early;
+    m.early_max_us = m.early_max_us.max(s.early_max_us);
+    m.send_ahead_us = m.send_ahead_us.max(s.send_ahead_us);
+    m.behind |= s.behind;
+}
+
+/// The generators' cost as one: CPU summed, the busiest thread deciding
+/// saturation.
+fn merge_generator(parts: &[&Outcome], cpu_s: f64, thread_busy: Vec<f64>) -> Generator {
+    let busy_fraction = thread_busy.iter().cloned().fold(0.0, f64::max);
+    Generator {
+        cpu_s,
+        busy_fraction,
+        thread_busy,
+        saturated: parts.iter().any(|o| o.generator.saturated),
+        wait_fraction: parts
+            .iter()
+            .map(|o| o.generator.wait_fraction)
+            .fold(0.0, f64::max),
+        contended: parts.iter().any(|o| o.generator.contended),
+        // The worst machine decides whether the merged result is
+        // steady.
+        steal_fraction: parts
+            .iter()
+            .filter_map(|o| o.generator.steal_fraction)
+            .reduce(f64::max),
     }
 }
 

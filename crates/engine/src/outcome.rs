@@ -468,6 +468,35 @@ impl Outcome {
     /// machines alike. Empty when the measurement is clean.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        self.warn_failures(&mut w);
+        if self.generator.saturated {
+            w.push(format!(
+                "load generator saturated: throughput is a lower bound (busiest load thread {:.0}% busy)",
+                self.generator.busy_fraction * 100.0
+            ));
+        }
+        self.warn_schedule(&mut w);
+        self.warn_unsolicited(&mut w);
+        if self.generator.contended {
+            w.push(format!(
+                "a load thread waited for its CPU {:.0}% of the time (another process ran on the generator's CPUs): what it offered, throughput above all, is a lower bound",
+                self.generator.wait_fraction * 100.0
+            ));
+        }
+        self.warn_redirects(&mut w);
+        self.warn_connection_faults(&mut w);
+        if let Some(st) = self.generator.steal_fraction.filter(|&f| f > STEAL_WARN) {
+            w.push(format!(
+                "the hypervisor stole {:.0}% of this machine's CPU time during the run (/proc/stat steal): server and generator were slowed from outside, so these figures are not steady; measure again when the host is quieter",
+                st * 100.0
+            ));
+        }
+        self.warn_coverage(&mut w);
+        w
+    }
+
+    /// Requests that got no answer, or not the one expected.
+    fn warn_failures(&self, w: &mut Vec<String>) {
         let l = self.ledger();
         if l.not_answered() > 0 {
             w.push(format!(
@@ -509,12 +538,11 @@ impl Outcome {
                 unexpected.join(", ")
             ));
         }
-        if self.generator.saturated {
-            w.push(format!(
-                "load generator saturated: throughput is a lower bound (busiest load thread {:.0}% busy)",
-                self.generator.busy_fraction * 100.0
-            ));
-        }
+    }
+
+    /// A constant rate the generator could not keep, or that the
+    /// connections capped.
+    fn warn_schedule(&self, w: &mut Vec<String>) {
         if let (Some(s), Some(l)) = (&self.schedule, &self.lateness) {
             let p99 = if l.is_empty() {
                 0
@@ -542,6 +570,11 @@ impl Outcome {
                 }
             }
         }
+    }
+
+    /// Responses nobody asked for, and the answers they may have put out
+    /// of step.
+    fn warn_unsolicited(&self, w: &mut Vec<String>) {
         if self.h2.is_some() && self.sockets.unsolicited_responses + self.sockets.stray_bytes > 0 {
             w.push(format!(
                 "the server sent {} responses and {} bodies on HTTP/2 streams that had already ended (a protocol fault): each stream was reset as closed; a frame names its stream, so no request was credited with them",
@@ -562,12 +595,9 @@ impl Outcome {
                 crate::ledger::CREDITED
             ));
         }
-        if self.generator.contended {
-            w.push(format!(
-                "a load thread waited for its CPU {:.0}% of the time (another process ran on the generator's CPUs): what it offered, throughput above all, is a lower bound",
-                self.generator.wait_fraction * 100.0
-            ));
-        }
+    }
+
+    fn warn_redirects(&self, w: &mut Vec<String>) {
         let redirects: u64 = self
             .status_codes
             .iter()
@@ -579,6 +609,10 @@ impl Outcome {
                 "{redirects} answers were redirects (3xx): redirects are not followed, so this measured the redirect itself; load the URL it points to to measure that"
             ));
         }
+    }
+
+    /// Stray bytes on HTTP/1.1 connections, and requests sent again.
+    fn warn_connection_faults(&self, w: &mut Vec<String>) {
         if self.sockets.stray_bytes > 0 && self.h2.is_none() {
             w.push(format!(
                 "bytes nobody asked for arrived {} times on connections with nothing in flight (a protocol fault of the server): each connection was closed and replaced, no request was charged with them",
@@ -591,12 +625,10 @@ impl Outcome {
                 self.sockets.retried
             ));
         }
-        if let Some(st) = self.generator.steal_fraction.filter(|&f| f > STEAL_WARN) {
-            w.push(format!(
-                "the hypervisor stole {:.0}% of this machine's CPU time during the run (/proc/stat steal): server and generator were slowed from outside, so these figures are not steady; measure again when the host is quieter",
-                st * 100.0
-            ));
-        }
+    }
+
+    /// How much of the run the figures cover.
+    fn warn_coverage(&self, w: &mut Vec<String>) {
         if self.interrupted {
             w.push("interrupted: figures cover only the part of the run that completed".into());
         }
@@ -605,7 +637,6 @@ impl Outcome {
         } else if self.planned > 0 && self.requests == 0 {
             w.push("no request was answered".into());
         }
-        w
     }
 
     /// "timeout 12, read 3" for the classes that are not zero.

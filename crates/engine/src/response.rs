@@ -102,103 +102,147 @@ impl ResponseParser {
         let mut pos = 0;
         loop {
             let rest = &buf[pos..];
-            match self.state {
-                State::Head => {
-                    let mut headers = [httparse::EMPTY_HEADER; FEW_HEADERS];
-                    let mut resp = httparse::Response::new(&mut headers);
-                    let parsed = match resp.parse(rest) {
-                        // Rare: a head with more fields than the usual
-                        // handful is parsed again with room for as many as
-                        // its bytes can hold.
-                        Err(httparse::Error::TooManyHeaders) => {
-                            let head = &rest[..rest.len().min(self.max_head)];
-                            let n = head.iter().filter(|&&b| b == b'\n').count() + 1;
-                            let mut many = vec![httparse::EMPTY_HEADER; n];
-                            let mut resp = httparse::Response::new(&mut many);
-                            let r = resp.parse(rest);
-                            self.head_parsed(r, &resp, rest.len(), &mut pos)?
-                        }
-                        r => self.head_parsed(r, &resp, rest.len(), &mut pos)?,
-                    };
-                    match parsed {
-                        HeadStep::Partial => return Ok(Step::NeedMore { consumed: pos }),
-                        HeadStep::Interim | HeadStep::Body => {}
-                    }
+            // `None`: the state changed and the loop goes on with the rest.
+            let step = match self.state {
+                State::Head => self.feed_head(rest, &mut pos)?,
+                State::Length { remaining } => Some(self.feed_length(remaining, rest, &mut pos)),
+                State::ChunkSize => self.feed_chunk_size(rest, &mut pos)?,
+                State::ChunkData { remaining } => self.feed_chunk_data(remaining, rest, &mut pos),
+                State::ChunkDataEnd { need } => self.feed_chunk_data_end(need, rest, &mut pos)?,
+                State::Trailer => self.feed_trailer(rest, &mut pos)?,
+                State::UntilClose => Some(Step::NeedMore {
+                    consumed: buf.len(),
+                }),
+            };
+            if let Some(step) = step {
+                return Ok(step);
+            }
+        }
+    }
+
+    /// The status line and header fields; `None` once they are taken (an
+    /// interim response or the head of the final one).
+    fn feed_head(&mut self, rest: &[u8], pos: &mut usize) -> Result<Option<Step>, ParseError> {
+        let mut headers = [httparse::EMPTY_HEADER; FEW_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        let parsed = match resp.parse(rest) {
+            // Rare: a head with more fields than the usual
+            // handful is parsed again with room for as many as
+            // its bytes can hold.
+            Err(httparse::Error::TooManyHeaders) => {
+                let head = &rest[..rest.len().min(self.max_head)];
+                let n = head.iter().filter(|&&b| b == b'\n').count() + 1;
+                let mut many = vec![httparse::EMPTY_HEADER; n];
+                let mut resp = httparse::Response::new(&mut many);
+                let r = resp.parse(rest);
+                self.head_parsed(r, &resp, rest.len(), pos)?
+            }
+            r => self.head_parsed(r, &resp, rest.len(), pos)?,
+        };
+        Ok(match parsed {
+            HeadStep::Partial => Some(Step::NeedMore { consumed: *pos }),
+            HeadStep::Interim | HeadStep::Body => None,
+        })
+    }
+
+    /// A body of known length, counted down.
+    #[inline]
+    fn feed_length(&mut self, remaining: u64, rest: &[u8], pos: &mut usize) -> Step {
+        let take = remaining.min(rest.len() as u64);
+        *pos += take as usize;
+        if take == remaining {
+            return self.finish(*pos);
+        }
+        self.state = State::Length {
+            remaining: remaining - take,
+        };
+        Step::NeedMore { consumed: *pos }
+    }
+
+    #[inline]
+    fn feed_chunk_size(
+        &mut self,
+        rest: &[u8],
+        pos: &mut usize,
+    ) -> Result<Option<Step>, ParseError> {
+        match httparse::parse_chunk_size(rest) {
+            Ok(httparse::Status::Complete((n, size))) => {
+                *pos += n;
+                self.state = if size == 0 {
+                    State::Trailer
+                } else {
+                    State::ChunkData { remaining: size }
+                };
+                Ok(None)
+            }
+            Ok(httparse::Status::Partial) => {
+                if rest.len() > MAX_CHUNK_LINE {
+                    return Err(ParseError::Malformed("chunk-size line too long".into()));
                 }
-                State::Length { remaining } => {
-                    let take = remaining.min(rest.len() as u64);
-                    pos += take as usize;
-                    if take == remaining {
-                        return Ok(self.finish(pos));
-                    }
-                    self.state = State::Length {
-                        remaining: remaining - take,
-                    };
-                    return Ok(Step::NeedMore { consumed: pos });
+                Ok(Some(Step::NeedMore { consumed: *pos }))
+            }
+            Err(_) => Err(ParseError::Malformed("invalid chunk size".into())),
+        }
+    }
+
+    /// A chunk's data, counted down.
+    #[inline]
+    fn feed_chunk_data(&mut self, remaining: u64, rest: &[u8], pos: &mut usize) -> Option<Step> {
+        let take = remaining.min(rest.len() as u64);
+        *pos += take as usize;
+        if take < remaining {
+            self.state = State::ChunkData {
+                remaining: remaining - take,
+            };
+            return Some(Step::NeedMore { consumed: *pos });
+        }
+        self.state = State::ChunkDataEnd { need: 2 };
+        None
+    }
+
+    /// The CRLF after a chunk's data, which may arrive a byte at a time.
+    #[inline]
+    fn feed_chunk_data_end(
+        &mut self,
+        need: u8,
+        rest: &[u8],
+        pos: &mut usize,
+    ) -> Result<Option<Step>, ParseError> {
+        let expected: &[u8] = if need == 2 { b"\r\n" } else { b"\n" };
+        let take = rest.len().min(need as usize);
+        if rest[..take] != expected[..take] {
+            return Err(ParseError::Malformed(
+                "chunk data not followed by CRLF".into(),
+            ));
+        }
+        *pos += take;
+        if take < need as usize {
+            self.state = State::ChunkDataEnd {
+                need: need - take as u8,
+            };
+            return Ok(Some(Step::NeedMore { consumed: *pos }));
+        }
+        self.state = State::ChunkSize;
+        Ok(None)
+    }
+
+    /// Trailer lines after the last chunk, skipped up to the empty line.
+    #[inline]
+    fn feed_trailer(&mut self, rest: &[u8], pos: &mut usize) -> Result<Option<Step>, ParseError> {
+        match rest.windows(2).position(|w| w == b"\r\n") {
+            Some(0) => {
+                *pos += 2;
+                Ok(Some(self.finish(*pos)))
+            }
+            Some(i) => {
+                *pos += i + 2;
+                Ok(None)
+            }
+            None => {
+                if rest.len() > MAX_CHUNK_LINE {
+                    return Err(ParseError::Malformed("trailer line too long".into()));
                 }
-                State::ChunkSize => match httparse::parse_chunk_size(rest) {
-                    Ok(httparse::Status::Complete((n, size))) => {
-                        pos += n;
-                        self.state = if size == 0 {
-                            State::Trailer
-                        } else {
-                            State::ChunkData { remaining: size }
-                        };
-                    }
-                    Ok(httparse::Status::Partial) => {
-                        if rest.len() > MAX_CHUNK_LINE {
-                            return Err(ParseError::Malformed("chunk-size line too long".into()));
-                        }
-                        return Ok(Step::NeedMore { consumed: pos });
-                    }
-                    Err(_) => return Err(ParseError::Malformed("invalid chunk size".into())),
-                },
-                State::ChunkData { remaining } => {
-                    let take = remaining.min(rest.len() as u64);
-                    pos += take as usize;
-                    if take < remaining {
-                        self.state = State::ChunkData {
-                            remaining: remaining - take,
-                        };
-                        return Ok(Step::NeedMore { consumed: pos });
-                    }
-                    self.state = State::ChunkDataEnd { need: 2 };
-                }
-                State::ChunkDataEnd { need } => {
-                    let expected: &[u8] = if need == 2 { b"\r\n" } else { b"\n" };
-                    let take = rest.len().min(need as usize);
-                    if rest[..take] != expected[..take] {
-                        return Err(ParseError::Malformed(
-                            "chunk data not followed by CRLF".into(),
-                        ));
-                    }
-                    pos += take;
-                    if take < need as usize {
-                        self.state = State::ChunkDataEnd {
-                            need: need - take as u8,
-                        };
-                        return Ok(Step::NeedMore { consumed: pos });
-                    }
-                    self.state = State::ChunkSize;
-                }
-                State::Trailer => match rest.windows(2).position(|w| w == b"\r\n") {
-                    Some(0) => {
-                        pos += 2;
-                        return Ok(self.finish(pos));
-                    }
-                    Some(i) => pos += i + 2,
-                    None => {
-                        if rest.len() > MAX_CHUNK_LINE {
-                            return Err(ParseError::Malformed("trailer line too long".into()));
-                        }
-                        return Ok(Step::NeedMore { consumed: pos });
-                    }
-                },
-                State::UntilClose => {
-                    return Ok(Step::NeedMore {
-                        consumed: buf.len(),
-                    })
-                }
+                Ok(Some(Step::NeedMore { consumed: *pos }))
             }
         }
     }

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -79,34 +80,58 @@ pub fn run(
     // The first of the URL's addresses that accepts a connection is the
     // one measured.
     let addr = preflight(cfg, tls.as_ref())?;
+    let plan = Arc::new(thread_plan(cfg, pool, tls, addr, &stop));
+    let threads = plan.threads;
 
-    let threads = cfg.effective_threads();
+    let steal0 = clock::machine_steal_ticks();
+    let Workers {
+        handles,
+        reports,
+        mut failure,
+    } = spawn_workers(cfg, &plan, &stop);
+    let mut intervals = Intervals {
+        merger: LiveMerge::new(handles.len()),
+        series: Vec::new(),
+        observer,
+    };
+    let parts = intervals.gather(reports, &mut failure, threads);
+    let mut panicked = false;
+    for h in handles {
+        panicked |= h.join().is_err();
+    }
+    if let Some(m) = failure {
+        return Err(RunError::System(m));
+    }
+    if panicked || parts.len() < threads {
+        return Err(RunError::System("a load thread died".into()));
+    }
+    let drained = intervals.merger.drain();
+    intervals.emit(drained);
+    let refs: Vec<&Outcome> = parts.iter().collect();
+    let mut outcome = Outcome::merge(&refs, intervals.series);
+    outcome.connections = cfg.connections;
+    outcome.interrupted = stop.load(Ordering::Relaxed);
+    outcome.generator.steal_fraction = clock::steal_fraction(steal0, clock::machine_steal_ticks());
+    Ok(outcome)
+}
+
+/// What every load thread shares. Computing it waits for a planned start
+/// (`cfg.start_at`) until the threads are due to begin.
+fn thread_plan(
+    cfg: &LoadConfig,
+    pool: RequestPool,
+    tls: Option<TlsClient>,
+    addr: SocketAddr,
+    stop: &AtomicBool,
+) -> ThreadPlan {
     let rate = match cfg.model {
         LoadModel::ClosedLoop => None,
         LoadModel::ConstantRate { rps } => Some(rps),
     };
-    let lead = if rate.is_some() { RATE_LEAD } else { 0 };
-    let start = match cfg.start_at {
-        None => clock::now() + lead,
-        Some(at) => {
-            let planned = planned_start(at);
-            // Threads start `lead` ahead of the planned start, as they would
-            // without one; a planned start already past starts at once.
-            wait_until(planned.saturating_sub(lead), &stop);
-            planned.max(clock::now() + lead)
-        }
-    };
+    let start = begin(cfg, rate.is_some(), stop);
     let measure_start = start + cfg.warmup.as_nanos() as Nanos;
     let end = measure_start + cfg.duration.as_nanos() as Nanos;
-    // Generator g of n starts its slots g/R later (R the total rate n·r), so
-    // that the n schedules interleave into one evenly spaced stream.
-    let offset = match rate {
-        Some(r) => {
-            (cfg.share.index as f64 * NANOS_PER_SEC as f64 / (r * cfg.share.count as f64)) as Nanos
-        }
-        None => 0,
-    };
-    let plan = Arc::new(ThreadPlan {
+    ThreadPlan {
         addr,
         pool,
         names: cfg.mix.as_ref().map_or_else(Vec::new, |m| m.names.clone()),
@@ -134,13 +159,53 @@ pub fn run(
         measure_start,
         end,
         rate,
-        schedule_start: start + offset,
-        threads,
+        schedule_start: start + schedule_offset(cfg, rate),
+        threads: cfg.effective_threads(),
         cpus: cfg.cpus.clone(),
         thread_start: cfg.thread_start.clone(),
-    });
+    }
+}
 
-    let steal0 = clock::machine_steal_ticks();
+/// When the threads begin (the warm-up's start): at once, or at the
+/// planned start, which this waits for.
+fn begin(cfg: &LoadConfig, constant_rate: bool, stop: &AtomicBool) -> Nanos {
+    let lead = if constant_rate { RATE_LEAD } else { 0 };
+    match cfg.start_at {
+        None => clock::now() + lead,
+        Some(at) => {
+            let planned = planned_start(at);
+            // Threads start `lead` ahead of the planned start, as they would
+            // without one; a planned start already past starts at once.
+            wait_until(planned.saturating_sub(lead), stop);
+            planned.max(clock::now() + lead)
+        }
+    }
+}
+
+/// Generator g of n starts its slots g/R later (R the total rate n·r), so
+/// that the n schedules interleave into one evenly spaced stream.
+fn schedule_offset(cfg: &LoadConfig, rate: Option<f64>) -> Nanos {
+    match rate {
+        Some(r) => {
+            (cfg.share.index as f64 * NANOS_PER_SEC as f64 / (r * cfg.share.count as f64)) as Nanos
+        }
+        None => 0,
+    }
+}
+
+/// The load threads started, and where they report.
+struct Workers {
+    handles: Vec<JoinHandle<()>>,
+    reports: mpsc::Receiver<ThreadReport>,
+    /// Why a thread could not be set up or started; those started are
+    /// told to halt.
+    failure: Option<String>,
+}
+
+/// Starts `plan.threads` load threads, the connections and the request
+/// budget shared among them; stops at the first that cannot start.
+fn spawn_workers(cfg: &LoadConfig, plan: &Arc<ThreadPlan>, stop: &Arc<AtomicBool>) -> Workers {
+    let threads = plan.threads;
     let halt = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(threads);
@@ -177,50 +242,60 @@ pub fn run(
             }
         }
     }
-    drop(tx);
+    Workers {
+        handles,
+        reports: rx,
+        failure,
+    }
+}
 
-    let mut merger = LiveMerge::new(handles.len());
-    let mut series = Vec::new();
-    let mut emit = |out: Vec<(SecondSample, Histogram<u64>)>, series: &mut Vec<SecondSample>| {
+/// The generator's time series, merged from the threads' intervals as
+/// they arrive and shown to the observer as each is complete.
+struct Intervals<'a> {
+    merger: LiveMerge,
+    series: Vec<SecondSample>,
+    observer: &'a mut dyn Observer,
+}
+
+impl Intervals<'_> {
+    /// Takes the threads' reports until every thread has ended; returns
+    /// their parts of the outcome, and keeps the first failure.
+    fn gather(
+        &mut self,
+        reports: mpsc::Receiver<ThreadReport>,
+        failure: &mut Option<String>,
+        threads: usize,
+    ) -> Vec<Outcome> {
+        let mut parts: Vec<Outcome> = Vec::with_capacity(threads);
+        for report in reports {
+            match report {
+                ThreadReport::Interval(i, s, h) => {
+                    let out = self.merger.add(i, s, h);
+                    self.emit(out);
+                }
+                ThreadReport::Done(i, part) => {
+                    parts.push(*part);
+                    let out = self.merger.finish(i);
+                    self.emit(out);
+                }
+                ThreadReport::Failed(m) => {
+                    failure.get_or_insert(m);
+                }
+            }
+        }
+        parts
+    }
+
+    fn emit(&mut self, out: Vec<(SecondSample, Histogram<u64>)>) {
         for (s, h) in out {
             if s.phase == Phase::Drain && s.requests == 0 && s.errors == 0 && s.bytes == 0 {
                 // Nothing was outstanding at the end: no drain worth a row.
                 continue;
             }
-            observer.on_interval(&s, &h);
-            series.push(s);
-        }
-    };
-    let mut parts: Vec<Outcome> = Vec::with_capacity(threads);
-    for report in rx {
-        match report {
-            ThreadReport::Interval(i, s, h) => emit(merger.add(i, s, h), &mut series),
-            ThreadReport::Done(i, part) => {
-                parts.push(*part);
-                emit(merger.finish(i), &mut series);
-            }
-            ThreadReport::Failed(m) => {
-                failure.get_or_insert(m);
-            }
+            self.observer.on_interval(&s, &h);
+            self.series.push(s);
         }
     }
-    let mut panicked = false;
-    for h in handles {
-        panicked |= h.join().is_err();
-    }
-    if let Some(m) = failure {
-        return Err(RunError::System(m));
-    }
-    if panicked || parts.len() < threads {
-        return Err(RunError::System("a load thread died".into()));
-    }
-    emit(merger.drain(), &mut series);
-    let refs: Vec<&Outcome> = parts.iter().collect();
-    let mut outcome = Outcome::merge(&refs, series);
-    outcome.connections = cfg.connections;
-    outcome.interrupted = stop.load(Ordering::Relaxed);
-    outcome.generator.steal_fraction = clock::steal_fraction(steal0, clock::machine_steal_ticks());
-    Ok(outcome)
 }
 
 /// The monotonic-clock instant of a wall-clock time (now, if it is past).

@@ -83,98 +83,9 @@ impl Threshold {
     pub fn parse(raw: &str) -> Result<Threshold, String> {
         let text: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
         let err = |why: String| format!("--threshold {raw:?}: {why}");
-        let at = text
-            .find(['<', '>', '='])
-            .ok_or_else(|| err("expected METRIC<VALUE or METRIC>VALUE, e.g. p99<20ms".into()))?;
-        let (lhs, rest) = text.split_at(at);
-        let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
-            (Op::Le, v)
-        } else if let Some(v) = rest.strip_prefix(">=") {
-            (Op::Ge, v)
-        } else if let Some(v) = rest.strip_prefix("==") {
-            (Op::Eq, v)
-        } else if let Some(v) = rest.strip_prefix('<') {
-            (Op::Lt, v)
-        } else if let Some(v) = rest.strip_prefix('>') {
-            (Op::Gt, v)
-        } else {
-            (Op::Eq, &rest[1..])
-        };
-        if value.is_empty() {
-            return Err(err("no value after the comparison".into()));
-        }
-        let (ratio, lhs) = match lhs.strip_prefix("ratio.") {
-            Some(m) => (true, m),
-            None => (false, lhs),
-        };
-        let (metric, target) = match lhs.split_once('{') {
-            Some((m, t)) => {
-                let t = t
-                    .strip_suffix('}')
-                    .filter(|t| !t.is_empty())
-                    .ok_or_else(|| err("a target is written METRIC{name}".into()))?;
-                (m, Some(t.to_string()))
-            }
-            None => (lhs, None),
-        };
-        if ratio && target.is_some() {
-            return Err(err(
-                "ratio.METRIC covers the whole run, not one target".into()
-            ));
-        }
-        let stat = match metric {
-            "mean" => Stat::Mean,
-            "max" => Stat::Max,
-            "errors" => Stat::Errors,
-            "timeouts" => Stat::Timeouts,
-            "rps" => Stat::Rps,
-            m => match m.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
-                Some(p) if p > 0.0 && p < 100.0 => Stat::Percentile(p),
-                Some(_) => {
-                    return Err(err("a percentile is between p0 and p100, e.g. p99.9".into()))
-                }
-                None => return Err(err(format!("unknown metric {m:?}: expected {METRICS}"))),
-            },
-        };
-        if ratio && matches!(stat, Stat::Errors | Stat::Timeouts) {
-            return Err(err(
-                "ratio.METRIC compares latency or rps (use errors<… for errors)".into(),
-            ));
-        }
-        let bad = |what: &str| err(format!("{value:?} is not {what}"));
-        let (limit, unit) = if ratio {
-            let v: f64 = value.parse().map_err(|_| bad("a ratio, e.g. 1.05"))?;
-            (v, Unit::Ratio)
-        } else {
-            match stat {
-                Stat::Percentile(_) | Stat::Mean | Stat::Max => (
-                    micros_of(value)
-                        .ok_or_else(|| bad("a duration such as 20ms, 500us or 1.5s"))?,
-                    Unit::Micros,
-                ),
-                Stat::Errors | Stat::Timeouts => match value.strip_suffix('%') {
-                    Some(p) => {
-                        let v: f64 = p
-                            .parse()
-                            .map_err(|_| bad("a share such as 0.1% or a count"))?;
-                        (v / 100.0, Unit::Share)
-                    }
-                    None => {
-                        let v: f64 = value
-                            .parse()
-                            .map_err(|_| bad("a share such as 0.1% or a count"))?;
-                        (v, Unit::Count)
-                    }
-                },
-                Stat::Rps => (
-                    crate::args::rate(value).map_err(|_| bad("a rate such as 5k or 1200"))?,
-                    Unit::Rate,
-                ),
-            }
-        };
-        if !limit.is_finite() || limit < 0.0 {
-            return Err(bad("a value ≥ 0"));
-        }
+        let (lhs, op, value) = split_comparison(&text).map_err(err)?;
+        let (ratio, stat, target) = metric(lhs).map_err(err)?;
+        let (limit, unit) = limit(value, stat, ratio).map_err(err)?;
         Ok(Threshold {
             text,
             stat,
@@ -269,6 +180,109 @@ impl Threshold {
             pass: self.holds(v),
         }
     }
+}
+
+/// "METRIC<VALUE" cut at its comparison: the metric, the comparison and
+/// the value.
+fn split_comparison(text: &str) -> Result<(&str, Op, &str), String> {
+    let at = text
+        .find(['<', '>', '='])
+        .ok_or_else(|| "expected METRIC<VALUE or METRIC>VALUE, e.g. p99<20ms".to_string())?;
+    let (lhs, rest) = text.split_at(at);
+    let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
+        (Op::Le, v)
+    } else if let Some(v) = rest.strip_prefix(">=") {
+        (Op::Ge, v)
+    } else if let Some(v) = rest.strip_prefix("==") {
+        (Op::Eq, v)
+    } else if let Some(v) = rest.strip_prefix('<') {
+        (Op::Lt, v)
+    } else if let Some(v) = rest.strip_prefix('>') {
+        (Op::Gt, v)
+    } else {
+        (Op::Eq, &rest[1..])
+    };
+    if value.is_empty() {
+        return Err("no value after the comparison".into());
+    }
+    Ok((lhs, op, value))
+}
+
+/// The metric's side, `[ratio.]METRIC[{target}]`: whether it is a ratio,
+/// the statistic and the target it names.
+fn metric(lhs: &str) -> Result<(bool, Stat, Option<String>), String> {
+    let (ratio, lhs) = match lhs.strip_prefix("ratio.") {
+        Some(m) => (true, m),
+        None => (false, lhs),
+    };
+    let (metric, target) = match lhs.split_once('{') {
+        Some((m, t)) => {
+            let t = t
+                .strip_suffix('}')
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| "a target is written METRIC{name}".to_string())?;
+            (m, Some(t.to_string()))
+        }
+        None => (lhs, None),
+    };
+    if ratio && target.is_some() {
+        return Err("ratio.METRIC covers the whole run, not one target".into());
+    }
+    let stat = match metric {
+        "mean" => Stat::Mean,
+        "max" => Stat::Max,
+        "errors" => Stat::Errors,
+        "timeouts" => Stat::Timeouts,
+        "rps" => Stat::Rps,
+        m => match m.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
+            Some(p) if p > 0.0 && p < 100.0 => Stat::Percentile(p),
+            Some(_) => return Err("a percentile is between p0 and p100, e.g. p99.9".into()),
+            None => return Err(format!("unknown metric {m:?}: expected {METRICS}")),
+        },
+    };
+    if ratio && matches!(stat, Stat::Errors | Stat::Timeouts) {
+        return Err("ratio.METRIC compares latency or rps (use errors<… for errors)".into());
+    }
+    Ok((ratio, stat, target))
+}
+
+/// The value's side: the limit in the unit `stat` (or a ratio) is
+/// measured in, at least 0.
+fn limit(value: &str, stat: Stat, ratio: bool) -> Result<(f64, Unit), String> {
+    let bad = |what: &str| format!("{value:?} is not {what}");
+    let (limit, unit) = if ratio {
+        let v: f64 = value.parse().map_err(|_| bad("a ratio, e.g. 1.05"))?;
+        (v, Unit::Ratio)
+    } else {
+        match stat {
+            Stat::Percentile(_) | Stat::Mean | Stat::Max => (
+                micros_of(value).ok_or_else(|| bad("a duration such as 20ms, 500us or 1.5s"))?,
+                Unit::Micros,
+            ),
+            Stat::Errors | Stat::Timeouts => match value.strip_suffix('%') {
+                Some(p) => {
+                    let v: f64 = p
+                        .parse()
+                        .map_err(|_| bad("a share such as 0.1% or a count"))?;
+                    (v / 100.0, Unit::Share)
+                }
+                None => {
+                    let v: f64 = value
+                        .parse()
+                        .map_err(|_| bad("a share such as 0.1% or a count"))?;
+                    (v, Unit::Count)
+                }
+            },
+            Stat::Rps => (
+                crate::args::rate(value).map_err(|_| bad("a rate such as 5k or 1200"))?,
+                Unit::Rate,
+            ),
+        }
+    };
+    if !limit.is_finite() || limit < 0.0 {
+        return Err(bad("a value ≥ 0"));
+    }
+    Ok((limit, unit))
 }
 
 /// Parses `d` with a unit (us, µs, ms, s, m) into µs.

@@ -16,7 +16,7 @@ use crate::fetch_h2::{self, Trust};
 use crate::manifest::{Deviation, ResponseKind};
 use crate::row::ComparisonRow;
 use crate::rule::{worst, Grade, Rule, RuleResult};
-use crate::scenario::Scenario;
+use crate::scenario::{DbContent, Scenario};
 use crate::Protocol;
 use fairbench_sys::process::loopback;
 
@@ -217,40 +217,18 @@ pub fn inspect(
         }
         Some((addr, req, resp, at, inst)) => {
             report.rules = contract::grade(scenario, resp, &ctx_at(at));
+            let again = Followup {
+                addr,
+                scenario,
+                protocol: id.protocol,
+                opts,
+                ctx: &ctx,
+            };
             if let Some(after) = scenario.expect.body_changes_after {
-                let wait = after.saturating_sub(inst.elapsed());
-                std::thread::sleep(wait);
-                let r = match fetch_over(id.protocol, addr, scenario, opts).1 {
-                    Ok(second) => contract::grade_changes(resp, &second, after, &ctx),
-                    Err(e) => contract::apply_deviation(
-                        RuleResult::new(
-                            Rule::DynamicChanges,
-                            Grade::Fail,
-                            format!("second request failed: {e}"),
-                        ),
-                        &ctx,
-                    ),
-                };
-                report.rules.push(r);
+                report.rules.push(again.changes(resp, inst, after));
             }
             if let Some(kind) = scenario.expect.database {
-                let mut get = |p: &str| {
-                    let req = fetch::request_bytes(&scenario.method, p, addr);
-                    fetch::raw(addr, &req, opts.fetch_timeout).map_err(|e| e.to_string())
-                };
-                let results = match &opts.database {
-                    Some(oracle) => content::grade(kind, scenario, &mut get, oracle),
-                    None => vec![RuleResult::new(
-                        Rule::DbRow,
-                        Grade::Fail,
-                        "no database to grade the answers against",
-                    )],
-                };
-                report.rules.extend(
-                    results
-                        .into_iter()
-                        .map(|r| contract::apply_deviation(r, &ctx)),
-                );
+                report.rules.extend(again.database(kind));
             }
             report.raw = Some(RawExchange {
                 addr: addr.to_string(),
@@ -280,6 +258,56 @@ pub fn inspect(
         ));
     }
     report
+}
+
+/// The requests after the graded one, to the address that answered it.
+struct Followup<'a> {
+    addr: SocketAddr,
+    scenario: &'a Scenario,
+    protocol: Protocol,
+    opts: &'a InspectOptions,
+    ctx: &'a GradeContext<'a>,
+}
+
+impl Followup<'_> {
+    /// A second request `after` the first answer (received at `first_at`):
+    /// does the body change as the scenario expects?
+    fn changes(&self, first: &RawResponse, first_at: Instant, after: Duration) -> RuleResult {
+        let wait = after.saturating_sub(first_at.elapsed());
+        std::thread::sleep(wait);
+        match fetch_over(self.protocol, self.addr, self.scenario, self.opts).1 {
+            Ok(second) => contract::grade_changes(first, &second, after, self.ctx),
+            Err(e) => contract::apply_deviation(
+                RuleResult::new(
+                    Rule::DynamicChanges,
+                    Grade::Fail,
+                    format!("second request failed: {e}"),
+                ),
+                self.ctx,
+            ),
+        }
+    }
+
+    /// The database scenario's answers graded against the oracle's tables.
+    fn database(&self, kind: DbContent) -> Vec<RuleResult> {
+        let (scenario, addr, opts) = (self.scenario, self.addr, self.opts);
+        let mut get = |p: &str| {
+            let req = fetch::request_bytes(&scenario.method, p, addr);
+            fetch::raw(addr, &req, opts.fetch_timeout).map_err(|e| e.to_string())
+        };
+        let results = match &opts.database {
+            Some(oracle) => content::grade(kind, scenario, &mut get, oracle),
+            None => vec![RuleResult::new(
+                Rule::DbRow,
+                Grade::Fail,
+                "no database to grade the answers against",
+            )],
+        };
+        results
+            .into_iter()
+            .map(|r| contract::apply_deviation(r, self.ctx))
+            .collect()
+    }
 }
 
 fn exchange(addr: SocketAddr, req: &[u8], r: &Result<RawResponse, FetchError>) -> RawExchange {

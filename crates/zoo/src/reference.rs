@@ -77,69 +77,121 @@ fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
     let Some(row) = case.row.as_ref() else {
         return RuleResult::new(Rule::ReferenceBytes, Grade::Fail, "no response");
     };
-    let rref = &rf.row;
+    if let Some(same) = same_size(case, row, &rf.row, diff) {
+        return same;
+    }
+    let beside = Beside::new(case, row, rf);
+    beside
+        .h2_same_fields()
+        .unwrap_or_else(|| beside.bytes(diff))
+}
+
+/// A pass when the sizes match: the whole answer's, or only the headers'
+/// when the body holds the database's values.
+fn same_size(
+    case: &CaseReport,
+    row: &ComparisonRow,
+    rref: &ComparisonRow,
+    diff: i64,
+) -> Option<RuleResult> {
     let who = &rref.server;
     if case.body_varies {
         let dh = row.header_bytes as i64 - rref.header_bytes as i64;
         if dh == 0 {
-            return RuleResult::new(
+            return Some(RuleResult::new(
                 Rule::ReferenceBytes,
                 Grade::Pass,
                 format!(
                     "headers {} bytes, same as {who}'s (the body holds the database's values: the db rules grade it)",
                     row.header_bytes
                 ),
-            );
+            ));
         }
     } else if diff == 0 {
-        return RuleResult::new(
+        return Some(RuleResult::new(
             Rule::ReferenceBytes,
             Grade::Pass,
             format!("{} bytes, same as {who}", row.total_bytes),
-        );
+        ));
     }
-    let resp = case.response.as_ref();
-    let extra_names: Vec<String> = row
-        .header_names
-        .iter()
-        .filter(|n| !rf.headers.iter().any(|r| r.eq_ignore_ascii_case(n)))
-        .cloned()
-        .collect();
-    let missing_names: Vec<String> = rf
-        .headers
-        .iter()
-        .filter(|r| !row.header_names.iter().any(|n| n.eq_ignore_ascii_case(r)))
-        .map(|r| fairbench_sys::text::visible(r))
-        .collect();
-    // HPACK leaves the encoding to the encoder (Huffman or not, which
-    // fields to index): over HTTP/2 the promise is the same fields and
-    // body, and the header block sizes are shown, not graded.
-    // Content-Length is optional over HTTP/2 (the stream's end ends the
-    // body): sending it or not is no difference in the fields promised.
-    let optional = |n: &String| case.protocol.is_h2() && n.eq_ignore_ascii_case("content-length");
-    let documented_header = |n: &String| {
-        case.deviations
+    None
+}
+
+/// A normalized case's answer beside the reference's, header by header.
+struct Beside<'a> {
+    case: &'a CaseReport,
+    row: &'a ComparisonRow,
+    rref: &'a ComparisonRow,
+    /// The names of the fields it sends and the reference does not.
+    extra_names: Vec<String>,
+    /// The names of the reference's fields it does not send, made visible.
+    missing_names: Vec<String>,
+}
+
+impl<'a> Beside<'a> {
+    fn new(case: &'a CaseReport, row: &'a ComparisonRow, rf: &'a Reference) -> Self {
+        let extra_names: Vec<String> = row
+            .header_names
+            .iter()
+            .filter(|n| !rf.headers.iter().any(|r| r.eq_ignore_ascii_case(n)))
+            .cloned()
+            .collect();
+        let missing_names: Vec<String> = rf
+            .headers
+            .iter()
+            .filter(|r| !row.header_names.iter().any(|n| n.eq_ignore_ascii_case(r)))
+            .map(|r| fairbench_sys::text::visible(r))
+            .collect();
+        Beside {
+            case,
+            row,
+            rref: &rf.row,
+            extra_names,
+            missing_names,
+        }
+    }
+
+    /// Content-Length is optional over HTTP/2 (the stream's end ends the
+    /// body): sending it or not is no difference in the fields promised.
+    fn optional(&self, n: &str) -> bool {
+        self.case.protocol.is_h2() && n.eq_ignore_ascii_case("content-length")
+    }
+
+    fn documented_header(&self, n: &str) -> bool {
+        self.case
+            .deviations
             .iter()
             .any(|d| matches!(&d.target, DeviationTarget::Header(x) if x.eq_ignore_ascii_case(n)))
-    };
-    // Over HTTP/2 an extra field the manifest declares is what it is over
-    // HTTP/1.1, a known deviation (warn): its cost in the header block
-    // depends on the encoder, so it is named, not counted in bytes.
-    if case.protocol.is_h2()
-        && extra_names
-            .iter()
-            .all(|n| optional(n) || documented_header(n))
-        && missing_names.iter().all(optional)
-        && row.payload_bytes == rref.payload_bytes
-    {
+    }
+
+    /// HPACK leaves the encoding to the encoder (Huffman or not, which
+    /// fields to index): over HTTP/2 the promise is the same fields and
+    /// body, and the header block sizes are shown, not graded. None when
+    /// that promise is not kept (or over HTTP/1.1).
+    fn h2_same_fields(&self) -> Option<RuleResult> {
+        let (row, rref, who) = (self.row, self.rref, &self.rref.server);
+        // Over HTTP/2 an extra field the manifest declares is what it is over
+        // HTTP/1.1, a known deviation (warn): its cost in the header block
+        // depends on the encoder, so it is named, not counted in bytes.
+        let same = self.case.protocol.is_h2()
+            && self
+                .extra_names
+                .iter()
+                .all(|n| self.optional(n) || self.documented_header(n))
+            && self.missing_names.iter().all(|n| self.optional(n))
+            && row.payload_bytes == rref.payload_bytes;
+        if !same {
+            return None;
+        }
         let block = |r: &ComparisonRow| {
             r.header_block
                 .map(|b| b.to_string())
                 .unwrap_or_else(|| "?".into())
         };
-        let known: Vec<&str> = extra_names
+        let known: Vec<&str> = self
+            .extra_names
             .iter()
-            .filter(|n| !optional(n))
+            .filter(|n| !self.optional(n))
             .map(|n| n.as_str())
             .collect();
         let sizes = format!(
@@ -147,7 +199,7 @@ fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
             block(row),
             block(rref)
         );
-        return if known.is_empty() {
+        Some(if known.is_empty() {
             RuleResult::new(
                 Rule::ReferenceBytes,
                 Grade::Pass,
@@ -162,41 +214,51 @@ fn reference_rule(case: &CaseReport, rf: &Reference, diff: i64) -> RuleResult {
                     known.join(", ")
                 ),
             )
-        };
-    }
-    let mut parts = vec![format!(
-        "{} bytes vs {who}'s {} ({diff:+}): headers {} vs {}, body {} vs {}",
-        row.total_bytes,
-        rref.total_bytes,
-        row.header_bytes,
-        rref.header_bytes,
-        row.body_bytes,
-        rref.body_bytes
-    )];
-    if !extra_names.is_empty() {
-        parts.push(format!("extra {}", extra_names.join(", ")));
-    }
-    if !missing_names.is_empty() {
-        parts.push(format!("missing {}", missing_names.join(", ")));
-    }
-    let detail = parts.join("; ");
-    // The difference is exactly the documented extra headers: warn, not fail.
-    let documented: usize = resp
-        .map(|r| {
-            r.headers
-                .iter()
-                .filter(|h| documented_header(&h.name))
-                .map(|h| header_line_len(&h.name, &h.value))
-                .sum()
         })
-        .unwrap_or(0);
-    if documented > 0 && diff == documented as i64 {
-        RuleResult::new(
-            Rule::ReferenceBytes,
-            Grade::Warn,
-            format!("{detail}; all from known deviations"),
-        )
-    } else {
-        RuleResult::new(Rule::ReferenceBytes, Grade::Fail, detail)
+    }
+
+    /// The sizes that differ by `diff` bytes, and the field names that
+    /// differ: a warning when the documented extra headers are exactly
+    /// the difference, else a failure.
+    fn bytes(&self, diff: i64) -> RuleResult {
+        let (row, rref, who) = (self.row, self.rref, &self.rref.server);
+        let mut parts = vec![format!(
+            "{} bytes vs {who}'s {} ({diff:+}): headers {} vs {}, body {} vs {}",
+            row.total_bytes,
+            rref.total_bytes,
+            row.header_bytes,
+            rref.header_bytes,
+            row.body_bytes,
+            rref.body_bytes
+        )];
+        if !self.extra_names.is_empty() {
+            parts.push(format!("extra {}", self.extra_names.join(", ")));
+        }
+        if !self.missing_names.is_empty() {
+            parts.push(format!("missing {}", self.missing_names.join(", ")));
+        }
+        let detail = parts.join("; ");
+        // The difference is exactly the documented extra headers: warn, not fail.
+        let documented: usize = self
+            .case
+            .response
+            .as_ref()
+            .map(|r| {
+                r.headers
+                    .iter()
+                    .filter(|h| self.documented_header(&h.name))
+                    .map(|h| header_line_len(&h.name, &h.value))
+                    .sum()
+            })
+            .unwrap_or(0);
+        if documented > 0 && diff == documented as i64 {
+            RuleResult::new(
+                Rule::ReferenceBytes,
+                Grade::Warn,
+                format!("{detail}; all from known deviations"),
+            )
+        } else {
+            RuleResult::new(Rule::ReferenceBytes, Grade::Fail, detail)
+        }
     }
 }

@@ -192,154 +192,19 @@ impl Scenario {
         let text = std::fs::read_to_string(file)
             .map_err(|e| vec![DefinitionError::file(shown, format!("cannot read: {e}"))])?;
         let raw: RawScenario = parse_toml(&text, shown).map_err(|e| vec![e])?;
-        let mut errors = Vec::new();
-        let mut err = |field: &str, msg: String| {
-            errors.push(DefinitionError::field(shown, field, msg));
+        let mut errs = Errors {
+            shown,
+            list: Vec::new(),
         };
-
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if raw.name != stem {
-            err(
-                "name",
-                format!("expected the file name \"{stem}\", found \"{}\"", raw.name),
-            );
-        }
-        if !is_token(&raw.method) || raw.method.bytes().any(|b| b.is_ascii_lowercase()) {
-            err(
-                "method",
-                format!(
-                    "expected an HTTP method such as GET, found \"{}\"",
-                    raw.method
-                ),
-            );
-        }
-        let (path_pieces, parsed) = match parse_path(&raw.path) {
-            Ok(p) => (p, true),
-            Err(m) => {
-                err("path", m);
-                (Vec::new(), false)
-            }
-        };
-        // Templates hold spaces; the path as sent must not.
-        let sent: String = path_pieces
-            .iter()
-            .map(|p| match p {
-                PathPiece::Text(t) => t.clone(),
-                PathPiece::Uniform(lo, _) => lo.to_string(),
-            })
-            .collect();
-        if parsed && !sent.starts_with('/') || sent.bytes().any(|b| b <= b' ' || b == 0x7f) {
-            err(
-                "path",
-                format!(
-                    "expected an absolute request path without spaces, such as \"/\", found \"{}\"",
-                    raw.path
-                ),
-            );
-        }
+        let path_pieces = request(&raw, file, &mut errs);
         let e = &raw.expect;
-        let database = match e.database.as_deref() {
-            None => None,
-            Some(d) => match DbContent::parse(d) {
-                Some(k) => Some(k),
-                None => {
-                    err(
-                        "expect.database",
-                        format!("expected \"row\", \"rows\", \"fortunes\" or \"updates\", found \"{d}\""),
-                    );
-                    None
-                }
-            },
-        };
-        if !(100..=599).contains(&e.status) {
-            err(
-                "expect.status",
-                format!("expected an HTTP status code 100-599, found {}", e.status),
-            );
-        }
-        for (i, h) in e.required_headers.iter().enumerate() {
-            if !is_token(h) {
-                err(
-                    &format!("expect.required_headers[{i}]"),
-                    format!("expected an HTTP header name, found \"{h}\""),
-                );
-            }
-        }
-        for (i, h) in e.allowed_headers.iter().enumerate() {
-            if !is_token(h) {
-                err(
-                    &format!("expect.allowed_headers[{i}]"),
-                    format!("expected an HTTP header name, found \"{h}\""),
-                );
-            }
-        }
-        let changes = match e.body_changes_after_s {
-            None => None,
-            Some(s) if s.is_finite() && s > 0.0 && s <= 60.0 => Some(Duration::from_secs_f64(s)),
-            Some(s) => {
-                err(
-                    "expect.body_changes_after_s",
-                    format!("expected seconds between 0 and 60, found {s}"),
-                );
-                None
-            }
-        };
-
-        let given = [
-            e.body.is_some(),
-            e.body_regex.is_some(),
-            e.body_file.is_some(),
-        ];
-        let body = match given.iter().filter(|&&g| g).count() {
-            1 => {
-                if let Some(b) = &e.body {
-                    Some(BodyExpect::Exact(b.as_bytes().to_vec()))
-                } else if let Some(src) = &e.body_regex {
-                    match regex::bytes::Regex::new(src) {
-                        Ok(re) => Some(BodyExpect::Regex {
-                            source: src.clone(),
-                            re,
-                        }),
-                        Err(x) => {
-                            err(
-                                "expect.body_regex",
-                                format!(
-                                    "expected a regular expression: {}",
-                                    crate::error::regex_message(&x)
-                                ),
-                            );
-                            None
-                        }
-                    }
-                } else {
-                    let rel = e.body_file.as_deref().unwrap_or_default();
-                    let base = file.parent().unwrap_or(Path::new("."));
-                    match hash_file(&base.join(rel)) {
-                        Ok(b) => Some(b),
-                        Err(x) => {
-                            err(
-                                "expect.body_file",
-                                format!("expected a readable file relative to the scenario's folder: {x}"),
-                            );
-                            None
-                        }
-                    }
-                }
-            }
-            _ => {
-                err(
-                    "expect",
-                    "expected exactly one of `body`, `body_regex` or `body_file`".to_string(),
-                );
-                None
-            }
-        };
+        let database = database(e.database.as_deref(), &mut errs);
+        status_and_headers(e, &mut errs);
+        let changes = body_changes_after(e.body_changes_after_s, &mut errs);
+        let body = body(e, file, &mut errs);
 
         match body {
-            Some(body) if errors.is_empty() => Ok(Scenario {
+            Some(body) if errs.list.is_empty() => Ok(Scenario {
                 name: raw.name,
                 description: raw.description,
                 method: raw.method,
@@ -357,7 +222,173 @@ impl Scenario {
                 },
                 path_pieces,
             }),
-            _ => Err(errors),
+            _ => Err(errs.list),
+        }
+    }
+}
+
+/// The mistakes found in one scenario file, in the order found.
+struct Errors<'a> {
+    shown: &'a Path,
+    list: Vec<DefinitionError>,
+}
+
+impl Errors<'_> {
+    fn err(&mut self, field: &str, msg: String) {
+        self.list
+            .push(DefinitionError::field(self.shown, field, msg));
+    }
+}
+
+/// The request: `name` (the file's), `method` and `path`; the path's
+/// pieces (none when it does not parse).
+fn request(raw: &RawScenario, file: &Path, errs: &mut Errors) -> Vec<PathPiece> {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if raw.name != stem {
+        errs.err(
+            "name",
+            format!("expected the file name \"{stem}\", found \"{}\"", raw.name),
+        );
+    }
+    if !is_token(&raw.method) || raw.method.bytes().any(|b| b.is_ascii_lowercase()) {
+        errs.err(
+            "method",
+            format!(
+                "expected an HTTP method such as GET, found \"{}\"",
+                raw.method
+            ),
+        );
+    }
+    let (path_pieces, parsed) = match parse_path(&raw.path) {
+        Ok(p) => (p, true),
+        Err(m) => {
+            errs.err("path", m);
+            (Vec::new(), false)
+        }
+    };
+    // Templates hold spaces; the path as sent must not.
+    let sent: String = path_pieces
+        .iter()
+        .map(|p| match p {
+            PathPiece::Text(t) => t.clone(),
+            PathPiece::Uniform(lo, _) => lo.to_string(),
+        })
+        .collect();
+    if parsed && !sent.starts_with('/') || sent.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        errs.err(
+            "path",
+            format!(
+                "expected an absolute request path without spaces, such as \"/\", found \"{}\"",
+                raw.path
+            ),
+        );
+    }
+    path_pieces
+}
+
+/// `expect.database`, when given: the content its answers are graded on.
+fn database(given: Option<&str>, errs: &mut Errors) -> Option<DbContent> {
+    let d = given?;
+    let kind = DbContent::parse(d);
+    if kind.is_none() {
+        errs.err(
+            "expect.database",
+            format!("expected \"row\", \"rows\", \"fortunes\" or \"updates\", found \"{d}\""),
+        );
+    }
+    kind
+}
+
+/// `expect.status` and the header names `expect` lists.
+fn status_and_headers(e: &RawExpect, errs: &mut Errors) {
+    if !(100..=599).contains(&e.status) {
+        errs.err(
+            "expect.status",
+            format!("expected an HTTP status code 100-599, found {}", e.status),
+        );
+    }
+    for (i, h) in e.required_headers.iter().enumerate() {
+        if !is_token(h) {
+            errs.err(
+                &format!("expect.required_headers[{i}]"),
+                format!("expected an HTTP header name, found \"{h}\""),
+            );
+        }
+    }
+    for (i, h) in e.allowed_headers.iter().enumerate() {
+        if !is_token(h) {
+            errs.err(
+                &format!("expect.allowed_headers[{i}]"),
+                format!("expected an HTTP header name, found \"{h}\""),
+            );
+        }
+    }
+}
+
+/// `expect.body_changes_after_s`, when given: up to a minute.
+fn body_changes_after(seconds: Option<f64>, errs: &mut Errors) -> Option<Duration> {
+    match seconds {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 && s <= 60.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => {
+            errs.err(
+                "expect.body_changes_after_s",
+                format!("expected seconds between 0 and 60, found {s}"),
+            );
+            None
+        }
+    }
+}
+
+/// The body expected: exactly one of `body`, `body_regex` or `body_file`;
+/// none when that is not so or the one given is bad.
+fn body(e: &RawExpect, file: &Path, errs: &mut Errors) -> Option<BodyExpect> {
+    let given = [
+        e.body.is_some(),
+        e.body_regex.is_some(),
+        e.body_file.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        errs.err(
+            "expect",
+            "expected exactly one of `body`, `body_regex` or `body_file`".to_string(),
+        );
+        return None;
+    }
+    if let Some(b) = &e.body {
+        Some(BodyExpect::Exact(b.as_bytes().to_vec()))
+    } else if let Some(src) = &e.body_regex {
+        match regex::bytes::Regex::new(src) {
+            Ok(re) => Some(BodyExpect::Regex {
+                source: src.clone(),
+                re,
+            }),
+            Err(x) => {
+                errs.err(
+                    "expect.body_regex",
+                    format!(
+                        "expected a regular expression: {}",
+                        crate::error::regex_message(&x)
+                    ),
+                );
+                None
+            }
+        }
+    } else {
+        let rel = e.body_file.as_deref().unwrap_or_default();
+        let base = file.parent().unwrap_or(Path::new("."));
+        match hash_file(&base.join(rel)) {
+            Ok(b) => Some(b),
+            Err(x) => {
+                errs.err(
+                    "expect.body_file",
+                    format!("expected a readable file relative to the scenario's folder: {x}"),
+                );
+                None
+            }
         }
     }
 }

@@ -43,8 +43,23 @@ pub fn exchange(
             return d;
         }
     };
-    let mut out = frame::PREFACE.to_vec();
+    let out = opening(spec, &block);
     d.lines.push("→ connection preface (PRI * HTTP/2.0)".into());
+    let mut own = Decoder::new();
+    describe("→", &out[frame::PREFACE.len()..], &mut own, &mut d);
+    if let Err(e) = conn.write_all(&out).and_then(|_| conn.flush()) {
+        d.error = Some(format!("cannot send: {e}"));
+        return d;
+    }
+    read_answer(conn, timeout, &mut d);
+    d
+}
+
+/// All the client sends at once: the preface, its settings, the
+/// connection window, and the request (header `block` and body) as
+/// stream 1.
+fn opening(spec: &RequestSpec, block: &[u8]) -> Vec<u8> {
+    let mut out = frame::PREFACE.to_vec();
     frame::put_settings(&mut out, &CLIENT_SETTINGS);
     frame::put_window_update(&mut out, 0, CONNECTION_WINDOW - frame::DEFAULT_WINDOW);
     let end = if spec.body.is_empty() {
@@ -59,7 +74,7 @@ pub fn exchange(
         frame::END_HEADERS | end,
         1,
     );
-    out.extend_from_slice(&block);
+    out.extend_from_slice(block);
     if !spec.body.is_empty() {
         // One frame, within the first window and frame size; a larger body
         // is cut to what fits, and said so.
@@ -67,35 +82,55 @@ pub fn exchange(
         frame::put_head(&mut out, n, frame::DATA, frame::END_STREAM, 1);
         out.extend_from_slice(&spec.body[..n]);
     }
-    let mut own = Decoder::new();
-    describe("→", &out[frame::PREFACE.len()..], &mut own, &mut d);
-    if let Err(e) = conn.write_all(&out).and_then(|_| conn.flush()) {
-        d.error = Some(format!("cannot send: {e}"));
-        return d;
-    }
+    out
+}
+
+/// Reads and describes the server's frames until the exchange is over;
+/// `d.error` says why when it ends without a whole answer.
+fn read_answer(conn: &mut Dialed, timeout: Duration, d: &mut H2Dump) {
     let deadline = Instant::now() + timeout;
-    let mut theirs = Decoder::new();
+    let mut theirs = Answer {
+        dec: Decoder::new(),
+        acked: false,
+    };
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16_384];
-    let mut acked = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             d.error = Some(format!("no whole answer within {timeout:?}"));
-            return d;
+            return;
         }
         let _ = conn.set_read_timeout(Some(left));
         match conn.read(&mut chunk) {
             Ok(0) => {
                 d.error = Some("the server closed the connection".into());
-                return d;
+                return;
             }
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
             Err(e) => {
                 d.error = Some(format!("read failed: {e}"));
-                return d;
+                return;
             }
         }
+        let Some(at) = theirs.frames(conn, &buf, d) else {
+            return;
+        };
+        buf.drain(..at);
+    }
+}
+
+/// The server's side of the exchange: the decoder of its header blocks,
+/// and whether its settings were acknowledged.
+struct Answer {
+    dec: Decoder,
+    acked: bool,
+}
+
+impl Answer {
+    /// Describes (and answers) each whole frame at the start of `buf`:
+    /// the bytes they took, or `None` once the exchange is over.
+    fn frames(&mut self, conn: &mut Dialed, buf: &[u8], d: &mut H2Dump) -> Option<usize> {
         let mut at = 0;
         while buf.len() - at >= frame::HEADER_LEN {
             let h = Head::parse(&buf[at..]);
@@ -104,34 +139,43 @@ pub fn exchange(
             }
             let whole = &buf[at..at + frame::HEADER_LEN + h.len];
             at += frame::HEADER_LEN + h.len;
-            let status = describe("←", whole, &mut theirs, &mut d);
-            if status.is_some() && d.status.is_none() {
-                d.status = status;
-            }
-            if h.kind == frame::SETTINGS && h.flags & frame::ACK == 0 && !acked {
-                acked = true;
-                let mut ack = Vec::new();
-                frame::put_head(&mut ack, 0, frame::SETTINGS, frame::ACK, 0);
-                let _ = conn.write_all(&ack);
-                d.lines.push("→ SETTINGS ACK".into());
-            }
-            let ends = h.stream == 1
-                && (h.kind == frame::RST_STREAM
-                    || (matches!(h.kind, frame::DATA | frame::HEADERS)
-                        && h.flags & frame::END_STREAM != 0));
-            if h.kind == frame::GOAWAY || (h.kind == frame::RST_STREAM && h.stream == 1) {
-                d.error = Some(format!("the server sent {}", frame::kind_name(h.kind)));
-                return d;
-            }
-            if ends {
-                let mut bye = Vec::new();
-                frame::put_goaway(&mut bye, 0, frame::NO_ERROR);
-                let _ = conn.write_all(&bye);
-                d.lines.push("→ GOAWAY last stream 0, NO_ERROR".into());
-                return d;
+            if self.frame(conn, &h, whole, d) {
+                return None;
             }
         }
-        buf.drain(..at);
+        Some(at)
+    }
+
+    /// One whole frame (`h` and its payload, in `whole`); true when it
+    /// ends the exchange.
+    fn frame(&mut self, conn: &mut Dialed, h: &Head, whole: &[u8], d: &mut H2Dump) -> bool {
+        let status = describe("←", whole, &mut self.dec, d);
+        if status.is_some() && d.status.is_none() {
+            d.status = status;
+        }
+        if h.kind == frame::SETTINGS && h.flags & frame::ACK == 0 && !self.acked {
+            self.acked = true;
+            let mut ack = Vec::new();
+            frame::put_head(&mut ack, 0, frame::SETTINGS, frame::ACK, 0);
+            let _ = conn.write_all(&ack);
+            d.lines.push("→ SETTINGS ACK".into());
+        }
+        let ends = h.stream == 1
+            && (h.kind == frame::RST_STREAM
+                || (matches!(h.kind, frame::DATA | frame::HEADERS)
+                    && h.flags & frame::END_STREAM != 0));
+        if h.kind == frame::GOAWAY || (h.kind == frame::RST_STREAM && h.stream == 1) {
+            d.error = Some(format!("the server sent {}", frame::kind_name(h.kind)));
+            return true;
+        }
+        if ends {
+            let mut bye = Vec::new();
+            frame::put_goaway(&mut bye, 0, frame::NO_ERROR);
+            let _ = conn.write_all(&bye);
+            d.lines.push("→ GOAWAY last stream 0, NO_ERROR".into());
+            return true;
+        }
+        false
     }
 }
 

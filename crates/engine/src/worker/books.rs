@@ -3,9 +3,10 @@
 //! in the ledger.
 
 use crate::clock::{Nanos, NANOS_PER_SEC};
+use crate::ledger::{Tally, TargetTally};
 use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, TargetOutcome, CONTENDED};
 use crate::stats::Failure;
-use crate::LoadModel;
+use crate::{H2Report, LoadModel};
 
 use super::conn::State;
 use super::{ThreadPlan, ThreadReport, Usage, Worker, SATURATED};
@@ -20,50 +21,17 @@ impl Worker {
                 (u, u)
             }
         };
-        let elapsed = to.at.saturating_sub(from.at).max(1) as f64;
-        let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64 / elapsed;
-        let busy = busy.min(1.0);
-        // Ready to run but not running: another thread or process had the
-        // CPU. What the thread offered then is less than it would have.
-        let waiting = (to.wait.saturating_sub(from.wait) as f64 / elapsed).min(1.0);
+        let generator = generator(from, to);
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
         t.settle();
         let thread_req_sec = t.req_sec.finish();
-        let group = |(x, name): (crate::ledger::TargetTally, String)| TargetOutcome {
-            name,
-            planned: x.planned,
-            requests: x.answered,
-            errors: x.errors,
-            status_codes: x.codes.to_map(),
-            latency: x.latency,
-        };
-        let targets = std::mem::take(&mut t.targets)
-            .into_iter()
-            .zip(plan.names.iter().cloned())
-            .map(group)
-            .collect();
+        let targets = groups(std::mem::take(&mut t.targets), plan.names.iter().cloned());
         let labels = plan.stages.iter().flatten().map(|s| s.label());
-        let stages = std::mem::take(&mut t.stages)
-            .into_iter()
-            .zip(labels)
-            .map(group)
-            .collect();
-        let lateness_p99 = if t.lateness.is_empty() {
-            0
-        } else {
-            t.lateness.value_at_quantile(0.99)
-        };
-        // A profile's rate is reported as its mean over the window.
-        let rate = match &plan.stages {
-            Some(st) => plan.rate.map(|_| {
-                let secs: f64 = st.iter().map(|s| s.duration.as_secs_f64()).sum();
-                st.iter().map(|s| s.requests()).sum::<f64>() / secs.max(1e-9)
-            }),
-            None => plan.rate,
-        };
-        let thread_rate = rate.map(|r| r / plan.threads as f64);
+        let stages = groups(std::mem::take(&mut t.stages), labels);
+        let thread_rate = thread_rate(plan);
+        let schedule = thread_rate.map(|rate| schedule(rate, &t, self.never_sent, plan.send_ahead));
         let secs = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
         Outcome {
             model: match thread_rate {
@@ -73,22 +41,9 @@ impl Worker {
             connections: self.conns.len(),
             threads: 1,
             protocol: plan.protocol,
-            h2: plan.h2.then(|| {
-                let mut h = self.h2_report;
-                h.streams = plan.pipeline;
-                h.frames_received = (0..11u8)
-                    .filter(|&k| self.h2_frames[k as usize] > 0)
-                    .map(|k| {
-                        let name = if k < 10 {
-                            crate::h2::frame::kind_name(k)
-                        } else {
-                            "other".into()
-                        };
-                        (name, self.h2_frames[k as usize])
-                    })
-                    .collect();
-                h
-            }),
+            h2: plan
+                .h2
+                .then(|| h2_report(self.h2_report, plan.pipeline, &self.h2_frames)),
             pipeline: if plan.h2 { 1 } else { plan.pipeline },
             timeout_s: secs(plan.timeout),
             warmup_s: secs(plan.measure_start - plan.start),
@@ -114,25 +69,8 @@ impl Worker {
             tls_error: self.tls_error,
             keepalive: plan.keepalive,
             series: Vec::new(),
-            generator: Generator {
-                cpu_s: secs(to.cpu.saturating_sub(from.cpu)),
-                busy_fraction: busy,
-                thread_busy: vec![busy],
-                saturated: busy > SATURATED,
-                wait_fraction: waiting,
-                contended: waiting >= CONTENDED,
-                steal_fraction: None,
-            },
-            schedule: thread_rate.map(|rate| Schedule {
-                rate,
-                sent: t.sent,
-                never_sent: self.never_sent,
-                waited_for_connection: t.waited,
-                send_ahead_us: plan.send_ahead as f64 / 1e3,
-                sent_early: t.early,
-                early_max_us: t.early_max as f64 / 1e3,
-                behind: lateness_p99 > 1_000 || self.never_sent > 0,
-            }),
+            generator,
+            schedule,
             sockets: self.sockets,
             interrupted,
             address: plan.addr.to_string(),
@@ -263,4 +201,90 @@ impl Worker {
 pub(super) fn interval_end(plan: &ThreadPlan, second: i64, end: Nanos) -> Nanos {
     let edge = plan.measure_start as i128 + (second as i128 + 1) * NANOS_PER_SEC as i128;
     (edge.max(0) as u64).min(end)
+}
+
+/// The thread's cost over the window, from its usage at the window's
+/// start (`from`) and end (`to`).
+fn generator(from: Usage, to: Usage) -> Generator {
+    let elapsed = to.at.saturating_sub(from.at).max(1) as f64;
+    let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64 / elapsed;
+    let busy = busy.min(1.0);
+    // Ready to run but not running: another thread or process had the
+    // CPU. What the thread offered then is less than it would have.
+    let waiting = (to.wait.saturating_sub(from.wait) as f64 / elapsed).min(1.0);
+    Generator {
+        cpu_s: to.cpu.saturating_sub(from.cpu) as f64 / NANOS_PER_SEC as f64,
+        busy_fraction: busy,
+        thread_busy: vec![busy],
+        saturated: busy > SATURATED,
+        wait_fraction: waiting,
+        contended: waiting >= CONTENDED,
+        steal_fraction: None,
+    }
+}
+
+/// Named parts of the window (targets or stages), each tally with its name.
+fn groups(tallies: Vec<TargetTally>, names: impl Iterator<Item = String>) -> Vec<TargetOutcome> {
+    tallies
+        .into_iter()
+        .zip(names)
+        .map(|(x, name)| TargetOutcome {
+            name,
+            planned: x.planned,
+            requests: x.answered,
+            errors: x.errors,
+            status_codes: x.codes.to_map(),
+            latency: x.latency,
+        })
+        .collect()
+}
+
+/// This thread's share of a constant rate; `None` in a closed loop.
+fn thread_rate(plan: &ThreadPlan) -> Option<f64> {
+    // A profile's rate is reported as its mean over the window.
+    let rate = match &plan.stages {
+        Some(st) => plan.rate.map(|_| {
+            let secs: f64 = st.iter().map(|s| s.duration.as_secs_f64()).sum();
+            st.iter().map(|s| s.requests()).sum::<f64>() / secs.max(1e-9)
+        }),
+        None => plan.rate,
+    };
+    rate.map(|r| r / plan.threads as f64)
+}
+
+/// How the thread kept its schedule of `rate` requests per second.
+fn schedule(rate: f64, t: &Tally, never_sent: u64, send_ahead: Nanos) -> Schedule {
+    let lateness_p99 = if t.lateness.is_empty() {
+        0
+    } else {
+        t.lateness.value_at_quantile(0.99)
+    };
+    Schedule {
+        rate,
+        sent: t.sent,
+        never_sent,
+        waited_for_connection: t.waited,
+        send_ahead_us: send_ahead as f64 / 1e3,
+        sent_early: t.early,
+        early_max_us: t.early_max as f64 / 1e3,
+        behind: lateness_p99 > 1_000 || never_sent > 0,
+    }
+}
+
+/// The thread's HTTP/2 report, with its streams per connection and the
+/// frames it received by type.
+fn h2_report(mut h: H2Report, streams: usize, frames: &[u64; 11]) -> H2Report {
+    h.streams = streams;
+    h.frames_received = (0..11u8)
+        .filter(|&k| frames[k as usize] > 0)
+        .map(|k| {
+            let name = if k < 10 {
+                crate::h2::frame::kind_name(k)
+            } else {
+                "other".into()
+            };
+            (name, frames[k as usize])
+        })
+        .collect();
+    h
 }

@@ -207,6 +207,52 @@ fn scan_every(timeout: Nanos) -> Nanos {
     (timeout / 20).clamp(1_000_000, 50_000_000)
 }
 
+/// A constant rate's or a rate profile's schedule of this thread's slots;
+/// `None` in a closed loop.
+fn pacer(plan: &ThreadPlan, index: usize) -> Option<AnyPacer> {
+    plan.rate.map(|rate| match &plan.stages {
+        None => AnyPacer::Constant(ConstantPacer::new(
+            plan.schedule_start,
+            index,
+            plan.threads,
+            rate,
+        )),
+        Some(stages) => AnyPacer::Profile(ProfilePacer::new(
+            plan.schedule_start,
+            index,
+            plan.threads,
+            std::time::Duration::from_nanos(plan.measure_start - plan.start),
+            stages,
+        )),
+    })
+}
+
+/// The thread's window end. A constant-rate budget is known up front: the
+/// window ends at the first slot beyond it.
+fn window_end(plan: &ThreadPlan, pacer: Option<&AnyPacer>, budget: Option<u64>) -> Nanos {
+    match (pacer, budget) {
+        (Some(p), Some(n)) => {
+            let first = p.due_before(plan.measure_start);
+            p.due(first + n).min(plan.end)
+        }
+        _ => plan.end,
+    }
+}
+
+/// The thread's ledger for a window ending at `end`, by target and stage.
+fn tally(plan: &ThreadPlan, end: Nanos) -> Tally {
+    Tally::new(
+        plan.measure_start,
+        end,
+        plan.timeout,
+        plan.rate.is_some(),
+        plan.expect_status.clone(),
+    )
+    .by_targets(plan.names.len())
+    .by_stages(plan.measure_start, plan.stages.as_deref().unwrap_or(&[]))
+    .late_answers_time_out(plan.timeout_mode == crate::config::TimeoutMode::Wrk)
+}
+
 pub(crate) enum ThreadReport {
     /// Worker `.0`'s share of one interval of the time series.
     Interval(usize, SecondSample, Histogram<u64>),
@@ -338,48 +384,17 @@ impl Worker {
         // thread between due times: a timer kept armed across waits is
         // cheaper there (see `poller`).
         let poller = Poller::new(1024, plan.rate.is_some() && !deferred)?;
-        let pacer = plan.rate.map(|rate| match &plan.stages {
-            None => AnyPacer::Constant(ConstantPacer::new(
-                plan.schedule_start,
-                index,
-                plan.threads,
-                rate,
-            )),
-            Some(stages) => AnyPacer::Profile(ProfilePacer::new(
-                plan.schedule_start,
-                index,
-                plan.threads,
-                std::time::Duration::from_nanos(plan.measure_start - plan.start),
-                stages,
-            )),
-        });
+        let pacer = pacer(&plan, index);
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline.min(64)))
             .collect();
-        // A constant-rate budget is known up front: the window ends at the
-        // first slot beyond it.
-        let end = match (&pacer, budget) {
-            (Some(p), Some(n)) => {
-                let first = p.due_before(plan.measure_start);
-                p.due(first + n).min(plan.end)
-            }
-            _ => plan.end,
-        };
+        let end = window_end(&plan, pacer.as_ref(), budget);
         // The first interval starts at the run start and ends at the next
         // whole second counted from the measurement start.
         let warm = plan.measure_start - plan.start;
         let iv_second = -(warm.div_ceil(NANOS_PER_SEC) as i64);
         let iv_end = books::interval_end(&plan, iv_second, end);
-        let tally = Tally::new(
-            plan.measure_start,
-            end,
-            plan.timeout,
-            plan.rate.is_some(),
-            plan.expect_status.clone(),
-        )
-        .by_targets(plan.names.len())
-        .by_stages(plan.measure_start, plan.stages.as_deref().unwrap_or(&[]))
-        .late_answers_time_out(plan.timeout_mode == crate::config::TimeoutMode::Wrk);
+        let tally = tally(&plan, end);
         Ok(Worker {
             index,
             stop,

@@ -81,8 +81,35 @@ fn protocols(list: &str, servers: &[&Server]) -> anyhow::Result<Vec<Protocol>> {
 /// Validates what `check` was asked for against the zoo: every mistake is
 /// one usage line naming the flag.
 pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>> {
-    let filter = fairbench_zoo::NameFilter::parse(args.servers)
-        .map_err(|e| usage(format!("--servers: {e}")))?;
+    let (servers, invalid) = servers(zoo, args.servers)?;
+    let scenarios = scenarios(zoo, args.scenarios)?;
+    let variant = args.variant.clone().unwrap_or_default();
+    let responses = match variant.response {
+        None => ResponseKind::STANDARD.to_vec(),
+        Some(r) => vec![r],
+    };
+    let mode = mode(&variant, args.mode, &servers)?;
+    check_reference(zoo, args.reference)?;
+    let protocols = protocols(args.protocols, &servers)?;
+    let cpus = args.cpus.clone();
+    let cores = cores(args.cores, cpus.as_deref(), args.servers_elsewhere)?;
+    Ok(Selection {
+        servers,
+        invalid,
+        scenarios,
+        responses,
+        protocols,
+        mode,
+        cpus,
+        cores,
+    })
+}
+
+/// `--servers`: the valid servers it matches and the folders it matches
+/// whose manifest is invalid; at least one of either.
+fn servers<'z>(zoo: &'z Zoo, patterns: &str) -> anyhow::Result<(Vec<&'z Server>, Vec<String>)> {
+    let filter =
+        fairbench_zoo::NameFilter::parse(patterns).map_err(|e| usage(format!("--servers: {e}")))?;
     let selected = |name: &str| filter.matches(name);
     let servers: Vec<&Server> = zoo.servers.iter().filter(|s| selected(&s.name)).collect();
     let invalid: Vec<String> = zoo
@@ -94,7 +121,7 @@ pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>>
         let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
         return Err(usage(format!(
             "--servers {}: matches no server; there are: {}",
-            args.servers,
+            patterns,
             if names.is_empty() {
                 "none".to_string()
             } else {
@@ -102,30 +129,18 @@ pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>>
             }
         )));
     }
+    Ok((servers, invalid))
+}
 
-    let scenarios: Vec<&Scenario> = match args.scenarios {
+/// `--scenarios`: each name a scenario of the zoo (None: all of them), and
+/// at least one.
+fn scenarios<'z>(zoo: &'z Zoo, list: Option<&str>) -> anyhow::Result<Vec<&'z Scenario>> {
+    let scenarios: Vec<&Scenario> = match list {
         None => zoo.scenarios.iter().collect(),
         Some(list) => {
             let mut out = Vec::new();
             for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                match zoo.scenario(name) {
-                    Some(s) => out.push(s),
-                    None if zoo.scenario_error(name).is_some() => {
-                        let e = zoo.scenario_error(name).map(|e| e.to_string());
-                        return Err(usage(format!(
-                            "--scenarios: scenario {name} is broken: {}",
-                            e.unwrap_or_default()
-                        )));
-                    }
-                    None => {
-                        let known: Vec<&str> =
-                            zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
-                        return Err(usage(format!(
-                            "--scenarios: no scenario named {name}; there are: {}",
-                            known.join(", ")
-                        )));
-                    }
-                }
+                out.push(scenario(zoo, name)?);
             }
             out
         }
@@ -133,13 +148,38 @@ pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>>
     if scenarios.is_empty() {
         return Err(usage("no scenario to check"));
     }
+    Ok(scenarios)
+}
 
-    let variant = args.variant.clone().unwrap_or_default();
-    let responses = match variant.response {
-        None => ResponseKind::STANDARD.to_vec(),
-        Some(r) => vec![r],
-    };
-    let mode = match (&variant.mode, &args.mode.map(str::to_string)) {
+/// One name of `--scenarios`: the scenario, or why there is none.
+fn scenario<'z>(zoo: &'z Zoo, name: &str) -> anyhow::Result<&'z Scenario> {
+    match zoo.scenario(name) {
+        Some(s) => Ok(s),
+        None if zoo.scenario_error(name).is_some() => {
+            let e = zoo.scenario_error(name).map(|e| e.to_string());
+            Err(usage(format!(
+                "--scenarios: scenario {name} is broken: {}",
+                e.unwrap_or_default()
+            )))
+        }
+        None => {
+            let known: Vec<&str> = zoo.scenarios.iter().map(|s| s.name.as_str()).collect();
+            Err(usage(format!(
+                "--scenarios: no scenario named {name}; there are: {}",
+                known.join(", ")
+            )))
+        }
+    }
+}
+
+/// The mode `--variant` or `--mode` names (they must agree), which some
+/// selected server must have.
+fn mode(
+    variant: &VariantSel,
+    flag: Option<&str>,
+    servers: &[&Server],
+) -> anyhow::Result<Option<String>> {
+    let mode = match (&variant.mode, &flag.map(str::to_string)) {
         (Some(a), Some(b)) if a != b => {
             return Err(usage(format!(
                 "--variant {a}/… and --mode {b} name different modes"
@@ -160,26 +200,30 @@ pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>>
             )));
         }
     }
+    Ok(mode)
+}
 
+/// `--reference`: the default, or a server of the zoo (valid or not).
+fn check_reference(zoo: &Zoo, reference: &str) -> anyhow::Result<()> {
     // A typo here would silently drop the reference-bytes rule (a zoo
     // without the default reference has nothing to compare with).
-    if args.reference != REFERENCE_SERVER
-        && !zoo.servers.iter().any(|s| s.name == args.reference)
-        && !zoo
-            .invalid_server_names()
-            .iter()
-            .any(|n| n == args.reference)
+    if reference != REFERENCE_SERVER
+        && !zoo.servers.iter().any(|s| s.name == reference)
+        && !zoo.invalid_server_names().iter().any(|n| n == reference)
     {
         let names: Vec<&str> = zoo.servers.iter().map(|s| s.name.as_str()).collect();
         return Err(usage(format!(
             "--reference {}: no server has that name; there are: {}",
-            args.reference,
+            reference,
             names.join(", ")
         )));
     }
-    let protocols = protocols(args.protocols, &servers)?;
-    let cpus = args.cpus.clone();
-    let cores = match (args.cores, &cpus) {
+    Ok(())
+}
+
+/// `--cores`, else as many as `--cpus` names, else 1.
+fn cores(cores: Option<usize>, cpus: Option<&[usize]>, elsewhere: bool) -> anyhow::Result<usize> {
+    let cores = match (cores, cpus) {
         (Some(n), _) => n,
         (None, Some(c)) => c.len(),
         (None, None) => 1,
@@ -187,19 +231,10 @@ pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>>
     // CORES beyond the CPUs would size the server's threads for a machine
     // it does not have; on an ssh host its own CPUs are what count.
     let here = crate::host::allowed_cpus().len();
-    if !args.servers_elsewhere && cores > here {
+    if !elsewhere && cores > here {
         return Err(usage(format!(
             "--cores {cores}: this machine lets fairbench use {here} CPUs"
         )));
     }
-    Ok(Selection {
-        servers,
-        invalid,
-        scenarios,
-        responses,
-        protocols,
-        mode,
-        cpus,
-        cores,
-    })
+    Ok(cores)
 }

@@ -2,10 +2,12 @@
 //! already run, measured at their URLs (runner::services). Read without a
 //! fairbench root, so a team keeps the suite file in its own repository.
 
+use fairbench_engine::{LoadConfig, Outcome};
+
 use crate::output::progress::LoadProgress;
 use crate::report::url_case::NOT_STARTED;
 use crate::runner::metadata;
-use crate::runner::services::{self, Ended};
+use crate::runner::services::{self, Ended, ServiceCase};
 use crate::store::{NewRun, RunLock, Store};
 use crate::suite::Suite;
 use crate::topology::TopologyKind;
@@ -17,29 +19,77 @@ use super::run_args::RunArgs;
 pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
     refuse_zoo_flags(args)?;
     let cases = services::plan(suite);
-    let configs = cases
-        .iter()
-        .map(|c| {
-            services::config(suite, c)
-                .map_err(|e| usage(format!("{}: service {:?}: {e}", args.suite, c.service.name)))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let configs = configs(args, suite, &cases)?;
     if args.dry_run {
-        println!("suite {}: {}", suite.name, suite.description);
-        for (i, c) in cases.iter().enumerate() {
-            println!("{:>4}  {}  {}", i + 1, c.label(), c.service.url);
-        }
-        println!(
-            "{} cases of services at their URLs; estimated time {} (nothing to build or start)",
-            cases.len(),
-            humantime::format_duration(services::case_time(suite) * cases.len() as u32)
-        );
-        println!("{NOT_STARTED}");
+        print_plan(suite, &cases);
         return Ok(0);
     }
     let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
+    let (run, ids) = store_plan(&mut store, suite, text, &cases)?;
+    eprintln!(
+        "run {run}: suite {}, {} cases of {} services at their URLs, results in {}",
+        crate::output::terminal::text(&suite.name),
+        cases.len(),
+        suite.services.len(),
+        args.db.display()
+    );
+    eprintln!("{NOT_STARTED}");
+    let tally = measure_all(&mut store, &cases, &configs, &ids)?;
+    let code = if tally.interrupted {
+        store.set_run_state(
+            run,
+            "interrupted",
+            Some("interrupted by a signal (Ctrl-C or SIGTERM)"),
+        )?;
+        eprintln!("interrupted: finished cases are stored");
+        130
+    } else {
+        store.set_run_state(run, "done", None)?;
+        i32::from(tally.failed > 0)
+    };
+    super::run_end::ended(args, &store, run)?;
+    Ok(code)
+}
+
+/// Each case's load, or a usage error naming the service that has none.
+fn configs(
+    args: &RunArgs,
+    suite: &Suite,
+    cases: &[ServiceCase],
+) -> anyhow::Result<Vec<LoadConfig>> {
+    cases
+        .iter()
+        .map(|c| {
+            services::config(suite, c)
+                .map_err(|e| usage(format!("{}: service {:?}: {e}", args.suite, c.service.name)))
+        })
+        .collect()
+}
+
+/// `--dry-run`: the cases, and how long they would take.
+fn print_plan(suite: &Suite, cases: &[ServiceCase]) {
+    println!("suite {}: {}", suite.name, suite.description);
+    for (i, c) in cases.iter().enumerate() {
+        println!("{:>4}  {}  {}", i + 1, c.label(), c.service.url);
+    }
+    println!(
+        "{} cases of services at their URLs; estimated time {} (nothing to build or start)",
+        cases.len(),
+        humantime::format_duration(services::case_time(suite) * cases.len() as u32)
+    );
+    println!("{NOT_STARTED}");
+}
+
+/// Creates the run with its cases stored as pending; returns the run and
+/// its cases' ids, in the plan's order.
+fn store_plan(
+    store: &mut Store,
+    suite: &Suite,
+    text: &str,
+    cases: &[ServiceCase],
+) -> anyhow::Result<(i64, Vec<i64>)> {
     let run = store.create_run(&NewRun {
         started_at: crate::store::now_rfc3339(),
         suite: suite.name.clone(),
@@ -56,45 +106,44 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
         .collect();
     store.insert_planned(run, &planned)?;
     let ids: Vec<i64> = store.cases(run)?.iter().map(|c| c.id).collect();
-    eprintln!(
-        "run {run}: suite {}, {} cases of {} services at their URLs, results in {}",
-        crate::output::terminal::text(&suite.name),
-        cases.len(),
-        suite.services.len(),
-        args.db.display()
-    );
-    eprintln!("{NOT_STARTED}");
+    Ok((run, ids))
+}
+
+/// How the cases of a run went.
+struct Tally {
+    failed: usize,
+    interrupted: bool,
+}
+
+/// Measures the cases one after another, each stored as it ends, until
+/// all are done or the run is interrupted.
+fn measure_all(
+    store: &mut Store,
+    cases: &[ServiceCase],
+    configs: &[LoadConfig],
+    ids: &[i64],
+) -> anyhow::Result<Tally> {
     let stop = crate::interrupt::flag();
-    let mut failed = 0;
-    let mut interrupted = false;
-    for (n, ((c, cfg), id)) in cases.iter().zip(&configs).zip(&ids).enumerate() {
+    let mut tally = Tally {
+        failed: 0,
+        interrupted: false,
+    };
+    for (n, ((c, cfg), id)) in cases.iter().zip(configs).zip(ids).enumerate() {
         if crate::interrupt::interrupted() {
-            interrupted = true;
+            tally.interrupted = true;
             break;
         }
         let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
-        let end = services::measure(&mut store, *id, cfg, stop.clone(), &mut progress)?;
+        let end = services::measure(store, *id, cfg, stop.clone(), &mut progress)?;
         progress.finish();
         let line = match end {
-            Ended::Done(o) => {
-                let l = o.latency_summary();
-                let mut line = format!(
-                    "{} req/s  p50 {}  p99 {}",
-                    units::rate(o.rps()),
-                    units::micros(l.p50 as f64),
-                    units::micros(l.p99 as f64)
-                );
-                if o.errors.total() > 0 {
-                    line.push_str(&format!("  errors {}", units::count(o.errors.total())));
-                }
-                line
-            }
+            Ended::Done(o) => done_line(&o),
             Ended::Failed(reason) => {
-                failed += 1;
+                tally.failed += 1;
                 format!("FAILED: {}", units::one_line(&reason))
             }
             Ended::Interrupted => {
-                interrupted = true;
+                tally.interrupted = true;
                 break;
             }
         };
@@ -109,20 +158,22 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
             ))
         );
     }
-    let code = if interrupted {
-        store.set_run_state(
-            run,
-            "interrupted",
-            Some("interrupted by a signal (Ctrl-C or SIGTERM)"),
-        )?;
-        eprintln!("interrupted: finished cases are stored");
-        130
-    } else {
-        store.set_run_state(run, "done", None)?;
-        i32::from(failed > 0)
-    };
-    super::run_end::ended(args, &store, run)?;
-    Ok(code)
+    Ok(tally)
+}
+
+/// A measured case's line: throughput, latency and any errors.
+fn done_line(o: &Outcome) -> String {
+    let l = o.latency_summary();
+    let mut line = format!(
+        "{} req/s  p50 {}  p99 {}",
+        units::rate(o.rps()),
+        units::micros(l.p50 as f64),
+        units::micros(l.p99 as f64)
+    );
+    if o.errors.total() > 0 {
+        line.push_str(&format!("  errors {}", units::count(o.errors.total())));
+    }
+    line
 }
 
 /// Flags that choose zoo servers, or where a server fairbench starts runs,

@@ -16,7 +16,7 @@ pub mod wire;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -170,105 +170,135 @@ pub fn run(
     let (tx, rx) = mpsc::channel::<Event>();
     let mut agents: Vec<Agent> = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.into_iter().enumerate() {
-        let label = job.host.label();
-        let exe = job
-            .host
-            .fairbench_exe()
-            .map_err(|e| FleetError::Agent(format!("load generator on {label}: {e:#}")))?;
-        let json = serde_json::to_string(&job.config).expect("a job serialises");
-        let argv = vec![
-            exe,
-            "agent".to_string(),
-            "load".into(),
-            "--job".into(),
-            json,
-        ];
-        // An agent on this machine (here or in a namespace, where it
-        // cannot see the cgroup file system itself) goes into a group with
-        // its CPUs as the cpuset from its first instruction on.
-        let group = match (&job.host, &job.config.cpus) {
-            (Host::Local | Host::Netns(_), Some(cpus)) => {
-                containment::create(Purpose::Generator, Some(cpus)).ok()
-            }
-            _ => None,
-        };
-        let mut cmd = job.host.command(&argv);
-        if let Some(g) = &group {
-            let joiner = g.joiner().map_err(|e| {
-                FleetError::Agent(format!(
-                    "load generator on {label}: cannot open control group {}: {e}",
-                    g.name()
-                ))
-            })?;
-            cmd.env(IN_GROUP_VAR, g.name());
-            // SAFETY: join_self only writes to descriptors opened before the fork.
-            unsafe {
-                cmd.pre_exec(move || joiner.join_self());
-            }
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                FleetError::Agent(format!("load generator on {label}: cannot start: {e}"))
-            })?;
-        let stdout = child.stdout.take().expect("piped");
-        let stderr_pipe = child.stderr.take().expect("piped");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    match serde_json::from_str::<AgentMsg>(&line) {
-                        Ok(m) => {
-                            let _ = tx.send(Event::Msg(i, m, unix_ns()));
-                        }
-                        Err(_) => {
-                            let _ = tx.send(Event::Garbled(i, line));
-                        }
-                    }
-                }
-                let _ = tx.send(Event::Closed(i));
-            });
-        }
-        {
-            let stderr = stderr.clone();
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                let _ = BufReader::new(stderr_pipe).read_to_string(&mut text);
-                *stderr.lock().unwrap_or_else(|p| p.into_inner()) = text
-                    .lines()
-                    .rev()
-                    .take(20)
-                    .map(fairbench_sys::text::visible)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-            });
-        }
-        let stdin = child.stdin.take();
-        agents.push(Agent {
-            label,
-            group,
-            config: job.config,
-            child,
-            stdin,
-            stderr,
-            ready: false,
-            clock_offset_ms: 0.0,
-            done: None,
-            error: None,
-            closed: false,
-            intervals: Vec::new(),
-        });
+        agents.push(spawn(i, job, &tx)?);
     }
     drop(tx);
+    await_ready(&mut agents, &rx, &stop)?;
+    let ends = start_together(&mut agents);
+    let series = follow(&mut agents, &rx, &stop, ends, observer);
+    let_exit(&mut agents);
+    let (parts, warnings) = parts(&mut agents)?;
+    let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();
+    let merged = Outcome::merge(&outcomes, series);
+    Ok(FleetOutcome {
+        merged,
+        parts,
+        warnings,
+    })
+}
 
-    // The barrier: everyone connected and waiting.
+/// Starts job `i`'s agent on its host, its messages sent to `tx`.
+fn spawn(i: usize, job: Job, tx: &mpsc::Sender<Event>) -> Result<Agent, FleetError> {
+    let label = job.host.label();
+    let exe = job
+        .host
+        .fairbench_exe()
+        .map_err(|e| FleetError::Agent(format!("load generator on {label}: {e:#}")))?;
+    let json = serde_json::to_string(&job.config).expect("a job serialises");
+    let argv = vec![
+        exe,
+        "agent".to_string(),
+        "load".into(),
+        "--job".into(),
+        json,
+    ];
+    // An agent on this machine (here or in a namespace, where it
+    // cannot see the cgroup file system itself) goes into a group with
+    // its CPUs as the cpuset from its first instruction on.
+    let group = match (&job.host, &job.config.cpus) {
+        (Host::Local | Host::Netns(_), Some(cpus)) => {
+            containment::create(Purpose::Generator, Some(cpus)).ok()
+        }
+        _ => None,
+    };
+    let mut cmd = job.host.command(&argv);
+    if let Some(g) = &group {
+        let joiner = g.joiner().map_err(|e| {
+            FleetError::Agent(format!(
+                "load generator on {label}: cannot open control group {}: {e}",
+                g.name()
+            ))
+        })?;
+        cmd.env(IN_GROUP_VAR, g.name());
+        // SAFETY: join_self only writes to descriptors opened before the fork.
+        unsafe {
+            cmd.pre_exec(move || joiner.join_self());
+        }
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| FleetError::Agent(format!("load generator on {label}: cannot start: {e}")))?;
+    let stdout = child.stdout.take().expect("piped");
+    let stderr_pipe = child.stderr.take().expect("piped");
+    read_messages(i, stdout, tx.clone());
+    let stderr = keep_stderr(stderr_pipe);
+    let stdin = child.stdin.take();
+    Ok(Agent {
+        label,
+        group,
+        config: job.config,
+        child,
+        stdin,
+        stderr,
+        ready: false,
+        clock_offset_ms: 0.0,
+        done: None,
+        error: None,
+        closed: false,
+        intervals: Vec::new(),
+    })
+}
+
+/// Sends each line agent `i` writes as an event, until it closes.
+fn read_messages(i: usize, stdout: ChildStdout, tx: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            match serde_json::from_str::<AgentMsg>(&line) {
+                Ok(m) => {
+                    let _ = tx.send(Event::Msg(i, m, unix_ns()));
+                }
+                Err(_) => {
+                    let _ = tx.send(Event::Garbled(i, line));
+                }
+            }
+        }
+        let _ = tx.send(Event::Closed(i));
+    });
+}
+
+/// The last lines an agent writes to its stderr, once it closes it: what
+/// it says when it fails.
+fn keep_stderr(pipe: ChildStderr) -> Arc<Mutex<Vec<String>>> {
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    {
+        let stderr = stderr.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(pipe).read_to_string(&mut text);
+            *stderr.lock().unwrap_or_else(|p| p.into_inner()) = text
+                .lines()
+                .rev()
+                .take(20)
+                .map(fairbench_sys::text::visible)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+        });
+    }
+    stderr
+}
+
+/// The barrier: everyone connected and waiting.
+fn await_ready(
+    agents: &mut [Agent],
+    rx: &mpsc::Receiver<Event>,
+    stop: &AtomicBool,
+) -> Result<(), FleetError> {
     let deadline = Instant::now() + READY_TIMEOUT;
     while !agents.iter().all(|a| a.ready) {
         if stop.load(Ordering::Relaxed) {
@@ -316,8 +346,18 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    Ok(())
+}
 
-    // The shared planned start.
+/// When the agents are told to stop (`soft`), and when those still
+/// running are killed (`hard`).
+struct Ends {
+    soft: Instant,
+    hard: Instant,
+}
+
+/// The shared planned start, sent to every agent.
+fn start_together(agents: &mut [Agent]) -> Ends {
     let start = SystemTime::now() + START_MARGIN;
     let start_ns = start
         .duration_since(UNIX_EPOCH)
@@ -330,9 +370,22 @@ pub fn run(
         .iter()
         .map(|a| (a.config.warmup + a.config.duration).as_secs_f64())
         .fold(0.0, f64::max);
-    let soft_end = Instant::now() + START_MARGIN + Duration::from_secs_f64(longest + 20.0);
-    let hard_end = soft_end + Duration::from_secs(15);
+    let soft = Instant::now() + START_MARGIN + Duration::from_secs_f64(longest + 20.0);
+    Ends {
+        soft,
+        hard: soft + Duration::from_secs(15),
+    }
+}
 
+/// Takes the agents' messages until all have closed (or `ends` pass),
+/// merging their intervals for the observer; returns the merged series.
+fn follow(
+    agents: &mut [Agent],
+    rx: &mpsc::Receiver<Event>,
+    stop: &AtomicBool,
+    ends: Ends,
+    observer: &mut dyn Observer,
+) -> Vec<SecondSample> {
     let mut merger = LiveMerge::new(agents.len());
     let mut series = Vec::new();
     let mut emit = |out: Vec<(SecondSample, Histogram<u64>)>, series: &mut Vec<SecondSample>| {
@@ -343,13 +396,13 @@ pub fn run(
     };
     let mut stop_sent = false;
     while !agents.iter().all(|a| a.closed) {
-        if !stop_sent && (stop.load(Ordering::Relaxed) || Instant::now() > soft_end) {
+        if !stop_sent && (stop.load(Ordering::Relaxed) || Instant::now() > ends.soft) {
             for a in agents.iter_mut() {
                 a.tell("stop");
             }
             stop_sent = true;
         }
-        if Instant::now() > hard_end {
+        if Instant::now() > ends.hard {
             for a in agents.iter_mut().filter(|a| !a.closed) {
                 let _ = a.child.kill();
                 a.error
@@ -391,7 +444,11 @@ pub fn run(
         }
     }
     emit(merger.drain(), &mut series);
-    // Let the agents exit and their stderr arrive.
+    series
+}
+
+/// Lets the agents exit and their stderr arrive.
+fn let_exit(agents: &mut [Agent]) {
     for a in agents.iter_mut() {
         a.stdin = None;
         let deadline = Instant::now() + Duration::from_secs(3);
@@ -402,7 +459,11 @@ pub fn run(
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
 
+/// Each agent's part, and the warnings of them all; an agent without a
+/// result fails the load.
+fn parts(agents: &mut [Agent]) -> Result<(Vec<Part>, Vec<String>), FleetError> {
     let mut parts = Vec::with_capacity(agents.len());
     let mut warnings = Vec::new();
     for a in agents.iter_mut() {
@@ -410,26 +471,7 @@ pub fn run(
             std::thread::sleep(Duration::from_millis(100));
             return Err(FleetError::Agent(a.why()));
         };
-        let mut w = Vec::new();
-        if late_start_ms > 1.0 {
-            w.push(format!(
-                "load generator on {} got the start signal {:.0} ms after the planned start: its intervals are shifted by that much",
-                a.label, late_start_ms
-            ));
-        }
-        if a.clock_offset_ms.abs() > CLOCK_WARN_MS {
-            w.push(format!(
-                "the clock of {} is about {:.0} ms off this machine's: its per-second intervals are shifted by that much (totals and histograms are unaffected)",
-                a.label, a.clock_offset_ms
-            ));
-        }
-        if outcome.generator.saturated {
-            w.push(format!(
-                "load generator on {} saturated (busiest load thread {:.0}% busy): throughput is a lower bound",
-                a.label,
-                outcome.generator.busy_fraction * 100.0
-            ));
-        }
+        let w = part_warnings(a, late_start_ms, &outcome);
         warnings.extend(w.iter().cloned());
         parts.push(Part {
             host: a.label.clone(),
@@ -443,13 +485,33 @@ pub fn run(
             },
         });
     }
-    let outcomes: Vec<&Outcome> = parts.iter().map(|p| &p.outcome).collect();
-    let merged = Outcome::merge(&outcomes, series);
-    Ok(FleetOutcome {
-        merged,
-        parts,
-        warnings,
-    })
+    Ok((parts, warnings))
+}
+
+/// What makes an agent's part less exact: a late start, a clock apart,
+/// a saturated generator.
+fn part_warnings(a: &Agent, late_start_ms: f64, outcome: &Outcome) -> Vec<String> {
+    let mut w = Vec::new();
+    if late_start_ms > 1.0 {
+        w.push(format!(
+            "load generator on {} got the start signal {:.0} ms after the planned start: its intervals are shifted by that much",
+            a.label, late_start_ms
+        ));
+    }
+    if a.clock_offset_ms.abs() > CLOCK_WARN_MS {
+        w.push(format!(
+            "the clock of {} is about {:.0} ms off this machine's: its per-second intervals are shifted by that much (totals and histograms are unaffected)",
+            a.label, a.clock_offset_ms
+        ));
+    }
+    if outcome.generator.saturated {
+        w.push(format!(
+            "load generator on {} saturated (busiest load thread {:.0}% busy): throughput is a lower bound",
+            a.label,
+            outcome.generator.busy_fraction * 100.0
+        ));
+    }
+    w
 }
 
 fn unix_ns() -> u64 {

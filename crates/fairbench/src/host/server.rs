@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -183,7 +183,7 @@ struct RemoteServer {
     pid: u32,
     child: Mutex<Child>,
     stdin: Mutex<Option<ChildStdin>>,
-    state: Arc<(Mutex<RemoteState>, Condvar)>,
+    state: SharedState,
     remote_log: String,
     local_log: PathBuf,
     grace: Duration,
@@ -208,31 +208,7 @@ impl RemoteServer {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "server.log".into());
         let remote_log = format!("{}/logs/{name}", session.work_dir());
-        let mut argv = vec![
-            exe,
-            "agent".into(),
-            "supervise".into(),
-            "--log".into(),
-            remote_log.clone(),
-            "--cwd".into(),
-            spec.cwd.display().to_string(),
-            "--grace-ms".into(),
-            spec.stop_grace.as_millis().to_string(),
-            "--ready-port".into(),
-            port.to_string(),
-            "--ready-timeout-ms".into(),
-            ready_timeout.as_millis().to_string(),
-        ];
-        if let Some(cpus) = &spec.cpus {
-            argv.push("--cpus".into());
-            argv.push(crate::args::format_cpus(cpus));
-        }
-        for (k, v) in &spec.env {
-            argv.push("--env".into());
-            argv.push(format!("{k}={v}"));
-        }
-        argv.push("--".into());
-        argv.extend(spec.argv.iter().cloned());
+        let argv = supervise_argv(exe, spec, &remote_log, port, ready_timeout);
 
         if let Some(dir) = spec.log_path.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -255,90 +231,13 @@ impl RemoteServer {
         // Ctrl-C's terminate_all ends the local ssh; the supervisor sees its
         // input close and stops the server.
         let group = process::register_group(child.id() as i32);
-        let state: Arc<(Mutex<RemoteState>, Condvar)> = Arc::default();
+        let state: SharedState = Arc::default();
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        {
-            let state = state.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    let (lock_, cv) = &*state;
-                    let mut st = lock(lock_);
-                    let (word, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
-                    match word {
-                        "pid" => st.pid = rest.trim().parse().ok(),
-                        "contained" => {
-                            let (held, why) = parse_contained(rest);
-                            if let Some(why) = why {
-                                crate::host::groups::warn_fallback(&why);
-                            }
-                            st.held = Some(held);
-                        }
-                        "usage" => {
-                            st.usage = parse_usage(rest);
-                            st.usages += 1;
-                        }
-                        "leftover" => st.leftover = Some(rest.to_string()),
-                        "ready" => {
-                            let ms: u64 = rest.trim().parse().unwrap_or(0);
-                            st.ready = Some(Ok(Duration::from_millis(ms)));
-                        }
-                        "notready" => st.ready = Some(Err(rest.to_string())),
-                        "exit" => st.exit = Some(rest.to_string()),
-                        _ => {}
-                    }
-                    cv.notify_all();
-                }
-                let (lock_, cv) = &*state;
-                lock(lock_).closed = true;
-                cv.notify_all();
-            });
-        }
-        {
-            let state = state.clone();
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                let _ = BufReader::new(stderr).read_to_string(&mut text);
-                let (lock_, cv) = &*state;
-                lock(lock_).stderr = text.lines().map(fairbench_sys::text::visible).collect();
-                cv.notify_all();
-            });
-        }
+        read_reports(stdout, state.clone());
+        read_ssh_errors(stderr, state.clone());
         let stdin = child.stdin.take();
-        let pid = {
-            let (lock_, cv) = &*state;
-            let deadline = Instant::now() + Duration::from_secs(60);
-            let mut st = lock(lock_);
-            while st.pid.is_none() && !st.closed && Instant::now() < deadline {
-                st = cv
-                    .wait_timeout(st, Duration::from_millis(100))
-                    .map(|(g, _)| g)
-                    .unwrap_or_else(|p| p.into_inner().0);
-            }
-            match st.pid {
-                Some(p) => p,
-                None => {
-                    // Give stderr a moment to arrive for the message.
-                    drop(st);
-                    std::thread::sleep(Duration::from_millis(200));
-                    let st = lock(lock_);
-                    let why = st
-                        .stderr
-                        .iter()
-                        .rfind(|l| !l.trim().is_empty())
-                        .cloned()
-                        .unwrap_or_else(|| "no answer from the remote supervisor".into());
-                    drop(st);
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(format!(
-                        "cannot start on ssh host {}: {why}",
-                        session.dest()
-                    ));
-                }
-            }
-        };
+        let pid = wait_for_pid(&state, &mut child, &session)?;
         Ok(RemoteServer {
             host: Host::Ssh(session.clone()),
             session,
@@ -503,6 +402,139 @@ impl Drop for RemoteServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// What the supervisor reports, and a signal for each report.
+type SharedState = Arc<(Mutex<RemoteState>, Condvar)>;
+
+/// `fairbench agent supervise` on the ssh host (`exe`) for `spec`, its log
+/// at `remote_log` there, waiting up to `ready_timeout` for `port`.
+fn supervise_argv(
+    exe: String,
+    spec: &ServerSpec,
+    remote_log: &str,
+    port: u16,
+    ready_timeout: Duration,
+) -> Vec<String> {
+    let mut argv = vec![
+        exe,
+        "agent".into(),
+        "supervise".into(),
+        "--log".into(),
+        remote_log.to_string(),
+        "--cwd".into(),
+        spec.cwd.display().to_string(),
+        "--grace-ms".into(),
+        spec.stop_grace.as_millis().to_string(),
+        "--ready-port".into(),
+        port.to_string(),
+        "--ready-timeout-ms".into(),
+        ready_timeout.as_millis().to_string(),
+    ];
+    if let Some(cpus) = &spec.cpus {
+        argv.push("--cpus".into());
+        argv.push(crate::args::format_cpus(cpus));
+    }
+    for (k, v) in &spec.env {
+        argv.push("--env".into());
+        argv.push(format!("{k}={v}"));
+    }
+    argv.push("--".into());
+    argv.extend(spec.argv.iter().cloned());
+    argv
+}
+
+/// Reads the supervisor's reports into `state` on a thread of their own,
+/// until its output ends.
+fn read_reports(stdout: ChildStdout, state: SharedState) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let (lock_, cv) = &*state;
+            let mut st = lock(lock_);
+            report(&mut st, &line);
+            cv.notify_all();
+        }
+        let (lock_, cv) = &*state;
+        lock(lock_).closed = true;
+        cv.notify_all();
+    });
+}
+
+/// One report line of the supervisor, `WORD REST`, taken into `st`.
+fn report(st: &mut RemoteState, line: &str) {
+    let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+    match word {
+        "pid" => st.pid = rest.trim().parse().ok(),
+        "contained" => {
+            let (held, why) = parse_contained(rest);
+            if let Some(why) = why {
+                crate::host::groups::warn_fallback(&why);
+            }
+            st.held = Some(held);
+        }
+        "usage" => {
+            st.usage = parse_usage(rest);
+            st.usages += 1;
+        }
+        "leftover" => st.leftover = Some(rest.to_string()),
+        "ready" => {
+            let ms: u64 = rest.trim().parse().unwrap_or(0);
+            st.ready = Some(Ok(Duration::from_millis(ms)));
+        }
+        "notready" => st.ready = Some(Err(rest.to_string())),
+        "exit" => st.exit = Some(rest.to_string()),
+        _ => {}
+    }
+}
+
+/// Keeps what ssh says on stderr, made visible, once it has said it all.
+fn read_ssh_errors(stderr: ChildStderr, state: SharedState) {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut text);
+        let (lock_, cv) = &*state;
+        lock(lock_).stderr = text.lines().map(fairbench_sys::text::visible).collect();
+        cv.notify_all();
+    });
+}
+
+/// The server's pid as the supervisor reports it (waiting up to a
+/// minute); else ssh is ended and the error names the last thing it said.
+fn wait_for_pid(
+    state: &SharedState,
+    child: &mut Child,
+    session: &SshSession,
+) -> Result<u32, String> {
+    let (lock_, cv) = &**state;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut st = lock(lock_);
+    while st.pid.is_none() && !st.closed && Instant::now() < deadline {
+        st = cv
+            .wait_timeout(st, Duration::from_millis(100))
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
+    }
+    if let Some(p) = st.pid {
+        return Ok(p);
+    }
+    // Give stderr a moment to arrive for the message.
+    drop(st);
+    std::thread::sleep(Duration::from_millis(200));
+    let st = lock(lock_);
+    let why = st
+        .stderr
+        .iter()
+        .rfind(|l| !l.trim().is_empty())
+        .cloned()
+        .unwrap_or_else(|| "no answer from the remote supervisor".into());
+    drop(st);
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(format!(
+        "cannot start on ssh host {}: {why}",
+        session.dest()
+    ))
 }
 
 /// `contained METHOD CPUSET [WHY…]` from the supervisor (`-` for none).

@@ -97,92 +97,10 @@ impl SshSession {
         std::fs::create_dir_all(&control_dir)
             .with_context(|| format!("cannot create {}", control_dir.display()))?;
         let _ = std::fs::set_permissions(&control_dir, std::fs::Permissions::from_mode(0o700));
-        let socket = control_dir.join("cm");
-        let log = control_dir.join("master.log");
+        let master = start_master(dest, opts, &control_dir)?;
 
-        let mut cmd = Command::new("ssh");
-        cmd.args(opts.base())
-            .args(["-M", "-N", "-o", "ControlPersist=no", "-o"])
-            .arg(format!("ControlPath={}", socket.display()))
-            .arg(dest)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?)
-            .process_group(0);
-        super::die_with_parent(&mut cmd);
-        let mut master = cmd
-            .spawn()
-            .with_context(|| format!("cannot start ssh to {dest}"))?;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if socket.exists() {
-                break;
-            }
-            if let Ok(Some(st)) = master.try_wait() {
-                let why = last_line(&std::fs::read_to_string(&log).unwrap_or_default())
-                    .unwrap_or_else(|| format!("ssh exited ({st})"));
-                let _ = std::fs::remove_dir_all(&control_dir);
-                bail!("cannot reach ssh host {dest}: {why}");
-            }
-            if Instant::now() > deadline {
-                let _ = master.kill();
-                let _ = master.wait();
-                let _ = std::fs::remove_dir_all(&control_dir);
-                bail!("cannot reach ssh host {dest}: no connection after 30 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-
-        let mut s = SshSession {
-            dest: dest.to_string(),
-            opts: opts.clone(),
-            control_dir: control_dir.clone(),
-            master: Mutex::new(Some(master)),
-            info: HostInfo {
-                boot_id: String::new(),
-                cpus: Vec::new(),
-                hostname: String::new(),
-                kernel: String::new(),
-                machine: String::new(),
-                clk_tck: 100.0,
-                page_size: 4096,
-            },
-            work: String::new(),
-            cache: String::new(),
-            exe: Mutex::new(None),
-            staged: Mutex::new(HashMap::new()),
-            counter: AtomicU64::new(0),
-            _cleanup: Mutex::new(None),
-        };
-        let probe = s.exec(
-            "echo \"home=$HOME\"; echo \"boot_id=$(cat /proc/sys/kernel/random/boot_id)\"; \
-             grep Cpus_allowed_list /proc/self/status; echo \"clk_tck=$(getconf CLK_TCK)\"; \
-             echo \"page=$(getconf PAGESIZE)\"; echo \"hostname=$(uname -n)\"; \
-             echo \"kernel=$(uname -r)\"; echo \"machine=$(uname -m)\"",
-        )?;
-        let mut home = String::new();
-        for line in probe.lines() {
-            let (k, v) = match line.split_once('=').or_else(|| line.split_once(':')) {
-                Some((k, v)) => (k.trim(), v.trim()),
-                None => continue,
-            };
-            match k {
-                "home" => home = v.to_string(),
-                "boot_id" => s.info.boot_id = v.to_string(),
-                "Cpus_allowed_list" => {
-                    s.info.cpus = v.parse::<CpuList>().map(|c| c.0).unwrap_or_default()
-                }
-                "clk_tck" => s.info.clk_tck = v.parse().unwrap_or(100.0),
-                "page" => s.info.page_size = v.parse().unwrap_or(4096),
-                "hostname" => s.info.hostname = v.to_string(),
-                "kernel" => s.info.kernel = v.to_string(),
-                "machine" => s.info.machine = v.to_string(),
-                _ => {}
-            }
-        }
-        if home.is_empty() || s.info.cpus.is_empty() {
-            bail!("ssh host {dest} is not a Linux machine fairbench can use (no $HOME or /proc there)");
-        }
+        let mut s = SshSession::connected(dest, opts, control_dir, master);
+        let home = s.learn_host()?;
         let local = super::local_info();
         if s.info.machine != local.machine {
             bail!(
@@ -209,6 +127,70 @@ impl SshSession {
             }
         }));
         Ok(s)
+    }
+
+    /// A session over the `master` connection, before it knows the host.
+    fn connected(dest: &str, opts: &SshOptions, control_dir: PathBuf, master: Child) -> Self {
+        SshSession {
+            dest: dest.to_string(),
+            opts: opts.clone(),
+            control_dir,
+            master: Mutex::new(Some(master)),
+            info: HostInfo {
+                boot_id: String::new(),
+                cpus: Vec::new(),
+                hostname: String::new(),
+                kernel: String::new(),
+                machine: String::new(),
+                clk_tck: 100.0,
+                page_size: 4096,
+            },
+            work: String::new(),
+            cache: String::new(),
+            exe: Mutex::new(None),
+            staged: Mutex::new(HashMap::new()),
+            counter: AtomicU64::new(0),
+            _cleanup: Mutex::new(None),
+        }
+    }
+
+    /// Asks the host what it is (into `info`); its `$HOME`. An error when
+    /// it is not a Linux machine.
+    fn learn_host(&mut self) -> anyhow::Result<String> {
+        let probe = self.exec(
+            "echo \"home=$HOME\"; echo \"boot_id=$(cat /proc/sys/kernel/random/boot_id)\"; \
+             grep Cpus_allowed_list /proc/self/status; echo \"clk_tck=$(getconf CLK_TCK)\"; \
+             echo \"page=$(getconf PAGESIZE)\"; echo \"hostname=$(uname -n)\"; \
+             echo \"kernel=$(uname -r)\"; echo \"machine=$(uname -m)\"",
+        )?;
+        let mut home = String::new();
+        let info = &mut self.info;
+        for line in probe.lines() {
+            let (k, v) = match line.split_once('=').or_else(|| line.split_once(':')) {
+                Some((k, v)) => (k.trim(), v.trim()),
+                None => continue,
+            };
+            match k {
+                "home" => home = v.to_string(),
+                "boot_id" => info.boot_id = v.to_string(),
+                "Cpus_allowed_list" => {
+                    info.cpus = v.parse::<CpuList>().map(|c| c.0).unwrap_or_default()
+                }
+                "clk_tck" => info.clk_tck = v.parse().unwrap_or(100.0),
+                "page" => info.page_size = v.parse().unwrap_or(4096),
+                "hostname" => info.hostname = v.to_string(),
+                "kernel" => info.kernel = v.to_string(),
+                "machine" => info.machine = v.to_string(),
+                _ => {}
+            }
+        }
+        if home.is_empty() || info.cpus.is_empty() {
+            bail!(
+                "ssh host {} is not a Linux machine fairbench can use (no $HOME or /proc there)",
+                self.dest
+            );
+        }
+        Ok(home)
     }
 
     pub fn dest(&self) -> &str {
@@ -543,6 +525,48 @@ fn resolve_hostname(dest: &str, opts: &SshOptions) -> Option<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("hostname ").map(|h| h.trim().to_string()))
+}
+
+/// Starts the connection's master (its socket and log in `control_dir`)
+/// and waits up to 30 s for its socket; on failure `control_dir` is
+/// removed and the error says why, as ssh said it.
+fn start_master(dest: &str, opts: &SshOptions, control_dir: &Path) -> anyhow::Result<Child> {
+    let socket = control_dir.join("cm");
+    let log = control_dir.join("master.log");
+
+    let mut cmd = Command::new("ssh");
+    cmd.args(opts.base())
+        .args(["-M", "-N", "-o", "ControlPersist=no", "-o"])
+        .arg(format!("ControlPath={}", socket.display()))
+        .arg(dest)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
+        .process_group(0);
+    super::die_with_parent(&mut cmd);
+    let mut master = cmd
+        .spawn()
+        .with_context(|| format!("cannot start ssh to {dest}"))?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if socket.exists() {
+            break;
+        }
+        if let Ok(Some(st)) = master.try_wait() {
+            let why = last_line(&std::fs::read_to_string(&log).unwrap_or_default())
+                .unwrap_or_else(|| format!("ssh exited ({st})"));
+            let _ = std::fs::remove_dir_all(control_dir);
+            bail!("cannot reach ssh host {dest}: {why}");
+        }
+        if Instant::now() > deadline {
+            let _ = master.kill();
+            let _ = master.wait();
+            let _ = std::fs::remove_dir_all(control_dir);
+            bail!("cannot reach ssh host {dest}: no connection after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(master)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -143,27 +143,7 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
             s.server.why_not(s.protocol)
         )));
     }
-    let tls = match (s.protocol.tls(), s.pki) {
-        (false, _) => None,
-        // The certificate files are on this machine, as templates are.
-        (true, _) if matches!(host, Host::Ssh(_)) => {
-            return Err(StartError::Spec(format!(
-                "{}: h2 over TLS is not yet supported on an ssh host ({}): the run's certificate is written on this machine; run it here or in a namespace",
-                s.server.name,
-                host.label()
-            )))
-        }
-        (true, Some(p)) => Some(TlsFiles {
-            cert: p.cert_path.clone(),
-            key: p.key_path.clone(),
-        }),
-        (true, None) => {
-            return Err(StartError::Spec(format!(
-                "{}: h2 over TLS needs the run's certificate, and none was made",
-                s.server.name
-            )))
-        }
-    };
+    let tls = tls_files(host, s)?;
     let port = host
         .free_port()
         .map_err(|e| StartError::NoPort(format!("{e:#}")))?;
@@ -174,43 +154,10 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
                 host: host.label(),
                 message: format!("{e:#}"),
             })?;
-    let params = LaunchParams {
-        port,
-        scenario: s.scenario.name.clone(),
-        cores: s.cores,
-        cpus: s.cpus.clone(),
-        out_dir,
-        // Beside the log: one folder per start, as the log is one file.
-        conf_dir: s.log_path.with_extension("conf"),
-        log_path: s.log_path.clone(),
-        stop_grace: s.stop_grace,
-        extra_env: s
-            .workers
-            .map(|w| ("WORKERS".to_string(), w.to_string()))
-            .into_iter()
-            .chain(s.env.iter().cloned())
-            .collect(),
-        protocol: s.protocol,
-        tls,
-    };
+    let params = launch_params(s, port, out_dir, tls);
     let spec = launch::spec(&server, s.mode, s.response, &params)
         .map_err(|e| StartError::Spec(e.to_string()))?;
-    let templates = server
-        .modes
-        .get(s.mode)
-        .is_some_and(|m| !m.templates.is_empty());
-    if templates {
-        // Written on this machine, where a namespace's server reads them too.
-        if let Host::Ssh(_) = host {
-            return Err(StartError::Spec(format!(
-                "{}: config-file templates are written on this machine, and the server runs on {}: run it here or in a namespace",
-                s.server.name,
-                host.label()
-            )));
-        }
-        launch::render_templates(&server, s.mode, s.response, &params)
-            .map_err(|e| StartError::Spec(format!("templates: {e}")))?;
-    }
+    render_templates(host, s, &server, &params)?;
     let process = host
         .start_server(&spec, port, s.ready_timeout)
         .map_err(StartError::Start)?;
@@ -244,6 +191,82 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         protocol: s.protocol,
         trust: inspect.trust,
     })
+}
+
+/// The certificate and key a server serving h2 over TLS reads: the run's,
+/// on this machine; none for the other protocols.
+fn tls_files(host: &Host, s: &StartSpec<'_>) -> Result<Option<TlsFiles>, StartError> {
+    match (s.protocol.tls(), s.pki) {
+        (false, _) => Ok(None),
+        // The certificate files are on this machine, as templates are.
+        (true, _) if matches!(host, Host::Ssh(_)) => Err(StartError::Spec(format!(
+            "{}: h2 over TLS is not yet supported on an ssh host ({}): the run's certificate is written on this machine; run it here or in a namespace",
+            s.server.name,
+            host.label()
+        ))),
+        (true, Some(p)) => Ok(Some(TlsFiles {
+            cert: p.cert_path.clone(),
+            key: p.key_path.clone(),
+        })),
+        (true, None) => Err(StartError::Spec(format!(
+            "{}: h2 over TLS needs the run's certificate, and none was made",
+            s.server.name
+        ))),
+    }
+}
+
+/// What the manifest's placeholders are filled with for this start.
+fn launch_params(
+    s: &StartSpec<'_>,
+    port: u16,
+    out_dir: PathBuf,
+    tls: Option<TlsFiles>,
+) -> LaunchParams {
+    LaunchParams {
+        port,
+        scenario: s.scenario.name.clone(),
+        cores: s.cores,
+        cpus: s.cpus.clone(),
+        out_dir,
+        // Beside the log: one folder per start, as the log is one file.
+        conf_dir: s.log_path.with_extension("conf"),
+        log_path: s.log_path.clone(),
+        stop_grace: s.stop_grace,
+        extra_env: s
+            .workers
+            .map(|w| ("WORKERS".to_string(), w.to_string()))
+            .into_iter()
+            .chain(s.env.iter().cloned())
+            .collect(),
+        protocol: s.protocol,
+        tls,
+    }
+}
+
+/// The mode's config-file templates, filled in, when it has any.
+fn render_templates(
+    host: &Host,
+    s: &StartSpec<'_>,
+    server: &Server,
+    params: &LaunchParams,
+) -> Result<(), StartError> {
+    let templates = server
+        .modes
+        .get(s.mode)
+        .is_some_and(|m| !m.templates.is_empty());
+    if templates {
+        // Written on this machine, where a namespace's server reads them too.
+        if let Host::Ssh(_) = host {
+            return Err(StartError::Spec(format!(
+                "{}: config-file templates are written on this machine, and the server runs on {}: run it here or in a namespace",
+                s.server.name,
+                host.label()
+            )));
+        }
+        launch::render_templates(server, s.mode, s.response, params)
+            .map_err(|e| StartError::Spec(format!("templates: {e}")))?;
+    }
+    Ok(())
 }
 
 impl Started {

@@ -145,87 +145,14 @@ fn yes_no(b: bool) -> String {
 pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String {
     let h2 = cases.iter().any(|c| c.protocol.is_h2());
     let vs = format!("VS {reference}");
-    let mut columns = vec!["SERVER", "VARIANT", "SCENARIO"];
-    if h2 {
-        columns.push("PROTOCOL");
-    }
-    columns.extend(["STATUS", "HEADER B"]);
-    if h2 {
-        columns.extend(["HPACK B", "H1 HEADER B"]);
-    }
-    columns.extend([
-        "BODY B",
-        "TOTAL B",
-        vs.as_str(),
-        "FRAMING",
-        "DATE",
-        "IPV4",
-        "IPV6",
-        "GRADE",
-        "HEADERS",
-    ]);
     let numeric: Vec<usize> = if h2 {
         vec![4, 5, 6, 7, 8, 9, 10]
     } else {
         vec![3, 4, 5, 6, 7]
     };
-    let mut t = Table::new(&columns).right_align(&numeric);
-    let mut sorted: Vec<&CaseReport> = cases.iter().collect();
-    sorted.sort_by(|a, b| {
-        (&a.scenario, a.response_kind, &a.server, &a.mode, a.protocol).cmp(&(
-            &b.scenario,
-            b.response_kind,
-            &b.server,
-            &b.mode,
-            b.protocol,
-        ))
-    });
-    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
-    for c in sorted {
-        let mut cells = vec![c.server.clone(), c.variant.clone(), c.scenario.clone()];
-        if h2 {
-            cells.push(c.protocol.to_string());
-        }
-        if let Some(r) = &c.row {
-            cells.extend([r.status.to_string(), r.header_bytes.to_string()]);
-        }
-        if let (true, Some(r)) = (h2, &c.row) {
-            cells.push(match (r.header_block, r.header_block_repeat) {
-                (Some(a), Some(b)) => format!("{a}/{b}"),
-                (a, _) => opt(a),
-            });
-            cells.push(opt(r.http1_header_bytes));
-        }
-        match &c.row {
-            Some(r) => cells.extend([
-                r.body_bytes.to_string(),
-                r.total_bytes.to_string(),
-                match r.vs_reference {
-                    None => "-".to_string(),
-                    Some(0) => "=".to_string(),
-                    Some(d) => format!("{d:+}"),
-                },
-                r.framing.as_str().to_string(),
-                format!("{:?}", r.date).to_lowercase(),
-                yes_no(r.ipv4),
-                yes_no(r.ipv6),
-                c.grade.to_string(),
-                r.header_names.join(", "),
-            ]),
-            None => {
-                let why = c
-                    .rules
-                    .iter()
-                    .find(|r| r.grade == Grade::Fail)
-                    .map(|r| r.rule.name())
-                    .unwrap_or("?");
-                let dashes = if h2 { 11 } else { 9 };
-                cells.extend(std::iter::repeat_n("-".to_string(), dashes));
-                cells.push(format!("fail ({why})"));
-                cells.push(String::new());
-            }
-        }
-        t.row(cells);
+    let mut t = Table::new(&columns(h2, &vs)).right_align(&numeric);
+    for c in in_table_order(cases) {
+        t.row(case_cells(c, h2));
     }
     let mut out = String::new();
     if !t.is_empty() {
@@ -242,4 +169,85 @@ pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String 
         skipped
     ));
     out
+}
+
+/// The table's header: the HTTP/2 columns only where a case is HTTP/2.
+fn columns(h2: bool, vs: &str) -> Vec<&str> {
+    let mut columns = vec!["SERVER", "VARIANT", "SCENARIO"];
+    if h2 {
+        columns.push("PROTOCOL");
+    }
+    columns.extend(["STATUS", "HEADER B"]);
+    if h2 {
+        columns.extend(["HPACK B", "H1 HEADER B"]);
+    }
+    columns.extend([
+        "BODY B", "TOTAL B", vs, "FRAMING", "DATE", "IPV4", "IPV6", "GRADE", "HEADERS",
+    ]);
+    columns
+}
+
+/// The cases by scenario, response kind, server, mode and protocol.
+fn in_table_order(cases: &[CaseReport]) -> Vec<&CaseReport> {
+    let mut sorted: Vec<&CaseReport> = cases.iter().collect();
+    sorted.sort_by(|a, b| {
+        (&a.scenario, a.response_kind, &a.server, &a.mode, a.protocol).cmp(&(
+            &b.scenario,
+            b.response_kind,
+            &b.server,
+            &b.mode,
+            b.protocol,
+        ))
+    });
+    sorted
+}
+
+/// One case's row; a case without a response row shows dashes and the
+/// rule it failed.
+fn case_cells(c: &CaseReport, h2: bool) -> Vec<String> {
+    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+    let mut cells = vec![c.server.clone(), c.variant.clone(), c.scenario.clone()];
+    if h2 {
+        cells.push(c.protocol.to_string());
+    }
+    if let Some(r) = &c.row {
+        cells.extend([r.status.to_string(), r.header_bytes.to_string()]);
+    }
+    if let (true, Some(r)) = (h2, &c.row) {
+        cells.push(match (r.header_block, r.header_block_repeat) {
+            (Some(a), Some(b)) => format!("{a}/{b}"),
+            (a, _) => opt(a),
+        });
+        cells.push(opt(r.http1_header_bytes));
+    }
+    match &c.row {
+        Some(r) => cells.extend([
+            r.body_bytes.to_string(),
+            r.total_bytes.to_string(),
+            match r.vs_reference {
+                None => "-".to_string(),
+                Some(0) => "=".to_string(),
+                Some(d) => format!("{d:+}"),
+            },
+            r.framing.as_str().to_string(),
+            format!("{:?}", r.date).to_lowercase(),
+            yes_no(r.ipv4),
+            yes_no(r.ipv6),
+            c.grade.to_string(),
+            r.header_names.join(", "),
+        ]),
+        None => {
+            let why = c
+                .rules
+                .iter()
+                .find(|r| r.grade == Grade::Fail)
+                .map(|r| r.rule.name())
+                .unwrap_or("?");
+            let dashes = if h2 { 11 } else { 9 };
+            cells.extend(std::iter::repeat_n("-".to_string(), dashes));
+            cells.push(format!("fail ({why})"));
+            cells.push(String::new());
+        }
+    }
+    cells
 }

@@ -6,6 +6,7 @@ pub mod case_rows;
 pub mod check_report;
 pub mod check_table;
 pub mod load;
+pub mod median_table;
 pub mod progress;
 pub mod run_plan;
 pub mod run_progress;

@@ -3,15 +3,14 @@
 
 use std::fmt::Write;
 
-use crate::report::case_key::{protocol_label, CaseKey};
-use crate::report::paired::{Paired, RatioRow, Role};
+use crate::report::case_key::protocol_label;
+use crate::report::paired::Paired;
 use crate::store::{CaseRow, RunRow};
 use crate::units;
 
-use super::case_rows::{
-    counted_wrks_way, groups, per_thread_cell, shows_per_thread, shows_wrk_latency,
-    wrk_latency_cell, PER_THREAD_HEADER, PER_THREAD_NOTE, WRK_LATENCY_HEADER, WRK_LATENCY_NOTE,
-    WRK_TIMEOUTS_NOTE,
+use super::case_rows::groups;
+use super::median_table::{
+    visible, write_paired_notes, write_run_line, write_table, Extras, Folded, ReqSRatio,
 };
 
 /// The database's columns and where each goes, in order of insertion:
@@ -22,8 +21,27 @@ const DB_COLUMNS: [(usize, &str); 3] = [(11, "DB CPU/req"), (13, "DB mem"), (14,
 /// What the database's columns mean, under a table that has them.
 pub const DB_NOTE: &str = "DB CPU/req: the database's (PostgreSQL's control group's) CPU-µs per request, median over repetitions, beside the server's: add them for the whole stack's work; DB mem: the peak memory of its control group (its processes, shared buffers and the page cache charged to it; not an RSS), median; pool: the connections the server was told to keep (DB_POOL); - where a case had no database";
 
-/// Where the per-thread column goes: after the total req/s.
-const PER_THREAD_AT: usize = 7;
+/// The table's columns: the fixed ones, the database's where a case had
+/// one, and the [`Extras`].
+struct Columns<'p> {
+    /// Runs with the database scenarios: its CPU per request beside the
+    /// server's, its memory beside the server's RSS, and the pool the
+    /// server kept (other runs' tables unchanged).
+    with_db: bool,
+    extras: Extras<'p>,
+}
+
+/// The rows of the table and what goes under it, case by case.
+#[derive(Default)]
+struct Rows {
+    rows: Vec<Vec<String>>,
+    /// Per row, the number of its entry under the table, if it has notes.
+    marks: Vec<Option<usize>>,
+    /// A case's label and its problems and notes, per marked row.
+    flagged: Vec<(String, Vec<String>)>,
+    /// One line per repetition that failed or was skipped.
+    not_measured: Vec<String>,
+}
 
 /// With `paired`, a last column of ratios to the reference. A run of URLs
 /// has its own table (super::url_table).
@@ -32,58 +50,52 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
         return super::url_table::render(run, cases, paired);
     }
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "run {} ({}), suite {}, {}: {} done, {} failed, {} skipped of {} planned",
-        run.id,
-        run.started_at,
-        units::one_line(&run.suite),
-        run.state,
-        run.cases_done,
-        run.cases_failed,
-        run.cases_skipped,
-        run.planned_cases
+    write_run_line(
+        &mut s,
+        run,
+        &format!("suite {}", units::one_line(&run.suite)),
     );
-    let mut header: Vec<String> = [
-        "server", "variant", "scenario", "cores", "load", "reps", "req/s", "p50", "p99", "errors",
-        "CPU/req", "RSS", "bytes", "fair",
-    ]
-    .iter()
-    .map(|h| h.to_string())
-    .collect();
-    // Runs with the database scenarios: its CPU per request beside the
-    // server's, its memory beside the server's RSS, and the pool the server
-    // kept (other runs' tables unchanged).
-    let with_db = cases.iter().any(|c| c.db_pool.is_some());
-    if with_db {
-        for (at, name) in DB_COLUMNS {
-            header.insert(at, name.into());
-        }
-    }
-    let per_thread = shows_per_thread(cases);
-    if per_thread {
-        header.insert(PER_THREAD_AT, PER_THREAD_HEADER.into());
-    }
-    let wrk_latency = shows_wrk_latency(cases);
-    if wrk_latency {
-        header.push(WRK_LATENCY_HEADER.into());
-    }
-    if let Some(p) = paired {
-        header.push(format!("relative to {}", p.reference));
-    }
-    let mut rows: Vec<Vec<String>> = vec![header.clone()];
-    let mut notes = Vec::new();
-    // Per row, the number of its entry under the table, if it has notes.
-    let mut marks: Vec<Option<usize>> = vec![None];
-    let mut flagged: Vec<(String, Vec<String>)> = Vec::new();
+    let columns = Columns {
+        with_db: cases.iter().any(|c| c.db_pool.is_some()),
+        extras: Extras::of(cases, paired, ReqSRatio::Bare),
+    };
+    let mut t = Rows {
+        rows: vec![columns.header()],
+        marks: vec![None],
+        ..Rows::default()
+    };
     for g in groups(cases) {
-        let done: Vec<&&CaseRow> = g.iter().filter(|c| c.state == "done").collect();
-        let med = |f: &dyn Fn(&CaseRow) -> Option<f64>| {
-            let v: Vec<f64> = done.iter().filter_map(|c| f(c)).collect();
-            (!v.is_empty()).then(|| crate::report::stats::median(&v))
-        };
-        let c0 = g[0];
-        let errors: i64 = done.iter().filter_map(|c| c.errors_total()).sum();
+        t.add_case(&columns, &Folded::of(&g));
+    }
+    write_table(&mut s, &t.rows, 5, &t.marks);
+    t.write_flagged(&mut s);
+    t.write_not_measured(&mut s);
+    columns.write_footnotes(&mut s, cases);
+    s
+}
+
+impl Columns<'_> {
+    fn header(&self) -> Vec<String> {
+        let mut header: Vec<String> = [
+            "server", "variant", "scenario", "cores", "load", "reps", "req/s", "p50", "p99",
+            "errors", "CPU/req", "RSS", "bytes", "fair",
+        ]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+        if self.with_db {
+            for (at, name) in DB_COLUMNS {
+                header.insert(at, name.into());
+            }
+        }
+        self.extras.add_headers(&mut header);
+        header
+    }
+
+    /// A case's row: what it is, then its medians over the done
+    /// repetitions.
+    fn row(&self, g: &Folded<'_>) -> Vec<String> {
+        let c0 = g.first();
         let dash = || "-".to_string();
         let mut row = vec![
             c0.server.clone(),
@@ -96,23 +108,13 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             c0.scenario.clone(),
             c0.cores.to_string(),
             c0.load_label.clone(),
-            format!("{}/{}", done.len(), g.len()),
-            med(&|c| c.rps).map(units::rate).unwrap_or_else(dash),
-            med(&|c| c.lat_p50.map(|v| v as f64))
-                .map(units::micros)
-                .unwrap_or_else(dash),
-            med(&|c| c.lat_p99.map(|v| v as f64))
-                .map(units::micros)
-                .unwrap_or_else(dash),
-            if done.is_empty() {
-                dash()
-            } else {
-                units::count(errors as u64)
-            },
-            med(&|c| c.server_cpu_us_per_request)
+        ];
+        row.extend(g.measured_cells());
+        row.extend([
+            g.median(|c| c.server_cpu_us_per_request)
                 .map(|v| format!("{v:.1} µs"))
                 .unwrap_or_else(dash),
-            med(&|c| c.server_rss_peak.map(|v| v as f64))
+            g.median(|c| c.server_rss_peak.map(|v| v as f64))
                 .map(|v| units::bytes(v as u64))
                 .unwrap_or_else(dash),
             match (c0.header_bytes, c0.body_bytes) {
@@ -124,14 +126,14 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 Some(false) => "NO".into(),
                 None => dash(),
             },
-        ];
-        if with_db {
+        ]);
+        if self.with_db {
             // A case without a database shows dashes: absent, not zero.
             let cells = [
-                med(&|c| c.db_cpu_us_per_request)
+                g.median(|c| c.db_cpu_us_per_request)
                     .map(|v| format!("{v:.1} µs"))
                     .unwrap_or_else(dash),
-                med(&|c| c.db_memory_peak.map(|v| v as f64))
+                g.median(|c| c.db_memory_peak.map(|v| v as f64))
                     .map(|v| units::bytes(v as u64))
                     .unwrap_or_else(dash),
                 c0.db_pool.map(|p| p.to_string()).unwrap_or_else(dash),
@@ -140,31 +142,47 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 row.insert(at, cell);
             }
         }
-        if per_thread {
-            let cell = per_thread_cell(
-                med(&|c| c.thread_rps_mean),
-                med(&|c| c.thread_rps_stdev),
-                med(&|c| c.thread_rps_max),
-            );
-            row.insert(PER_THREAD_AT, cell);
-        }
-        if wrk_latency {
-            row.push(wrk_latency_cell(&done));
-        }
-        if let Some(p) = paired {
-            row.push(relative_cell(p.row(&CaseKey::of(c0))));
-        }
-        // Escaped before the columns are measured.
-        rows.push(
-            row.iter()
-                .map(|c| fairbench_sys::text::visible(c))
-                .collect(),
+        self.extras.add_cells(&mut row, g);
+        row
+    }
+
+    /// What the columns mean, the database's and wrk's where shown, and
+    /// how the ratios were paired.
+    fn write_footnotes(&self, s: &mut String, cases: &[CaseRow]) {
+        let _ = writeln!(
+            s,
+            "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
         );
-        let case_notes = crate::report::model::case_notes(&g);
+        if self.with_db {
+            let _ = writeln!(s, "{}", DB_NOTE);
+        }
+        self.extras.write_wrk_notes(s, cases);
+        if let Some(p) = self.extras.paired {
+            let _ = writeln!(
+                s,
+                "relative to {}: req/s (p99 for constant-rate loads) divided by the reference's in the same repetition, scenario, cores and load; geometric mean [{} % interval]",
+                p.reference,
+                (p.level * 100.0).round()
+            );
+            write_paired_notes(s, p);
+            if let Some(aa) = &p.aa {
+                let _ = writeln!(s, "\n{}", units::one_line(&aa.headline));
+            }
+        }
+    }
+}
+
+impl Rows {
+    /// A case's row, its mark if it has problems or notes, and a line for
+    /// each repetition not measured.
+    fn add_case(&mut self, columns: &Columns<'_>, g: &Folded<'_>) {
+        self.rows.push(visible(&columns.row(g)));
+        let case_notes = crate::report::model::case_notes(g.all);
         if case_notes.is_empty() {
-            marks.push(None);
+            self.marks.push(None);
         } else {
-            flagged.push((
+            let c0 = g.first();
+            self.flagged.push((
                 format!(
                     "{} {}/{}{} {} {}c {}",
                     c0.server,
@@ -177,13 +195,14 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
                 ),
                 case_notes,
             ));
-            marks.push(Some(flagged.len()));
+            self.marks.push(Some(self.flagged.len()));
         }
         for c in g
+            .all
             .iter()
             .filter(|c| c.state == "failed" || c.state == "skipped")
         {
-            notes.push(format!(
+            self.not_measured.push(format!(
                 "  {} {}/{}{} {} {}c #{}: {} {}",
                 units::one_line(&c.server),
                 units::one_line(&c.mode),
@@ -197,39 +216,16 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             ));
         }
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    for (n, r) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for (i, cell) in r.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            // Text left, numbers right.
-            if i < 5 {
-                let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
-            } else {
-                let _ = write!(line, "{}{cell}  ", " ".repeat(pad));
-            }
+
+    fn write_flagged(&self, s: &mut String) {
+        if self.flagged.is_empty() {
+            return;
         }
-        // The mark goes after the row, so rows without one are unchanged.
-        if let Some(m) = marks[n] {
-            let _ = write!(line, "⚠ {m}");
-        }
-        let _ = writeln!(s, "{}", line.trim_end());
-        if n == 0 {
-            let _ = writeln!(
-                s,
-                "{}",
-                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
-            );
-        }
-    }
-    if !flagged.is_empty() {
         let _ = writeln!(
             s,
             "\n⚠ problems and notes (as in the report), for the rows marked:"
         );
-        for (m, (label, list)) in flagged.iter().enumerate() {
+        for (m, (label, list)) in self.flagged.iter().enumerate() {
             for n in list {
                 let _ = writeln!(
                     s,
@@ -241,54 +237,14 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
             }
         }
     }
-    if !notes.is_empty() {
+
+    fn write_not_measured(&self, s: &mut String) {
+        if self.not_measured.is_empty() {
+            return;
+        }
         let _ = writeln!(s, "\nnot measured:");
-        for n in notes {
+        for n in &self.not_measured {
             let _ = writeln!(s, "{n}");
         }
-    }
-    let _ = writeln!(
-        s,
-        "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
-    );
-    if with_db {
-        let _ = writeln!(s, "{}", DB_NOTE);
-    }
-    if per_thread {
-        let _ = writeln!(s, "{PER_THREAD_NOTE}");
-    }
-    if wrk_latency {
-        let _ = writeln!(s, "{WRK_LATENCY_NOTE}");
-    }
-    if cases.iter().any(counted_wrks_way) {
-        let _ = writeln!(s, "{WRK_TIMEOUTS_NOTE}");
-    }
-    if let Some(p) = paired {
-        let _ = writeln!(
-            s,
-            "relative to {}: req/s (p99 for constant-rate loads) divided by the reference's in the same repetition, scenario, cores and load; geometric mean [{} % interval]",
-            p.reference,
-            (p.level * 100.0).round()
-        );
-        for n in &p.notes {
-            let _ = writeln!(s, "note: {}", units::one_line(n));
-        }
-        if let Some(aa) = &p.aa {
-            let _ = writeln!(s, "\n{}", units::one_line(&aa.headline));
-        }
-    }
-    s
-}
-
-/// The primary ratio of a row: req/s for closed loop, p99 for constant rate.
-fn relative_cell(row: Option<&RatioRow>) -> String {
-    match row {
-        None => "-".into(),
-        Some(r) if r.role == Role::Reference => "reference".into(),
-        Some(r) => match r.primary() {
-            ("req/s", Some(q)) => q.summary.text(),
-            (name, Some(q)) => format!("{name} {}", q.summary.text()),
-            (_, None) => "-".into(),
-        },
     }
 }

@@ -95,7 +95,19 @@ fn bool_cell(b: Option<bool>) -> String {
         .unwrap_or_default()
 }
 
+/// A group's cells, in the order of [`COLUMNS`].
 fn row(r: &RunReport, g: &Group) -> Vec<String> {
+    let mut cells = case_cells(r, g);
+    cells.extend(measured_cells(g));
+    cells.extend(resource_cells(g));
+    cells.extend(wrk_cells(g));
+    cells.extend(closing_cells(g));
+    cells
+}
+
+/// What the case is: run, host, server, variant, scenario, cores, load,
+/// its repetitions and what the check found (`run_id` … `body_bytes`).
+fn case_cells(r: &RunReport, g: &Group) -> Vec<String> {
     let parity = r.parity.iter().find(|p| {
         p.server == g.key.server
             && p.mode == g.key.mode
@@ -104,10 +116,6 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
             && (p.protocol == g.key.protocol
                 || (g.key.protocol.is_empty() && p.protocol == "http/1.1"))
     });
-    let ci =
-        |s: &Option<Summary>, f: fn(&Summary) -> f64| num(s.as_ref().filter(|s| s.n >= 2).map(f));
-    let mut notes = g.flags();
-    notes.extend(g.warnings.iter().cloned());
     vec![
         g.run_id.unwrap_or(r.run.id).to_string(),
         g.key.host.clone(),
@@ -134,6 +142,14 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         bool_cell(g.fair),
         num(parity.and_then(|p| p.header_bytes).map(|v| v as f64)),
         num(parity.and_then(|p| p.body_bytes).map(|v| v as f64)),
+    ]
+}
+
+/// Throughput, latency, volume and errors (`rps_median` … `timeout_mode`).
+fn measured_cells(g: &Group) -> Vec<String> {
+    let ci =
+        |s: &Option<Summary>, f: fn(&Summary) -> f64| num(s.as_ref().filter(|s| s.n >= 2).map(f));
+    vec![
         med(&g.rps),
         ci(&g.rps, |s| s.low),
         ci(&g.rps, |s| s.high),
@@ -167,6 +183,13 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         med(&g.transfer_bytes_per_s),
         med(&g.timeouts_per_million),
         g.load.timeout_mode.clone(),
+    ]
+}
+
+/// The server's and the database's CPU and memory
+/// (`cpu_us_per_request` … `db_pool`).
+fn resource_cells(g: &Group) -> Vec<String> {
+    vec![
         med(&g.cpu_us_per_request),
         med(&g.rss_peak),
         // The database's columns: empty for a case without one, never 0.
@@ -176,16 +199,32 @@ fn row(r: &RunReport, g: &Group) -> Vec<String> {
         med(&g.db_memory_peak),
         g.db_cpus.clone().unwrap_or_default(),
         num(g.db_pool.map(|p| p as f64)),
-        // wrk's printed figures: empty unless timeouts were counted its way.
-        num(g.wrk.as_ref().map(|w| w.lat_mean.median)),
-        num(g.wrk.as_ref().map(|w| w.lat_stdev.median)),
-        num(g.wrk.as_ref().map(|w| w.within_stdev)),
-        num(g.wrk.as_ref().map(|w| w.lat_p50.median)),
-        num(g.wrk.as_ref().map(|w| w.lat_p75.median)),
-        num(g.wrk.as_ref().map(|w| w.lat_p90.median)),
-        num(g.wrk.as_ref().map(|w| w.lat_p99.median)),
-        num(g.wrk.as_ref().map(|w| w.lat_max.median)),
-        num(g.wrk.as_ref().map(|w| w.requests.median)),
+    ]
+}
+
+/// wrk's printed figures: empty unless timeouts were counted its way
+/// (`wrk_lat_mean_us` … `wrk_requests`).
+fn wrk_cells(g: &Group) -> Vec<String> {
+    let w = g.wrk.as_ref();
+    vec![
+        num(w.map(|w| w.lat_mean.median)),
+        num(w.map(|w| w.lat_stdev.median)),
+        num(w.map(|w| w.within_stdev)),
+        num(w.map(|w| w.lat_p50.median)),
+        num(w.map(|w| w.lat_p75.median)),
+        num(w.map(|w| w.lat_p90.median)),
+        num(w.map(|w| w.lat_p99.median)),
+        num(w.map(|w| w.lat_max.median)),
+        num(w.map(|w| w.requests.median)),
+    ]
+}
+
+/// Cores kept busy, the flags, the notes and the cases aggregated
+/// (`server_cores_mean` … `case_ids`).
+fn closing_cells(g: &Group) -> Vec<String> {
+    let mut notes = g.flags();
+    notes.extend(g.warnings.iter().cloned());
+    vec![
         med(&g.server_cores_mean),
         med(&g.server_cores_peak),
         med(&g.generator_cores_mean),

@@ -317,22 +317,67 @@ pub fn measure(
     let mut watch =
         Watch::new(&running.process, stop.clone(), progress).with_db(db.map(|(pg, _)| pg));
     let busy = BusyWatch::start(running, load, sites, &watch);
-    let mut generator = (None, None);
-    let (outcome, parts, mut warnings) = match load.in_process() {
+    let Loaded {
+        outcome,
+        parts,
+        mut warnings,
+        generator,
+    } = run_load(load, stop, &mut watch);
+    survived(running, db, &watch)?;
+    let outcome = answered(running, outcome)?;
+    still_answers(running, load)?;
+    let others = busy.and_then(|b| b.finish(&watch));
+    let mut figures = figures(&outcome, &watch);
+    figures.warnings.extend(others);
+    figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
+    (figures.generator_containment, figures.generator_cpuset) = generator;
+    if let Some((pg, case_db)) = db {
+        let (cpu_s, memory_peak) = (watch.db_cpu_s(), pg.usage().and_then(|u| u.memory_peak));
+        figures.db = Some(DbFigures {
+            cpu_s,
+            memory_peak,
+            cpus: pg.cpuset(),
+            pool: case_db.pool,
+        });
+        figures.warnings.extend(case_db.place.warning.clone());
+        figures
+            .warnings
+            .extend(crate::stage::database::unmeasured(cpu_s, memory_peak));
+    }
+    figures.warnings.append(&mut warnings);
+    Ok(Measured { figures, parts })
+}
+
+/// What the load brought back, before it is judged.
+struct Loaded {
+    outcome: Result<Outcome, String>,
+    /// Each generator's part, when the load ran on agents.
+    parts: Vec<PartRow>,
+    /// About the agents and their coordination.
+    warnings: Vec<String>,
+    /// How the load threads were held to their CPUs, and the cpuset.
+    generator: (Option<String>, Option<String>),
+}
+
+/// Runs the load in this process or on its agents, watched by `watch`.
+fn run_load(load: &LoadSplit, stop: Arc<AtomicBool>, watch: &mut Watch<'_>) -> Loaded {
+    match load.in_process() {
         Some(cfg) => {
+            let mut generator = (None, None);
             let group = GeneratorGroup::new(cfg.cpus.as_deref());
             let mut cfg = cfg.clone();
             cfg.thread_start = group.hook();
             if cfg.cpus.is_some() {
                 generator = (Some(group.method().as_str().to_string()), group.cpuset());
             }
-            (
-                fairbench_engine::run(&cfg, stop, &mut watch).map_err(|e| e.to_string()),
-                Vec::new(),
-                Vec::new(),
-            )
+            Loaded {
+                outcome: fairbench_engine::run(&cfg, stop, watch).map_err(|e| e.to_string()),
+                parts: Vec::new(),
+                warnings: Vec::new(),
+                generator,
+            }
         }
-        None => match fleet::run(load.jobs.clone(), stop, &mut watch) {
+        None => match fleet::run(load.jobs.clone(), stop, watch) {
             Ok(f) => {
                 let mut held: Vec<String> = f
                     .parts
@@ -341,7 +386,6 @@ pub fn measure(
                     .collect();
                 held.sort();
                 held.dedup();
-                generator.0 = (!held.is_empty()).then(|| held.join(","));
                 let parts = f
                     .parts
                     .into_iter()
@@ -353,11 +397,30 @@ pub fn measure(
                         warnings: p.warnings,
                     })
                     .collect();
-                (Ok(f.merged), parts, f.warnings)
+                Loaded {
+                    outcome: Ok(f.merged),
+                    parts,
+                    warnings: f.warnings,
+                    generator: ((!held.is_empty()).then(|| held.join(",")), None),
+                }
             }
-            Err(e) => (Err(e.to_string()), Vec::new(), Vec::new()),
+            Err(e) => Loaded {
+                outcome: Err(e.to_string()),
+                parts: Vec::new(),
+                warnings: Vec::new(),
+                generator: (None, None),
+            },
         },
-    };
+    }
+}
+
+/// Whether the case lasted: not interrupted, its database and its server
+/// still up.
+fn survived(
+    running: &Started,
+    db: Option<(&Postgres, &CaseDb)>,
+    watch: &Watch<'_>,
+) -> Result<(), CaseEnd> {
     if crate::interrupt::interrupted() {
         return Err(CaseEnd::Interrupted);
     }
@@ -379,6 +442,11 @@ pub fn measure(
             Some(&running.process),
         ));
     }
+    Ok(())
+}
+
+/// The load's outcome, when it ran and got at least one response.
+fn answered(running: &Started, outcome: Result<Outcome, String>) -> Result<Outcome, CaseEnd> {
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -398,11 +466,15 @@ pub fn measure(
             Some(&running.process),
         ));
     }
-    // A server that stopped answering mid-case still counts its earlier
-    // responses; ask it directly whether it still answers. A few tries a
-    // moment apart: right after the load a server may still be draining
-    // closed connections, and on a shared host the whole VM can stall for
-    // seconds. A server that has really hung fails every try.
+    Ok(outcome)
+}
+
+/// A server that stopped answering mid-case still counts its earlier
+/// responses; ask it directly whether it still answers. A few tries a
+/// moment apart: right after the load a server may still be draining
+/// closed connections, and on a shared host the whole VM can stall for
+/// seconds. A server that has really hung fails every try.
+fn still_answers(running: &Started, load: &LoadSplit) -> Result<(), CaseEnd> {
     let timeout = load.first().timeout.max(Duration::from_secs(2));
     let (method, path) = (&load.first().request.method, &load.first().target.path);
     // In the protocol of the case: an h2-only port answers nothing else.
@@ -438,26 +510,7 @@ pub fn measure(
             Some(&running.process),
         ));
     }
-    let others = busy.and_then(|b| b.finish(&watch));
-    let mut figures = figures(&outcome, &watch);
-    figures.warnings.extend(others);
-    figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
-    (figures.generator_containment, figures.generator_cpuset) = generator;
-    if let Some((pg, case_db)) = db {
-        let (cpu_s, memory_peak) = (watch.db_cpu_s(), pg.usage().and_then(|u| u.memory_peak));
-        figures.db = Some(DbFigures {
-            cpu_s,
-            memory_peak,
-            cpus: pg.cpuset(),
-            pool: case_db.pool,
-        });
-        figures.warnings.extend(case_db.place.warning.clone());
-        figures
-            .warnings
-            .extend(crate::stage::database::unmeasured(cpu_s, memory_peak));
-    }
-    figures.warnings.append(&mut warnings);
-    Ok(Measured { figures, parts })
+    Ok(())
 }
 
 /// Others' use of the case's CPUs, watched where it can be told apart: a

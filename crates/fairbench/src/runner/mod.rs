@@ -12,6 +12,7 @@ pub mod metadata;
 mod sampler;
 pub mod services;
 pub mod session;
+mod sweep;
 pub mod vs;
 
 use std::path::PathBuf;
@@ -20,11 +21,13 @@ use std::time::Duration;
 use fairbench_zoo::manifest::ResponseKind;
 
 use crate::args::format_cpus;
+use crate::fleet::split::LoadSplit;
 use crate::host::start::Started;
 use crate::output::run_progress::RunProgress;
+use crate::stage::placement::Sites;
 use crate::stage::{Act, Stage, StageOptions, Staged};
-use crate::store::{CaseFigures, PlannedCase, Store, SweepRow};
-use crate::suite::{CaseSpec, LoadProfile, Subject, SweepItem};
+use crate::store::{CaseFigures, PlannedCase, Store};
+use crate::suite::{CaseSpec, Subject, SweepItem};
 use crate::topology::Layout;
 use crate::units;
 use case::{CaseEnd, Measured};
@@ -172,39 +175,20 @@ impl<'a> Runner<'a> {
             Ok(r) => r,
             Err(end) => return self.end(id, &label, end),
         };
-        let (hb, bb) = running.bytes();
-        self.store
-            .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
-        running.record_containment(self.store, id)?;
+        self.record_server(id, &running)?;
         if self.refused(&c.subject, &running) {
             let reason = running.unfair_reason();
             running.process.stop();
             return self.end(id, &label, CaseEnd::Skipped { reason });
         }
-        self.store.mark_running(
-            id,
-            (
-                &format_cpus(&placement.server),
-                &placement.generator_label(),
-                placement.shared,
-            ),
-        )?;
-        let cfg = match case::load_split(
-            running.port,
-            c.subject.protocol,
-            running.trust.as_ref(),
-            &c.subject.scenario,
-            &c.subject.load,
-            None,
-            &placement,
-            self.stage.layout(),
-            case::Timing {
-                warmup: c.subject.warmup,
-                duration: c.duration,
-                timeout: c.subject.timeout,
-                timeout_mode: c.subject.timeout_mode,
-            },
-        ) {
+        self.mark_running(id, &placement)?;
+        let timing = case::Timing {
+            warmup: c.subject.warmup,
+            duration: c.duration,
+            timeout: c.subject.timeout,
+            timeout_mode: c.subject.timeout_mode,
+        };
+        let cfg = match self.load_for(&running, &placement, &c.subject, None, timing) {
             Ok(cfg) => cfg,
             Err(e) => {
                 running.process.stop();
@@ -225,45 +209,103 @@ impl<'a> Runner<'a> {
         }
         running.process.stop();
         match result {
-            Ok(Measured { figures, parts }) => {
-                let mut figs = figures;
-                figs.warnings.extend(running.leftover_warning());
-                if placement.shared {
-                    figs.warnings.push(format!(
-                        "server and load shared CPUs {}: this machine has too few CPUs to separate them",
-                        format_cpus(&placement.server)
-                    ));
-                }
-                figs.warnings.extend(self.stage.layout().warnings());
-                if parts.is_empty() {
-                    self.store.record_done(id, &figs)?;
-                } else {
-                    self.store.record_done_with_parts(id, &figs, &parts)?;
-                }
-                let line = format!("{label}: {}", summary(&figs));
-                // Every warning the case carries, where it is watched: the
-                // same notes the report and `show` list.
-                let mut flags = Vec::new();
-                if !running.fair() {
-                    flags.push("failed its contract in the check".to_string());
-                }
-                if figs.saturated {
-                    flags.push("load generator saturated".to_string());
-                }
-                let notes = crate::report::model::notes(flags, &figs.warnings);
-                if notes.is_empty() {
-                    self.progress.case_finished(self.n, self.total, &line);
-                } else {
-                    self.progress
-                        .case_finished(self.n, self.total, &format!("{line}  ⚠"));
-                    for n in notes {
-                        self.progress
-                            .note(&format!("    ⚠ {}", units::one_line(&n)));
-                    }
-                }
-                Ok(false)
-            }
+            Ok(measured) => self.record_measured(id, &label, &running, &placement, measured),
             Err(end) => self.end(id, &label, end),
+        }
+    }
+
+    /// Stores what the check of the started server found, for case `id`:
+    /// its parity and how it is contained.
+    fn record_server(&mut self, id: i64, running: &Started) -> anyhow::Result<()> {
+        let (hb, bb) = running.bytes();
+        self.store
+            .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
+        running.record_containment(self.store, id)
+    }
+
+    /// Case `id` is being measured, on these CPUs.
+    fn mark_running(&mut self, id: i64, placement: &Sites) -> anyhow::Result<()> {
+        self.store.mark_running(
+            id,
+            (
+                &format_cpus(&placement.server),
+                &placement.generator_label(),
+                placement.shared,
+            ),
+        )
+    }
+
+    /// The load of one measurement of `s` against its running server, at
+    /// `rate` instead of the profile's when given.
+    fn load_for(
+        &self,
+        running: &Started,
+        placement: &Sites,
+        s: &Subject,
+        rate: Option<f64>,
+        timing: case::Timing,
+    ) -> Result<LoadSplit, String> {
+        case::load_split(
+            running.port,
+            s.protocol,
+            running.trust.as_ref(),
+            &s.scenario,
+            &s.load,
+            rate,
+            placement,
+            self.stage.layout(),
+            timing,
+        )
+    }
+
+    /// Stores a measured case with every warning it carries, and shows it.
+    fn record_measured(
+        &mut self,
+        id: i64,
+        label: &str,
+        running: &Started,
+        placement: &Sites,
+        Measured { figures, parts }: Measured,
+    ) -> anyhow::Result<bool> {
+        let mut figs = figures;
+        figs.warnings.extend(running.leftover_warning());
+        if placement.shared {
+            figs.warnings.push(format!(
+                "server and load shared CPUs {}: this machine has too few CPUs to separate them",
+                format_cpus(&placement.server)
+            ));
+        }
+        figs.warnings.extend(self.stage.layout().warnings());
+        if parts.is_empty() {
+            self.store.record_done(id, &figs)?;
+        } else {
+            self.store.record_done_with_parts(id, &figs, &parts)?;
+        }
+        self.show_finished(label, running, &figs);
+        Ok(false)
+    }
+
+    /// The line of a finished case, and every warning it carries, where it
+    /// is watched: the same notes the report and `show` list.
+    fn show_finished(&self, label: &str, running: &Started, figs: &CaseFigures) {
+        let line = format!("{label}: {}", summary(figs));
+        let mut flags = Vec::new();
+        if !running.fair() {
+            flags.push("failed its contract in the check".to_string());
+        }
+        if figs.saturated {
+            flags.push("load generator saturated".to_string());
+        }
+        let notes = crate::report::model::notes(flags, &figs.warnings);
+        if notes.is_empty() {
+            self.progress.case_finished(self.n, self.total, &line);
+        } else {
+            self.progress
+                .case_finished(self.n, self.total, &format!("{line}  ⚠"));
+            for n in notes {
+                self.progress
+                    .note(&format!("    ⚠ {}", units::one_line(&n)));
+            }
         }
     }
 
@@ -347,175 +389,6 @@ impl<'a> Runner<'a> {
             }
         }
     }
-
-    fn sweep(&mut self, s: &SweepItem) -> anyhow::Result<bool> {
-        let label = s.subject.label();
-        self.n += 1;
-        self.progress.case_started(self.n, self.total, &label);
-        self.store.delete_sweep_steps(self.run, &s.key)?;
-        let fail = |this: &mut Self, reason: String| -> anyhow::Result<bool> {
-            this.failed += 1;
-            this.store
-                .record_sweep(this.run, &sweep_row(s, None, "failed", Some(&reason)))?;
-            this.progress
-                .case_finished(this.n, this.total, &format!("{label}: FAILED: {reason}"));
-            Ok(false)
-        };
-        let Staged {
-            sites: placement,
-            started: running,
-            db: case_db,
-            ..
-        } = match self.serve(&s.subject, &label) {
-            Ok(r) => r,
-            Err(CaseEnd::Failed { reason, .. }) => return fail(self, reason),
-            Err(_) => return Ok(true),
-        };
-        if self.refused(&s.subject, &running) {
-            let reason = running.unfair_reason();
-            running.process.stop();
-            return fail(self, reason);
-        }
-        let (hb, bb) = running.bytes();
-        let mut search = knee::KneeSweep::new(
-            knee::KneeSearch::new(
-                s.spec.start_rate,
-                s.spec.max_rate,
-                s.spec.step_factor,
-                s.spec.bisect_steps,
-            ),
-            knee::Objective {
-                quantile: s.spec.slo_quantile,
-                limit_us: s.spec.slo.as_micros() as u64,
-            },
-        );
-        let mut first = true;
-        let mut interrupted = false;
-        while let Some(rate) = search.next() {
-            if crate::interrupt::interrupted() {
-                interrupted = true;
-                break;
-            }
-            let step_load = LoadProfile::Rate {
-                rate: rate.round(),
-                connections: s.spec.connections,
-                threads: s.spec.threads,
-                ends: crate::suite::Ends {
-                    streams: s.spec.streams,
-                    ..Default::default()
-                },
-            };
-            let step = Subject {
-                load: step_load,
-                ..s.subject.clone()
-            };
-            let id = self.store.append_case(self.run, |seq| {
-                planned_case(seq, &step, Some(&s.key), 1, s.spec.step_duration)
-            })?;
-            self.store
-                .record_parity(id, running.fair(), &running.parity_json(), hb, bb)?;
-            running.record_containment(self.store, id)?;
-            self.store.mark_running(
-                id,
-                (
-                    &format_cpus(&placement.server),
-                    &placement.generator_label(),
-                    placement.shared,
-                ),
-            )?;
-            let warmup = if first {
-                s.subject.warmup
-            } else {
-                Duration::ZERO
-            };
-            first = false;
-            let cfg = case::load_split(
-                running.port,
-                s.subject.protocol,
-                running.trust.as_ref(),
-                &s.subject.scenario,
-                &s.subject.load,
-                Some(rate.round()),
-                &placement,
-                self.stage.layout(),
-                case::Timing {
-                    warmup,
-                    duration: s.spec.step_duration,
-                    timeout: s.subject.timeout,
-                    timeout_mode: s.subject.timeout_mode,
-                },
-            )
-            .map_err(|e| anyhow::anyhow!(e))?;
-            let db = self.stage.postgres().zip(case_db.as_ref());
-            match case::measure(&running, &cfg, &placement, &self.progress, db) {
-                Ok(Measured {
-                    figures: figs,
-                    parts,
-                }) => {
-                    let q = figs.latency.value_at_quantile(s.spec.slo_quantile);
-                    self.store.record_done_with_parts(id, &figs, &parts)?;
-                    let lateness = figs.lateness_p99.unwrap_or(0);
-                    let judged = search.judge(&knee::StepFigures {
-                        at_quantile_us: q,
-                        errors: figs.errors.total(),
-                        rps: figs.rps,
-                        lateness_p99_us: lateness,
-                    });
-                    // The step is kept either way.
-                    if judged == knee::Judged::Again {
-                        self.progress.note(&format!(
-                            "  {label}: {} req/s offered: the generator fell behind its own schedule (send lateness p99 {}); measuring this rate again",
-                            units::rate(rate),
-                            units::micros(lateness as f64)
-                        ));
-                        continue;
-                    }
-                    self.progress.note(&format!(
-                        "  {label}: {} req/s offered → p{} {} {}",
-                        units::rate(rate),
-                        s.spec.slo_quantile * 100.0,
-                        units::micros(q as f64),
-                        if judged == knee::Judged::Met {
-                            "meets the objective"
-                        } else {
-                            "misses it"
-                        }
-                    ));
-                }
-                Err(CaseEnd::Interrupted) => {
-                    self.store.set_case_state(id, "pending", None, None)?;
-                    interrupted = true;
-                    break;
-                }
-                Err(CaseEnd::Failed { reason, log_tail }) => {
-                    let tail = (!log_tail.is_empty()).then(|| log_tail.join("\n"));
-                    self.store.record_failed(id, &reason, tail.as_deref())?;
-                    running.process.stop();
-                    return fail(self, reason);
-                }
-                Err(CaseEnd::Skipped { reason }) => {
-                    self.store
-                        .set_case_state(id, "skipped", Some(&reason), None)?;
-                }
-            }
-        }
-        running.process.stop();
-        if interrupted {
-            return Ok(true);
-        }
-        let knee = search.knee();
-        self.store
-            .record_sweep(self.run, &sweep_row(s, knee, "done", None))?;
-        let line = match knee {
-            Some(k) => format!("{label}: knee at {} req/s", units::rate(k)),
-            None => format!(
-                "{label}: no rate met the objective (from {} req/s)",
-                units::rate(s.spec.start_rate)
-            ),
-        };
-        self.progress.case_finished(self.n, self.total, &line);
-        Ok(false)
-    }
 }
 
 /// A case's label as a file name: what is not a letter, digit, `-`, `_`
@@ -531,24 +404,6 @@ fn file_safe(label: &str) -> String {
             }
         })
         .collect()
-}
-
-fn sweep_row(s: &SweepItem, knee: Option<f64>, state: &str, reason: Option<&str>) -> SweepRow {
-    let w = &s.subject;
-    SweepRow {
-        sweep: s.key.clone(),
-        server: w.server.name.clone(),
-        mode: w.mode.clone(),
-        response: w.response.as_str().into(),
-        scenario: w.scenario.name.clone(),
-        cores: w.cores as i64,
-        slo_quantile: s.spec.slo_quantile,
-        slo_us: s.spec.slo.as_micros() as i64,
-        knee_rps: knee,
-        state: state.into(),
-        reason: reason.map(str::to_string),
-        protocol: w.protocol.as_str().into(),
-    }
 }
 
 fn summary(f: &CaseFigures) -> String {

@@ -74,16 +74,34 @@ pub struct DbFigures {
     pub pool: usize,
 }
 
+/// Stores a finished case's figures in its row: the load's, wrk's, then
+/// the database's where it had one.
 pub(crate) fn update_figures(
     tx: &Transaction<'_>,
     case: i64,
     f: &CaseFigures,
 ) -> rusqlite::Result<()> {
-    let l = &f.latency_summary;
-    let per_req = |cpu: Option<f64>| match (cpu, f.outcome_requests) {
+    update_load_figures(tx, case, f)?;
+    update_wrk_figures(tx, case, f)?;
+    if let Some(db) = &f.db {
+        update_db_figures(tx, case, db, f.outcome_requests)?;
+    }
+    Ok(())
+}
+
+/// CPU seconds as CPU-µs per request of the window; None without the CPU
+/// figure or without requests.
+fn per_request(cpu: Option<f64>, requests: u64) -> Option<f64> {
+    match (cpu, requests) {
         (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
         _ => None,
-    };
+    }
+}
+
+/// The case done, with the load's, the generator's and the server's figures.
+fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusqlite::Result<()> {
+    let l = &f.latency_summary;
+    let per_req = |cpu: Option<f64>| per_request(cpu, f.outcome_requests);
     let cpu_per_req = per_req(f.server_cpu_s);
     tx.execute(
         "UPDATE cases SET state = 'done', reason = NULL, finished_at = :finished_at,
@@ -161,6 +179,12 @@ pub(crate) fn update_figures(
             ":late_answers": f.late_answers as i64,
         },
     )?;
+    Ok(())
+}
+
+/// wrk's printed figures (NULL where timeouts were not counted its way) and
+/// the server's busiest second.
+fn update_wrk_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusqlite::Result<()> {
     let w = f.wrk.as_ref();
     let wl = w.map(|w| &w.latency);
     tx.execute(
@@ -184,20 +208,28 @@ pub(crate) fn update_figures(
             ":cores_peak": f.server_cores_peak,
         },
     )?;
-    if let Some(db) = &f.db {
-        tx.execute(
-            "UPDATE cases SET db_cpu_s = :cpu, db_cpu_us_per_request = :per_req,
-                db_memory_peak = :mem, db_cpus = :cpus, db_pool = :pool
-             WHERE id = :id",
-            named_params! {
-                ":id": case,
-                ":cpu": db.cpu_s,
-                ":per_req": per_req(db.cpu_s),
-                ":mem": db.memory_peak.map(|v| v as i64),
-                ":cpus": db.cpus,
-                ":pool": db.pool as i64,
-            },
-        )?;
-    }
+    Ok(())
+}
+
+/// The database's side, for a case that had one.
+fn update_db_figures(
+    tx: &Transaction<'_>,
+    case: i64,
+    db: &DbFigures,
+    requests: u64,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE cases SET db_cpu_s = :cpu, db_cpu_us_per_request = :per_req,
+            db_memory_peak = :mem, db_cpus = :cpus, db_pool = :pool
+         WHERE id = :id",
+        named_params! {
+            ":id": case,
+            ":cpu": db.cpu_s,
+            ":per_req": per_request(db.cpu_s, requests),
+            ":mem": db.memory_peak.map(|v| v as i64),
+            ":cpus": db.cpus,
+            ":pool": db.pool as i64,
+        },
+    )?;
     Ok(())
 }

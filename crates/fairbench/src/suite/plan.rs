@@ -192,9 +192,75 @@ fn plan_on(
         .into_iter()
         .filter(|r| suite.responses.iter().any(|s| s == "*" || s == r.as_str()))
         .collect();
-    let mut skips = Vec::new();
-    let mut toolchains = BTreeMap::new();
+    let mut skips = invalid_servers(zoo, &server_filter);
+    let servers = selected_servers(suite, zoo, &server_filter, &skips)?;
+    let scenarios = selected_scenarios(suite, zoo, &scenario_filter)?;
+    let cores = core_counts(&suite.cores, cpus.len(), &mut skips);
 
+    // Which (server, mode) pairs can run at all: the zoo's one rule.
+    let mut toolchains = BTreeMap::new();
+    let mut runnable: Vec<Variant> = Vec::new();
+    let wanted = Wanted {
+        scenarios: &scenarios,
+        responses: &responses,
+        protocols: &suite.protocols,
+    };
+    for s in &servers {
+        let status = probe(&s.toolchain);
+        toolchains.insert(s.name.clone(), ((*s).clone(), status.clone()));
+        let modes: Vec<&str> = s
+            .modes
+            .keys()
+            .map(String::as_str)
+            .filter(|m| mode_filter.matches(m))
+            .collect();
+        let run = fairbench_zoo::runnable::runnable(s, &status, &wanted, modes.iter().copied());
+        skips.extend(run.gaps.iter().map(|gap| gap_skip(s, gap)));
+        if modes.is_empty() && status.is_present() {
+            let all: Vec<&str> = s.modes.keys().map(String::as_str).collect();
+            skips.push(Skip {
+                what: s.name.clone(),
+                reason: format!(
+                    "no mode matches {:?} (its modes: {})",
+                    suite.modes.join(","),
+                    all.join(", ")
+                ),
+            });
+        }
+        if !run.is_empty() {
+            let modes: Vec<String> = run.modes.iter().map(|m| m.to_string()).collect();
+            let run = std::rc::Rc::new(run);
+            runnable.extend(modes.into_iter().map(|m| (*s, m, run.clone())));
+        }
+    }
+
+    Dimensions {
+        variants: runnable.len(),
+        responses: responses.len(),
+        scenarios: scenarios.len(),
+        cores: cores.len(),
+    }
+    .check(suite)?;
+    let mut items = items(suite, &runnable, &cores);
+    if suite.interleave == Interleave::Case {
+        items = interleave(items, suite.interleave_seed.unwrap_or(0));
+    }
+    Ok(SuitePlan {
+        items,
+        skips,
+        toolchains,
+        cpus,
+    })
+}
+
+/// A server variant that runs: the server, one of its modes, and what of
+/// the suite it runs (shared by the server's modes).
+type Variant<'z, 'a> = (&'z Server, String, std::rc::Rc<Runnable<'z, 'a>>);
+
+/// A skip for each server folder the filter selects whose definition is
+/// invalid.
+fn invalid_servers(zoo: &Zoo, server_filter: &NameFilter) -> Vec<Skip> {
+    let mut skips = Vec::new();
     for name in zoo.invalid_server_names() {
         if server_filter.matches(&name) {
             let errs: Vec<String> = zoo
@@ -208,6 +274,17 @@ fn plan_on(
             });
         }
     }
+    skips
+}
+
+/// The valid servers the filter selects; an error when it selects nothing
+/// at all (`skips` holds the invalid ones it selected).
+fn selected_servers<'z>(
+    suite: &Suite,
+    zoo: &'z Zoo,
+    server_filter: &NameFilter,
+    skips: &[Skip],
+) -> anyhow::Result<Vec<&'z Server>> {
     let servers: Vec<&Server> = zoo
         .servers
         .iter()
@@ -221,6 +298,16 @@ fn plan_on(
             known.join(", ")
         )));
     }
+    Ok(servers)
+}
+
+/// The scenarios the filter selects: at least one, else an error naming a
+/// broken scenario the suite asked for, or the ones there are.
+fn selected_scenarios<'z>(
+    suite: &Suite,
+    zoo: &'z Zoo,
+    scenario_filter: &NameFilter,
+) -> anyhow::Result<Vec<&'z Scenario>> {
     let scenarios: Vec<&Scenario> = zoo
         .scenarios
         .iter()
@@ -240,95 +327,93 @@ fn plan_on(
             known.join(", ")
         )));
     }
+    Ok(scenarios)
+}
 
+/// The suite's core counts on `cpus` CPUs, each once, as (cores, as
+/// requested); a skip for each count beyond the CPUs.
+fn core_counts(
+    requested: &[CoreCount],
+    cpus: usize,
+    skips: &mut Vec<Skip>,
+) -> Vec<(usize, CoreCount)> {
     let mut cores = Vec::new();
-    for c in &suite.cores {
+    for c in requested {
         let n = match c {
-            CoreCount::All => cpus.len(),
+            CoreCount::All => cpus,
             CoreCount::N(n) => *n,
         };
-        if n > cpus.len() {
+        if n > cpus {
             skips.push(Skip {
                 what: format!("cores = {n}"),
-                reason: format!("this machine lets fairbench use {} CPUs", cpus.len()),
+                reason: format!("this machine lets fairbench use {cpus} CPUs"),
             });
         } else if !cores.iter().any(|(m, _)| *m == n) {
             cores.push((n, *c));
         }
     }
+    cores
+}
 
-    // Which (server, mode) pairs can run at all: the zoo's one rule.
-    let mut runnable: Vec<(&Server, String, std::rc::Rc<Runnable>)> = Vec::new();
-    let wanted = Wanted {
-        scenarios: &scenarios,
-        responses: &responses,
-        protocols: &suite.protocols,
+/// What of server `s` does not run, and why.
+fn gap_skip(s: &Server, gap: &Gap) -> Skip {
+    let what = match gap {
+        Gap::Toolchain { .. } | Gap::NoResponse => s.name.clone(),
+        Gap::Scenario { scenario, .. } => format!("{} {scenario}", s.name),
+        Gap::Protocol { protocol, .. } => format!("{} {protocol}", s.name),
+        Gap::Mode { mode, .. } => format!("{} mode {mode}", s.name),
     };
-    for s in &servers {
-        let status = probe(&s.toolchain);
-        toolchains.insert(s.name.clone(), ((*s).clone(), status.clone()));
-        let modes: Vec<&str> = s
-            .modes
-            .keys()
-            .map(String::as_str)
-            .filter(|m| mode_filter.matches(m))
-            .collect();
-        let run = fairbench_zoo::runnable::runnable(s, &status, &wanted, modes.iter().copied());
-        for gap in &run.gaps {
-            let what = match gap {
-                Gap::Toolchain { .. } | Gap::NoResponse => s.name.clone(),
-                Gap::Scenario { scenario, .. } => format!("{} {scenario}", s.name),
-                Gap::Protocol { protocol, .. } => format!("{} {protocol}", s.name),
-                Gap::Mode { mode, .. } => format!("{} mode {mode}", s.name),
-            };
-            skips.push(Skip {
-                what,
-                reason: gap.reason(),
-            });
-        }
-        if modes.is_empty() && status.is_present() {
-            let all: Vec<&str> = s.modes.keys().map(String::as_str).collect();
-            skips.push(Skip {
-                what: s.name.clone(),
-                reason: format!(
-                    "no mode matches {:?} (its modes: {})",
-                    suite.modes.join(","),
-                    all.join(", ")
-                ),
-            });
-        }
-        if !run.is_empty() {
-            let modes: Vec<String> = run.modes.iter().map(|m| m.to_string()).collect();
-            let run = std::rc::Rc::new(run);
-            runnable.extend(modes.into_iter().map(|m| (*s, m, run.clone())));
-        }
+    Skip {
+        what,
+        reason: gap.reason(),
     }
+}
 
-    let size = [
-        runnable.len(),
-        suite.protocols.len(),
-        responses.len(),
-        scenarios.len(),
-        cores.len(),
-        suite.loads.len(),
-        suite.repetitions,
-    ]
-    .into_iter()
-    .try_fold(1usize, usize::checked_mul)
-    .filter(|&n| n <= bounds::MAX_PLAN_ITEMS);
-    if size.is_none() {
-        return Err(crate::usage_error::usage(format!(
-            "the suite's matrix ({} server variants x {} protocols x {} responses x {} scenarios x {} core counts x {} loads x {} repetitions) is more than {} cases: select fewer (--servers, --scenarios, --repetitions)",
-            runnable.len(),
+/// The sizes of the matrix's dimensions the zoo and the machine decide;
+/// the suite gives the others.
+struct Dimensions {
+    variants: usize,
+    responses: usize,
+    scenarios: usize,
+    cores: usize,
+}
+
+impl Dimensions {
+    /// An error when the matrix would hold more than
+    /// [`bounds::MAX_PLAN_ITEMS`] cases.
+    fn check(&self, suite: &Suite) -> anyhow::Result<()> {
+        let size = [
+            self.variants,
             suite.protocols.len(),
-            responses.len(),
-            scenarios.len(),
-            cores.len(),
+            self.responses,
+            self.scenarios,
+            self.cores,
             suite.loads.len(),
             suite.repetitions,
-            bounds::MAX_PLAN_ITEMS
-        )));
+        ]
+        .into_iter()
+        .try_fold(1usize, usize::checked_mul)
+        .filter(|&n| n <= bounds::MAX_PLAN_ITEMS);
+        if size.is_none() {
+            return Err(crate::usage_error::usage(format!(
+                "the suite's matrix ({} server variants x {} protocols x {} responses x {} scenarios x {} core counts x {} loads x {} repetitions) is more than {} cases: select fewer (--servers, --scenarios, --repetitions)",
+                self.variants,
+                suite.protocols.len(),
+                self.responses,
+                self.scenarios,
+                self.cores,
+                suite.loads.len(),
+                suite.repetitions,
+                bounds::MAX_PLAN_ITEMS
+            )));
+        }
+        Ok(())
     }
+}
+
+/// The plan, repetition by repetition: every runnable variant, protocol,
+/// response, scenario, core count and load.
+fn items(suite: &Suite, runnable: &[Variant], cores: &[(usize, CoreCount)]) -> Vec<PlanItem> {
     let mut items = Vec::new();
     for rep in 1..=suite.repetitions {
         for ((server, mode, run), &protocol) in runnable
@@ -337,7 +422,7 @@ fn plan_on(
         {
             for &response in &run.responses {
                 for scenario in &run.scenarios {
-                    for &(n, requested) in &cores {
+                    for &(n, requested) in cores {
                         for load in &suite.loads {
                             let subject = Subject {
                                 server: (*server).clone(),
@@ -353,48 +438,44 @@ fn plan_on(
                                 timeout_mode: suite.timeout_mode,
                                 protocol,
                             };
-                            match load {
-                                LoadProfile::Sweep(spec) => {
-                                    // A sweep finds one knee; repeating it is a new suite.
-                                    if rep > 1 {
-                                        continue;
-                                    }
-                                    items.push(PlanItem::Sweep(Box::new(SweepItem {
-                                        spec: spec.clone(),
-                                        key: format!(
-                                            "{}/{}/{}/{}{}/{}c/{}",
-                                            server.name,
-                                            mode,
-                                            response,
-                                            scenario.name,
-                                            protocol_suffix(protocol).replace(' ', "/"),
-                                            n,
-                                            load.label()
-                                        ),
-                                        subject,
-                                    })));
-                                }
-                                _ => items.push(PlanItem::Case(Box::new(CaseSpec {
-                                    subject,
-                                    repetition: rep,
-                                    duration: suite.duration,
-                                }))),
-                            }
+                            items.extend(item(suite, rep, subject));
                         }
                     }
                 }
             }
         }
     }
-    if suite.interleave == Interleave::Case {
-        items = interleave(items, suite.interleave_seed.unwrap_or(0));
+    items
+}
+
+/// What measures `subject` in repetition `rep`: a case, or a sweep (in the
+/// first repetition only).
+fn item(suite: &Suite, rep: usize, subject: Subject) -> Option<PlanItem> {
+    match &subject.load {
+        LoadProfile::Sweep(spec) => {
+            // A sweep finds one knee; repeating it is a new suite.
+            if rep > 1 {
+                return None;
+            }
+            let spec = spec.clone();
+            let key = format!(
+                "{}/{}/{}/{}{}/{}c/{}",
+                subject.server.name,
+                subject.mode,
+                subject.response,
+                subject.scenario.name,
+                protocol_suffix(subject.protocol).replace(' ', "/"),
+                subject.cores,
+                subject.load.label()
+            );
+            Some(PlanItem::Sweep(Box::new(SweepItem { spec, key, subject })))
+        }
+        _ => Some(PlanItem::Case(Box::new(CaseSpec {
+            subject,
+            repetition: rep,
+            duration: suite.duration,
+        }))),
     }
-    Ok(SuitePlan {
-        items,
-        skips,
-        toolchains,
-        cpus,
-    })
 }
 
 /// Reorders a plan built repetition by repetition (`plan` makes it so):

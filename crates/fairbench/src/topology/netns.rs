@@ -305,6 +305,26 @@ impl AddressLock {
     }
 }
 
+/// The /30 blocks of 198.18.0.0/15 taken, and where to look for the next.
+struct Blocks {
+    used: std::collections::HashSet<u32>,
+    next: u32,
+}
+
+impl Blocks {
+    /// The first block not in use, now taken.
+    fn take(&mut self) -> anyhow::Result<u32> {
+        while self.used.contains(&self.next) {
+            self.next += 1;
+        }
+        if self.next >= 1 << 15 {
+            bail!("198.18.0.0/15 is full: no free /30 for another link");
+        }
+        self.used.insert(self.next);
+        Ok(self.next)
+    }
+}
+
 /// The /30 block `b` of 198.18.0.0/15: (network, server end, client end).
 fn block(b: u32) -> (Ipv4Addr, Ipv4Addr, Ipv4Addr) {
     let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + b * 4;
@@ -365,21 +385,12 @@ impl NetnsTopology {
             server_namespace: None,
             clients: Vec::new(),
             link,
-            teardown: teardown.clone(),
+            teardown,
             _hook: hook,
-        };
-        let add_ns = |name: &str| -> anyhow::Result<()> {
-            ip(&["netns", "add", name])?;
-            teardown
-                .namespaces
-                .lock()
-                .map_err(|_| anyhow!("poisoned"))?
-                .push(name.to_string());
-            ip(&["-n", name, "link", "set", "lo", "up"])
         };
         if side == ServerSide::Namespace {
             let s = format!("{id}-srv");
-            add_ns(&s)?;
+            topo.add_namespace(&s)?;
             topo.server_namespace = Some(s);
         }
         // Root-side addresses are shared by every process: choose them
@@ -388,104 +399,135 @@ impl NetnsTopology {
             ServerSide::Root => Some(AddressLock::take()?),
             ServerSide::Namespace => None,
         };
-        let mut used = match side {
-            ServerSide::Root => blocks_in_use(),
-            ServerSide::Namespace => Default::default(),
+        let mut blocks = Blocks {
+            used: match side {
+                ServerSide::Root => blocks_in_use(),
+                ServerSide::Namespace => Default::default(),
+            },
+            next: 0,
         };
-        let mut next_block = 0u32;
         for i in 0..clients {
             let cns = format!("{id}-c{i}");
-            add_ns(&cns)?;
+            topo.add_namespace(&cns)?;
             let cdev = format!("fbc{i}");
             let sdev = match side {
                 ServerSide::Namespace => format!("fbs{i}"),
                 ServerSide::Root => format!("fb{pid:x}-{:x}-{i:x}", seq % 256),
             };
-            let mut args = vec![
-                "link",
-                "add",
-                cdev.as_str(),
-                "netns",
-                cns.as_str(),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                sdev.as_str(),
-            ];
-            if let Some(s) = &topo.server_namespace {
-                args.extend(["netns", s.as_str()]);
-            }
-            ip(&args)?;
-            if side == ServerSide::Root {
-                teardown
-                    .root_links
-                    .lock()
-                    .map_err(|_| anyhow!("poisoned"))?
-                    .push(sdev.clone());
-            }
-            while used.contains(&next_block) {
-                next_block += 1;
-            }
-            if next_block >= 1 << 15 {
-                bail!("198.18.0.0/15 is full: no free /30 for another link");
-            }
-            used.insert(next_block);
-            let (_, saddr, caddr) = block(next_block);
-            let on_server = |rest: &[&str]| -> anyhow::Result<()> {
-                let mut v: Vec<&str> = Vec::new();
-                if let Some(s) = &topo.server_namespace {
-                    v.extend(["-n", s.as_str()]);
-                }
-                v.extend(rest);
-                ip(&v)
-            };
-            ip(&[
-                "-n",
-                &cns,
-                "addr",
-                "add",
-                &format!("{caddr}/30"),
-                "dev",
-                &cdev,
-            ])?;
-            on_server(&["addr", "add", &format!("{saddr}/30"), "dev", &sdev])?;
-            ip(&["-n", &cns, "link", "set", &cdev, "up"])?;
-            on_server(&["link", "set", &sdev, "up"])?;
-            if side == ServerSide::Root {
-                // A URL naming one of this machine's own addresses works too.
-                ip(&[
-                    "-n",
-                    &cns,
-                    "route",
-                    "add",
-                    "default",
-                    "via",
-                    &saddr.to_string(),
-                ])?;
-            }
-            for cmd in link.tc_commands(&cdev, false) {
-                let mut v: Vec<&str> = vec!["-n", &cns];
-                v.extend(cmd.iter().map(String::as_str));
-                run("tc", &v).map_err(shaping_error)?;
-            }
-            for cmd in link.tc_commands(&sdev, true) {
-                let mut v: Vec<&str> = Vec::new();
-                if let Some(s) = &topo.server_namespace {
-                    v.extend(["-n", s.as_str()]);
-                }
-                v.extend(cmd.iter().map(String::as_str));
-                run("tc", &v).map_err(shaping_error)?;
-            }
-            topo.clients.push(ClientLink {
+            topo.add_veth(side, &cns, &cdev, &sdev)?;
+            let (_, saddr, caddr) = block(blocks.take()?);
+            let client = ClientLink {
                 namespace: cns,
                 address: caddr,
                 server_address: saddr,
                 client_dev: cdev,
                 server_dev: sdev,
-            });
+            };
+            topo.address(side, &client)?;
+            topo.shape(&client)?;
+            topo.clients.push(client);
         }
         Ok(topo)
+    }
+
+    /// A namespace of this topology, with its loopback up; removed at
+    /// teardown.
+    fn add_namespace(&self, name: &str) -> anyhow::Result<()> {
+        ip(&["netns", "add", name])?;
+        self.teardown
+            .namespaces
+            .lock()
+            .map_err(|_| anyhow!("poisoned"))?
+            .push(name.to_string());
+        ip(&["-n", name, "link", "set", "lo", "up"])
+    }
+
+    /// The veth pair `cdev` (in the client namespace `cns`) to `sdev` (on
+    /// the server side); a root-side end is removed at teardown.
+    fn add_veth(&self, side: ServerSide, cns: &str, cdev: &str, sdev: &str) -> anyhow::Result<()> {
+        let mut args = vec![
+            "link", "add", cdev, "netns", cns, "type", "veth", "peer", "name", sdev,
+        ];
+        if let Some(s) = &self.server_namespace {
+            args.extend(["netns", s.as_str()]);
+        }
+        ip(&args)?;
+        if side == ServerSide::Root {
+            self.teardown
+                .root_links
+                .lock()
+                .map_err(|_| anyhow!("poisoned"))?
+                .push(sdev.to_string());
+        }
+        Ok(())
+    }
+
+    /// `-n NAMESPACE` for a command on the server side, when it has one.
+    fn server_side(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        if let Some(s) = &self.server_namespace {
+            v.extend(["-n", s.as_str()]);
+        }
+        v
+    }
+
+    /// `ip ARGS` on the server side.
+    fn on_server(&self, rest: &[&str]) -> anyhow::Result<()> {
+        let mut v = self.server_side();
+        v.extend(rest);
+        ip(&v)
+    }
+
+    /// The link's addresses on both ends, both ends up; from a root-side
+    /// server, the client's default route through it.
+    fn address(&self, side: ServerSide, c: &ClientLink) -> anyhow::Result<()> {
+        let (cns, cdev, sdev) = (&c.namespace, &c.client_dev, &c.server_dev);
+        ip(&[
+            "-n",
+            cns,
+            "addr",
+            "add",
+            &format!("{}/30", c.address),
+            "dev",
+            cdev,
+        ])?;
+        self.on_server(&[
+            "addr",
+            "add",
+            &format!("{}/30", c.server_address),
+            "dev",
+            sdev,
+        ])?;
+        ip(&["-n", cns, "link", "set", cdev, "up"])?;
+        self.on_server(&["link", "set", sdev, "up"])?;
+        if side == ServerSide::Root {
+            // A URL naming one of this machine's own addresses works too.
+            ip(&[
+                "-n",
+                cns,
+                "route",
+                "add",
+                "default",
+                "via",
+                &c.server_address.to_string(),
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// The link's shaping on both ends, as `link` says.
+    fn shape(&self, c: &ClientLink) -> anyhow::Result<()> {
+        for cmd in self.link.tc_commands(&c.client_dev, false) {
+            let mut v: Vec<&str> = vec!["-n", &c.namespace];
+            v.extend(cmd.iter().map(String::as_str));
+            run("tc", &v).map_err(shaping_error)?;
+        }
+        for cmd in self.link.tc_commands(&c.server_dev, true) {
+            let mut v = self.server_side();
+            v.extend(cmd.iter().map(String::as_str));
+            run("tc", &v).map_err(shaping_error)?;
+        }
+        Ok(())
     }
 
     /// Removes everything now (also done on drop).

@@ -9,93 +9,10 @@ use std::collections::BTreeMap;
 pub const MAX_FN_LINES: usize = 100;
 
 /// Each function still longer than the rule, as `path::name`, with its
-/// length when the rule came (2026-11-28). The reason is the same for all:
-/// written before the rule, each to be split into named steps (none is
-/// generated or a table). Unit-test files (`tests.rs`) are not measured.
-pub const STILL_LONG: &[(&str, usize)] = &[
-    ("crates/engine/src/config.rs::validate", 126),
-    ("crates/engine/src/h2/dump.rs::exchange", 109),
-    ("crates/engine/src/h2/session.rs::frame", 142),
-    ("crates/engine/src/merge.rs::merge", 147),
-    ("crates/engine/src/outcome.rs::warnings", 141),
-    ("crates/engine/src/response.rs::feed", 104),
-    ("crates/engine/src/run.rs::run", 158),
-    ("crates/engine/src/worker/books.rs::result", 132),
-    ("crates/engine/src/worker/mod.rs::new", 107),
-    ("crates/fairbench/src/checker/selection.rs::select", 123),
-    ("crates/fairbench/src/commands/run_services.rs::run", 110),
-    ("crates/fairbench/src/fleet/mod.rs::run", 289),
-    ("crates/fairbench/src/host/server.rs::start", 157),
-    ("crates/fairbench/src/host/ssh.rs::open", 133),
-    ("crates/fairbench/src/host/start.rs::start", 111),
-    ("crates/fairbench/src/mix/file.rs::read", 150),
-    ("crates/fairbench/src/output/check_report.rs::summary", 101),
-    ("crates/fairbench/src/output/load/summary.rs::render", 270),
-    ("crates/fairbench/src/output/run_table.rs::render", 252),
-    ("crates/fairbench/src/output/url_table.rs::render", 175),
-    ("crates/fairbench/src/report/csv.rs::row", 104),
-    (
-        "crates/fairbench/src/report/figures/calibration.rs::calibration",
-        134,
-    ),
-    (
-        "crates/fairbench/src/report/figures/latency.rs::latency",
-        101,
-    ),
-    ("crates/fairbench/src/report/figures/mod.rs::sections", 104),
-    (
-        "crates/fairbench/src/report/figures/protocols.rs::protocols",
-        124,
-    ),
-    ("crates/fairbench/src/report/figures/ratio.rs::figure", 162),
-    (
-        "crates/fairbench/src/report/figures/scaling.rs::scaling",
-        103,
-    ),
-    (
-        "crates/fairbench/src/report/figures/spectrum.rs::spectra",
-        108,
-    ),
-    ("crates/fairbench/src/report/figures/stages.rs::stages", 103),
-    ("crates/fairbench/src/report/figures/sweeps.rs::sweeps", 160),
-    (
-        "crates/fairbench/src/report/figures/throughput.rs::throughput",
-        136,
-    ),
-    (
-        "crates/fairbench/src/report/figures/warmup.rs::warmups",
-        115,
-    ),
-    (
-        "crates/fairbench/src/report/figures/wrk.rs::as_wrk_prints",
-        110,
-    ),
-    (
-        "crates/fairbench/src/report/fixture/mod.rs::standard_run",
-        165,
-    ),
-    ("crates/fairbench/src/report/model/group.rs::group", 120),
-    ("crates/fairbench/src/report/model/mod.rs::build_for", 151),
-    ("crates/fairbench/src/report/svg/bar.rs::render", 123),
-    ("crates/fairbench/src/report/svg/line.rs::render", 174),
-    ("crates/fairbench/src/report/svg/ratio.rs::render", 108),
-    ("crates/fairbench/src/runner/case.rs::measure", 153),
-    ("crates/fairbench/src/runner/mod.rs::case", 107),
-    ("crates/fairbench/src/runner/mod.rs::sweep", 168),
-    ("crates/fairbench/src/store/figures.rs::update_figures", 127),
-    ("crates/fairbench/src/suite/file/mod.rs::parse", 348),
-    ("crates/fairbench/src/suite/plan.rs::plan_on", 217),
-    ("crates/fairbench/src/thresholds.rs::parse", 105),
-    ("crates/fairbench/src/topology/netns.rs::create", 146),
-    ("crates/sys/src/process/mod.rs::start", 104),
-    ("crates/testkit/src/h2/scripted.rs::serve", 208),
-    ("crates/zoo/src/database/content/mod.rs::fortunes", 145),
-    ("crates/zoo/src/database/content/mod.rs::rows", 161),
-    ("crates/zoo/src/manifest/parse.rs::validate", 238),
-    ("crates/zoo/src/parity.rs::inspect", 108),
-    ("crates/zoo/src/reference.rs::reference_rule", 127),
-    ("crates/zoo/src/scenario.rs::load", 172),
-];
+/// length when it was listed and why (only generated or table-like code
+/// may be listed). Empty since 2026-11-28: the 55 functions written before
+/// the rule were split into named steps.
+pub const STILL_LONG: &[(&str, usize)] = &[];
 
 /// Every function of `text` longer than `max` lines: (name, first line,
 /// lines). Braces in strings, characters and comments do not count.

@@ -4,7 +4,7 @@
 //! stopped: explicitly, on drop, or by [`terminate_all`] from the Ctrl-C
 //! handler.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -13,7 +13,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::containment::{self, CreateError, Group, Method, Purpose, Usage};
+use crate::containment::{self, CreateError, Group, Joiner, Method, Purpose, Usage};
 
 pub mod bounded;
 
@@ -225,26 +225,7 @@ pub struct ServerProcess {
 impl ServerProcess {
     pub fn start(spec: &ServerSpec) -> Result<ServerProcess, StartError> {
         let program = spec.argv.first().ok_or(StartError::EmptyCommand)?;
-        if let Some(parent) = spec.log_path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        let log_err = |source| StartError::Log {
-            path: spec.log_path.clone(),
-            source,
-        };
-        let mut log = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&spec.log_path)
-            .map_err(log_err)?;
-        let _ = writeln!(
-            log,
-            "# fairbench: {} (in {})",
-            spec.argv.join(" "),
-            spec.cwd.display()
-        );
-        let log2 = log.try_clone().map_err(log_err)?;
+        let (log, log2) = open_log(spec)?;
 
         let cpuset = match &spec.cpus {
             None => None,
@@ -268,46 +249,14 @@ impl ServerProcess {
             None => None,
         };
 
-        let mut cmd = Command::new(program);
-        cmd.args(&spec.argv[1..])
-            .current_dir(&spec.cwd)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log2)
-            .process_group(0);
-        if let Some((uid, gid)) = spec.run_as {
-            // std drops the supplementary groups and changes gid then uid
-            // before the pre_exec closure below runs; the closure's cgroup
-            // write is "0" (itself), which its own user may do, through a
-            // descriptor opened here as root.
-            cmd.uid(uid).gid(gid);
+        let mut cmd = command(spec, program, log, log2);
+        BeforeExec {
+            joiner,
+            cpuset,
+            die,
+            parent,
         }
-        // SAFETY: the closure runs between fork and exec and only makes
-        // async-signal-safe system calls on data prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Into its group before anything else, so that every
-                // process it will ever start is born inside.
-                if let Some(j) = &joiner {
-                    j.join_self()?;
-                }
-                if let Some(set) = &cpuset {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if die {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    // The parent may have died before prctl took effect.
-                    if libc::getppid() != parent {
-                        libc::_exit(1);
-                    }
-                }
-                Ok(())
-            });
-        }
+        .install(&mut cmd);
         let child = cmd.spawn().map_err(|source| StartError::Spawn {
             program: program.clone(),
             source,
@@ -517,6 +466,100 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The server's log, truncated and headed by the command line: one handle
+/// for its stdout, one for its stderr.
+fn open_log(spec: &ServerSpec) -> Result<(File, File), StartError> {
+    if let Some(parent) = spec.log_path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let log_err = |source| StartError::Log {
+        path: spec.log_path.clone(),
+        source,
+    };
+    let mut log = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&spec.log_path)
+        .map_err(log_err)?;
+    let _ = writeln!(
+        log,
+        "# fairbench: {} (in {})",
+        spec.argv.join(" "),
+        spec.cwd.display()
+    );
+    let log2 = log.try_clone().map_err(log_err)?;
+    Ok((log, log2))
+}
+
+/// The server's command: in a process group of its own, its output to the
+/// log, as `spec.run_as` when given.
+fn command(spec: &ServerSpec, program: &str, log: File, log2: File) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(&spec.argv[1..])
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .process_group(0);
+    if let Some((uid, gid)) = spec.run_as {
+        // std drops the supplementary groups and changes gid then uid
+        // before the pre_exec closure below runs; the closure's cgroup
+        // write is "0" (itself), which its own user may do, through a
+        // descriptor opened here as root.
+        cmd.uid(uid).gid(gid);
+    }
+    cmd
+}
+
+/// What the child does between fork and exec, all prepared before the fork.
+struct BeforeExec {
+    /// Its control group, when it has one.
+    joiner: Option<Joiner>,
+    cpuset: Option<libc::cpu_set_t>,
+    /// Die with the thread that starts it (PR_SET_PDEATHSIG).
+    die: bool,
+    /// fairbench's pid, to tell whether it died before prctl took effect.
+    parent: libc::pid_t,
+}
+
+impl BeforeExec {
+    fn install(self, cmd: &mut Command) {
+        let BeforeExec {
+            joiner,
+            cpuset,
+            die,
+            parent,
+        } = self;
+        // SAFETY: the closure runs between fork and exec and only makes
+        // async-signal-safe system calls on data prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Into its group before anything else, so that every
+                // process it will ever start is born inside.
+                if let Some(j) = &joiner {
+                    j.join_self()?;
+                }
+                if let Some(set) = &cpuset {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if die {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    // The parent may have died before prctl took effect.
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                }
+                Ok(())
+            });
+        }
     }
 }
 

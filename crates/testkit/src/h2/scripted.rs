@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{frame_at, head, u32_at, PREFACE};
+use super::{frame_at, head, u32_at, Frame, PREFACE};
 use crate::accept::{accept_loop, bind, read_some};
 
 /// What the server does with one request, decided when it is complete.
@@ -146,14 +146,21 @@ impl H2Server {
                     // A handle of the socket's own whatever wraps it, to
                     // wait on until an answer is due.
                     let Ok(socket) = conn.try_clone() else { return };
+                    let shared = Shared {
+                        started,
+                        settings: &set,
+                        handler: &*h,
+                        stop: &s2,
+                        stats: &st2,
+                    };
                     match tls {
-                        None => serve(conn, socket, id, started, &set, &*h, &s2, &st2),
+                        None => serve(conn, socket, id, &shared),
                         Some(cfg) => {
                             let Ok(session) = rustls::ServerConnection::new(cfg) else {
                                 return;
                             };
                             let conn = rustls::StreamOwned::new(session, conn);
-                            serve(conn, socket, id, started, &set, &*h, &s2, &st2)
+                            serve(conn, socket, id, &shared)
                         }
                     }
                 });
@@ -215,61 +222,44 @@ fn readable_within(s: &std::net::TcpStream, wait: Duration) -> bool {
     n != 0
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every connection of one server shares.
+struct Shared<'a, F> {
+    started: Instant,
+    /// What the server announces.
+    settings: &'a [(u16, u32)],
+    handler: &'a F,
+    stop: &'a AtomicBool,
+    stats: &'a Stats,
+}
+
+/// Serves one connection (number `id`) until the client leaves, the stop
+/// flag is set, or the answers a GOAWAY promised are out.
 fn serve<F: Fn(&Seen) -> Action>(
     mut conn: impl Read + Write,
     socket: std::net::TcpStream,
     id: u64,
-    started: Instant,
-    settings: &[(u16, u32)],
-    h: &F,
-    stop: &AtomicBool,
-    stats: &Stats,
+    shared: &Shared<F>,
 ) {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 65536];
     let mut preface = false;
     let mut out = Vec::new();
-    head(&mut out, settings.len() * 6, 0x4, 0, 0);
-    for &(k, v) in settings {
+    head(&mut out, shared.settings.len() * 6, 0x4, 0, 0);
+    for &(k, v) in shared.settings {
         out.extend_from_slice(&k.to_be_bytes());
         out.extend_from_slice(&v.to_be_bytes());
     }
     if conn.write_all(&out).is_err() {
         return;
     }
-    let mut open: HashMap<u32, Open> = HashMap::new();
-    let mut due: Vec<(Instant, u32, u16, Vec<u8>)> = Vec::new();
-    // Strays: answers sent again on streams already answered.
-    let mut again: Vec<(Instant, u32)> = Vec::new();
-    let mut nth = 0u64;
-    let mut goaway: Option<u32> = None;
-    let mut first_settings = true;
-    let mut first_wu = true;
-    while !stop.load(Ordering::Relaxed) {
+    let mut session = Session::new(id, shared);
+    while !shared.stop.load(Ordering::Relaxed) {
         let mut out = Vec::new();
-        // Responses whose time came.
-        let now = Instant::now();
-        due.sort_by_key(|d| d.0);
-        while due.first().is_some_and(|d| d.0 <= now) {
-            let (_, stream, status, body) = due.remove(0);
-            if open.remove(&stream).is_some() {
-                response(&mut out, stream, status, &body);
-            }
-        }
-        again.retain(|&(at, stream)| {
-            if at > now {
-                return true;
-            }
-            response(&mut out, stream, 200, b"Hello World!\n");
-            false
-        });
-        if let Some(last) = goaway {
-            if !open.keys().any(|&s| s <= last) && due.is_empty() {
-                // Dropped, it closes.
-                let _ = conn.write_all(&out);
-                return;
-            }
+        session.answers_due(&mut out);
+        if session.goaway_done() {
+            // Dropped, it closes.
+            let _ = conn.write_all(&out);
+            return;
         }
         if !out.is_empty() && conn.write_all(&out).is_err() {
             return;
@@ -277,12 +267,7 @@ fn serve<F: Fn(&Seen) -> Action>(
         // An answer due before the read would time out: wait for frames
         // only until then. The socket's read timeout counts in the kernel's
         // ticks (4 ms and more); poll's is exact to tens of µs.
-        let next = due
-            .first()
-            .map(|d| d.0)
-            .into_iter()
-            .chain(again.iter().map(|a| a.0));
-        if let Some(d) = next.min() {
+        if let Some(d) = session.next_due() {
             let wait = d.saturating_duration_since(Instant::now());
             if wait < IDLE && !readable_within(&socket, wait) {
                 continue;
@@ -302,125 +287,219 @@ fn serve<F: Fn(&Seen) -> Action>(
         let mut out = Vec::new();
         let mut at = 0;
         while let Some(f) = frame_at(&buf, at) {
-            let (kind, flags, stream, len) = (f.kind, f.flags, f.stream, f.len);
             let p = buf[f.payload.clone()].to_vec();
             at = f.payload.end;
-            let mut complete = false;
-            match kind {
-                0x4 if flags & 1 == 0 => {
-                    if first_settings {
-                        first_settings = false;
-                        let mut s = stats.client_settings.lock().unwrap();
-                        if s.is_empty() {
-                            *s = p
-                                .chunks(6)
-                                .map(|c| (u16::from_be_bytes([c[0], c[1]]), u32_at(c, 2)))
-                                .collect();
-                        }
-                    }
-                    head(&mut out, 0, 0x4, 1, 0);
-                }
-                0x8 if stream == 0 && first_wu => {
-                    first_wu = false;
-                    let _ = stats.client_window_update.compare_exchange(
-                        0,
-                        u32_at(&p, 0) as u64,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                }
-                0x1 => {
-                    let now = Instant::now();
-                    let overdue = |s: &u32| due.iter().any(|d| d.1 == *s && d.0 <= now);
-                    if open.keys().any(|s| !overdue(s)) {
-                        stats.overlapped.fetch_add(1, Ordering::Relaxed);
-                    }
-                    open.insert(stream, Open { nth, body: 0 });
-                    nth += 1;
-                    let n = open.len() as u64;
-                    stats.max_open.fetch_max(n, Ordering::Relaxed);
-                    complete = flags & 1 != 0;
-                }
-                0x0 => {
-                    if let Some(o) = open.get_mut(&stream) {
-                        o.body += len;
-                    }
-                    stats.body_bytes.fetch_add(len as u64, Ordering::Relaxed);
-                    if len > 0 {
-                        // Give the window back at once: the test is of the
-                        // client's patience, not of this server's.
-                        head(&mut out, 4, 0x8, 0, stream);
-                        out.extend_from_slice(&(len as u32).to_be_bytes());
-                        head(&mut out, 4, 0x8, 0, 0);
-                        out.extend_from_slice(&(len as u32).to_be_bytes());
-                    }
-                    complete = flags & 1 != 0;
-                }
-                0x3 => {
-                    open.remove(&stream);
-                    *stats
-                        .client_resets
-                        .lock()
-                        .unwrap()
-                        .entry(u32_at(&p, 0))
-                        .or_default() += 1;
-                }
-                _ => {}
-            }
-            if !complete {
-                continue;
-            }
-            if goaway.is_some_and(|g| stream > g) {
-                // Not processed: left without an answer, as RFC 9113 §6.8 allows.
-                continue;
-            }
-            let Some(o) = open.get(&stream) else { continue };
-            stats.requests.fetch_add(1, Ordering::Relaxed);
-            let seen = Seen {
-                at: started.elapsed(),
-                conn: id,
-                nth: o.nth,
-                stream,
-                body_len: o.body,
-            };
-            match h(&seen) {
-                Action::Respond {
-                    delay,
-                    status,
-                    body,
-                } => {
-                    due.push((Instant::now() + delay, stream, status, body));
-                }
-                Action::Reset(code) => {
-                    open.remove(&stream);
-                    head(&mut out, 4, 0x3, 0, stream);
-                    out.extend_from_slice(&code.to_be_bytes());
-                }
-                Action::GoAway { back } => {
-                    let last = stream.saturating_sub(2 * back);
-                    goaway = Some(last);
-                    head(&mut out, 8, 0x7, 0, 0);
-                    out.extend_from_slice(&last.to_be_bytes());
-                    out.extend_from_slice(&0u32.to_be_bytes());
-                    // Those up to it are answered; the rest never.
-                    for (&s, _) in open.iter().filter(|(&s, _)| s <= last) {
-                        due.push((Instant::now(), s, 200, b"Hello World!\n".to_vec()));
-                    }
-                }
-                Action::Violate => {
-                    head(&mut out, 4, 0x0, 0, 0);
-                    out.extend_from_slice(b"oops");
-                }
-                Action::Ignore => {}
-                Action::Twice { gap } => {
-                    due.push((Instant::now(), stream, 200, b"Hello World!\n".to_vec()));
-                    again.push((Instant::now() + gap, stream));
-                }
+            if session.frame(&f, &p, &mut out) {
+                session.request(f.stream, &mut out);
             }
         }
         buf.drain(..at);
         if !out.is_empty() && conn.write_all(&out).is_err() {
             return;
+        }
+    }
+}
+
+/// One connection's streams and what is owed on them.
+struct Session<'a, F> {
+    id: u64,
+    shared: &'a Shared<'a, F>,
+    open: HashMap<u32, Open>,
+    /// Answers to send: when, on which stream, status and body.
+    due: Vec<(Instant, u32, u16, Vec<u8>)>,
+    /// Strays: answers sent again on streams already answered.
+    again: Vec<(Instant, u32)>,
+    /// Requests seen so far.
+    nth: u64,
+    /// The last stream a GOAWAY sent promised to process.
+    goaway: Option<u32>,
+    first_settings: bool,
+    first_wu: bool,
+}
+
+impl<'a, F: Fn(&Seen) -> Action> Session<'a, F> {
+    fn new(id: u64, shared: &'a Shared<'a, F>) -> Self {
+        Session {
+            id,
+            shared,
+            open: HashMap::new(),
+            due: Vec::new(),
+            again: Vec::new(),
+            nth: 0,
+            goaway: None,
+            first_settings: true,
+            first_wu: true,
+        }
+    }
+
+    /// Appends the responses (and strays) whose time came.
+    fn answers_due(&mut self, out: &mut Vec<u8>) {
+        let now = Instant::now();
+        self.due.sort_by_key(|d| d.0);
+        while self.due.first().is_some_and(|d| d.0 <= now) {
+            let (_, stream, status, body) = self.due.remove(0);
+            if self.open.remove(&stream).is_some() {
+                response(out, stream, status, &body);
+            }
+        }
+        self.again.retain(|&(at, stream)| {
+            if at > now {
+                return true;
+            }
+            response(out, stream, 200, b"Hello World!\n");
+            false
+        });
+    }
+
+    /// After a GOAWAY: whether every stream it promised is answered.
+    fn goaway_done(&self) -> bool {
+        self.goaway
+            .is_some_and(|last| !self.open.keys().any(|&s| s <= last) && self.due.is_empty())
+    }
+
+    /// When the next answer (or stray) is due.
+    fn next_due(&self) -> Option<Instant> {
+        self.due
+            .first()
+            .map(|d| d.0)
+            .into_iter()
+            .chain(self.again.iter().map(|a| a.0))
+            .min()
+    }
+
+    /// Takes in one frame (payload `p`), appending what it calls for to
+    /// `out`; whether it completes a request.
+    fn frame(&mut self, f: &Frame, p: &[u8], out: &mut Vec<u8>) -> bool {
+        let (kind, flags, stream, len) = (f.kind, f.flags, f.stream, f.len);
+        let stats = self.shared.stats;
+        match kind {
+            0x4 if flags & 1 == 0 => {
+                if self.first_settings {
+                    self.first_settings = false;
+                    let mut s = stats.client_settings.lock().unwrap();
+                    if s.is_empty() {
+                        *s = p
+                            .chunks(6)
+                            .map(|c| (u16::from_be_bytes([c[0], c[1]]), u32_at(c, 2)))
+                            .collect();
+                    }
+                }
+                head(out, 0, 0x4, 1, 0);
+            }
+            0x8 if stream == 0 && self.first_wu => {
+                self.first_wu = false;
+                let _ = stats.client_window_update.compare_exchange(
+                    0,
+                    u32_at(p, 0) as u64,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            0x1 => {
+                let now = Instant::now();
+                let overdue = |s: &u32| self.due.iter().any(|d| d.1 == *s && d.0 <= now);
+                if self.open.keys().any(|s| !overdue(s)) {
+                    stats.overlapped.fetch_add(1, Ordering::Relaxed);
+                }
+                self.open.insert(
+                    stream,
+                    Open {
+                        nth: self.nth,
+                        body: 0,
+                    },
+                );
+                self.nth += 1;
+                let n = self.open.len() as u64;
+                stats.max_open.fetch_max(n, Ordering::Relaxed);
+                return flags & 1 != 0;
+            }
+            0x0 => {
+                if let Some(o) = self.open.get_mut(&stream) {
+                    o.body += len;
+                }
+                stats.body_bytes.fetch_add(len as u64, Ordering::Relaxed);
+                if len > 0 {
+                    // Give the window back at once: the test is of the
+                    // client's patience, not of this server's.
+                    head(out, 4, 0x8, 0, stream);
+                    out.extend_from_slice(&(len as u32).to_be_bytes());
+                    head(out, 4, 0x8, 0, 0);
+                    out.extend_from_slice(&(len as u32).to_be_bytes());
+                }
+                return flags & 1 != 0;
+            }
+            0x3 => {
+                self.open.remove(&stream);
+                *stats
+                    .client_resets
+                    .lock()
+                    .unwrap()
+                    .entry(u32_at(p, 0))
+                    .or_default() += 1;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// A complete request on `stream`: the handler decides what to do.
+    fn request(&mut self, stream: u32, out: &mut Vec<u8>) {
+        if self.goaway.is_some_and(|g| stream > g) {
+            // Not processed: left without an answer, as RFC 9113 §6.8 allows.
+            return;
+        }
+        let Some(o) = self.open.get(&stream) else {
+            return;
+        };
+        self.shared.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let seen = Seen {
+            at: self.shared.started.elapsed(),
+            conn: self.id,
+            nth: o.nth,
+            stream,
+            body_len: o.body,
+        };
+        let action = (self.shared.handler)(&seen);
+        self.act(action, stream, out);
+    }
+
+    fn act(&mut self, action: Action, stream: u32, out: &mut Vec<u8>) {
+        match action {
+            Action::Respond {
+                delay,
+                status,
+                body,
+            } => {
+                self.due
+                    .push((Instant::now() + delay, stream, status, body));
+            }
+            Action::Reset(code) => {
+                self.open.remove(&stream);
+                head(out, 4, 0x3, 0, stream);
+                out.extend_from_slice(&code.to_be_bytes());
+            }
+            Action::GoAway { back } => {
+                let last = stream.saturating_sub(2 * back);
+                self.goaway = Some(last);
+                head(out, 8, 0x7, 0, 0);
+                out.extend_from_slice(&last.to_be_bytes());
+                out.extend_from_slice(&0u32.to_be_bytes());
+                // Those up to it are answered; the rest never.
+                for (&s, _) in self.open.iter().filter(|(&s, _)| s <= last) {
+                    self.due
+                        .push((Instant::now(), s, 200, b"Hello World!\n".to_vec()));
+                }
+            }
+            Action::Violate => {
+                head(out, 4, 0x0, 0, 0);
+                out.extend_from_slice(b"oops");
+            }
+            Action::Ignore => {}
+            Action::Twice { gap } => {
+                self.due
+                    .push((Instant::now(), stream, 200, b"Hello World!\n".to_vec()));
+                self.again.push((Instant::now() + gap, stream));
+            }
         }
     }
 }

@@ -208,193 +208,15 @@ pub(super) fn validate(
         shown,
         errors: Vec::new(),
     };
-    if raw.name != folder {
-        c.err(
-            "name",
-            format!(
-                "expected the folder name \"{folder}\", found \"{}\"",
-                raw.name
-            ),
-        );
-    }
-    c.non_empty("language", &raw.language);
-    c.non_empty("framework", &raw.framework);
-    c.non_empty("framework_version", &raw.framework_version);
-    c.non_empty("toolchain.name", &raw.toolchain.name);
-    c.argv("toolchain.probe", &raw.toolchain.probe, &[]);
-
-    let version_regex = match &raw.toolchain.version_regex {
-        None => None,
-        Some(src) => match Regex::new(src) {
-            Ok(re) if re.captures_len() >= 2 => Some(re),
-            Ok(_) => {
-                c.err(
-                    "toolchain.version_regex",
-                    "expected a regular expression with a capture group for the version",
-                );
-                None
-            }
-            Err(e) => {
-                c.err(
-                    "toolchain.version_regex",
-                    format!(
-                        "expected a regular expression: {}",
-                        crate::error::regex_message(&e)
-                    ),
-                );
-                None
-            }
-        },
-    };
-
-    if let Some(install) = &raw.toolchain.install {
-        if install.trim().is_empty() || install.chars().any(char::is_control) {
-            c.err(
-                "toolchain.install",
-                "expected one line of text: the command that installs the toolchain",
-            );
-        }
-    }
-
-    let shared_build = raw.build.map(|b| b.commands).unwrap_or_default();
-    for (i, argv) in shared_build.iter().enumerate() {
-        c.argv(&format!("build.commands[{i}]"), argv, BUILD_PLACEHOLDERS);
-    }
-
-    if raw.modes.is_empty() {
-        c.err(
-            "modes",
-            "expected at least one mode, e.g. [modes.native] with a run command",
-        );
-    }
-    let mut modes = IndexMap::new();
-    for (name, m) in raw.modes {
-        let f = format!("modes.{name}");
-        if !is_mode_name(&name) {
-            c.err(
-                &f,
-                "expected a mode name of lowercase letters, digits, '-' or '_'",
-            );
-        }
-        for (i, argv) in m.build.iter().enumerate() {
-            c.argv(&format!("{f}.build[{i}]"), argv, BUILD_PLACEHOLDERS);
-        }
-        match (&m.run, &m.unsupported) {
-            (Some(run), _) => c.argv(&format!("{f}.run"), run, RUN_PLACEHOLDERS),
-            (None, Some(_)) => {}
-            (None, None) => c.err(
-                format!("{f}.run"),
-                "required field is missing (expected an array of strings, or `unsupported = \"reason\"`)",
-            ),
-        }
-        if let Some(reason) = &m.unsupported {
-            c.non_empty(&format!("{f}.unsupported"), reason);
-        }
-        for (i, t) in m.templates.iter().enumerate() {
-            c.template(&format!("{f}.templates[{i}]"), dir, t);
-        }
-        c.env(&format!("{f}.env"), &m.env, RUN_PLACEHOLDERS);
-        c.env(&format!("{f}.build_env"), &m.build_env, BUILD_PLACEHOLDERS);
-        modes.insert(
-            name.clone(),
-            Mode {
-                name,
-                description: m.description,
-                build: m.build,
-                run: m.run,
-                env: m.env,
-                build_env: m.build_env,
-                params: m.params,
-                unsupported: m.unsupported,
-                templates: m.templates,
-            },
-        );
-    }
-
-    let response = |kind: &str, r: RawResponse, c: &mut Checker| -> ResponseConfig {
-        let f = format!("responses.{kind}");
-        c.env(&format!("{f}.env"), &r.env, RUN_PLACEHOLDERS);
-        let mut known = Vec::new();
-        for (i, d) in r.known_deviations.into_iter().enumerate() {
-            let df = format!("{f}.known_deviations[{i}]");
-            c.non_empty(&format!("{df}.reason"), &d.reason);
-            let target = match (d.header, d.rule) {
-                (Some(h), None) => {
-                    if !is_token(&h) {
-                        c.err(format!("{df}.header"), "expected an HTTP header name");
-                    }
-                    DeviationTarget::Header(h)
-                }
-                (None, Some(r)) => match Rule::parse(&r) {
-                    Some(rule) => DeviationTarget::Rule(rule),
-                    None => {
-                        c.err(
-                            format!("{df}.rule"),
-                            format!(
-                                "unknown rule \"{r}\"; expected one of {}",
-                                Rule::ALL
-                                    .iter()
-                                    .map(|r| r.name())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        );
-                        continue;
-                    }
-                },
-                _ => {
-                    c.err(&df, "expected exactly one of `header` or `rule`");
-                    continue;
-                }
-            };
-            if let Some(sc) = &d.scenario {
-                c.non_empty(&format!("{df}.scenario"), sc);
-            }
-            known.push(Deviation {
-                target,
-                reason: d.reason,
-                scenario: d.scenario,
-            });
-        }
-        let workers = match r.workers.as_deref() {
-            None => Workers::Cores,
-            Some(w) => Workers::parse(w).unwrap_or_else(|| {
-                c.err(
-                    format!("{f}.workers"),
-                    format!("expected \"env\", \"one\" or \"cores\", got {w:?}"),
-                );
-                Workers::Cores
-            }),
-        };
-        ResponseConfig {
-            env: r.env,
-            known_deviations: known,
-            workers,
-        }
-    };
+    identity(&raw, folder, &mut c);
+    let toolchain = toolchain(raw.toolchain, &mut c);
+    let shared_build = shared_build(raw.build, &mut c);
+    let modes = modes(raw.modes, dir, &mut c);
     let default_response = response("default", raw.responses.default, &mut c);
     let normalized_response = response("normalized", raw.responses.normalized, &mut c);
     let study_response = raw.responses.study.map(|r| response("study", r, &mut c));
-    if let Some(list) = &raw.scenarios {
-        if list.is_empty() {
-            c.err(
-                "scenarios",
-                "expected the names of the scenarios the server implements, e.g. [\"static\", \"file\"] (leave the field out for all)",
-            );
-        }
-    }
-    let db_pool = match raw.db.as_ref().and_then(|d| d.pool) {
-        None => None,
-        Some(n) if (1..=MAX_DB_POOL as i64).contains(&n) => Some(n as usize),
-        Some(n) => {
-            c.err(
-                "db.pool",
-                format!("expected a connection pool size from 1 to {MAX_DB_POOL}, found {n}"),
-            );
-            None
-        }
-    };
-
+    scenarios(raw.scenarios.as_deref(), &mut c);
+    let db_pool = db_pool(raw.db.as_ref(), &mut c);
     let (protocols, protocols_unsupported) =
         protocols(raw.protocols, raw.protocols_unsupported, &mut c);
 
@@ -417,12 +239,7 @@ pub(super) fn validate(
         framework: raw.framework,
         framework_version: raw.framework_version,
         description: raw.description,
-        toolchain: Toolchain {
-            name: raw.toolchain.name,
-            probe: raw.toolchain.probe,
-            version_regex,
-            install: raw.toolchain.install,
-        },
+        toolchain,
         shared_build,
         modes,
         default_response,
@@ -433,6 +250,232 @@ pub(super) fn validate(
         protocols,
         protocols_unsupported,
     })
+}
+
+/// What names the server: `name` (its folder's), the language and the
+/// framework with its version.
+fn identity(raw: &RawManifest, folder: &str, c: &mut Checker) {
+    if raw.name != folder {
+        c.err(
+            "name",
+            format!(
+                "expected the folder name \"{folder}\", found \"{}\"",
+                raw.name
+            ),
+        );
+    }
+    c.non_empty("language", &raw.language);
+    c.non_empty("framework", &raw.framework);
+    c.non_empty("framework_version", &raw.framework_version);
+}
+
+/// `[toolchain]`: its name, the probe that finds its version, and the one
+/// line that would install it.
+fn toolchain(raw: RawToolchain, c: &mut Checker) -> Toolchain {
+    c.non_empty("toolchain.name", &raw.name);
+    c.argv("toolchain.probe", &raw.probe, &[]);
+    let version_regex = version_regex(raw.version_regex.as_deref(), c);
+    if let Some(install) = &raw.install {
+        if install.trim().is_empty() || install.chars().any(char::is_control) {
+            c.err(
+                "toolchain.install",
+                "expected one line of text: the command that installs the toolchain",
+            );
+        }
+    }
+    Toolchain {
+        name: raw.name,
+        probe: raw.probe,
+        version_regex,
+        install: raw.install,
+    }
+}
+
+/// `toolchain.version_regex`: a regular expression whose first group is
+/// the version.
+fn version_regex(src: Option<&str>, c: &mut Checker) -> Option<Regex> {
+    let src = src?;
+    match Regex::new(src) {
+        Ok(re) if re.captures_len() >= 2 => Some(re),
+        Ok(_) => {
+            c.err(
+                "toolchain.version_regex",
+                "expected a regular expression with a capture group for the version",
+            );
+            None
+        }
+        Err(e) => {
+            c.err(
+                "toolchain.version_regex",
+                format!(
+                    "expected a regular expression: {}",
+                    crate::error::regex_message(&e)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// `[build] commands`: the steps every mode shares.
+fn shared_build(raw: Option<RawBuild>, c: &mut Checker) -> Vec<Argv> {
+    let shared_build = raw.map(|b| b.commands).unwrap_or_default();
+    for (i, argv) in shared_build.iter().enumerate() {
+        c.argv(&format!("build.commands[{i}]"), argv, BUILD_PLACEHOLDERS);
+    }
+    shared_build
+}
+
+/// `[modes.*]`, at least one, in manifest order.
+fn modes(raw: IndexMap<String, RawMode>, dir: &Path, c: &mut Checker) -> IndexMap<String, Mode> {
+    if raw.is_empty() {
+        c.err(
+            "modes",
+            "expected at least one mode, e.g. [modes.native] with a run command",
+        );
+    }
+    let mut modes = IndexMap::new();
+    for (name, m) in raw {
+        modes.insert(name.clone(), mode(name, m, dir, c));
+    }
+    modes
+}
+
+/// One `[modes.<name>]`: its commands, templates and environments.
+fn mode(name: String, m: RawMode, dir: &Path, c: &mut Checker) -> Mode {
+    let f = format!("modes.{name}");
+    if !is_mode_name(&name) {
+        c.err(
+            &f,
+            "expected a mode name of lowercase letters, digits, '-' or '_'",
+        );
+    }
+    for (i, argv) in m.build.iter().enumerate() {
+        c.argv(&format!("{f}.build[{i}]"), argv, BUILD_PLACEHOLDERS);
+    }
+    match (&m.run, &m.unsupported) {
+        (Some(run), _) => c.argv(&format!("{f}.run"), run, RUN_PLACEHOLDERS),
+        (None, Some(_)) => {}
+        (None, None) => c.err(
+            format!("{f}.run"),
+            "required field is missing (expected an array of strings, or `unsupported = \"reason\"`)",
+        ),
+    }
+    if let Some(reason) = &m.unsupported {
+        c.non_empty(&format!("{f}.unsupported"), reason);
+    }
+    for (i, t) in m.templates.iter().enumerate() {
+        c.template(&format!("{f}.templates[{i}]"), dir, t);
+    }
+    c.env(&format!("{f}.env"), &m.env, RUN_PLACEHOLDERS);
+    c.env(&format!("{f}.build_env"), &m.build_env, BUILD_PLACEHOLDERS);
+    Mode {
+        name,
+        description: m.description,
+        build: m.build,
+        run: m.run,
+        env: m.env,
+        build_env: m.build_env,
+        params: m.params,
+        unsupported: m.unsupported,
+        templates: m.templates,
+    }
+}
+
+/// `[responses.<kind>]`: its environment, known deviations and workers.
+fn response(kind: &str, r: RawResponse, c: &mut Checker) -> ResponseConfig {
+    let f = format!("responses.{kind}");
+    c.env(&format!("{f}.env"), &r.env, RUN_PLACEHOLDERS);
+    let mut known = Vec::new();
+    for (i, d) in r.known_deviations.into_iter().enumerate() {
+        let df = format!("{f}.known_deviations[{i}]");
+        if let Some(deviation) = deviation(&df, d, c) {
+            known.push(deviation);
+        }
+    }
+    let workers = match r.workers.as_deref() {
+        None => Workers::Cores,
+        Some(w) => Workers::parse(w).unwrap_or_else(|| {
+            c.err(
+                format!("{f}.workers"),
+                format!("expected \"env\", \"one\" or \"cores\", got {w:?}"),
+            );
+            Workers::Cores
+        }),
+    };
+    ResponseConfig {
+        env: r.env,
+        known_deviations: known,
+        workers,
+    }
+}
+
+/// One known deviation (field `df`): a header or a rule, with its reason;
+/// none when it names neither, both, or an unknown rule.
+fn deviation(df: &str, d: RawDeviation, c: &mut Checker) -> Option<Deviation> {
+    c.non_empty(&format!("{df}.reason"), &d.reason);
+    let target = match (d.header, d.rule) {
+        (Some(h), None) => {
+            if !is_token(&h) {
+                c.err(format!("{df}.header"), "expected an HTTP header name");
+            }
+            DeviationTarget::Header(h)
+        }
+        (None, Some(r)) => match Rule::parse(&r) {
+            Some(rule) => DeviationTarget::Rule(rule),
+            None => {
+                c.err(
+                    format!("{df}.rule"),
+                    format!(
+                        "unknown rule \"{r}\"; expected one of {}",
+                        Rule::ALL
+                            .iter()
+                            .map(|r| r.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                return None;
+            }
+        },
+        _ => {
+            c.err(df, "expected exactly one of `header` or `rule`");
+            return None;
+        }
+    };
+    if let Some(sc) = &d.scenario {
+        c.non_empty(&format!("{df}.scenario"), sc);
+    }
+    Some(Deviation {
+        target,
+        reason: d.reason,
+        scenario: d.scenario,
+    })
+}
+
+/// `scenarios`, when listed: not empty (leaving it out means all).
+fn scenarios(list: Option<&[String]>, c: &mut Checker) {
+    if list.is_some_and(|l| l.is_empty()) {
+        c.err(
+            "scenarios",
+            "expected the names of the scenarios the server implements, e.g. [\"static\", \"file\"] (leave the field out for all)",
+        );
+    }
+}
+
+/// `[db] pool`, when given: from 1 to [`MAX_DB_POOL`].
+fn db_pool(db: Option<&RawDb>, c: &mut Checker) -> Option<usize> {
+    match db.and_then(|d| d.pool) {
+        None => None,
+        Some(n) if (1..=MAX_DB_POOL as i64).contains(&n) => Some(n as usize),
+        Some(n) => {
+            c.err(
+                "db.pool",
+                format!("expected a connection pool size from 1 to {MAX_DB_POOL}, found {n}"),
+            );
+            None
+        }
+    }
 }
 
 /// `protocols` (HTTP/1.1 among them: the contract, the readiness check and

@@ -18,6 +18,44 @@ pub struct View<'a> {
 
 pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     let mut s = String::new();
+    first_line(&mut s, url, o);
+    volume_lines(&mut s, o);
+    latency_section(&mut s, o, view.percentiles);
+    short_lines(&mut s, "Connect", &o.connect_time);
+    if let Some(h) = &o.handshake_time {
+        short_lines(&mut s, "TLS handshake", h);
+    }
+    status_line(&mut s, o);
+    errors_line(&mut s, o);
+    connection_lines(&mut s, o);
+    let _ = writeln!(
+        s,
+        "  {:<14}{:.0} per million requests, counted {}",
+        "Timeouts",
+        o.timeouts_per_million(),
+        timeout_counting(o.timeout_mode)
+    );
+    wrk_lines(&mut s, o);
+    schedule_lines(&mut s, o);
+    generator_line(&mut s, o);
+    if view.spectrum {
+        let _ = writeln!(s);
+        spectrum_table(&mut s, o);
+    }
+    super::targets::render(&mut s, o, view.percentiles);
+    let warnings = o.warnings();
+    if !warnings.is_empty() {
+        let _ = writeln!(s);
+        for w in warnings {
+            let _ = writeln!(s, "WARNING: {w}");
+        }
+    }
+    s
+}
+
+/// What was loaded and how: the URL (and the address it resolved to), the
+/// load model, connections, threads and warm-up; then a blank line.
+fn first_line(s: &mut String, url: &str, o: &Outcome) {
     let model = match o.model {
         LoadModel::ConstantRate { rps } if !o.stages.is_empty() => {
             let names: Vec<&str> = o.stages.iter().map(|s| s.name.as_str()).collect();
@@ -53,6 +91,11 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         }
     );
     let _ = writeln!(s);
+}
+
+/// How much: the requests and their ledger, throughput over 1 s
+/// intervals (and wrk's per thread) and the bytes read.
+fn volume_lines(s: &mut String, o: &Outcome) {
     let l = o.ledger();
     let _ = writeln!(
         s,
@@ -114,10 +157,14 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         bytes(o.bytes_read),
         bytes((o.bytes_read as f64 / o.measured_s.max(1e-9)) as u64)
     );
-    let pcts = view.percentiles;
+}
+
+/// The latency of every request, and where they differ, of the answered
+/// ones only, the service time and the send lateness.
+fn latency_section(s: &mut String, o: &Outcome, pcts: &[f64]) {
     let corrected = o.schedule.is_some();
     let label = if corrected { "Latency*" } else { "Latency" };
-    latency_lines(&mut s, label, &o.latency, pcts);
+    latency_lines(s, label, &o.latency, pcts);
     if !o.keepalive {
         let _ = writeln!(
             s,
@@ -130,8 +177,8 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             }
         );
     }
-    if l.not_answered() > 0 {
-        latency_lines(&mut s, "Answered only", &o.answered_latency, pcts);
+    if o.ledger().not_answered() > 0 {
+        latency_lines(s, "Answered only", &o.answered_latency, pcts);
         let _ = writeln!(
             s,
             "  {:<14}latency counts every request; an unanswered one as at least the timeout",
@@ -139,9 +186,9 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         );
     }
     if corrected {
-        latency_lines(&mut s, "Service time", &o.uncorrected, pcts);
+        latency_lines(s, "Service time", &o.uncorrected, pcts);
         if let Some(l) = &o.lateness {
-            latency_lines(&mut s, "Send lateness", l, pcts);
+            latency_lines(s, "Send lateness", l, pcts);
         }
         let _ = writeln!(
             s,
@@ -149,11 +196,10 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             ""
         );
     }
-    short_lines(&mut s, "Connect", &o.connect_time);
-    if let Some(h) = &o.handshake_time {
-        short_lines(&mut s, "TLS handshake", h);
-    }
-    status_line(&mut s, o);
+}
+
+/// The errors by class, or none.
+fn errors_line(s: &mut String, o: &Outcome) {
     let e = &o.errors;
     if e.total() == 0 {
         let _ = writeln!(s, "  {:<14}none", "Errors");
@@ -177,6 +223,11 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             }
         );
     }
+}
+
+/// How the connections went: opened, failed and closed, then HTTP/2's
+/// and TLS's lines where the load used them.
+fn connection_lines(s: &mut String, o: &Outcome) {
     let k = &o.sockets;
     let _ = writeln!(
         s,
@@ -223,14 +274,10 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             count(k.tls_failed)
         );
     }
-    let _ = writeln!(
-        s,
-        "  {:<14}{:.0} per million requests, counted {}",
-        "Timeouts",
-        o.timeouts_per_million(),
-        timeout_counting(o.timeout_mode)
-    );
-    wrk_lines(&mut s, o);
+}
+
+/// How a constant-rate load kept its schedule.
+fn schedule_lines(s: &mut String, o: &Outcome) {
     if let Some(sch) = &o.schedule {
         let _ = writeln!(
             s,
@@ -253,6 +300,10 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             );
         }
     }
+}
+
+/// The load generator's own CPU: whether it could keep up.
+fn generator_line(s: &mut String, o: &Outcome) {
     let per_req = o
         .cpu_us_per_request()
         .map(|us| format!(", {us:.2} µs CPU per request"))
@@ -272,19 +323,6 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
             String::new()
         }
     );
-    if view.spectrum {
-        let _ = writeln!(s);
-        spectrum_table(&mut s, o);
-    }
-    super::targets::render(&mut s, o, view.percentiles);
-    let warnings = o.warnings();
-    if !warnings.is_empty() {
-        let _ = writeln!(s);
-        for w in warnings {
-            let _ = writeln!(s, "WARNING: {w}");
-        }
-    }
-    s
 }
 
 fn latency_lines(s: &mut String, label: &str, h: &Histogram<u64>, pcts: &[f64]) {

@@ -2,9 +2,9 @@
 //! against the same server processes, beside fairbench's figures computed
 //! that tool's way, with their ratios.
 
-use super::{bar_label, by_context, colour, columns, key_cells, med, tip_head, Figure};
-use crate::report::model::Group;
-use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use super::{case_rows, columns, legend, med, tip_head, Figure};
+use crate::report::model::{CalibrationGroup, Group};
+use crate::report::svg::bar::{Bar, BarChart};
 use crate::report::svg::latency_unit;
 use crate::report::table::{Cell, Table};
 
@@ -53,7 +53,6 @@ pub(super) fn calibration(groups: &[&Group]) -> Option<Figure> {
         .flatten()
         .fold(0.0f64, f64::max);
     let (div, unit) = latency_unit(max);
-    let mut rows = Vec::new();
     let mut table = Table::new(
         format!("table-{id}"),
         &columns(&[
@@ -73,90 +72,20 @@ pub(super) fn calibration(groups: &[&Group]) -> Option<Figure> {
             ("notes", false),
         ]),
     );
-    for (ctx, gs) in by_context(&groups) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let c = g.calibration.as_ref().expect("filtered above");
-            let (mean, p99, requests) = ours(g);
-            let tool_p99 = med(&c.lat_p99);
-            let mut bars = Vec::new();
-            if let Some(v) = tool_p99 {
-                bars.push(Bar {
-                    value: v / div,
-                    whisker: None,
-                    opacity: 1.0,
-                    tip: format!(
-                        "{}\np99 as {} printed it: {}",
-                        tip_head(g),
-                        c.tool,
-                        crate::units::micros(v)
-                    ),
-                    text: format!("{} {}", c.tool, crate::units::micros(v)),
-                });
-            }
-            if let Some(v) = p99 {
-                bars.push(Bar {
-                    value: v / div,
-                    whisker: None,
-                    opacity: OURS_OPACITY,
-                    tip: format!(
-                        "{}\np99, fairbench computed {}'s way: {}",
-                        tip_head(g),
-                        c.tool,
-                        crate::units::micros(v)
-                    ),
-                    text: format!("fairbench {}", crate::units::micros(v)),
-                });
-            }
-            if !bars.is_empty() {
-                rows.push(BarRow::Bars {
-                    label: bar_label(g),
-                    colour: colour(g),
-                    bars,
-                });
-            }
-            let mut notes = c.not_done.clone();
-            if !c.command.is_empty() {
-                notes.push(format!("ran: {}", c.command));
-            }
-            let mut cells = key_cells(g);
-            cells.extend([
-                Cell::text(c.tool.clone()),
-                Cell::num(c.done as f64, 0),
-                Cell::opt(med(&c.rps), 1),
-                Cell::opt(med(&g.rps), 1),
-                Cell::opt(ratio(med(&g.rps), med(&c.rps)), 3),
-                Cell::opt(med(&c.lat_mean), 1),
-                Cell::opt(mean, 1),
-                Cell::opt(ratio(mean, med(&c.lat_mean)), 3),
-                Cell::opt(tool_p99, 0),
-                Cell::opt(p99, 0),
-                Cell::opt(ratio(p99, tool_p99), 3),
-                Cell::opt(med(&c.requests), 0),
-                Cell::opt(requests, 0),
-                Cell::text(notes.join("; ")),
-            ]);
-            table.push(cells);
-        }
-    }
+    let rows = case_rows(&groups, &mut table, |g| {
+        let c = g.calibration.as_ref().expect("filtered above");
+        (bars(g, c, div), cells(g, c))
+    });
     let chart = BarChart {
         id: format!("chart-{id}"),
         title: "p99 latency: the original tool and fairbench on the same server".into(),
         subtitle: Some("medians of repetitions".into()),
         x_label: format!("latency ({unit})"),
         rows,
-        legend: vec![
-            LegendItem {
-                label: "as the tool printed it".into(),
-                colour: "#555555",
-                opacity: 1.0,
-            },
-            LegendItem {
-                label: "fairbench, computed the tool's way".into(),
-                colour: "#555555",
-                opacity: OURS_OPACITY,
-            },
-        ],
+        legend: legend(&[
+            ("as the tool printed it", 1.0),
+            ("fairbench, computed the tool's way", OURS_OPACITY),
+        ]),
     };
     Some(Figure {
         id: id.to_string(),
@@ -165,4 +94,65 @@ pub(super) fn calibration(groups: &[&Group]) -> Option<Figure> {
         svg: Some(chart.render()),
         table,
     })
+}
+
+/// The tool's p99 and fairbench's beside it, each where there is one, in
+/// units of `div` µs.
+fn bars(g: &Group, c: &CalibrationGroup, div: f64) -> Vec<Bar> {
+    let mut bars = Vec::new();
+    if let Some(v) = med(&c.lat_p99) {
+        bars.push(Bar {
+            value: v / div,
+            whisker: None,
+            opacity: 1.0,
+            tip: format!(
+                "{}\np99 as {} printed it: {}",
+                tip_head(g),
+                c.tool,
+                crate::units::micros(v)
+            ),
+            text: format!("{} {}", c.tool, crate::units::micros(v)),
+        });
+    }
+    if let Some(v) = ours(g).1 {
+        bars.push(Bar {
+            value: v / div,
+            whisker: None,
+            opacity: OURS_OPACITY,
+            tip: format!(
+                "{}\np99, fairbench computed {}'s way: {}",
+                tip_head(g),
+                c.tool,
+                crate::units::micros(v)
+            ),
+            text: format!("fairbench {}", crate::units::micros(v)),
+        });
+    }
+    bars
+}
+
+/// The tool's figures, fairbench's and their ratios, then the notes.
+fn cells(g: &Group, c: &CalibrationGroup) -> Vec<Cell> {
+    let (mean, p99, requests) = ours(g);
+    let tool_p99 = med(&c.lat_p99);
+    let mut notes = c.not_done.clone();
+    if !c.command.is_empty() {
+        notes.push(format!("ran: {}", c.command));
+    }
+    vec![
+        Cell::text(c.tool.clone()),
+        Cell::num(c.done as f64, 0),
+        Cell::opt(med(&c.rps), 1),
+        Cell::opt(med(&g.rps), 1),
+        Cell::opt(ratio(med(&g.rps), med(&c.rps)), 3),
+        Cell::opt(med(&c.lat_mean), 1),
+        Cell::opt(mean, 1),
+        Cell::opt(ratio(mean, med(&c.lat_mean)), 3),
+        Cell::opt(tool_p99, 0),
+        Cell::opt(p99, 0),
+        Cell::opt(ratio(p99, tool_p99), 3),
+        Cell::opt(med(&c.requests), 0),
+        Cell::opt(requests, 0),
+        Cell::text(notes.join("; ")),
+    ]
 }

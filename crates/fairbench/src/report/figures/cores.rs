@@ -2,9 +2,9 @@
 //! in its busiest second, and the load generator's beside it (the study
 //! reported both).
 
-use super::{bar_label, by_context, colour, columns, key_cells, med, tip_head, Figure};
+use super::{case_rows, columns, legend, med, tip_head, Figure};
 use crate::report::model::Group;
-use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use crate::report::svg::bar::{Bar, BarChart};
 use crate::report::table::{Cell, Table};
 
 pub(super) fn cores_in_use(groups: &[&Group]) -> Option<Figure> {
@@ -12,7 +12,6 @@ pub(super) fn cores_in_use(groups: &[&Group]) -> Option<Figure> {
         return None;
     }
     let id = "cores-in-use";
-    let mut rows = Vec::new();
     let mut table = Table::new(
         format!("table-{id}"),
         &columns(&[
@@ -21,65 +20,21 @@ pub(super) fn cores_in_use(groups: &[&Group]) -> Option<Figure> {
             ("generator cores, mean", true),
         ]),
     );
-    for (ctx, gs) in by_context(groups) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let mut bars = Vec::new();
-            if let Some(m) = med(&g.server_cores_mean) {
-                bars.push(Bar {
-                    value: m,
-                    whisker: None,
-                    opacity: 0.45,
-                    tip: format!("{}\nserver: {m:.2} cores busy on average", tip_head(g)),
-                    text: format!("mean {m:.2}"),
-                });
-            }
-            if let Some(p) = med(&g.server_cores_peak) {
-                bars.push(Bar {
-                    value: p,
-                    whisker: None,
-                    opacity: 1.0,
-                    tip: format!(
-                        "{}\nserver: {p:.2} cores busy in its busiest second",
-                        tip_head(g)
-                    ),
-                    text: format!("peak {p:.2}"),
-                });
-            }
-            if !bars.is_empty() {
-                rows.push(BarRow::Bars {
-                    label: bar_label(g),
-                    colour: colour(g),
-                    bars,
-                });
-            }
-            let mut cells = key_cells(g);
-            cells.extend([
-                Cell::opt(med(&g.server_cores_mean), 2),
-                Cell::opt(med(&g.server_cores_peak), 2),
-                Cell::opt(med(&g.generator_cores_mean), 2),
-            ]);
-            table.push(cells);
-        }
-    }
+    let rows = case_rows(groups, &mut table, |g| {
+        let cells = vec![
+            Cell::opt(med(&g.server_cores_mean), 2),
+            Cell::opt(med(&g.server_cores_peak), 2),
+            Cell::opt(med(&g.generator_cores_mean), 2),
+        ];
+        (bars(g), cells)
+    });
     let chart = BarChart {
         id: format!("chart-{id}"),
         title: "Server cores in use".into(),
         subtitle: Some("medians of repetitions".into()),
         x_label: "cores busy".into(),
         rows,
-        legend: vec![
-            LegendItem {
-                label: "mean over the measurement".into(),
-                colour: "#555555",
-                opacity: 0.45,
-            },
-            LegendItem {
-                label: "busiest second".into(),
-                colour: "#555555",
-                opacity: 1.0,
-            },
-        ],
+        legend: legend(&[("mean over the measurement", 0.45), ("busiest second", 1.0)]),
     };
     Some(Figure {
         id: id.to_string(),
@@ -88,4 +43,32 @@ pub(super) fn cores_in_use(groups: &[&Group]) -> Option<Figure> {
         svg: Some(chart.render()),
         table,
     })
+}
+
+/// The server's cores in use, on average (pale) and in its busiest second,
+/// each where it was measured.
+fn bars(g: &Group) -> Vec<Bar> {
+    let mut bars = Vec::new();
+    if let Some(m) = med(&g.server_cores_mean) {
+        bars.push(Bar {
+            value: m,
+            whisker: None,
+            opacity: 0.45,
+            tip: format!("{}\nserver: {m:.2} cores busy on average", tip_head(g)),
+            text: format!("mean {m:.2}"),
+        });
+    }
+    if let Some(p) = med(&g.server_cores_peak) {
+        bars.push(Bar {
+            value: p,
+            whisker: None,
+            opacity: 1.0,
+            tip: format!(
+                "{}\nserver: {p:.2} cores busy in its busiest second",
+                tip_head(g)
+            ),
+            text: format!("peak {p:.2}"),
+        });
+    }
+    bars
 }

@@ -1,10 +1,8 @@
 //! Latency: mean and p99 per case, medians over repetitions.
 
-use super::{
-    bar_label, by_context, colour, columns, key_cells, med, no_data, summary_tip, tip_head, Figure,
-};
+use super::{case_rows, columns, legend, med, no_data, summary_tip, tip_head, Figure};
 use crate::report::model::Group;
-use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use crate::report::svg::bar::{Bar, BarChart};
 use crate::report::svg::latency_unit;
 use crate::report::table::{Cell, Table};
 
@@ -14,7 +12,6 @@ pub(super) fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
         .filter_map(|g| g.lat_p99.as_ref().map(|s| s.high.max(s.median)))
         .fold(0.0f64, f64::max);
     let (div, unit) = latency_unit(max);
-    let mut rows = Vec::new();
     let mut table = Table::new(
         format!("table-{id}"),
         &columns(&[
@@ -29,75 +26,14 @@ pub(super) fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
             ("max µs", true),
         ]),
     );
-    for (ctx, gs) in by_context(groups) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let mut bars = Vec::new();
-            match (&g.lat_mean, &g.lat_p99) {
-                (Some(mean), Some(p99)) => {
-                    bars.push(Bar {
-                        value: mean.median / div,
-                        whisker: None,
-                        opacity: 0.45,
-                        tip: format!(
-                            "{}\nmean latency: {}",
-                            tip_head(g),
-                            summary_tip(mean, 1, "µs")
-                        ),
-                        text: format!("mean {}", crate::units::micros(mean.median)),
-                    });
-                    bars.push(Bar {
-                        value: p99.median / div,
-                        whisker: (p99.n >= 2).then(|| (p99.low / div, p99.high / div)),
-                        opacity: 1.0,
-                        tip: format!(
-                            "{}\np99 latency: {}",
-                            tip_head(g),
-                            summary_tip(p99, 1, "µs")
-                        ),
-                        text: format!("p99 {}", crate::units::micros(p99.median)),
-                    });
-                }
-                _ => bars.push(no_data(g)),
-            }
-            rows.push(BarRow::Bars {
-                label: bar_label(g),
-                colour: colour(g),
-                bars,
-            });
-            let mut cells = key_cells(g);
-            cells.extend([
-                Cell::opt(med(&g.lat_mean), 1),
-                Cell::opt(med(&g.lat_stdev), 1),
-                Cell::opt(med(&g.lat_p50), 1),
-                Cell::opt(med(&g.lat_p90), 1),
-                Cell::opt(med(&g.lat_p99), 1),
-                Cell::opt(g.lat_p99.as_ref().filter(|s| s.n >= 2).map(|s| s.low), 1),
-                Cell::opt(g.lat_p99.as_ref().filter(|s| s.n >= 2).map(|s| s.high), 1),
-                Cell::opt(med(&g.lat_p999), 1),
-                Cell::opt(med(&g.lat_max), 1),
-            ]);
-            table.push(cells);
-        }
-    }
+    let rows = case_rows(groups, &mut table, |g| (bars(g, div), cells(g)));
     let chart = BarChart {
         id: format!("chart-{id}"),
         title: title.to_string(),
         subtitle: Some("medians of repetitions; whiskers: CI of the p99 median".into()),
         x_label: format!("latency ({unit})"),
         rows,
-        legend: vec![
-            LegendItem {
-                label: "mean".into(),
-                colour: "#555555",
-                opacity: 0.45,
-            },
-            LegendItem {
-                label: "p99".into(),
-                colour: "#555555",
-                opacity: 1.0,
-            },
-        ],
+        legend: legend(&[("mean", 0.45), ("p99", 1.0)]),
     };
     Figure {
         id: id.to_string(),
@@ -108,4 +44,49 @@ pub(super) fn latency(groups: &[&Group], id: &str, title: &str) -> Figure {
         svg: Some(chart.render()),
         table,
     }
+}
+
+/// A case's light mean bar and solid p99 bar, in units of `div` µs.
+fn bars(g: &Group, div: f64) -> Vec<Bar> {
+    match (&g.lat_mean, &g.lat_p99) {
+        (Some(mean), Some(p99)) => vec![
+            Bar {
+                value: mean.median / div,
+                whisker: None,
+                opacity: 0.45,
+                tip: format!(
+                    "{}\nmean latency: {}",
+                    tip_head(g),
+                    summary_tip(mean, 1, "µs")
+                ),
+                text: format!("mean {}", crate::units::micros(mean.median)),
+            },
+            Bar {
+                value: p99.median / div,
+                whisker: (p99.n >= 2).then(|| (p99.low / div, p99.high / div)),
+                opacity: 1.0,
+                tip: format!(
+                    "{}\np99 latency: {}",
+                    tip_head(g),
+                    summary_tip(p99, 1, "µs")
+                ),
+                text: format!("p99 {}", crate::units::micros(p99.median)),
+            },
+        ],
+        _ => vec![no_data(g)],
+    }
+}
+
+fn cells(g: &Group) -> Vec<Cell> {
+    vec![
+        Cell::opt(med(&g.lat_mean), 1),
+        Cell::opt(med(&g.lat_stdev), 1),
+        Cell::opt(med(&g.lat_p50), 1),
+        Cell::opt(med(&g.lat_p90), 1),
+        Cell::opt(med(&g.lat_p99), 1),
+        Cell::opt(g.lat_p99.as_ref().filter(|s| s.n >= 2).map(|s| s.low), 1),
+        Cell::opt(g.lat_p99.as_ref().filter(|s| s.n >= 2).map(|s| s.high), 1),
+        Cell::opt(med(&g.lat_p999), 1),
+        Cell::opt(med(&g.lat_max), 1),
+    ]
 }

@@ -22,7 +22,8 @@ mod wrk;
 use super::palette;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
-use crate::report::svg::bar::{Bar, BarChart, BarRow};
+use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use crate::report::svg::line::{Point, Series};
 use crate::report::table::{fixed, percent, Cell, Table};
 use latency::latency;
 use ratio::Metric;
@@ -52,62 +53,19 @@ pub struct Figure {
 
 /// Every section of the report that has something to show.
 pub fn sections(r: &RunReport) -> Vec<Section> {
-    let main: Vec<&Group> = r.groups.iter().filter(|g| !g.is_sweep_step()).collect();
-    let single: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores == 1).collect();
-    let multi: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores > 1).collect();
-    let urls: Vec<&Group> = main.iter().copied().filter(|g| g.key.is_url()).collect();
+    let cases = Cases::of(r);
+    let main = &cases.main[..];
     let mut out = Vec::new();
+    push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", throughput_figures(r, &cases));
 
-    let mut figs = Vec::new();
-    if !urls.is_empty() {
-        figs.push(throughput(&urls, "throughput-urls", "Throughput, URLs"));
-    }
-    if !single.is_empty() {
-        figs.push(throughput(
-            &single,
-            "throughput-single",
-            "Throughput, single core",
-        ));
-    }
-    if !multi.is_empty() {
-        figs.push(throughput(
-            &multi,
-            "throughput-multi",
-            "Throughput, multi-core",
-        ));
-    }
-    figs.extend(ratio::figure(r, Metric::Rps));
-    figs.extend(protocols::protocols(&main));
-    push(&mut out, "throughput", "Throughput", "Requests per second: for each case, the median over its repetitions of the mean rate of the measurement. Whiskers show the confidence interval of that median (its level, which depends on the number of repetitions, is in the table); with a single repetition they show ± one standard deviation of the 1-second rates instead.", figs);
-
-    let mut figs = Vec::new();
-    if !single.is_empty() {
-        figs.push(latency(
-            &single,
-            "latency-single",
-            "Mean and p99 latency, single core",
-        ));
-    }
-    if !multi.is_empty() {
-        figs.push(latency(
-            &multi,
-            "latency-multi",
-            "Mean and p99 latency, multi-core",
-        ));
-    }
-    if !urls.is_empty() {
-        figs.push(latency(&urls, "latency-urls", "Mean and p99 latency, URLs"));
-    }
-    figs.extend(ratio::figure(r, Metric::P99));
-    figs.extend(wrk::as_wrk_prints(&main));
-    push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", figs);
+    push(&mut out, "latency", "Latency", "Mean (light) and 99th-percentile (solid) latency, medians over repetitions; whiskers on p99 as for throughput. Closed-loop latency runs from the send; constant-rate latency from when the request was due, so a stalled server shows.", latency_figures(r, &cases));
 
     if !main.is_empty() {
-        let figs = vec![requests(&main), timeouts(&main)];
+        let figs = vec![requests(main), timeouts(main)];
         push(&mut out, "volume", "Requests and timeouts", "Completed requests per measurement (as the study's \"total requests\"), and requests without an answer (timed out, or still unanswered when the run ended) per million planned.", figs);
     }
 
-    push(&mut out, "stages", "Stages", "Each stage of a rate profile (load --stages), by planned time: the rate the plan asked for against the rate answered, and the latency of the requests planned in the stage (from their planned time, so a server falling behind shows).", stages::stages(&main));
+    push(&mut out, "stages", "Stages", "Each stage of a rate profile (load --stages), by planned time: the rate the plan asked for against the rate answered, and the latency of the requests planned in the stage (from their planned time, so a server falling behind shows).", stages::stages(main));
 
     if main
         .iter()
@@ -116,31 +74,115 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         push(&mut out, "claims", "Published claims", "What the publications claimed, judged by this run: see docs/study.md for the claims and where each comes from.", vec![claims::claims(r)]);
     }
 
-    push(&mut out, "calibration", "Calibration", "The publication's own tool on the same cases: what it printed beside fairbench's figures computed its way.", calibration::calibration(&main).into_iter().collect());
+    push(&mut out, "calibration", "Calibration", "The publication's own tool on the same cases: what it printed beside fairbench's figures computed its way.", calibration::calibration(main).into_iter().collect());
 
-    let figs = spectra(&main);
+    let figs = spectra(main);
     push(&mut out, "spectrum", "Latency spectrum", "Latency by percentile, HdrHistogram style: every repetition's histogram merged, read at quarter \"nines\" (x = −log10(1 − q): 90 %, 99 %, 99.9 % … equally spaced). Curves stop where the sample count can no longer tell.", figs);
 
-    let figs = scaling(&main);
+    let figs = scaling(main);
     push(&mut out, "scaling", "Core scaling", "Median requests per second against the cores the server was given, one line per server variant (closed-loop cases run at several core counts).", figs);
 
-    let figs = warmups(&main);
+    let figs = warmups(main);
     push(&mut out, "warmup", "Warm-up", "Requests per second second by second, warm-up included, of each case's first finished repetition. A JIT climbs; an AOT binary should start flat.", figs);
 
+    let (intro, figs) = resource_figures(r, main);
+    push(&mut out, "resources", "Server CPU and memory", &intro, figs);
+
+    let figs = sweeps(r);
+    push(&mut out, "sweeps", "Rate sweeps", "Constant-rate steps of increasing offered rate: p50 (dashed) and p99 (solid) latency against the offered rate, the objective as a horizontal line and the knee (the highest rate meeting it) as a vertical line.", figs);
+    out
+}
+
+/// The run's cases (sweep steps left out), and the subsets some figures
+/// draw apart.
+struct Cases<'a> {
+    main: Vec<&'a Group>,
+    single: Vec<&'a Group>,
+    multi: Vec<&'a Group>,
+    urls: Vec<&'a Group>,
+}
+
+impl<'a> Cases<'a> {
+    fn of(r: &'a RunReport) -> Cases<'a> {
+        let main: Vec<&Group> = r.groups.iter().filter(|g| !g.is_sweep_step()).collect();
+        let single: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores == 1).collect();
+        let multi: Vec<&Group> = main.iter().copied().filter(|g| g.key.cores > 1).collect();
+        let urls: Vec<&Group> = main.iter().copied().filter(|g| g.key.is_url()).collect();
+        Cases {
+            main,
+            single,
+            multi,
+            urls,
+        }
+    }
+}
+
+/// One figure per subset that has cases, in the order given: (cases, id,
+/// title).
+fn per_subset(
+    subsets: [(&[&Group], &str, &str); 3],
+    figure: fn(&[&Group], &str, &str) -> Figure,
+) -> Vec<Figure> {
+    subsets
+        .into_iter()
+        .filter(|(gs, _, _)| !gs.is_empty())
+        .map(|(gs, id, title)| figure(gs, id, title))
+        .collect()
+}
+
+fn throughput_figures(r: &RunReport, c: &Cases<'_>) -> Vec<Figure> {
+    let mut figs = per_subset(
+        [
+            (&c.urls, "throughput-urls", "Throughput, URLs"),
+            (&c.single, "throughput-single", "Throughput, single core"),
+            (&c.multi, "throughput-multi", "Throughput, multi-core"),
+        ],
+        throughput,
+    );
+    figs.extend(ratio::figure(r, Metric::Rps));
+    figs.extend(protocols::protocols(&c.main));
+    figs
+}
+
+fn latency_figures(r: &RunReport, c: &Cases<'_>) -> Vec<Figure> {
+    let mut figs = per_subset(
+        [
+            (
+                &c.single,
+                "latency-single",
+                "Mean and p99 latency, single core",
+            ),
+            (
+                &c.multi,
+                "latency-multi",
+                "Mean and p99 latency, multi-core",
+            ),
+            (&c.urls, "latency-urls", "Mean and p99 latency, URLs"),
+        ],
+        latency,
+    );
+    figs.extend(ratio::figure(r, Metric::P99));
+    figs.extend(wrk::as_wrk_prints(&c.main));
+    figs
+}
+
+/// The resources section's intro (longer with the database scenarios) and
+/// its figures.
+fn resource_figures(r: &RunReport, main: &[&Group]) -> (String, Vec<Figure>) {
     let mut figs = Vec::new();
     if main.iter().any(|g| g.cpu_us_per_request.is_some()) {
-        figs.push(cpu_per_request(&main));
+        figs.push(cpu_per_request(main));
     }
     let with_db = main
         .iter()
         .any(|g| g.db_cpu_us_per_request.is_some() || g.db_pool.is_some());
     if with_db {
-        figs.push(db_cpu_per_request(&main));
+        figs.push(db_cpu_per_request(main));
     }
     if main.iter().any(|g| g.rss_peak.is_some()) {
-        figs.push(rss_peak(&main));
+        figs.push(rss_peak(main));
     }
-    figs.extend(cores::cores_in_use(&main));
+    figs.extend(cores::cores_in_use(main));
     figs.extend(ratio::figure(r, Metric::CpuPerRequest));
     // Beside it, for the database scenarios: a server cannot gain on the
     // reference by handing its work to the database.
@@ -149,11 +191,7 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
     if with_db {
         intro.push_str(" For the database scenarios, PostgreSQL's CPU per request and its memory beside the server's, and the two CPU figures added up: the whole stack's work.");
     }
-    push(&mut out, "resources", "Server CPU and memory", &intro, figs);
-
-    let figs = sweeps(r);
-    push(&mut out, "sweeps", "Rate sweeps", "Constant-rate steps of increasing offered rate: p50 (dashed) and p99 (solid) latency against the offered rate, the objective as a horizontal line and the knee (the highest rate meeting it) as a vertical line.", figs);
-    out
+    (intro, figs)
 }
 
 fn push(
@@ -179,11 +217,11 @@ fn by_context<'a>(groups: &[&'a Group]) -> Vec<(String, Vec<&'a Group>)> {
 }
 
 /// Items gathered by `key`, keys in order of first appearance.
-fn grouped<'a, T>(
+fn grouped<'a, T, K: PartialEq>(
     items: impl IntoIterator<Item = &'a T>,
-    key: impl Fn(&T) -> String,
-) -> Vec<(String, Vec<&'a T>)> {
-    let mut out: Vec<(String, Vec<&T>)> = Vec::new();
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<&'a T>)> {
+    let mut out: Vec<(K, Vec<&T>)> = Vec::new();
     for item in items {
         let k = key(item);
         match out.iter_mut().find(|(have, _)| *have == k) {
@@ -298,40 +336,30 @@ fn simple_bar(
     spec: SimpleBar<'_>,
     table_cols: &[(&'static str, bool)],
 ) -> Figure {
-    let mut rows = Vec::new();
     let mut table = Table::new(format!("table-{}", spec.id), &columns(table_cols));
-    for (ctx, gs) in by_context(groups) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let m = (spec.metric)(g);
-            let bar = match m {
-                Some(s) => Bar {
-                    value: s.median / spec.div,
-                    whisker: (s.n >= 2).then(|| (s.low / spec.div, s.high / spec.div)),
-                    opacity: 1.0,
-                    tip: format!(
-                        "{}\n{}",
-                        tip_head(g),
-                        summary_tip(s, spec.decimals, spec.unit)
-                    ),
-                    text: (spec.text)(s.median),
-                },
-                None => no_data(g),
-            };
-            rows.push(BarRow::Bars {
-                label: bar_label(g),
-                colour: colour(g),
-                bars: vec![bar],
-            });
-            let mut cells = key_cells(g);
-            cells.extend([
-                Cell::opt(m.as_ref().map(|s| s.median), spec.decimals),
-                Cell::opt(m.as_ref().map(|s| s.min), spec.decimals),
-                Cell::opt(m.as_ref().map(|s| s.max), spec.decimals),
-            ]);
-            table.push(cells);
-        }
-    }
+    let rows = case_rows(groups, &mut table, |g| {
+        let m = (spec.metric)(g);
+        let bar = match m {
+            Some(s) => Bar {
+                value: s.median / spec.div,
+                whisker: (s.n >= 2).then(|| (s.low / spec.div, s.high / spec.div)),
+                opacity: 1.0,
+                tip: format!(
+                    "{}\n{}",
+                    tip_head(g),
+                    summary_tip(s, spec.decimals, spec.unit)
+                ),
+                text: (spec.text)(s.median),
+            },
+            None => no_data(g),
+        };
+        let cells = vec![
+            Cell::opt(m.as_ref().map(|s| s.median), spec.decimals),
+            Cell::opt(m.as_ref().map(|s| s.min), spec.decimals),
+            Cell::opt(m.as_ref().map(|s| s.max), spec.decimals),
+        ];
+        (vec![bar], cells)
+    });
     let chart = BarChart {
         id: format!("chart-{}", spec.id),
         title: spec.title.to_string(),
@@ -346,6 +374,63 @@ fn simple_bar(
         caption: spec.caption.to_string(),
         svg: Some(chart.render()),
         table,
+    }
+}
+
+/// The rows of a per-case bar chart, cases in sections by context, and
+/// one row per case in `table`: its key cells, then the cells `per_case`
+/// gives beside its bars. A case without a bar has no chart row.
+fn case_rows(
+    groups: &[&Group],
+    table: &mut Table,
+    mut per_case: impl FnMut(&Group) -> (Vec<Bar>, Vec<Cell>),
+) -> Vec<BarRow> {
+    let mut rows = Vec::new();
+    for (ctx, gs) in by_context(groups) {
+        rows.push(BarRow::Section(ctx));
+        for g in gs {
+            let (bars, extra) = per_case(g);
+            if !bars.is_empty() {
+                rows.push(BarRow::Bars {
+                    label: bar_label(g),
+                    colour: colour(g),
+                    bars,
+                });
+            }
+            let mut cells = key_cells(g);
+            cells.extend(extra);
+            table.push(cells);
+        }
+    }
+    rows
+}
+
+/// A legend of the bars of a row, told apart by opacity: (label, opacity).
+fn legend(items: &[(&str, f64)]) -> Vec<LegendItem> {
+    items
+        .iter()
+        .map(|(label, opacity)| LegendItem {
+            label: label.to_string(),
+            colour: "#555555",
+            opacity: *opacity,
+        })
+        .collect()
+}
+
+/// A table whose columns are made up as it is built (one per variant,
+/// per core count …): (name, numeric).
+fn named_table(id: &str, cols: &[(String, bool)]) -> Table {
+    let col_refs: Vec<(&str, bool)> = cols.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+    Table::new(format!("table-{id}"), &col_refs)
+}
+
+/// A case's line: its server's colour, its variant's dash.
+fn case_series(g: &Group, points: Vec<Point>) -> Series {
+    Series {
+        label: series_label(g),
+        colour: colour(g),
+        dash: palette::dash(g.variant_index),
+        points,
     }
 }
 

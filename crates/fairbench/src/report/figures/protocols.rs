@@ -3,10 +3,10 @@
 //! requests per second over each, one bar per protocol. Shown only when a
 //! run measured some server over several protocols (suites/h2.toml).
 
-use super::{colour, summary_tip, Figure};
+use super::{colour, grouped, legend, summary_tip, Figure};
 use crate::report::case_key::cores_label;
 use crate::report::model::Group;
-use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use crate::report::svg::bar::{Bar, BarChart, BarRow};
 use crate::report::table::{fixed, Cell, Table};
 
 /// The protocols in the order shown, and each one's bar opacity.
@@ -33,14 +33,7 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
             ),
         )
     };
-    let mut rows_by: Vec<((String, String), Vec<&Group>)> = Vec::new();
-    for g in groups {
-        let k = row_key(g);
-        match rows_by.iter_mut().find(|(have, _)| *have == k) {
-            Some((_, v)) => v.push(g),
-            None => rows_by.push((k, vec![g])),
-        }
-    }
+    let mut rows_by = grouped(groups.iter().copied(), row_key);
     rows_by.retain(|(_, gs)| gs.len() >= 2);
     if rows_by.is_empty() {
         return None;
@@ -70,48 +63,14 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
             .iter()
             .find(|g| protocol(g) == "http/1.1")
             .and_then(|g| g.rps.as_ref().map(|s| s.median));
-        let mut bars = Vec::new();
+        let row = Row {
+            variant: &variant,
+            ctx: &ctx,
+            h1,
+        };
+        let bars = gs.iter().map(|g| row.bar(g)).collect();
         for g in &gs {
-            let p = protocol(g);
-            let opacity = PROTOCOLS
-                .iter()
-                .find(|(x, _)| *x == p)
-                .map_or(1.0, |(_, o)| *o);
-            let (value, text, tip) = match &g.rps {
-                Some(s) => (
-                    s.median,
-                    format!("{p} {}", fixed(s.median, 0)),
-                    format!("{variant} over {p}\n{ctx}\n{}", summary_tip(s, 1, "req/s")),
-                ),
-                None => (
-                    0.0,
-                    format!("{p} no data"),
-                    format!("{variant} over {p}\n{ctx}\nno finished repetition"),
-                ),
-            };
-            bars.push(Bar {
-                value,
-                whisker: g.rps.as_ref().filter(|s| s.n >= 2).map(|s| (s.low, s.high)),
-                opacity,
-                tip,
-                text,
-            });
-            let rps = g.rps.as_ref().map(|s| s.median);
-            table.push(vec![
-                Cell::swatch(variant.clone(), colour(g)),
-                Cell::text(ctx.clone()),
-                Cell::text(p.to_string()),
-                Cell::num(g.done as f64, 0),
-                Cell::opt(rps, 1),
-                match (rps, h1) {
-                    (Some(x), Some(base)) if base > 0.0 && p != "http/1.1" => {
-                        Cell::text(format!("{:+.1} %", (x / base - 1.0) * 100.0))
-                    }
-                    _ => Cell::none(),
-                },
-                Cell::opt(g.lat_p99.as_ref().map(|s| s.median), 0),
-                Cell::opt(g.cpu_us_per_request.as_ref().map(|s| s.median), 2),
-            ]);
+            table.push(row.cells(g));
         }
         rows.push(BarRow::Bars {
             label: variant,
@@ -127,14 +86,7 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
         ),
         x_label: "requests per second (req/s)".into(),
         rows,
-        legend: PROTOCOLS
-            .iter()
-            .map(|(p, o)| LegendItem {
-                label: (*p).to_string(),
-                colour: "#555555",
-                opacity: *o,
-            })
-            .collect(),
+        legend: legend(&PROTOCOLS),
     };
     Some(Figure {
         id: "protocols".into(),
@@ -143,4 +95,64 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
         svg: Some(chart.render()),
         table,
     })
+}
+
+/// One chart row: a variant in a context, and its median req/s over
+/// HTTP/1.1 if it was measured over it.
+struct Row<'a> {
+    variant: &'a str,
+    ctx: &'a str,
+    h1: Option<f64>,
+}
+
+impl Row<'_> {
+    /// The bar of the variant over `g`'s protocol.
+    fn bar(&self, g: &Group) -> Bar {
+        let (variant, ctx) = (self.variant, self.ctx);
+        let p = protocol(g);
+        let opacity = PROTOCOLS
+            .iter()
+            .find(|(x, _)| *x == p)
+            .map_or(1.0, |(_, o)| *o);
+        let (value, text, tip) = match &g.rps {
+            Some(s) => (
+                s.median,
+                format!("{p} {}", fixed(s.median, 0)),
+                format!("{variant} over {p}\n{ctx}\n{}", summary_tip(s, 1, "req/s")),
+            ),
+            None => (
+                0.0,
+                format!("{p} no data"),
+                format!("{variant} over {p}\n{ctx}\nno finished repetition"),
+            ),
+        };
+        Bar {
+            value,
+            whisker: g.rps.as_ref().filter(|s| s.n >= 2).map(|s| (s.low, s.high)),
+            opacity,
+            tip,
+            text,
+        }
+    }
+
+    /// The table row of the variant over `g`'s protocol.
+    fn cells(&self, g: &Group) -> Vec<Cell> {
+        let p = protocol(g);
+        let rps = g.rps.as_ref().map(|s| s.median);
+        vec![
+            Cell::swatch(self.variant.to_string(), colour(g)),
+            Cell::text(self.ctx.to_string()),
+            Cell::text(p.to_string()),
+            Cell::num(g.done as f64, 0),
+            Cell::opt(rps, 1),
+            match (rps, self.h1) {
+                (Some(x), Some(base)) if base > 0.0 && p != "http/1.1" => {
+                    Cell::text(format!("{:+.1} %", (x / base - 1.0) * 100.0))
+                }
+                _ => Cell::none(),
+            },
+            Cell::opt(g.lat_p99.as_ref().map(|s| s.median), 0),
+            Cell::opt(g.cpu_us_per_request.as_ref().map(|s| s.median), 2),
+        ]
+    }
 }

@@ -80,19 +80,7 @@ fn role_text(role: Role) -> &'static str {
 /// The figure of one metric; None when no case has a ratio for it.
 pub fn figure(r: &RunReport, m: Metric) -> Option<Figure> {
     let p = &r.paired;
-    let mut rows: Vec<&RatioRow> = p.rows.iter().filter(|x| m.applies(x)).collect();
-    if !rows.iter().any(|x| m.get(x).is_some()) {
-        return None;
-    }
-    if let Metric::TotalCpuPerRequest = m {
-        // Only the contexts with a database: elsewhere there is no total.
-        let measured: Vec<String> = rows
-            .iter()
-            .filter(|x| m.get(x).is_some())
-            .map(|x| x.key.context())
-            .collect();
-        rows.retain(|x| measured.contains(&x.key.context()));
-    }
+    let rows = rows_of(r, m)?;
     let names: Vec<String> = r.servers.iter().map(|s| s.name.clone()).collect();
     let colour = |server: &str| palette::colour(palette::index(&names, server));
     let mut table = Table::new(
@@ -120,102 +108,9 @@ pub fn figure(r: &RunReport, m: Metric) -> Option<Figure> {
             group[0].reference.variant_label()
         )));
         for &x in group {
-            let q = m.get(x);
-            let head = format!("{}\n{}", x.key.variant_label(), x.key.context());
-            let (value, interval, tip, text) = match (x.role, q) {
-                (Role::Reference, _) => (
-                    None,
-                    None,
-                    format!("{head}\nthe reference: every ratio in this group is relative to it"),
-                    "reference".to_string(),
-                ),
-                (_, Some(q)) => {
-                    let s = &q.summary;
-                    let reps: Vec<String> = q
-                        .repetitions
-                        .iter()
-                        .zip(&s.values)
-                        .map(|(rep, v)| format!("#{rep} {}", ratio(*v)))
-                        .collect();
-                    let mut tip = format!(
-                        "{head}\n{} ÷ reference's: geometric mean {} over {} repetition{}",
-                        m.name(),
-                        ratio(s.geomean),
-                        s.n,
-                        if s.n == 1 { "" } else { "s" }
-                    );
-                    if let (Some(lo), Some(hi)) = (s.low, s.high) {
-                        tip.push_str(&format!(
-                            "\n{} interval: {} … {}",
-                            percent(s.level),
-                            ratio(lo),
-                            ratio(hi)
-                        ));
-                    }
-                    tip.push_str(&format!("\nper repetition: {}", reps.join(", ")));
-                    (Some(s.geomean), s.low.zip(s.high), tip, s.text())
-                }
-                (_, None) => (
-                    None,
-                    None,
-                    format!("{head}\nno repetition paired with the reference"),
-                    "no data".to_string(),
-                ),
-            };
-            let label = match x.role {
-                Role::Aa => format!("{} (A/A)", x.key.variant_label()),
-                _ => x.key.variant_label(),
-            };
-            if value.is_some() || x.role == Role::Reference {
-                chart_rows.push(ChartRow::Point {
-                    label,
-                    colour: colour(&x.key.server),
-                    value,
-                    interval,
-                    tip,
-                    text,
-                });
-            }
-            let mut cells = vec![
-                Cell::swatch(x.key.variant_label(), colour(&x.key.server)),
-                Cell::text(x.key.scenario.clone()),
-                Cell::num(x.key.cores as f64, 0),
-                Cell::text(x.key.load.clone()),
-                Cell::text(role_text(x.role)),
-            ];
-            match (x.role, q) {
-                (Role::Reference, _) | (_, None) => cells.extend([
-                    Cell::none(),
-                    Cell::none(),
-                    Cell::none(),
-                    Cell::none(),
-                    Cell::none(),
-                    Cell::none(),
-                ]),
-                (_, Some(q)) => {
-                    let s = &q.summary;
-                    cells.extend([
-                        Cell::num(s.n as f64, 0),
-                        Cell::num(s.geomean, 3),
-                        Cell::opt(s.low, 3),
-                        Cell::opt(s.high, 3),
-                        Cell::text(if s.low.is_some() {
-                            percent(s.level)
-                        } else {
-                            "n = 1".into()
-                        }),
-                        Cell::text(
-                            s.values
-                                .iter()
-                                .map(|v| ratio(*v))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                        ),
-                    ]);
-                }
-            }
-            cells.push(Cell::text(x.note.clone().unwrap_or_default()));
-            table.push(cells);
+            let c = colour(&x.key.server);
+            chart_rows.extend(point(x, m, c));
+            table.push(cells(x, m, c));
         }
     }
     let title = format!("{} relative to {}", m.title(), p.reference);
@@ -239,6 +134,139 @@ pub fn figure(r: &RunReport, m: Metric) -> Option<Figure> {
         svg: Some(chart.render()),
         table,
     })
+}
+
+/// The rows the metric applies to; None when none has a ratio for it.
+fn rows_of(r: &RunReport, m: Metric) -> Option<Vec<&RatioRow>> {
+    let mut rows: Vec<&RatioRow> = r.paired.rows.iter().filter(|x| m.applies(x)).collect();
+    if !rows.iter().any(|x| m.get(x).is_some()) {
+        return None;
+    }
+    if let Metric::TotalCpuPerRequest = m {
+        // Only the contexts with a database: elsewhere there is no total.
+        let measured: Vec<String> = rows
+            .iter()
+            .filter(|x| m.get(x).is_some())
+            .map(|x| x.key.context())
+            .collect();
+        rows.retain(|x| measured.contains(&x.key.context()));
+    }
+    Some(rows)
+}
+
+/// A row's point on the chart: the reference as its mark at 1, a ratio
+/// as its dot and interval, nothing for a row without a ratio.
+fn point(x: &RatioRow, m: Metric, colour: &'static str) -> Option<ChartRow> {
+    let head = format!("{}\n{}", x.key.variant_label(), x.key.context());
+    let (value, interval, tip, text) = match (x.role, m.get(x)) {
+        (Role::Reference, _) => (
+            None,
+            None,
+            format!("{head}\nthe reference: every ratio in this group is relative to it"),
+            "reference".to_string(),
+        ),
+        (_, Some(q)) => {
+            let s = &q.summary;
+            (
+                Some(s.geomean),
+                s.low.zip(s.high),
+                ratio_tip(&head, q, m),
+                s.text(),
+            )
+        }
+        (_, None) => (
+            None,
+            None,
+            format!("{head}\nno repetition paired with the reference"),
+            "no data".to_string(),
+        ),
+    };
+    let label = match x.role {
+        Role::Aa => format!("{} (A/A)", x.key.variant_label()),
+        _ => x.key.variant_label(),
+    };
+    (value.is_some() || x.role == Role::Reference).then_some(ChartRow::Point {
+        label,
+        colour,
+        value,
+        interval,
+        tip,
+        text,
+    })
+}
+
+/// The hover text of a ratio: its geometric mean, interval and every
+/// repetition's.
+fn ratio_tip(head: &str, q: &Ratio, m: Metric) -> String {
+    let s = &q.summary;
+    let reps: Vec<String> = q
+        .repetitions
+        .iter()
+        .zip(&s.values)
+        .map(|(rep, v)| format!("#{rep} {}", ratio(*v)))
+        .collect();
+    let mut tip = format!(
+        "{head}\n{} ÷ reference's: geometric mean {} over {} repetition{}",
+        m.name(),
+        ratio(s.geomean),
+        s.n,
+        if s.n == 1 { "" } else { "s" }
+    );
+    if let (Some(lo), Some(hi)) = (s.low, s.high) {
+        tip.push_str(&format!(
+            "\n{} interval: {} … {}",
+            percent(s.level),
+            ratio(lo),
+            ratio(hi)
+        ));
+    }
+    tip.push_str(&format!("\nper repetition: {}", reps.join(", ")));
+    tip
+}
+
+/// A row's table cells: its case, its role, its ratio (dashes for the
+/// reference and for a row without one), its notes.
+fn cells(x: &RatioRow, m: Metric, colour: &'static str) -> Vec<Cell> {
+    let mut cells = vec![
+        Cell::swatch(x.key.variant_label(), colour),
+        Cell::text(x.key.scenario.clone()),
+        Cell::num(x.key.cores as f64, 0),
+        Cell::text(x.key.load.clone()),
+        Cell::text(role_text(x.role)),
+    ];
+    match (x.role, m.get(x)) {
+        (Role::Reference, _) | (_, None) => cells.extend([
+            Cell::none(),
+            Cell::none(),
+            Cell::none(),
+            Cell::none(),
+            Cell::none(),
+            Cell::none(),
+        ]),
+        (_, Some(q)) => {
+            let s = &q.summary;
+            cells.extend([
+                Cell::num(s.n as f64, 0),
+                Cell::num(s.geomean, 3),
+                Cell::opt(s.low, 3),
+                Cell::opt(s.high, 3),
+                Cell::text(if s.low.is_some() {
+                    percent(s.level)
+                } else {
+                    "n = 1".into()
+                }),
+                Cell::text(
+                    s.values
+                        .iter()
+                        .map(|v| ratio(*v))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            ]);
+        }
+    }
+    cells.push(Cell::text(x.note.clone().unwrap_or_default()));
+    cells
 }
 
 fn capitalise(s: &str) -> String {

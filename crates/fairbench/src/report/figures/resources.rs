@@ -3,12 +3,11 @@
 //! beside them.
 
 use super::{
-    bar_label, by_context, colour, columns, key_cells, med, no_data, simple_bar, summary_tip,
-    tip_head, Figure, SimpleBar,
+    case_rows, columns, legend, med, no_data, simple_bar, summary_tip, tip_head, Figure, SimpleBar,
 };
 use crate::report::model::Group;
 use crate::report::stats::Summary;
-use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use crate::report::svg::bar::{Bar, BarChart};
 use crate::report::svg::byte_unit;
 use crate::report::table::{fixed, Cell, Table};
 
@@ -94,39 +93,29 @@ pub(super) fn db_cpu_per_request(groups: &[&Group]) -> Figure {
             ("pool", true),
         ]),
     );
-    let mut rows = Vec::new();
-    for (ctx, gs) in by_context(&with) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let mut bars = Vec::new();
-            match &g.db_cpu_us_per_request {
-                Some(s) => bars.push(bar(g, s, &spec, "database", 1.0)),
-                None => bars.push(no_data(g)),
-            }
-            if let Some(s) = &g.total_cpu_us_per_request {
-                bars.push(bar(g, s, &spec, "server + database", BESIDE_OPACITY));
-            }
-            rows.push(BarRow::Bars {
-                label: bar_label(g),
-                colour: colour(g),
-                bars,
-            });
-            let db = g.db_cpu_us_per_request.as_ref();
-            let total = g.total_cpu_us_per_request.as_ref();
-            let mut cells = key_cells(g);
-            cells.extend([
-                Cell::opt(db.map(|s| s.median), 2),
-                Cell::opt(db.map(|s| s.min), 2),
-                Cell::opt(db.map(|s| s.max), 2),
-                Cell::opt(med(&g.cpu_us_per_request), 2),
-                Cell::opt(total.map(|s| s.median), 2),
-                Cell::opt(total.map(|s| s.min), 2),
-                Cell::opt(total.map(|s| s.max), 2),
-                Cell::opt(g.db_pool.map(|p| p as f64), 0),
-            ]);
-            table.push(cells);
+    let rows = case_rows(&with, &mut table, |g| {
+        let mut bars = Vec::new();
+        match &g.db_cpu_us_per_request {
+            Some(s) => bars.push(bar(g, s, &spec, "database", 1.0)),
+            None => bars.push(no_data(g)),
         }
-    }
+        if let Some(s) = &g.total_cpu_us_per_request {
+            bars.push(bar(g, s, &spec, "server + database", BESIDE_OPACITY));
+        }
+        let db = g.db_cpu_us_per_request.as_ref();
+        let total = g.total_cpu_us_per_request.as_ref();
+        let cells = vec![
+            Cell::opt(db.map(|s| s.median), 2),
+            Cell::opt(db.map(|s| s.min), 2),
+            Cell::opt(db.map(|s| s.max), 2),
+            Cell::opt(med(&g.cpu_us_per_request), 2),
+            Cell::opt(total.map(|s| s.median), 2),
+            Cell::opt(total.map(|s| s.min), 2),
+            Cell::opt(total.map(|s| s.max), 2),
+            Cell::opt(g.db_pool.map(|p| p as f64), 0),
+        ];
+        (bars, cells)
+    });
     let title = "Database CPU time per request, and server + database";
     let chart = BarChart {
         id: format!("chart-{id}"),
@@ -134,18 +123,10 @@ pub(super) fn db_cpu_per_request(groups: &[&Group]) -> Figure {
         subtitle: Some("CPU of PostgreSQL's control group (every backend) in the measurement ÷ completed requests; pale: server + database".into()),
         x_label: "CPU microseconds per request (µs)".into(),
         rows,
-        legend: vec![
-            LegendItem {
-                label: "database (PostgreSQL)".into(),
-                colour: "#555555",
-                opacity: 1.0,
-            },
-            LegendItem {
-                label: "server + database".into(),
-                colour: "#555555",
-                opacity: BESIDE_OPACITY,
-            },
-        ],
+        legend: legend(&[
+            ("database (PostgreSQL)", 1.0),
+            ("server + database", BESIDE_OPACITY),
+        ]),
     };
     Figure {
         id: id.into(),
@@ -225,34 +206,25 @@ fn rss_and_db_memory(groups: &[&Group]) -> Figure {
             ("DB max", true),
         ]),
     );
-    let mut rows = Vec::new();
-    for (ctx, gs) in by_context(&with) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let mut bars = vec![match &g.rss_peak {
-                Some(s) => bar(g, s, &spec, "server", 1.0),
-                None => no_data(g),
-            }];
-            if let Some(s) = &g.db_memory_peak {
-                bars.push(bar(g, s, &spec, "database", BESIDE_OPACITY));
-            }
-            rows.push(BarRow::Bars {
-                label: bar_label(g),
-                colour: colour(g),
-                bars,
-            });
-            let mut cells = key_cells(g);
-            for m in [&g.rss_peak, &g.db_memory_peak] {
-                let m = m.as_ref();
-                cells.extend([
-                    Cell::opt(m.map(|s| s.median), 0),
-                    Cell::opt(m.map(|s| s.min), 0),
-                    Cell::opt(m.map(|s| s.max), 0),
-                ]);
-            }
-            table.push(cells);
+    let rows = case_rows(&with, &mut table, |g| {
+        let mut bars = vec![match &g.rss_peak {
+            Some(s) => bar(g, s, &spec, "server", 1.0),
+            None => no_data(g),
+        }];
+        if let Some(s) = &g.db_memory_peak {
+            bars.push(bar(g, s, &spec, "database", BESIDE_OPACITY));
         }
-    }
+        let mut cells = Vec::new();
+        for m in [&g.rss_peak, &g.db_memory_peak] {
+            let m = m.as_ref();
+            cells.extend([
+                Cell::opt(m.map(|s| s.median), 0),
+                Cell::opt(m.map(|s| s.min), 0),
+                Cell::opt(m.map(|s| s.max), 0),
+            ]);
+        }
+        (bars, cells)
+    });
     let title = "Peak memory: server (RSS) and database";
     let chart = BarChart {
         id: format!("chart-{id}"),
@@ -260,18 +232,10 @@ fn rss_and_db_memory(groups: &[&Group]) -> Figure {
         subtitle: Some("peak resident set size of the server process tree; pale: the peak of PostgreSQL's control group; medians of repetitions".into()),
         x_label: format!("peak memory ({unit})"),
         rows,
-        legend: vec![
-            LegendItem {
-                label: "server (RSS)".into(),
-                colour: "#555555",
-                opacity: 1.0,
-            },
-            LegendItem {
-                label: "database (PostgreSQL's group)".into(),
-                colour: "#555555",
-                opacity: BESIDE_OPACITY,
-            },
-        ],
+        legend: legend(&[
+            ("server (RSS)", 1.0),
+            ("database (PostgreSQL's group)", BESIDE_OPACITY),
+        ]),
     };
     Figure {
         id: id.into(),

@@ -1,8 +1,7 @@
 //! The latency spectrum: latency by percentile on a log "nines" axis, every
 //! repetition's histogram merged.
 
-use super::palette;
-use super::{by_context, colour, series_label, trim_pct, Figure};
+use super::{by_context, case_series, named_table, trim_pct, Figure};
 use crate::report::model::{Group, NINES_STEP};
 use crate::report::svg::latency_unit;
 use crate::report::svg::line::{Axis, AxisKind, LineChart, Point, Series};
@@ -22,32 +21,6 @@ pub(super) fn spectra(groups: &[&Group]) -> Vec<Figure> {
             .flat_map(|s| s.points.iter().map(|p| p.latency_us as f64))
             .fold(0.0, f64::max);
         let (div, unit) = latency_unit(max);
-        let series = gs
-            .iter()
-            .map(|g| {
-                let sp = g.spectrum.as_ref().expect("filtered");
-                Series {
-                    label: series_label(g),
-                    colour: colour(g),
-                    dash: palette::dash(g.variant_index),
-                    points: sp
-                        .points
-                        .iter()
-                        .map(|p| Point {
-                            x: p.nines,
-                            y: p.latency_us as f64 / div,
-                            tip: format!(
-                                "{}\np{}: {} µs ({} samples)",
-                                g.label,
-                                trim_pct(p.percentile),
-                                fixed(p.latency_us as f64, 0),
-                                fixed(sp.count as f64, 0)
-                            ),
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
         let id = format!("spectrum-{}", i + 1);
         let title = format!("Latency by percentile — {ctx}");
         let chart = LineChart {
@@ -62,48 +35,11 @@ pub(super) fn spectra(groups: &[&Group]) -> Vec<Figure> {
                 label: format!("latency ({unit})"),
                 kind: AxisKind::Linear,
             },
-            series,
+            series: gs.iter().map(|g| series(g, div)).collect(),
             vmarks: Vec::new(),
             hmarks: Vec::new(),
         };
-        // Table: one row per percentile drawn, one column per variant.
-        let mut cols: Vec<(String, bool)> = vec![("percentile".into(), false)];
-        cols.extend(gs.iter().map(|g| (format!("{} µs", g.label), true)));
-        let col_refs: Vec<(&str, bool)> = cols.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-        let mut table = Table::new(format!("table-{id}"), &col_refs);
-        let deepest = gs
-            .iter()
-            .filter_map(|g| g.spectrum.as_ref().map(|s| s.points.len()))
-            .max()
-            .unwrap_or(0);
-        for step in 0..deepest {
-            let pct = gs
-                .iter()
-                .filter_map(|g| g.spectrum.as_ref().and_then(|s| s.points.get(step)))
-                .map(|p| p.percentile)
-                .next()
-                .unwrap_or(f64::NAN);
-            let mut row = vec![Cell {
-                text: format!("p{}", trim_pct(pct)),
-                value: Some(pct),
-                swatch: None,
-            }];
-            for g in &gs {
-                row.push(Cell::opt(
-                    g.spectrum
-                        .as_ref()
-                        .and_then(|s| s.points.get(step))
-                        .map(|p| p.latency_us as f64),
-                    0,
-                ));
-            }
-            table.push(row);
-        }
-        let mut row = vec![Cell::text("max")];
-        for g in &gs {
-            row.push(Cell::opt(g.spectrum.as_ref().map(|s| s.max_us as f64), 0));
-        }
-        table.push(row);
+        let table = table(&id, &gs);
         figs.push(Figure {
             id,
             title,
@@ -115,4 +51,66 @@ pub(super) fn spectra(groups: &[&Group]) -> Vec<Figure> {
         });
     }
     figs
+}
+
+/// A case's latency at each percentile drawn, in units of `div` µs.
+fn series(g: &Group, div: f64) -> Series {
+    let sp = g.spectrum.as_ref().expect("filtered");
+    let points = sp
+        .points
+        .iter()
+        .map(|p| Point {
+            x: p.nines,
+            y: p.latency_us as f64 / div,
+            tip: format!(
+                "{}\np{}: {} µs ({} samples)",
+                g.label,
+                trim_pct(p.percentile),
+                fixed(p.latency_us as f64, 0),
+                fixed(sp.count as f64, 0)
+            ),
+        })
+        .collect();
+    case_series(g, points)
+}
+
+/// One row per percentile drawn, then the maximum; one column per variant.
+fn table(id: &str, gs: &[&Group]) -> Table {
+    let mut cols: Vec<(String, bool)> = vec![("percentile".into(), false)];
+    cols.extend(gs.iter().map(|g| (format!("{} µs", g.label), true)));
+    let mut table = named_table(id, &cols);
+    let deepest = gs
+        .iter()
+        .filter_map(|g| g.spectrum.as_ref().map(|s| s.points.len()))
+        .max()
+        .unwrap_or(0);
+    for step in 0..deepest {
+        let pct = gs
+            .iter()
+            .filter_map(|g| g.spectrum.as_ref().and_then(|s| s.points.get(step)))
+            .map(|p| p.percentile)
+            .next()
+            .unwrap_or(f64::NAN);
+        let mut row = vec![Cell {
+            text: format!("p{}", trim_pct(pct)),
+            value: Some(pct),
+            swatch: None,
+        }];
+        for g in gs {
+            row.push(Cell::opt(
+                g.spectrum
+                    .as_ref()
+                    .and_then(|s| s.points.get(step))
+                    .map(|p| p.latency_us as f64),
+                0,
+            ));
+        }
+        table.push(row);
+    }
+    let mut row = vec![Cell::text("max")];
+    for g in gs {
+        row.push(Cell::opt(g.spectrum.as_ref().map(|s| s.max_us as f64), 0));
+    }
+    table.push(row);
+    table
 }

@@ -1,7 +1,6 @@
 //! Warm-up: requests per second second by second, warm-up included.
 
-use super::palette;
-use super::{by_context, colour, series_label, Figure};
+use super::{by_context, case_series, named_table, Figure};
 use crate::report::model::Group;
 use crate::report::svg::line::{Axis, AxisKind, LineChart, Mark, Point, Series};
 use crate::report::table::{fixed, Cell, Table};
@@ -14,55 +13,6 @@ pub(super) fn warmups(groups: &[&Group]) -> Vec<Figure> {
         .collect();
     let mut figs = Vec::new();
     for (i, (ctx, gs)) in by_context(&with).into_iter().enumerate() {
-        let series = gs
-            .iter()
-            .map(|g| {
-                let w = g.warmup.as_ref().expect("filtered");
-                Series {
-                    label: series_label(g),
-                    colour: colour(g),
-                    dash: palette::dash(g.variant_index),
-                    points: w
-                        .points
-                        .iter()
-                        .map(|p| Point {
-                            x: p.t_s,
-                            y: p.rps,
-                            tip: format!(
-                                "{}\nsecond {} ({}), t = {} s: {} req/s, p99 {} µs",
-                                g.label,
-                                p.second,
-                                p.phase,
-                                fixed(p.t_s, 1),
-                                fixed(p.rps, 1),
-                                fixed(p.p99_us as f64, 0)
-                            ),
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
-        // The measurement starts at the first 'measure' sample.
-        let start = gs
-            .iter()
-            .filter_map(|g| g.warmup.as_ref())
-            .filter_map(|w| {
-                w.points
-                    .iter()
-                    .find(|p| p.phase == "measure")
-                    .map(|p| p.t_s)
-            })
-            .fold(f64::NAN, |a: f64, b| if a.is_nan() { b } else { a.min(b) });
-        let vmarks = if start.is_finite() && start > 0.0 {
-            vec![Mark {
-                at: start,
-                colour: "#444444",
-                dash: "4 3",
-                label: "measurement starts".into(),
-            }]
-        } else {
-            Vec::new()
-        };
         let id = format!("warmup-{}", i + 1);
         let title = format!("Warm-up — {ctx}");
         let chart = LineChart {
@@ -79,38 +29,11 @@ pub(super) fn warmups(groups: &[&Group]) -> Vec<Figure> {
                 label: "requests per second (req/s)".into(),
                 kind: AxisKind::Linear,
             },
-            series,
-            vmarks,
+            series: gs.iter().map(|g| series(g)).collect(),
+            vmarks: measurement_start(&gs),
             hmarks: Vec::new(),
         };
-        let mut seconds: Vec<(i64, f64, String)> = Vec::new();
-        for g in &gs {
-            for p in &g.warmup.as_ref().expect("filtered").points {
-                if !seconds.iter().any(|(s, _, _)| *s == p.second) {
-                    seconds.push((p.second, p.t_s, p.phase.clone()));
-                }
-            }
-        }
-        seconds.sort_by_key(|(s, _, _)| *s);
-        let mut cols: Vec<(String, bool)> = vec![
-            ("second".into(), true),
-            ("t (s)".into(), true),
-            ("phase".into(), false),
-        ];
-        cols.extend(gs.iter().map(|g| (format!("{} req/s", g.label), true)));
-        let col_refs: Vec<(&str, bool)> = cols.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-        let mut table = Table::new(format!("table-{id}"), &col_refs);
-        for (sec, t, phase) in seconds {
-            let mut row = vec![Cell::num(sec as f64, 0), Cell::num(t, 1), Cell::text(phase)];
-            for g in &gs {
-                let p = g
-                    .warmup
-                    .as_ref()
-                    .and_then(|w| w.points.iter().find(|p| p.second == sec));
-                row.push(Cell::opt(p.map(|p| p.rps), 1));
-            }
-            table.push(row);
-        }
+        let table = table(&id, &gs);
         figs.push(Figure {
             id,
             title,
@@ -120,4 +43,84 @@ pub(super) fn warmups(groups: &[&Group]) -> Vec<Figure> {
         });
     }
     figs
+}
+
+/// A case's requests per second, second by second.
+fn series(g: &Group) -> Series {
+    let w = g.warmup.as_ref().expect("filtered");
+    let points = w
+        .points
+        .iter()
+        .map(|p| Point {
+            x: p.t_s,
+            y: p.rps,
+            tip: format!(
+                "{}\nsecond {} ({}), t = {} s: {} req/s, p99 {} µs",
+                g.label,
+                p.second,
+                p.phase,
+                fixed(p.t_s, 1),
+                fixed(p.rps, 1),
+                fixed(p.p99_us as f64, 0)
+            ),
+        })
+        .collect();
+    case_series(g, points)
+}
+
+/// The line where the measurement starts, if it starts after the load.
+fn measurement_start(gs: &[&Group]) -> Vec<Mark> {
+    // The measurement starts at the first 'measure' sample.
+    let start = gs
+        .iter()
+        .filter_map(|g| g.warmup.as_ref())
+        .filter_map(|w| {
+            w.points
+                .iter()
+                .find(|p| p.phase == "measure")
+                .map(|p| p.t_s)
+        })
+        .fold(f64::NAN, |a: f64, b| if a.is_nan() { b } else { a.min(b) });
+    if start.is_finite() && start > 0.0 {
+        vec![Mark {
+            at: start,
+            colour: "#444444",
+            dash: "4 3",
+            label: "measurement starts".into(),
+        }]
+    } else {
+        Vec::new()
+    }
+}
+
+/// One row per second any case has, one column per variant.
+fn table(id: &str, gs: &[&Group]) -> Table {
+    let mut seconds: Vec<(i64, f64, String)> = Vec::new();
+    for g in gs {
+        for p in &g.warmup.as_ref().expect("filtered").points {
+            if !seconds.iter().any(|(s, _, _)| *s == p.second) {
+                seconds.push((p.second, p.t_s, p.phase.clone()));
+            }
+        }
+    }
+    seconds.sort_by_key(|(s, _, _)| *s);
+    let mut cols: Vec<(String, bool)> = vec![
+        ("second".into(), true),
+        ("t (s)".into(), true),
+        ("phase".into(), false),
+    ];
+    cols.extend(gs.iter().map(|g| (format!("{} req/s", g.label), true)));
+    let mut table = named_table(id, &cols);
+    for (sec, t, phase) in seconds {
+        let mut row = vec![Cell::num(sec as f64, 0), Cell::num(t, 1), Cell::text(phase)];
+        for g in gs {
+            let p = g
+                .warmup
+                .as_ref()
+                .and_then(|w| w.points.iter().find(|p| p.second == sec));
+            row.push(Cell::opt(p.map(|p| p.rps), 1));
+        }
+        table.push(row);
+    }
+    table
 }

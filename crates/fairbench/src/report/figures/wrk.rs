@@ -2,9 +2,9 @@
 //! whose timeouts were counted wrk's way (the suites that reproduce a
 //! wrk measurement): the publications' figures computed their way.
 
-use super::{bar_label, by_context, colour, columns, key_cells, med, tip_head, Figure};
-use crate::report::model::Group;
-use crate::report::svg::bar::{Bar, BarChart, BarRow, LegendItem};
+use super::{case_rows, columns, legend, med, tip_head, Figure};
+use crate::report::model::{Group, WrkGroup};
+use crate::report::svg::bar::{Bar, BarChart};
 use crate::report::svg::latency_unit;
 use crate::report::table::{Cell, Table};
 
@@ -23,7 +23,6 @@ pub(super) fn as_wrk_prints(groups: &[&Group]) -> Option<Figure> {
         .flatten()
         .fold(0.0f64, f64::max);
     let (div, unit) = latency_unit(max);
-    let mut rows = Vec::new();
     let mut table = Table::new(
         format!("table-{id}"),
         &columns(&[
@@ -41,77 +40,20 @@ pub(super) fn as_wrk_prints(groups: &[&Group]) -> Option<Figure> {
             ("fairbench requests", true),
         ]),
     );
-    for (ctx, gs) in by_context(&groups) {
-        rows.push(BarRow::Section(ctx));
-        for g in gs {
-            let w = g.wrk.as_ref().expect("filtered above");
-            let mut bars = vec![Bar {
-                value: w.lat_p99.median / div,
-                whisker: None,
-                opacity: 1.0,
-                tip: format!(
-                    "{}\np99 as wrk prints it: {} (mean {}, stdev {})",
-                    tip_head(g),
-                    crate::units::micros(w.lat_p99.median),
-                    crate::units::micros(w.lat_mean.median),
-                    crate::units::micros(w.lat_stdev.median)
-                ),
-                text: format!("wrk p99 {}", crate::units::micros(w.lat_p99.median)),
-            }];
-            if let Some(p99) = med(&g.lat_p99) {
-                bars.push(Bar {
-                    value: p99 / div,
-                    whisker: None,
-                    opacity: OWN_OPACITY,
-                    tip: format!(
-                        "{}\np99, fairbench's own (every request of the window): {}",
-                        tip_head(g),
-                        crate::units::micros(p99)
-                    ),
-                    text: format!("p99 {}", crate::units::micros(p99)),
-                });
-            }
-            rows.push(BarRow::Bars {
-                label: bar_label(g),
-                colour: colour(g),
-                bars,
-            });
-            let mut cells = key_cells(g);
-            cells.extend([
-                Cell::num(w.lat_mean.median, 1),
-                Cell::num(w.lat_stdev.median, 1),
-                Cell::text(format!("{:.2} %", w.within_stdev)),
-                Cell::num(w.lat_p50.median, 0),
-                Cell::num(w.lat_p75.median, 0),
-                Cell::num(w.lat_p90.median, 0),
-                Cell::num(w.lat_p99.median, 0),
-                Cell::num(w.lat_max.median, 0),
-                Cell::num(w.requests.median, 0),
-                Cell::opt(med(&g.lat_mean), 1),
-                Cell::opt(med(&g.lat_p99), 1),
-                Cell::opt(med(&g.requests), 0),
-            ]);
-            table.push(cells);
-        }
-    }
+    let rows = case_rows(&groups, &mut table, |g| {
+        let w = g.wrk.as_ref().expect("filtered above");
+        (bars(g, w, div), cells(g, w))
+    });
     let chart = BarChart {
         id: format!("chart-{id}"),
         title: "p99 latency as wrk prints it, beside fairbench's".into(),
         subtitle: Some("medians of repetitions".into()),
         x_label: format!("latency ({unit})"),
         rows,
-        legend: vec![
-            LegendItem {
-                label: "p99 as wrk 4.x prints it".into(),
-                colour: "#555555",
-                opacity: 1.0,
-            },
-            LegendItem {
-                label: "p99, fairbench's own".into(),
-                colour: "#555555",
-                opacity: OWN_OPACITY,
-            },
-        ],
+        legend: legend(&[
+            ("p99 as wrk 4.x prints it", 1.0),
+            ("p99, fairbench's own", OWN_OPACITY),
+        ]),
     };
     Some(Figure {
         id: id.to_string(),
@@ -120,4 +62,54 @@ pub(super) fn as_wrk_prints(groups: &[&Group]) -> Option<Figure> {
         svg: Some(chart.render()),
         table,
     })
+}
+
+/// wrk's p99 and, where there is one, fairbench's own beside it, in units
+/// of `div` µs.
+fn bars(g: &Group, w: &WrkGroup, div: f64) -> Vec<Bar> {
+    let mut bars = vec![Bar {
+        value: w.lat_p99.median / div,
+        whisker: None,
+        opacity: 1.0,
+        tip: format!(
+            "{}\np99 as wrk prints it: {} (mean {}, stdev {})",
+            tip_head(g),
+            crate::units::micros(w.lat_p99.median),
+            crate::units::micros(w.lat_mean.median),
+            crate::units::micros(w.lat_stdev.median)
+        ),
+        text: format!("wrk p99 {}", crate::units::micros(w.lat_p99.median)),
+    }];
+    if let Some(p99) = med(&g.lat_p99) {
+        bars.push(Bar {
+            value: p99 / div,
+            whisker: None,
+            opacity: OWN_OPACITY,
+            tip: format!(
+                "{}\np99, fairbench's own (every request of the window): {}",
+                tip_head(g),
+                crate::units::micros(p99)
+            ),
+            text: format!("p99 {}", crate::units::micros(p99)),
+        });
+    }
+    bars
+}
+
+/// What wrk printed, then fairbench's own figures.
+fn cells(g: &Group, w: &WrkGroup) -> Vec<Cell> {
+    vec![
+        Cell::num(w.lat_mean.median, 1),
+        Cell::num(w.lat_stdev.median, 1),
+        Cell::text(format!("{:.2} %", w.within_stdev)),
+        Cell::num(w.lat_p50.median, 0),
+        Cell::num(w.lat_p75.median, 0),
+        Cell::num(w.lat_p90.median, 0),
+        Cell::num(w.lat_p99.median, 0),
+        Cell::num(w.lat_max.median, 0),
+        Cell::num(w.requests.median, 0),
+        Cell::opt(med(&g.lat_mean), 1),
+        Cell::opt(med(&g.lat_p99), 1),
+        Cell::opt(med(&g.requests), 0),
+    ]
 }

@@ -206,6 +206,8 @@ fn distinct_cpusets(rows: &[&CaseRow]) -> Option<String> {
     (!seen.is_empty()).then(|| seen.join(";"))
 }
 
+/// One case key's (and sweep step's) repetitions aggregated, placed in
+/// the charts by its server's colour and its variant's dash pattern.
 pub(super) fn group(
     store: &Store,
     key: CaseKey,
@@ -221,46 +223,14 @@ pub(super) fn group(
     let lat = |f: fn(&CaseRow) -> Option<i64>| summary_of(&done, move |c| f(c).map(|v| v as f64));
     let load = LoadInfo::parse(&first.load_json, &first.load_label);
 
-    let mut spectrum = None;
-    let mut warmup = None;
-    if sweep.is_none() && !done.is_empty() {
-        let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-        for c in &done {
-            match store.histogram(c.id, "latency") {
-                Ok(Some(h)) => match merged.as_mut() {
-                    None => merged = Some(h),
-                    Some(m) => {
-                        if m.add(&h).is_err() {
-                            warnings.push(format!(
-                                "repetition {}: histogram could not be merged",
-                                c.repetition
-                            ));
-                        }
-                    }
-                },
-                Ok(None) => {}
-                Err(e) => warnings.push(format!("repetition {}: {e}", c.repetition)),
-            }
-        }
-        spectrum = merged.as_ref().and_then(Spectrum::of);
-        let c = done[0];
-        let samples = store.samples(c.id)?;
-        if !samples.is_empty() {
-            warmup = Some(Warmup {
-                repetition: c.repetition,
-                points: samples
-                    .iter()
-                    .map(|s| WarmupPoint {
-                        second: s.second,
-                        phase: s.phase.clone(),
-                        t_s: s.start_s,
-                        rps: s.rps(),
-                        p99_us: s.p99_us,
-                    })
-                    .collect(),
-            });
-        }
-    }
+    let (spectrum, warmup) = if sweep.is_none() && !done.is_empty() {
+        (
+            merged_spectrum(store, &done, &mut warnings),
+            first_warmup(store, done[0])?,
+        )
+    } else {
+        (None, None)
+    };
 
     let rps_stdev_1s = summary_of(&done, |c| c.rps_stdev).map(|s| s.median);
     Ok(Group {
@@ -325,6 +295,56 @@ pub(super) fn group(
         run_id: None,
         key,
     })
+}
+
+/// The spectrum of the repetitions' latency histograms merged; a histogram
+/// that cannot be read or merged is left out with a warning.
+fn merged_spectrum(
+    store: &Store,
+    done: &[&CaseRow],
+    warnings: &mut Vec<String>,
+) -> Option<Spectrum> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for c in done {
+        match store.histogram(c.id, "latency") {
+            Ok(Some(h)) => match merged.as_mut() {
+                None => merged = Some(h),
+                Some(m) => {
+                    if m.add(&h).is_err() {
+                        warnings.push(format!(
+                            "repetition {}: histogram could not be merged",
+                            c.repetition
+                        ));
+                    }
+                }
+            },
+            Ok(None) => {}
+            Err(e) => warnings.push(format!("repetition {}: {e}", c.repetition)),
+        }
+    }
+    merged.as_ref().and_then(Spectrum::of)
+}
+
+/// The warm-up of a repetition (the first done), second by second; None
+/// when it stored no samples.
+fn first_warmup(store: &Store, c: &CaseRow) -> anyhow::Result<Option<Warmup>> {
+    let samples = store.samples(c.id)?;
+    if samples.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Warmup {
+        repetition: c.repetition,
+        points: samples
+            .iter()
+            .map(|s| WarmupPoint {
+                second: s.second,
+                phase: s.phase.clone(),
+                t_s: s.start_s,
+                rps: s.rps(),
+                p99_us: s.p99_us,
+            })
+            .collect(),
+    }))
 }
 
 /// wrk's printed figures over a group's repetitions.

@@ -211,23 +211,7 @@ pub fn build_for(
     let mut cases = store.cases(run.id)?;
     let mut paired = paired_of(run, &cases, reference)?;
     if let Some(f) = only {
-        let all: BTreeSet<String> = cases.iter().map(|c| c.server.clone()).collect();
-        cases.retain(|c| f.matches(&c.server));
-        if cases.is_empty() {
-            return Err(crate::usage_error::usage(format!(
-                "--servers: no server of run {} matches it (its servers: {})",
-                run.id,
-                all.into_iter().collect::<Vec<_>>().join(", ")
-            )));
-        }
-        paired.rows.retain(|r| f.matches(&r.key.server));
-        let shown: BTreeSet<&str> = cases.iter().map(|c| c.server.as_str()).collect();
-        paired.notes.push(format!(
-            "this report shows {} of the run's {} servers ({}, selected with --servers); each ratio is still paired with the reference measured in the same run",
-            shown.len(),
-            all.len(),
-            shown.into_iter().collect::<Vec<_>>().join(", ")
-        ));
+        select_servers(run, f, &mut cases, &mut paired)?;
     }
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
@@ -237,7 +221,63 @@ pub fn build_for(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let servers = names
+    let servers = server_infos(&cases, &names, &toolchains);
+    let mut parity = parity_rows(&cases);
+    fill_vs_reference(&mut parity);
+    let groups = groups_of(store, &cases, &names)?;
+
+    let sweeps = store
+        .sweeps(run.id)?
+        .into_iter()
+        .filter(|s| only.is_none_or(|f| f.matches(&s.server)))
+        .map(|s| sweep_info(s, &groups, &names))
+        .collect();
+
+    Ok(RunReport {
+        run: run_info(run),
+        servers,
+        parity,
+        groups,
+        sweeps,
+        problems: problems_of(&cases),
+        method: METHOD,
+        paired,
+        machines: Vec::new(),
+    })
+}
+
+/// Keeps the cases and ratios of the servers `f` matches, and notes the
+/// selection; an error naming the run's servers when it matches none.
+fn select_servers(
+    run: &RunRow,
+    f: &fairbench_zoo::NameFilter,
+    cases: &mut Vec<CaseRow>,
+    paired: &mut super::paired::Paired,
+) -> anyhow::Result<()> {
+    let all: BTreeSet<String> = cases.iter().map(|c| c.server.clone()).collect();
+    cases.retain(|c| f.matches(&c.server));
+    if cases.is_empty() {
+        return Err(crate::usage_error::usage(format!(
+            "--servers: no server of run {} matches it (its servers: {})",
+            run.id,
+            all.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    paired.rows.retain(|r| f.matches(&r.key.server));
+    let shown: BTreeSet<&str> = cases.iter().map(|c| c.server.as_str()).collect();
+    paired.notes.push(format!(
+        "this report shows {} of the run's {} servers ({}, selected with --servers); each ratio is still paired with the reference measured in the same run",
+        shown.len(),
+        all.len(),
+        shown.into_iter().collect::<Vec<_>>().join(", ")
+    ));
+    Ok(())
+}
+
+/// The servers by name (`names`, sorted), each with its palette colour
+/// and the toolchain the run recorded for it.
+fn server_infos(cases: &[CaseRow], names: &[String], toolchains: &Value) -> Vec<ServerInfo> {
+    names
         .iter()
         .enumerate()
         .map(|(i, name)| {
@@ -254,28 +294,14 @@ pub fn build_for(
                 toolchain: toolchains.get(name).cloned(),
             }
         })
-        .collect();
+        .collect()
+}
 
-    // Variants of each server in plan order: their dash patterns.
-    let mut variants: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for c in &cases {
-        let v = variants.entry(c.server.clone()).or_default();
-        let mr = (c.mode.clone(), c.response.clone());
-        if !v.contains(&mr) {
-            v.push(mr);
-        }
-    }
-
+/// What the check found, once per server, variant, scenario and protocol,
+/// from the first case that has it.
+fn parity_rows(cases: &[CaseRow]) -> Vec<ParityRow> {
     let mut parity: Vec<ParityRow> = Vec::new();
-    let mut order: Vec<(CaseKey, Option<String>)> = Vec::new();
-    let mut by_key: BTreeMap<(CaseKey, Option<String>), Vec<&CaseRow>> = BTreeMap::new();
-    let mut problems = Vec::new();
-    for c in &cases {
-        let k = (CaseKey::of(c), c.sweep.clone());
-        if !by_key.contains_key(&k) {
-            order.push(k.clone());
-        }
-        by_key.entry(k).or_default().push(c);
+    for c in cases {
         let has_parity = c.parity_json.is_some() || c.header_bytes.is_some() || c.fair.is_some();
         let seen = parity.iter().any(|p| {
             p.server == c.server
@@ -287,24 +313,51 @@ pub fn build_for(
         if has_parity && !seen {
             parity.push(ParityRow::of(c));
         }
-        if c.state != "done" {
-            problems.push(Problem {
-                key: CaseKey::of(c),
-                repetition: c.repetition,
-                state: c.state.clone(),
-                reason: c.reason.clone(),
-                log_tail: c.log_tail.clone(),
-            });
+    }
+    parity
+}
+
+/// Cases that failed, were skipped or never finished, in plan order.
+fn problems_of(cases: &[CaseRow]) -> Vec<Problem> {
+    cases
+        .iter()
+        .filter(|c| c.state != "done")
+        .map(|c| Problem {
+            key: CaseKey::of(c),
+            repetition: c.repetition,
+            state: c.state.clone(),
+            reason: c.reason.clone(),
+            log_tail: c.log_tail.clone(),
+        })
+        .collect()
+}
+
+/// The cases folded by case key (and sweep step) in plan order, each
+/// with its colour and its variant's dash pattern.
+fn groups_of(store: &Store, cases: &[CaseRow], names: &[String]) -> anyhow::Result<Vec<Group>> {
+    // Variants of each server in plan order: their dash patterns.
+    let mut variants: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for c in cases {
+        let v = variants.entry(c.server.clone()).or_default();
+        let mr = (c.mode.clone(), c.response.clone());
+        if !v.contains(&mr) {
+            v.push(mr);
         }
     }
-
-    fill_vs_reference(&mut parity);
-
+    let mut order: Vec<(CaseKey, Option<String>)> = Vec::new();
+    let mut by_key: BTreeMap<(CaseKey, Option<String>), Vec<&CaseRow>> = BTreeMap::new();
+    for c in cases {
+        let k = (CaseKey::of(c), c.sweep.clone());
+        if !by_key.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by_key.entry(k).or_default().push(c);
+    }
     let mut groups = Vec::new();
     for k in order {
         let rows = &by_key[&k];
         let (key, sweep) = k;
-        let palette_index = palette::index(&names, &key.server);
+        let palette_index = palette::index(names, &key.server);
         let variant_index = variants[&key.server]
             .iter()
             .position(|(m, r)| *m == key.mode && *r == key.response)
@@ -318,40 +371,27 @@ pub fn build_for(
             variant_index,
         )?);
     }
+    Ok(groups)
+}
 
-    let sweeps = store
-        .sweeps(run.id)?
-        .into_iter()
-        .filter(|s| only.is_none_or(|f| f.matches(&s.server)))
-        .map(|s| sweep_info(s, &groups, &names))
-        .collect();
-
-    Ok(RunReport {
-        run: RunInfo {
-            id: run.id,
-            suite: run.suite.clone(),
-            state: run.state.clone(),
-            reason: run.reason.clone(),
-            started_at: run.started_at.clone(),
-            finished_at: run.finished_at.clone(),
-            fairbench_version: run.fairbench_version.clone(),
-            git_revision: run.git_revision.clone(),
-            host: serde_json::from_str(&run.host_json).unwrap_or(Value::Null),
-            planned_cases: run.planned_cases,
-            cases_done: run.cases_done,
-            cases_failed: run.cases_failed,
-            cases_skipped: run.cases_skipped,
-            suite_toml: run.suite_toml.clone(),
-        },
-        servers,
-        parity,
-        groups,
-        sweeps,
-        problems,
-        method: METHOD,
-        paired,
-        machines: Vec::new(),
-    })
+/// The run as stored, its machine parsed.
+fn run_info(run: &RunRow) -> RunInfo {
+    RunInfo {
+        id: run.id,
+        suite: run.suite.clone(),
+        state: run.state.clone(),
+        reason: run.reason.clone(),
+        started_at: run.started_at.clone(),
+        finished_at: run.finished_at.clone(),
+        fairbench_version: run.fairbench_version.clone(),
+        git_revision: run.git_revision.clone(),
+        host: serde_json::from_str(&run.host_json).unwrap_or(Value::Null),
+        planned_cases: run.planned_cases,
+        cases_done: run.cases_done,
+        cases_failed: run.cases_failed,
+        cases_skipped: run.cases_skipped,
+        suite_toml: run.suite_toml.clone(),
+    }
 }
 
 /// The run's paired ratios; `reference` must name a server of the run.

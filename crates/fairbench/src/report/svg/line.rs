@@ -150,7 +150,25 @@ fn domain(kind: AxisKind, values: impl Iterator<Item = f64>, marks: &[Mark]) -> 
 impl LineChart {
     pub fn render(&self) -> String {
         let top = if self.subtitle.is_some() { 64.0 } else { 48.0 };
-        // Legend rows: items flow left to right and wrap.
+        let height = top + PLOT_H + 48.0 + self.legend_height();
+        let plot_bottom = top + PLOT_H;
+        let (xs, ys) = self.scales(top, plot_bottom);
+
+        let desc = format!(
+            "Line chart, {} series; exact values on hover and in the table below.",
+            self.series.len()
+        );
+        let mut s = Svg::new(&self.id, WIDTH, height, &self.title, &desc);
+        s.heading(&self.title, self.subtitle.as_deref());
+        self.draw_axes(&mut s, &xs, &ys);
+        self.draw_marks(&mut s, &xs, &ys);
+        self.draw_series(&mut s, &xs, &ys);
+        self.draw_legend(&mut s, plot_bottom);
+        s.finish()
+    }
+
+    /// The legend's height: its items flow left to right and wrap.
+    fn legend_height(&self) -> f64 {
         let mut legend_rows = 1;
         let mut lx = LEFT;
         for s in &self.series {
@@ -161,14 +179,16 @@ impl LineChart {
             }
             lx += w;
         }
-        let legend_h = if self.series.is_empty() {
+        if self.series.is_empty() {
             0.0
         } else {
             legend_rows as f64 * 18.0 + 8.0
-        };
-        let height = top + PLOT_H + 48.0 + legend_h;
-        let plot_bottom = top + PLOT_H;
+        }
+    }
 
+    /// The x and y scales over every point and mark, onto the plot from
+    /// `top` to `plot_bottom`.
+    fn scales(&self, top: f64, plot_bottom: f64) -> (Scale, Scale) {
         let (x0, x1) = domain(
             self.x.kind,
             self.series
@@ -197,14 +217,13 @@ impl LineChart {
             r0: plot_bottom,
             r1: top,
         };
+        (xs, ys)
+    }
 
-        let desc = format!(
-            "Line chart, {} series; exact values on hover and in the table below.",
-            self.series.len()
-        );
-        let mut s = Svg::new(&self.id, WIDTH, height, &self.title, &desc);
-        s.heading(&self.title, self.subtitle.as_deref());
-
+    /// The grid with its tick labels, the axis lines and their labels.
+    fn draw_axes(&self, s: &mut Svg, xs: &Scale, ys: &Scale) {
+        // The y scale runs from the plot's bottom (r0) up to its top (r1).
+        let (top, plot_bottom) = (ys.r1, ys.r0);
         for (t, label) in xs.ticks() {
             let x = xs.map(t);
             s.line(x, top, x, plot_bottom, "#e3e3e3", 1.0, "");
@@ -243,7 +262,11 @@ impl LineChart {
         );
         s.x_label((LEFT + WIDTH - RIGHT) / 2.0, plot_bottom, &self.x.label);
         s.text_vertical(18.0, (top + plot_bottom) / 2.0, &self.y.label);
+    }
 
+    /// The vertical and horizontal reference lines with their labels.
+    fn draw_marks(&self, s: &mut Svg, xs: &Scale, ys: &Scale) {
+        let (top, plot_bottom) = (ys.r1, ys.r0);
         for (i, m) in self.vmarks.iter().enumerate() {
             if xs.ok(m.at) {
                 let x = xs.map(m.at);
@@ -282,7 +305,10 @@ impl LineChart {
                 );
             }
         }
+    }
 
+    /// Each series' line through its points, and a dot at each.
+    fn draw_series(&self, s: &mut Svg, xs: &Scale, ys: &Scale) {
         for series in &self.series {
             let pts: Vec<(f64, f64)> = series
                 .points
@@ -297,8 +323,11 @@ impl LineChart {
                 s.circle(xs.map(p.x), ys.map(p.y), 3.0, series.colour, Some(&p.tip));
             }
         }
+    }
 
-        // Legend.
+    /// The legend under the plot, wrapping as [`Self::legend_height`]
+    /// counted.
+    fn draw_legend(&self, s: &mut Svg, plot_bottom: f64) {
         let mut lx = LEFT;
         let mut ly = plot_bottom + 62.0;
         for series in &self.series {
@@ -320,7 +349,6 @@ impl LineChart {
             s.text_with_tip(lx + 34.0, ly, &label, &series.label, Anchor::Start);
             lx += w;
         }
-        s.finish()
     }
 }
 

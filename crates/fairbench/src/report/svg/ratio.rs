@@ -78,18 +78,12 @@ impl RatioChart {
             .sum();
         let height = top + rows_h + 44.0;
         let (lo, hi) = self.domain();
-        let x = |v: f64| {
-            let v = v.clamp(lo, hi);
-            left + (v.ln() - lo.ln()) / (hi.ln() - lo.ln()) * plot_w
+        let axis = LogAxis {
+            lo,
+            hi,
+            left,
+            plot_w,
         };
-        let ticks: Vec<f64> = if hi / lo <= 4.0 {
-            linear_ticks(lo, hi, 6)
-        } else {
-            log_ticks(lo, hi)
-        }
-        .into_iter()
-        .filter(|t| *t >= lo && *t <= hi && *t > 0.0)
-        .collect();
 
         let points = self
             .rows
@@ -103,22 +97,7 @@ impl RatioChart {
         s.heading(&self.title, self.subtitle.as_deref());
 
         let plot_bottom = top + rows_h;
-        let grid: Vec<(f64, String)> = ticks
-            .iter()
-            .map(|t| (x(*t), format!("{}×", tick_label(*t))))
-            .collect();
-        s.x_grid(&grid, top, plot_bottom);
-        // "Same as the reference".
-        s.line(
-            x(1.0),
-            top - 4.0,
-            x(1.0),
-            plot_bottom,
-            "#444444",
-            1.2,
-            "4 3",
-        );
-        s.x_label(left + plot_w / 2.0, plot_bottom, &self.x_label);
+        axis.draw(&mut s, top, plot_bottom, &self.x_label);
 
         let mut y = top;
         for r in &self.rows {
@@ -127,47 +106,106 @@ impl RatioChart {
                     s.row_section(y, title);
                     y += SECTION_H;
                 }
-                RatioRow::Point {
-                    label,
-                    colour,
-                    value,
-                    interval,
-                    tip,
-                    text,
-                } => {
-                    let cy = y + ROW_H / 2.0;
-                    s.text_with_tip(
-                        left - 8.0,
-                        cy + 4.0,
-                        &fit(label, LABEL_MAX_CHARS),
-                        label,
-                        Anchor::End,
-                    );
-                    if let Some((a, b)) = interval {
-                        s.line(x(*a), cy, x(*b), cy, colour, 2.0, "");
-                        s.line(x(*a), cy - 4.0, x(*a), cy + 4.0, colour, 2.0, "");
-                        s.line(x(*b), cy - 4.0, x(*b), cy + 4.0, colour, 2.0, "");
-                    }
-                    match value {
-                        Some(v) => s.circle(x(*v), cy, 4.5, colour, Some(tip)),
-                        // The reference: a hollow square on the line at 1.
-                        None => s.rect(x(1.0) - 4.0, cy - 4.0, 8.0, 8.0, colour, 0.35, Some(tip)),
-                    }
-                    s.text(
-                        left + plot_w + 10.0,
-                        cy + 4.0,
-                        text,
-                        Anchor::Start,
-                        11.0,
-                        "normal",
-                        "#333333",
-                    );
+                RatioRow::Point { .. } => {
+                    draw_point(&mut s, &axis, y + ROW_H / 2.0, r);
                     y += ROW_H;
                 }
             }
         }
         s.finish()
     }
+}
+
+/// The chart's log axis: from `lo` at `left` to `hi` at `left + plot_w`.
+struct LogAxis {
+    lo: f64,
+    hi: f64,
+    left: f64,
+    plot_w: f64,
+}
+
+impl LogAxis {
+    fn x(&self, v: f64) -> f64 {
+        let (lo, hi) = (self.lo, self.hi);
+        let v = v.clamp(lo, hi);
+        self.left + (v.ln() - lo.ln()) / (hi.ln() - lo.ln()) * self.plot_w
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        let (lo, hi) = (self.lo, self.hi);
+        if hi / lo <= 4.0 {
+            linear_ticks(lo, hi, 6)
+        } else {
+            log_ticks(lo, hi)
+        }
+        .into_iter()
+        .filter(|t| *t >= lo && *t <= hi && *t > 0.0)
+        .collect()
+    }
+
+    /// The grid, the line at 1 and the axis label.
+    fn draw(&self, s: &mut Svg, top: f64, plot_bottom: f64, label: &str) {
+        let grid: Vec<(f64, String)> = self
+            .ticks()
+            .iter()
+            .map(|t| (self.x(*t), format!("{}×", tick_label(*t))))
+            .collect();
+        s.x_grid(&grid, top, plot_bottom);
+        // "Same as the reference".
+        s.line(
+            self.x(1.0),
+            top - 4.0,
+            self.x(1.0),
+            plot_bottom,
+            "#444444",
+            1.2,
+            "4 3",
+        );
+        s.x_label(self.left + self.plot_w / 2.0, plot_bottom, label);
+    }
+}
+
+/// A point row centred on `cy`: its label, interval, dot (or the
+/// reference's square) and text.
+fn draw_point(s: &mut Svg, axis: &LogAxis, cy: f64, row: &RatioRow) {
+    let RatioRow::Point {
+        label,
+        colour,
+        value,
+        interval,
+        tip,
+        text,
+    } = row
+    else {
+        return;
+    };
+    let x = |v: f64| axis.x(v);
+    s.text_with_tip(
+        axis.left - 8.0,
+        cy + 4.0,
+        &fit(label, LABEL_MAX_CHARS),
+        label,
+        Anchor::End,
+    );
+    if let Some((a, b)) = interval {
+        s.line(x(*a), cy, x(*b), cy, colour, 2.0, "");
+        s.line(x(*a), cy - 4.0, x(*a), cy + 4.0, colour, 2.0, "");
+        s.line(x(*b), cy - 4.0, x(*b), cy + 4.0, colour, 2.0, "");
+    }
+    match value {
+        Some(v) => s.circle(x(*v), cy, 4.5, colour, Some(tip)),
+        // The reference: a hollow square on the line at 1.
+        None => s.rect(x(1.0) - 4.0, cy - 4.0, 8.0, 8.0, colour, 0.35, Some(tip)),
+    }
+    s.text(
+        axis.left + axis.plot_w + 10.0,
+        cy + 4.0,
+        text,
+        Anchor::Start,
+        11.0,
+        "normal",
+        "#333333",
+    );
 }
 
 #[cfg(test)]

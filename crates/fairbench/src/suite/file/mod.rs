@@ -6,11 +6,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::order::Interleave;
-use super::pairing::{Pairing, VariantSpec, DEFAULT_REFERENCE};
-use super::timing::Timing;
+use super::pairing::Pairing;
 
+mod loads;
 mod profile;
 mod raw;
+mod services;
+mod settings;
 pub use profile::{Ends, LoadProfile, SweepSpec};
 use raw::*;
 
@@ -170,334 +172,28 @@ impl Suite {
         name_or_path.ends_with(".toml") || Path::new(name_or_path).components().count() > 1
     }
 
-    /// Parses and validates; errors name the file and the field.
+    /// Parses and validates; errors name the file and the field. The
+    /// fields are checked in the order of the steps below, which decides
+    /// which mistake of a file with several is reported.
     pub fn parse(text: &str, shown: &str) -> anyhow::Result<Suite> {
-        let raw: RawSuite = toml::from_str(text).map_err(|e| {
-            crate::usage_error::usage(format!(
-                "{shown}: {}",
-                e.to_string().trim().replace('\n', " ")
-            ))
-        })?;
-        let bad = |field: &str, msg: String| {
-            crate::usage_error::usage(format!("{shown}: field {field}: {msg}"))
-        };
-        let dur = |field: &str, v: &str| -> anyhow::Result<Duration> {
-            crate::args::duration(v).map_err(|m| bad(field, m))
-        };
-        if raw.name.trim().is_empty() {
-            return Err(bad("name", "must not be empty".into()));
-        }
-        let services = services(&raw, &bad)?;
-        for (field, list) in [
-            ("servers", &raw.servers),
-            ("modes", &raw.modes),
-            ("responses", &raw.responses),
-            ("scenarios", &raw.scenarios),
-        ] {
-            if list.is_empty() && (field != "scenarios" || services.is_empty()) {
-                return Err(bad(field, "expected at least one entry".into()));
-            }
-            for p in list {
-                glob::Pattern::new(p).map_err(|e| bad(field, format!("{p:?}: {e}")))?;
-            }
-        }
-        for r in &raw.responses {
-            if !matches!(r.as_str(), "default" | "normalized" | "study" | "*") {
-                return Err(bad(
-                    "responses",
-                    format!("{r:?}: expected \"default\", \"normalized\" or \"study\""),
-                ));
-            }
-        }
-        let protocols = match &raw.protocols {
-            None => vec![fairbench_zoo::Protocol::Http1],
-            Some(list) => {
-                if list.is_empty() {
-                    return Err(bad(
-                        "protocols",
-                        format!(
-                            "expected at least one of {} (leave it out for HTTP/1.1)",
-                            fairbench_zoo::Protocol::expected()
-                        ),
-                    ));
-                }
-                let mut out = Vec::new();
-                for p in list {
-                    match fairbench_zoo::Protocol::parse(p) {
-                        Some(x) if out.contains(&x) => {
-                            return Err(bad("protocols", format!("{p:?} is listed twice")))
-                        }
-                        Some(x) => out.push(x),
-                        None => {
-                            return Err(bad(
-                                "protocols",
-                                format!("{p:?}: expected {}", fairbench_zoo::Protocol::expected()),
-                            ))
-                        }
-                    }
-                }
-                out
-            }
-        };
-        let mut cores = Vec::new();
-        for v in &raw.cores {
-            cores.push(match v {
-                toml::Value::Integer(n) if *n >= 1 => CoreCount::N(*n as usize),
-                toml::Value::String(s) if s == "all" => CoreCount::All,
-                other => {
-                    return Err(bad(
-                        "cores",
-                        format!("{other}: expected a number of CPUs (at least 1) or \"all\""),
-                    ))
-                }
-            });
-        }
-        if cores.is_empty() {
-            return Err(bad("cores", "expected at least one core count".into()));
-        }
-        let duration = dur("duration", &raw.duration)?;
-        if duration.is_zero() {
-            return Err(bad("duration", "must be longer than 0".into()));
-        }
-        let warmup = raw
-            .warmup
-            .as_deref()
-            .map(|w| dur("warmup", w))
-            .transpose()?
-            .unwrap_or_default();
-        let timeout = raw
-            .timeout
-            .as_deref()
-            .map(|w| dur("timeout", w))
-            .transpose()?
-            .unwrap_or(Duration::from_secs(2));
-        if timeout.is_zero() {
-            return Err(bad("timeout", "must be longer than 0".into()));
-        }
-        let timeout_mode = match raw.timeout_mode.as_deref() {
-            None => fairbench_engine::TimeoutMode::Fairbench,
-            Some(m) => {
-                fairbench_engine::TimeoutMode::parse(m).map_err(|e| bad("timeout_mode", e))?
-            }
-        };
-        let ready_timeout = raw
-            .ready_timeout
-            .as_deref()
-            .map(|w| dur("ready_timeout", w))
-            .transpose()?
-            .unwrap_or(Duration::from_secs(60));
-        let address_family = raw
-            .address_family
-            .as_deref()
-            .map(|f| AddressFamily::parse(f).map_err(|e| bad("address_family", e)))
-            .transpose()?
-            .unwrap_or_default();
-        let calibrate = raw
-            .calibrate
-            .as_deref()
-            .map(|t| crate::calibration::Tool::parse(t).map_err(|e| bad("calibrate", e)))
-            .transpose()?;
-        let repetitions = raw.repetitions.unwrap_or(3);
-        if repetitions == 0 {
-            return Err(bad("repetitions", "must be at least 1".into()));
-        }
-        crate::args::bounds::at_most(repetitions, crate::args::bounds::MAX_REPETITIONS)
-            .map_err(|m| bad("repetitions", m))?;
-        if raw.loads.is_empty() {
-            return Err(bad("load", "expected at least one [[load]] profile".into()));
-        }
-        let mut loads = Vec::new();
-        for (i, l) in raw.loads.iter().enumerate() {
-            let f = |name: &str| format!("load[{i}].{name}");
-            if l.connections == 0 {
-                return Err(bad(&f("connections"), "must be at least 1".into()));
-            }
-            if l.threads == Some(0) {
-                return Err(bad(&f("threads"), "must be at least 1".into()));
-            }
-            if l.pipeline == Some(0) {
-                return Err(bad(&f("pipeline"), "must be at least 1".into()));
-            }
-            let positive = |name: &str, v: Option<f64>| -> anyhow::Result<f64> {
-                match v {
-                    Some(v) if v.is_finite() && v > 0.0 => Ok(v),
-                    Some(v) => Err(bad(&f(name), format!("{v}: must be a positive number"))),
-                    None => Err(bad(&f(name), format!("required for model = {:?}", l.model))),
-                }
-            };
-            if l.requests == Some(0) {
-                return Err(bad(&f("requests"), "must be at least 1".into()));
-            }
-            let streams = l.streams.unwrap_or(1);
-            if streams == 0 || streams > fairbench_engine::MAX_STREAMS {
-                return Err(bad(
-                    &f("streams"),
-                    format!(
-                        "{streams}: expected 1 to {} streams per HTTP/2 connection",
-                        fairbench_engine::MAX_STREAMS
-                    ),
-                ));
-            }
-            if streams > 1 && !protocols.iter().any(|p| p.is_h2()) {
-                return Err(bad(
-                    &f("streams"),
-                    "applies to HTTP/2 cases only: add \"h2c\" or \"h2\" to protocols".into(),
-                ));
-            }
-            if streams > 1 && l.pipeline.is_some_and(|p| p > 1) {
-                return Err(bad(
-                    &f("streams"),
-                    "cannot be combined with pipeline (HTTP/2 multiplexes streams instead)".into(),
-                ));
-            }
-            let ends = Ends {
-                requests: l.requests,
-                keepalive: l.keepalive.unwrap_or(true),
-                streams,
-            };
-            if streams > 1 && !ends.keepalive {
-                return Err(bad(
-                    &f("streams"),
-                    "cannot be combined with keepalive = false (an HTTP/2 connection carries many requests)".into(),
-                ));
-            }
-            if !ends.keepalive && l.pipeline.is_some_and(|p| p > 1) {
-                return Err(bad(
-                    &f("pipeline"),
-                    "cannot be combined with keepalive = false (a connection carries one request)"
-                        .into(),
-                ));
-            }
-            if l.model == "sweep" && (ends.requests.is_some() || !ends.keepalive) {
-                return Err(bad(
-                    &f("model"),
-                    "a sweep's steps are timed: requests and keepalive apply to closed and rate"
-                        .into(),
-                ));
-            }
-            loads.push(match l.model.as_str() {
-                "closed" => LoadProfile::Closed {
-                    connections: l.connections,
-                    threads: l.threads,
-                    pipeline: l.pipeline.unwrap_or(1),
-                    ends,
-                },
-                "rate" => LoadProfile::Rate {
-                    rate: positive("rate", l.rate)?,
-                    connections: l.connections,
-                    threads: l.threads,
-                    ends,
-                },
-                "sweep" => {
-                    let start_rate = positive("start_rate", l.start_rate)?;
-                    let max_rate = positive("max_rate", l.max_rate)?;
-                    if max_rate < start_rate {
-                        return Err(bad(&f("max_rate"), "must not be below start_rate".into()));
-                    }
-                    let step_factor = l.step_factor.unwrap_or(2.0);
-                    if !(step_factor.is_finite() && step_factor > 1.0) {
-                        return Err(bad(&f("step_factor"), "must be greater than 1".into()));
-                    }
-                    let slo_quantile = l.slo_quantile.unwrap_or(0.99);
-                    if !(slo_quantile > 0.0 && slo_quantile < 1.0) {
-                        return Err(bad(
-                            &f("slo_quantile"),
-                            "must be between 0 and 1, e.g. 0.99".into(),
-                        ));
-                    }
-                    let slo = dur(&f("slo"), l.slo.as_deref().unwrap_or("10ms"))?;
-                    if slo.is_zero() {
-                        return Err(bad(&f("slo"), "must be longer than 0".into()));
-                    }
-                    let step_duration = match &l.step_duration {
-                        Some(s) => dur(&f("step_duration"), s)?,
-                        None => duration,
-                    };
-                    LoadProfile::Sweep(SweepSpec {
-                        connections: l.connections,
-                        threads: l.threads,
-                        start_rate,
-                        max_rate,
-                        step_factor,
-                        bisect_steps: l.bisect_steps.unwrap_or(4),
-                        slo_quantile,
-                        slo,
-                        step_duration,
-                        streams,
-                    })
-                }
-                other => {
-                    return Err(bad(
-                        &f("model"),
-                        format!("{other:?}: expected \"closed\", \"rate\" or \"sweep\""),
-                    ))
-                }
-            });
-        }
-        let timing = Timing {
-            warmup,
-            duration,
-            timeout,
-            timeout_mode,
-        };
-        for (i, l) in loads.iter().enumerate() {
-            l.check(i, timing).map_err(|(field, m)| bad(&field, m))?;
-        }
-        let reference = match &raw.reference {
-            Some(r) => VariantSpec::parse(r).map_err(|e| bad("reference", e))?,
-            None => VariantSpec::parse(DEFAULT_REFERENCE).map_err(|e| bad("reference", e))?,
-        };
-        let mut aa = Vec::new();
-        for a in &raw.aa {
-            aa.push(VariantSpec::parse(a).map_err(|e| bad("aa", e))?);
-        }
-        let interleave = match raw.interleave.as_deref() {
-            None => Interleave::Repetition,
-            Some(s) => Interleave::parse(s).ok_or_else(|| {
-                bad(
-                    "interleave",
-                    format!("{s:?}: expected \"repetition\" or \"case\""),
-                )
-            })?,
-        };
-        let interleave_seed = match raw.interleave_seed {
-            Some(s) if s < 0 => {
-                return Err(bad("interleave_seed", format!("{s}: must be 0 or more")))
-            }
-            s => s.map(|s| s as u64),
-        };
-        let workers = match raw.workers {
-            Some(w) if w < 1 => {
-                return Err(bad(
-                    "workers",
-                    format!("{w}: expected a count of 1 or more (leave it out for one per core)"),
-                ))
-            }
-            w => w.map(|w| w as usize),
-        };
-        if let (false, Some(i)) = (
-            services.is_empty(),
-            loads
-                .iter()
-                .position(|l| matches!(l, LoadProfile::Sweep(_))),
-        ) {
-            return Err(bad(
-                &format!("load[{i}].model"),
-                "a sweep of a [[service]] is not supported yet (`fairbench load URL --knee p99<=10ms` searches one URL's knee)".into(),
-            ));
-        }
+        let raw = read_table(text, shown)?;
+        let file = Fields { raw: &raw, shown };
+        file.check_name()?;
+        let services = file.services()?;
+        file.check_selection(&services)?;
+        let protocols = file.protocols()?;
+        let cores = file.cores()?;
+        let timing = file.timing()?;
+        let run = file.run_settings()?;
+        let loads = file.loads(&protocols, timing)?;
+        let pairing = file.pairing()?;
+        let (interleave, interleave_seed) = file.interleave()?;
+        let workers = file.workers()?;
+        file.check_no_service_sweep(&services, &loads)?;
         Ok(Suite {
             services,
             workers,
-            pairing: Pairing {
-                reference,
-                reference_from: if raw.reference.is_some() {
-                    "suite"
-                } else {
-                    "default"
-                },
-                aa,
-            },
+            pairing,
             interleave,
             interleave_seed,
             name: raw.name,
@@ -509,53 +205,47 @@ impl Suite {
             protocols,
             cores,
             loads,
-            duration,
-            warmup,
-            timeout,
-            timeout_mode,
-            repetitions,
-            ready_timeout,
-            address_family,
-            calibrate,
+            duration: timing.duration,
+            warmup: timing.warmup,
+            timeout: timing.timeout,
+            timeout_mode: timing.timeout_mode,
+            repetitions: run.repetitions,
+            ready_timeout: run.ready_timeout,
+            address_family: run.address_family,
+            calibrate: run.calibrate,
         })
     }
 }
 
-/// The `[[service]]`s, checked: a name each, unique, and an http(s) URL. A
-/// suite of services names no zoo scenario.
-fn services(
-    raw: &RawSuite,
-    bad: &dyn Fn(&str, String) -> anyhow::Error,
-) -> anyhow::Result<Vec<Service>> {
-    if !raw.services.is_empty() && !raw.scenarios.is_empty() {
-        return Err(bad(
-            "scenarios",
-            "a suite of [[service]]s measures running services at their URLs, not zoo scenarios: leave scenarios out".into(),
-        ));
+/// The TOML table of a suite file, as written.
+fn read_table(text: &str, shown: &str) -> anyhow::Result<RawSuite> {
+    toml::from_str(text).map_err(|e| {
+        crate::usage_error::usage(format!(
+            "{shown}: {}",
+            e.to_string().trim().replace('\n', " ")
+        ))
+    })
+}
+
+/// A suite file's fields being checked, each step a method (in
+/// `settings.rs`, `services.rs` and `loads.rs`); every error names the file
+/// and the field.
+struct Fields<'a> {
+    raw: &'a RawSuite,
+    /// How the file is named in errors.
+    shown: &'a str,
+}
+
+impl Fields<'_> {
+    /// A usage error: "FILE: field FIELD: MSG".
+    fn bad(&self, field: &str, msg: String) -> anyhow::Error {
+        crate::usage_error::usage(format!("{}: field {field}: {msg}", self.shown))
     }
-    let mut out: Vec<Service> = Vec::new();
-    for (i, s) in raw.services.iter().enumerate() {
-        let name = s.name.trim();
-        if name.is_empty() {
-            return Err(bad(
-                &format!("service[{i}].name"),
-                "must not be empty".into(),
-            ));
-        }
-        if out.iter().any(|o| o.name == name) {
-            return Err(bad(
-                &format!("service[{i}].name"),
-                format!("{name:?} is given twice"),
-            ));
-        }
-        fairbench_engine::Target::parse(&s.url)
-            .map_err(|e| bad(&format!("service[{i}].url"), e.to_string()))?;
-        out.push(Service {
-            name: name.to_string(),
-            url: s.url.clone(),
-        });
+
+    /// The duration `v` of `field` ("30s", "500ms").
+    fn duration(&self, field: &str, v: &str) -> anyhow::Result<Duration> {
+        crate::args::duration(v).map_err(|m| self.bad(field, m))
     }
-    Ok(out)
 }
 
 fn list_suites(root: &Path) -> Vec<String> {

@@ -12,10 +12,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::seed::ADDED_FORTUNE;
 use crate::fetch::RawResponse;
 use crate::rule::{Grade, Rule, RuleResult};
 use crate::scenario::{DbContent, Scenario};
+
+mod fortunes;
+use fortunes::fortunes;
 
 /// The most rows `/queries` and `/updates` answer (TechEmpower's bound).
 pub const MAX_QUERIES: usize = 500;
@@ -229,359 +231,196 @@ fn rows(
     if !updates {
         counts.push((MAX_QUERIES + 1).to_string());
     }
-    let mut count = Verdict::new(Rule::DbCount);
-    let mut rowv = Verdict::new(Rule::DbRow);
-    let mut upd = Verdict::new(Rule::DbUpdate);
+    let mut check = RowsCheck {
+        tables,
+        updates,
+        asked: &asked,
+        count: Verdict::new(Rule::DbCount),
+        rowv: Verdict::new(Rule::DbRow),
+        upd: Verdict::new(Rule::DbUpdate),
+    };
     for n in &counts {
         let Some(p) = with_count(&path, n) else {
             continue;
         };
-        let want = clamp(n);
-        // For updates: the whole table before, to see that rows changed.
-        let before = if updates && n == &asked {
-            match tables.world(&(1..=10_000).collect::<Vec<i64>>()) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    upd.fail(format!("the database: {e}"));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let r = match fetch(&p) {
-            Ok(r) => r,
-            Err(e) => {
-                count.fail(format!("GET {p}: {e}"));
-                continue;
-            }
-        };
-        let list = match json_of(&p, &r) {
-            Ok(Value::Array(a)) => a,
-            Ok(_) => {
-                count.fail(format!(
-                    "GET {p} answered {}: expected a JSON array",
-                    shown(&r.body, 80)
-                ));
-                continue;
-            }
-            Err(e) => {
-                count.fail(e);
-                continue;
-            }
-        };
-        if list.len() == want {
-            count.ok();
-        } else {
-            count.fail(format!(
-                "GET {p} answered {} rows; expected {want}{}",
-                list.len(),
-                if n == &asked {
-                    String::new()
-                } else {
-                    format!(" (queries={n} is clamped to 1..={MAX_QUERIES})")
-                }
-            ));
-        }
-        let pairs: Vec<Option<(i64, i64)>> = list.iter().map(id_value).collect();
-        if let Some(i) = pairs.iter().position(Option::is_none) {
-            rowv.fail(format!(
-                "GET {p}: row {} is not {{\"id\":…,\"randomNumber\":…}}: {}",
-                i + 1,
-                shown(list[i].to_string().as_bytes(), 60)
-            ));
-            continue;
-        }
-        let pairs: Vec<(i64, i64)> = pairs.into_iter().flatten().collect();
-        let ids: Vec<i64> = pairs.iter().map(|p| p.0).collect();
-        let table = match tables.world(&ids) {
-            Ok(t) => t,
-            Err(e) => {
-                rowv.fail(format!("the database: {e}"));
-                continue;
-            }
-        };
-        if pairs.len() >= 5 && pairs.iter().all(|p| p.0 == pairs[0].0) {
-            rowv.fail(format!(
-                "GET {p}: all {} rows have id {}: each id must be drawn at random",
-                pairs.len(),
-                pairs[0].0
-            ));
-            continue;
-        }
-        if updates {
-            // Every returned value must be in the table now; an id drawn
-            // twice may hold either of its values.
-            let mut by_id: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-            for (i, r) in &pairs {
-                by_id.entry(*i).or_default().push(*r);
-            }
-            let wrong = by_id
-                .iter()
-                .find(|(i, vals)| table.get(i).is_none_or(|now| !vals.contains(now)));
-            match wrong {
-                Some((i, vals)) => upd.fail(format!(
-                    "GET {p} answered randomNumber {} for id {i}; the table has {} afterwards: the update was not written",
-                    vals[0],
-                    table.get(i).map_or("no such row".to_string(), |v| v.to_string())
-                )),
-                None => match &before {
-                    Some(b) if !by_id.keys().any(|i| b.get(i) != table.get(i)) => {
-                        upd.fail(format!(
-                            "GET {p}: none of the {} rows changed in the table: the values must be new",
-                            by_id.len()
-                        ))
-                    }
-                    _ => upd.ok(),
-                },
-            }
-            if let Some((i, r)) = pairs.iter().find(|(_, r)| !(1..=10_000).contains(r)) {
-                rowv.fail(format!(
-                    "GET {p}: id {i} got randomNumber {r}, outside 1..=10000"
-                ));
-            } else {
-                rowv.ok();
-            }
-        } else {
-            match pairs.iter().find(|(i, r)| table.get(i) != Some(r)) {
-                Some((i, r)) => rowv.fail(format!(
-                    "GET {p} answered randomNumber {r} for id {i}; the table has {}",
-                    table
-                        .get(i)
-                        .map_or("no such id".to_string(), |v| v.to_string())
-                )),
-                None => rowv.ok(),
-            }
-        }
+        check.ask(fetch, &p, n);
     }
     let asked_list = counts.join(", ");
     let mut out = vec![
-        count.result(format!(
+        check.count.result(format!(
             "queries={asked_list}: the right number of rows each"
         )),
-        rowv.result(format!("queries={asked_list}: every row the table's")),
+        check
+            .rowv
+            .result(format!("queries={asked_list}: every row the table's")),
     ];
     if updates {
-        out.push(upd.result(format!(
+        out.push(check.upd.result(format!(
             "queries={asked_list}: every returned value is in the table afterwards"
         )));
     }
     out
 }
 
-/// The body with the whitespace between tags removed.
-fn squeeze(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut pending = String::new();
-    let mut after_tag = true;
-    for c in html.chars() {
-        if c.is_whitespace() && after_tag {
-            pending.push(c);
-            continue;
-        }
-        if c == '<' {
-            pending.clear();
-        } else {
-            out.push_str(&pending);
-            pending.clear();
-        }
-        after_tag = c == '>';
-        out.push(c);
-    }
-    out
+/// `world.randomnumber` by id, as the table holds it.
+type World = BTreeMap<i64, i64>;
+
+/// The rules `/queries` (and `/updates`) are graded on, over every count
+/// asked: the number of rows, the rows themselves, and the updates.
+struct RowsCheck<'a> {
+    tables: &'a dyn Tables,
+    updates: bool,
+    /// The scenario's own count (the others are out of bounds).
+    asked: &'a str,
+    count: Verdict,
+    rowv: Verdict,
+    upd: Verdict,
 }
 
-/// HTML text with its character references decoded; `Err` names the first
-/// raw `<`, `>` or `&` that is not a reference.
-fn unescape(s: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find(['&', '<', '>']) {
-        out.push_str(&rest[..i]);
-        let c = rest.as_bytes()[i];
-        if c != b'&' {
-            return Err(format!("a raw {}", c as char));
-        }
-        let after = &rest[i + 1..];
-        let end = after.find(';').filter(|&e| e <= 10);
-        let Some(end) = end else {
-            return Err("a raw &".into());
-        };
-        let name = &after[..end];
-        let ch = match name {
-            "amp" => '&',
-            "lt" => '<',
-            "gt" => '>',
-            "quot" => '"',
-            "apos" => '\'',
-            _ => {
-                let code = if let Some(h) = name.strip_prefix("#x").or(name.strip_prefix("#X")) {
-                    u32::from_str_radix(h, 16).ok()
-                } else if let Some(d) = name.strip_prefix('#') {
-                    d.parse().ok()
-                } else {
+impl RowsCheck<'_> {
+    /// Asks `p`, the path with `queries=n`, and grades the answer.
+    fn ask(&mut self, fetch: &mut Fetch<'_>, p: &str, n: &str) {
+        let want = clamp(n);
+        // For updates: the whole table before, to see that rows changed.
+        let before = if self.updates && n == self.asked {
+            match self.tables.world(&(1..=10_000).collect::<Vec<i64>>()) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    self.upd.fail(format!("the database: {e}"));
                     None
-                };
-                match code.and_then(char::from_u32) {
-                    Some(c) => c,
-                    None => return Err(format!("an unknown reference &{name};")),
                 }
             }
-        };
-        out.push(ch);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-const FORTUNES_HEAD: &str = "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>";
-const FORTUNES_TAIL: &str = "</table></body></html>";
-
-fn fortunes(scenario: &Scenario, fetch: &mut Fetch<'_>, tables: &dyn Tables) -> Vec<RuleResult> {
-    let fail3 = |why: String| {
-        vec![
-            RuleResult::new(Rule::DbCount, Grade::Fail, why.clone()),
-            RuleResult::new(Rule::DbRow, Grade::Fail, why.clone()),
-            RuleResult::new(Rule::HtmlEscape, Grade::Fail, why),
-        ]
-    };
-    let mut want = match tables.fortunes() {
-        Ok(f) => f,
-        Err(e) => return fail3(format!("the database: {e}")),
-    };
-    want.push((0, ADDED_FORTUNE.to_string()));
-    // Sorted by message as the servers sort strings: by code point.
-    want.sort_by(|a, b| a.1.cmp(&b.1));
-    let path = scenario.check_path();
-    let r = match fetch(&path) {
-        Ok(r) if r.status == 200 => r,
-        Ok(r) => return fail3(format!("GET {path}: status {}", r.status)),
-        Err(e) => return fail3(format!("GET {path}: {e}")),
-    };
-    let text = String::from_utf8_lossy(&r.body);
-    let body = squeeze(&text);
-    let table = body
-        .strip_prefix(FORTUNES_HEAD)
-        .or_else(|| {
-            // The doctype's case is the template's business.
-            let lower = body.get(..15)?.to_ascii_lowercase();
-            (lower == "<!doctype html>")
-                .then(|| body.get(15..))
-                .flatten()
-                .and_then(|b| b.strip_prefix(&FORTUNES_HEAD[15..]))
-        })
-        .and_then(|b| b.strip_suffix(FORTUNES_TAIL));
-    let Some(table) = table else {
-        return fail3(format!(
-            "GET {path}: not the page of the contract ({FORTUNES_HEAD}… rows …{FORTUNES_TAIL}): {}",
-            shown(body.as_bytes(), 120)
-        ));
-    };
-    // Rows end in </td></tr>, which no message holds, escaped or not.
-    let mut got: Vec<(String, String)> = Vec::new();
-    for (i, piece) in table.split_terminator("</td></tr>").enumerate() {
-        let parsed = piece
-            .strip_prefix("<tr><td>")
-            .and_then(|p| p.split_once("</td><td>"));
-        match parsed {
-            Some((id, msg)) => got.push((id.to_string(), msg.to_string())),
-            None => {
-                return fail3(format!(
-                    "GET {path}: row {} is not <tr><td>ID</td><td>MESSAGE</td></tr>: {}",
-                    i + 1,
-                    shown(piece.as_bytes(), 80)
-                ))
-            }
-        }
-    }
-    let count = if got.len() == want.len() {
-        RuleResult::new(
-            Rule::DbCount,
-            Grade::Pass,
-            format!(
-                "{} rows: the table's {} and the added one",
-                got.len(),
-                want.len() - 1
-            ),
-        )
-    } else {
-        RuleResult::new(
-            Rule::DbCount,
-            Grade::Fail,
-            format!(
-                "GET {path} answered {} rows; expected {} (the table's {} and the one added at request time)",
-                got.len(),
-                want.len(),
-                want.len() - 1
-            ),
-        )
-    };
-    let mut escape = RuleResult::new(Rule::HtmlEscape, Grade::Pass, "every message HTML-escaped");
-    let mut decoded = Vec::new();
-    for (i, (id, m)) in got.iter().enumerate() {
-        match unescape(m) {
-            Ok(d) => decoded.push((id.clone(), d)),
-            Err(why) => {
-                if escape.grade == Grade::Pass {
-                    escape = RuleResult::new(
-                        Rule::HtmlEscape,
-                        Grade::Fail,
-                        format!(
-                            "GET {path}: row {} (id {}) is not HTML-escaped ({why}): {}",
-                            i + 1,
-                            shown(id.as_bytes(), 10),
-                            shown(m.as_bytes(), 60)
-                        ),
-                    );
-                }
-                decoded.push((id.clone(), m.clone()));
-            }
-        }
-    }
-    let mut row = RuleResult::new(
-        Rule::DbRow,
-        Grade::Pass,
-        "the table's rows and the added one, sorted by message",
-    );
-    let want_sorted: Vec<(String, String)> = want
-        .iter()
-        .map(|(i, m)| (i.to_string(), m.clone()))
-        .collect();
-    if decoded != want_sorted {
-        let mut a = decoded.clone();
-        let mut b = want_sorted.clone();
-        a.sort();
-        b.sort();
-        let detail = if a == b {
-            let i = decoded
-                .iter()
-                .zip(&want_sorted)
-                .position(|(x, y)| x != y)
-                .unwrap_or(0);
-            format!(
-                "GET {path}: the rows are not sorted by message: row {} is id {}, expected id {}",
-                i + 1,
-                shown(decoded[i].0.as_bytes(), 10),
-                want_sorted[i].0
-            )
-        } else if let Some((id, m)) = decoded.iter().find(|x| !want_sorted.contains(x)) {
-            format!(
-                "GET {path} answered id {} `{}`, which is not a row of the table nor the added one",
-                shown(id.as_bytes(), 10),
-                shown(m.as_bytes(), 60)
-            )
         } else {
-            let missing = want_sorted
-                .iter()
-                .find(|x| !decoded.contains(x))
-                .map(|(i, m)| format!("id {i} `{}`", shown(m.as_bytes(), 60)))
-                .unwrap_or_default();
-            format!("GET {path} left out {missing}")
+            None
         };
-        row = RuleResult::new(Rule::DbRow, Grade::Fail, detail);
+        let Some(list) = self.array(fetch, p) else {
+            return;
+        };
+        if list.len() == want {
+            self.count.ok();
+        } else {
+            self.count.fail(format!(
+                "GET {p} answered {} rows; expected {want}{}",
+                list.len(),
+                if n == self.asked {
+                    String::new()
+                } else {
+                    format!(" (queries={n} is clamped to 1..={MAX_QUERIES})")
+                }
+            ));
+        }
+        let Some((pairs, table)) = self.pairs(p, &list) else {
+            return;
+        };
+        if self.updates {
+            self.updated(p, &pairs, &table, before.as_ref());
+        } else {
+            match pairs.iter().find(|(i, r)| table.get(i) != Some(r)) {
+                Some((i, r)) => self.rowv.fail(format!(
+                    "GET {p} answered randomNumber {r} for id {i}; the table has {}",
+                    table
+                        .get(i)
+                        .map_or("no such id".to_string(), |v| v.to_string())
+                )),
+                None => self.rowv.ok(),
+            }
+        }
     }
-    vec![count, row, escape]
+
+    /// The answer to `p` as a JSON array, or none (a count failure).
+    fn array(&mut self, fetch: &mut Fetch<'_>, p: &str) -> Option<Vec<Value>> {
+        let r = match fetch(p) {
+            Ok(r) => r,
+            Err(e) => {
+                self.count.fail(format!("GET {p}: {e}"));
+                return None;
+            }
+        };
+        match json_of(p, &r) {
+            Ok(Value::Array(a)) => Some(a),
+            Ok(_) => {
+                self.count.fail(format!(
+                    "GET {p} answered {}: expected a JSON array",
+                    shown(&r.body, 80)
+                ));
+                None
+            }
+            Err(e) => {
+                self.count.fail(e);
+                None
+            }
+        }
+    }
+
+    /// The answered rows as (id, randomNumber), and what the table holds
+    /// for their ids; none (a row failure) when a row is not one, the
+    /// table cannot be read, or every id is the same.
+    fn pairs(&mut self, p: &str, list: &[Value]) -> Option<(Vec<(i64, i64)>, World)> {
+        let pairs: Vec<Option<(i64, i64)>> = list.iter().map(id_value).collect();
+        if let Some(i) = pairs.iter().position(Option::is_none) {
+            self.rowv.fail(format!(
+                "GET {p}: row {} is not {{\"id\":…,\"randomNumber\":…}}: {}",
+                i + 1,
+                shown(list[i].to_string().as_bytes(), 60)
+            ));
+            return None;
+        }
+        let pairs: Vec<(i64, i64)> = pairs.into_iter().flatten().collect();
+        let ids: Vec<i64> = pairs.iter().map(|p| p.0).collect();
+        let table = match self.tables.world(&ids) {
+            Ok(t) => t,
+            Err(e) => {
+                self.rowv.fail(format!("the database: {e}"));
+                return None;
+            }
+        };
+        if pairs.len() >= 5 && pairs.iter().all(|p| p.0 == pairs[0].0) {
+            self.rowv.fail(format!(
+                "GET {p}: all {} rows have id {}: each id must be drawn at random",
+                pairs.len(),
+                pairs[0].0
+            ));
+            return None;
+        }
+        Some((pairs, table))
+    }
+
+    /// `/updates`: every returned value is in the `table` now, some row
+    /// changed since `before`, and every value is in range.
+    fn updated(&mut self, p: &str, pairs: &[(i64, i64)], table: &World, before: Option<&World>) {
+        // Every returned value must be in the table now; an id drawn
+        // twice may hold either of its values.
+        let mut by_id: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+        for (i, r) in pairs {
+            by_id.entry(*i).or_default().push(*r);
+        }
+        let wrong = by_id
+            .iter()
+            .find(|(i, vals)| table.get(i).is_none_or(|now| !vals.contains(now)));
+        match wrong {
+            Some((i, vals)) => self.upd.fail(format!(
+                "GET {p} answered randomNumber {} for id {i}; the table has {} afterwards: the update was not written",
+                vals[0],
+                table.get(i).map_or("no such row".to_string(), |v| v.to_string())
+            )),
+            None => match before {
+                Some(b) if !by_id.keys().any(|i| b.get(i) != table.get(i)) => {
+                    self.upd.fail(format!(
+                        "GET {p}: none of the {} rows changed in the table: the values must be new",
+                        by_id.len()
+                    ))
+                }
+                _ => self.upd.ok(),
+            },
+        }
+        if let Some((i, r)) = pairs.iter().find(|(_, r)| !(1..=10_000).contains(r)) {
+            self.rowv.fail(format!(
+                "GET {p}: id {i} got randomNumber {r}, outside 1..=10000"
+            ));
+        } else {
+            self.rowv.ok();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 use std::cell::RefCell;
 use std::path::Path;
 
+use super::fortunes::unescape;
 use super::*;
-use crate::database::seed::{world_value, FORTUNES};
+use crate::database::seed::{world_value, ADDED_FORTUNE, FORTUNES};
 use crate::fetch::parse;
 
 /// The seeded tables, in memory; updates write here.
