@@ -7,10 +7,14 @@ one run in five is found before CI finds it.
     bash scripts/flake-hunt.sh --quick    # 3 quiet + 2 loaded
     bash scripts/flake-hunt.sh --only 'engine|load_'   # binaries matching
 
-It builds the test binaries once (`cargo test --no-run`), copies them and
-the `fairbench` binary into the hunt's folder (a rebuild during the hunt
-cannot change what is hunted), then runs each copy from its crate's folder
-as cargo would. Runs alternate by round: every binary once quiet, then the
+It copies the working tree (tracked and untracked files, not ignored ones)
+to target/flake-hunt/src and builds the test binaries there once (`cargo
+test --no-run`, into target/flake-hunt/target, kept between hunts so that
+the next build is incremental), then copies them and the `fairbench`
+binary into the hunt's folder and runs each copy from its crate's folder
+in the snapshot, as cargo would. Neither a rebuild nor an edit during the
+hunt can change what is hunted: the tests read their golden files, the
+house rules read the sources, and both come from the snapshot. Runs alternate by round: every binary once quiet, then the
 next round; the loaded rounds start one busy loop pinned to each CPU and
 end them (by PID) before the next round. It prints one line per binary
 (runs, failures, the median time of a run) and, under it, each failing
@@ -92,13 +96,71 @@ def summary_counts(text):
     return None
 
 
+SNAPSHOT = ROOT / "target" / "flake-hunt" / "src"
+HUNT_TARGET = ROOT / "target" / "flake-hunt" / "target"
+
+
+def tree_files():
+    """The working tree's files relative to ROOT: git's tracked and
+    untracked ones without the ignored, or, outside a git checkout, every
+    file but target/ and .git/."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True,
+        ).stdout
+        return [os.fsdecode(f) for f in out.split(b"\0") if f]
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for d, dirs, names in os.walk(ROOT):
+            if Path(d) == ROOT:
+                dirs[:] = [x for x in dirs if x not in ("target", ".git")]
+            files.extend(str(Path(d, n).relative_to(ROOT)) for n in names)
+        return files
+
+
+def snapshot():
+    """Makes SNAPSHOT the working tree as it is now. Files keep their
+    modification times, and unchanged ones are not rewritten, so cargo's
+    next build there is incremental."""
+    keep = set()
+    for rel in tree_files():
+        src, dst = ROOT / rel, SNAPSHOT / rel
+        if not (src.is_file() or src.is_symlink()):
+            continue  # tracked, deleted in the tree
+        keep.add(rel)
+        if dst.is_symlink() or (dst.exists() and src.is_symlink()):
+            dst.unlink()
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+            continue
+        st = src.stat()
+        if dst.exists():
+            d = dst.stat()
+            if d.st_size == st.st_size and d.st_mtime_ns == st.st_mtime_ns:
+                continue
+        shutil.copy2(src, dst)
+    for p in sorted(SNAPSHOT.rglob("*"), reverse=True):
+        rel = str(p.relative_to(SNAPSHOT))
+        if (p.is_file() or p.is_symlink()) and rel not in keep:
+            p.unlink()
+        elif p.is_dir() and not p.is_symlink() and not any(p.iterdir()):
+            p.rmdir()
+
+
 def build(select_all):
-    """Builds the test binaries once; returns [(label, path, crate dir)]."""
+    """Builds the test binaries once, from a snapshot of the tree; returns
+    [(label, path, crate dir in the snapshot)] and the fairbench binary."""
+    snapshot()
     cmd = [
         "cargo", "test", "--workspace", "--no-run",
         "--message-format=json-render-diagnostics",
     ]
-    out = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, check=True, text=True)
+    env = dict(os.environ, CARGO_TARGET_DIR=str(HUNT_TARGET))
+    out = subprocess.run(
+        cmd, cwd=SNAPSHOT, env=env, stdout=subprocess.PIPE, check=True, text=True,
+    )
     found = []
     for line in out.stdout.splitlines():
         try:
@@ -119,7 +181,7 @@ def build(select_all):
         else:
             label = f"{package} ({kind} unit tests)"
         found.append((label, Path(msg["executable"]), Path(target["src_path"]).parent))
-    fairbench = ROOT / "target" / "debug" / "fairbench"
+    fairbench = HUNT_TARGET / "debug" / "fairbench"
     return sorted(found), fairbench
 
 
@@ -140,7 +202,7 @@ def crate_dir(src_dir):
         if (d / "Cargo.toml").exists():
             return d
         d = d.parent
-    return ROOT
+    return SNAPSHOT
 
 
 class BusyLoops:
@@ -212,7 +274,7 @@ def main(argv):
     out = Path(args.out) if args.out else ROOT / "target" / "flake-hunt" / time.strftime("%Y%m%d-%H%M%S")
     (out / "bin").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
-    print(f"flake-hunt: building the test binaries once", flush=True)
+    print(f"flake-hunt: building the test binaries once, from {SNAPSHOT}", flush=True)
     found, fairbench = build(args.all)
     if only:
         found = [f for f in found if only.search(f[0])]

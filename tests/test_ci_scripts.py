@@ -80,3 +80,44 @@ def test_make_test_names_its_slowest_tests_with_their_binary():
         (12.5, "slow_one", "ok", "h2"),
         (3.25, "failing_one", "FAILED", "h2"),
     ]
+
+
+def test_the_hunt_snapshots_the_tree_so_edits_cannot_reach_it(tmp_path, monkeypatch):
+    """The hunt runs its tests from a copy of the tree: an edit made while
+    it runs (a golden file, a source the house rules read) changes nothing
+    hunted, and the next snapshot follows the tree again."""
+    import os
+    import subprocess
+
+    hunt = load("flake_hunt")
+    root, snap = tmp_path / "repo", tmp_path / "snap"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.rs").write_text("one")
+    (root / "gone.txt").write_text("old")
+    (root / ".gitignore").write_text("target/\n")
+    (root / "target").mkdir()
+    (root / "target" / "big").write_text("ignored")
+    git = lambda *a: subprocess.run(["git", *a], cwd=root, check=True, capture_output=True)
+    git("init", "-q")
+    git("add", ".")
+    (root / "untracked.txt").write_text("new")
+    monkeypatch.setattr(hunt, "ROOT", root)
+    monkeypatch.setattr(hunt, "SNAPSHOT", snap)
+    hunt.snapshot()
+    assert (snap / "src" / "a.rs").read_text() == "one"
+    assert (snap / "untracked.txt").read_text() == "new"
+    assert not (snap / "target").exists()
+    assert not (snap / ".git").exists()
+    mtime = (snap / "src" / "a.rs").stat().st_mtime_ns
+    assert mtime == (root / "src" / "a.rs").stat().st_mtime_ns
+    # An edit after the snapshot does not reach it...
+    (root / "src" / "a.rs").write_text("two")
+    assert (snap / "src" / "a.rs").read_text() == "one"
+    # ...the next snapshot takes it, drops what the tree lost, and leaves
+    # unchanged files as they were (cargo's next build stays incremental).
+    os.remove(root / "gone.txt")
+    before = (snap / "untracked.txt").stat().st_ino
+    hunt.snapshot()
+    assert (snap / "src" / "a.rs").read_text() == "two"
+    assert not (snap / "gone.txt").exists()
+    assert (snap / "untracked.txt").stat().st_ino == before

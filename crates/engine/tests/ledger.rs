@@ -261,12 +261,21 @@ fn idle_connections_are_used_longest_free_first_and_nobody_waits() {
         s.sent,
         o.planned
     );
+    // A request can wait only when all 50 connections are busy at once:
+    // when some answer took longer than a connection's turn (50 ms at
+    // 1,000/s), or the generator, starved of its CPU, sent a burst. On a
+    // machine busy enough for either, waits are the honest figure, not a
+    // fault; otherwise (every quiet run) nobody may wait.
+    let turn_us = 50_000;
+    let stalled = o.uncorrected.max() >= turn_us || o.generator.contended;
     let share = s.waited_for_connection as f64 / s.sent as f64;
     assert!(
-        share < 0.02,
-        "{} of {} requests reported waiting for a connection with 50 mostly idle",
+        share < 0.02 || stalled,
+        "{} of {} requests reported waiting for a connection with 50 mostly idle \
+         (slowest answer {} µs)",
         s.waited_for_connection,
-        s.sent
+        s.sent,
+        o.uncorrected.max()
     );
     // The warning's threshold is finer than the bound above: it holds only
     // when the generator had its CPU. A load thread that waited for it
