@@ -35,6 +35,7 @@ mod protocol;
 mod request;
 mod request_pool;
 pub mod response;
+pub mod route;
 mod run;
 pub mod stats;
 mod status;

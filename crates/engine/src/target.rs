@@ -2,6 +2,8 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
+use crate::route::Routes;
+
 use crate::config_error::ConfigError;
 
 /// A parsed `http://` or `https://` URL with its resolved socket address.
@@ -25,21 +27,42 @@ pub struct Target {
     /// Every address the host resolved to, in the resolver's order (`localhost`
     /// may give `::1` before `127.0.0.1`).
     pub addrs: Vec<SocketAddr>,
+    /// `--connect-to` and `--resolve`: the addresses came from these rules
+    /// rather than from the URL's name, which still names the `Host`
+    /// header, SNI and the certificate.
+    pub routes: Routes,
 }
 
-/// A target travels as its URL and is resolved again where it arrives: a
-/// load generator in a namespace or on another host reaches the server by
-/// its own name lookup.
+/// A target travels as its URL (with its routes, when it has any) and is
+/// resolved again where it arrives: a load generator in a namespace or on
+/// another host reaches the server by its own name lookup.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Wire {
+    Url(String),
+    Routed { url: String, routes: Routes },
+}
+
 impl serde::Serialize for Target {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.url)
+        if self.routes.is_empty() {
+            return s.serialize_str(&self.url);
+        }
+        Wire::Routed {
+            url: self.url.clone(),
+            routes: self.routes.clone(),
+        }
+        .serialize(s)
     }
 }
 
 impl<'de> serde::Deserialize<'de> for Target {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Target, D::Error> {
-        let url = String::deserialize(d)?;
-        Target::parse(&url).map_err(serde::de::Error::custom)
+        let (url, routes) = match Wire::deserialize(d)? {
+            Wire::Url(url) => (url, Routes::default()),
+            Wire::Routed { url, routes } => (url, routes),
+        };
+        Target::parse_routed(&url, &routes).map_err(serde::de::Error::custom)
     }
 }
 
@@ -54,14 +77,19 @@ impl Target {
         } else {
             host.to_string()
         };
-        Target::parse(&format!(
-            "{scheme}://{host}:{}{}",
-            self.addr.port(),
-            self.path
-        ))
+        Target::parse_routed(
+            &format!("{scheme}://{host}:{}{}", self.addr.port(), self.path),
+            &self.routes,
+        )
     }
 
     pub fn parse(raw: &str) -> Result<Target, ConfigError> {
+        Target::parse_routed(raw, &Routes::default())
+    }
+
+    /// [`Target::parse`], its addresses given by `routes` where a rule
+    /// applies ([`crate::route`]).
+    pub fn parse_routed(raw: &str, routes: &Routes) -> Result<Target, ConfigError> {
         let url = url::Url::parse(raw).map_err(|e| {
             ConfigError::new(
                 "URL",
@@ -96,10 +124,21 @@ impl Target {
             url::Host::Ipv6(a) => format!("[{a}]:{port}"),
             other => format!("{other}:{port}"),
         };
+        let bare = match &host {
+            url::Host::Ipv6(a) => a.to_string(),
+            other => other.to_string(),
+        };
+        let routed = routes
+            .addresses(&bare, port)
+            .map_err(|e| ConfigError::new("connect-to", e))?;
         let mut addrs: Vec<SocketAddr> = Vec::new();
-        let resolved = lookup
-            .to_socket_addrs()
-            .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?;
+        let resolved: Vec<SocketAddr> = match routed {
+            Some(a) => a,
+            None => lookup
+                .to_socket_addrs()
+                .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?
+                .collect(),
+        };
         for a in resolved {
             if !addrs.contains(&a) {
                 addrs.push(a);
@@ -113,18 +152,15 @@ impl Target {
             path.push('?');
             path.push_str(q);
         }
-        let host = match &host {
-            url::Host::Ipv6(a) => a.to_string(),
-            other => other.to_string(),
-        };
         Ok(Target {
             url: raw.to_string(),
             tls,
-            host,
+            host: bare,
             host_header,
             path,
             addr,
             addrs,
+            routes: routes.clone(),
         })
     }
 }

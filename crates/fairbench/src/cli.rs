@@ -37,11 +37,26 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `load --help`'s examples: one line per thing people come to it for.
+const LOAD_EXAMPLES: &str = "\
+Examples:
+  fairbench load -c 50 -t 2 -d 10s http://127.0.0.1:8080/              closed loop, like wrk
+  fairbench load -c 1k -R 10k -d 30s --latency http://127.0.0.1:8080/  constant rate, like wrk2
+  fairbench load -n 10000 -c 2 --no-keepalive http://127.0.0.1:8080/   like ab -n 10000 -c 2
+  fairbench load --http2 --streams 10 -c 4 https://127.0.0.1:8443/     h2 (h2c on http://)
+  fairbench load --targets api.toml -R 2k -d 30s http://127.0.0.1:8080  many requests, weighted
+  fairbench load 'http://127.0.0.1:8080/items/{{uniform 1 10000}}'     a template in the URL
+  fairbench load --stages 30s:0-5k,2m:5k http://127.0.0.1:8080/        a ramp, then a plateau
+  fairbench load -R 1k --threshold 'p99<20ms' --export-json r.json URL  a CI gate (exit 99)
+  fairbench load URL --vs URL_B --repetitions 5                        before/after, paired
+  fairbench load --knee 'p99<=20ms' --start-rate 500 -d 5s URL         the highest rate that holds
+  fairbench load -n 100k --save --db results.db http://127.0.0.1:8080/  stored, for report";
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Drive load at one URL (closed loop like wrk, or constant rate like wrk2).
     #[command(
-        after_help = "Examples:\n  fairbench load -c 50 -t 2 -d 10s http://127.0.0.1:8080/\n  fairbench load -c 1k -R 10k -d 30s --latency http://127.0.0.1:8080/\n  fairbench load -n 10000 -c 2 --no-keepalive http://127.0.0.1:8080/\n  fairbench load --insecure --format json https://127.0.0.1:8443/\n  fairbench load -n 100k --save --db results.db http://127.0.0.1:8080/\n  fairbench load --knee 'p99<=20ms' --start-rate 500 -d 5s http://127.0.0.1:8080/"
+        after_help = LOAD_EXAMPLES
     )]
     Load(Box<commands::load::LoadArgs>),
     /// List every server definition, its variants, and whether its toolchain is present.
@@ -56,7 +71,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fairbench run --suite quick\n  fairbench run --suite study --servers 'go-*' --cores 1,2 --dry-run\n  fairbench run --suite quick --variant normalized --connections 100 --rate 5k\n  fairbench run --resume 3\n  fairbench run --suite ./our-services.toml --db results.db"
     )]
-    Run(commands::run_args::RunArgs),
+    Run(Box<commands::run_args::RunArgs>),
     /// List the runs stored in the results database.
     #[command(
         after_help = "Examples:\n  fairbench runs\n  fairbench runs --db baseline.db --format json"
@@ -133,7 +148,7 @@ pub fn main() -> i32 {
         Command::Load(args) => commands::load::run(*args),
         Command::Servers(args) => commands::servers::run(args),
         Command::Check(args) => commands::check::run(args),
-        Command::Run(args) => commands::run::run(args),
+        Command::Run(args) => commands::run::run(*args),
         Command::Runs(args) => commands::runs::run(args),
         Command::Show(args) => commands::show::run(args),
         Command::Report(args) => commands::report::run(args),

@@ -27,7 +27,8 @@ fn sample(flag: &str) -> Option<&'static str> {
         "method" => "GET",
         "header" => "X-A: 1",
         "body" => "x",
-        "body-file" | "hdr-log" | "export-json" | "ssh-config" | "report" | "output" => "/tmp/x",
+        "body-file" | "hdr-log" | "export-json" | "export-csv" | "export-markdown"
+        | "ssh-config" | "report" | "output" => "/tmp/x",
         "cpus" => "0,2-3",
         "topology" => "local",
         "calibrate" => "wrk",
@@ -59,6 +60,8 @@ fn sample(flag: &str) -> Option<&'static str> {
         "start-rate" | "max-rate" => "100",
         "timeout-mode" => "wrk",
         "with" => "results.db:1",
+        "connect-to" => "example.test:443:127.0.0.1:8443",
+        "resolve" => "example.test:443:127.0.0.1",
         _ => return None,
     })
 }
@@ -208,5 +211,58 @@ impl ParseOnly for Cli {
     fn try_parse_from_args(argv: &[String]) -> Result<(), clap::Error> {
         use clap::Parser;
         Cli::try_parse_from(argv).map(drop)
+    }
+}
+
+/// The words of a shell line: blanks split, single quotes group.
+fn words(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => (quoted, any) = (!quoted, true),
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => (cur, any) = (cur + &c.to_string(), true),
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+#[test]
+fn every_example_of_load_help_parses() {
+    let mut cmd = Cli::command();
+    let help = cmd
+        .find_subcommand_mut("load")
+        .unwrap()
+        .render_long_help()
+        .to_string();
+    let examples: Vec<&str> = help
+        .split("Examples:")
+        .nth(1)
+        .expect("load --help has examples")
+        .lines()
+        .filter(|l| l.trim_start().starts_with("fairbench load"))
+        .collect();
+    assert!(examples.len() >= 8, "{examples:?}");
+    for line in examples {
+        // The command, without the comment after two spaces or more.
+        let command = line.trim().split("  ").next().unwrap();
+        let argv: Vec<String> = words(command)
+            .into_iter()
+            .map(|w| match w.as_str() {
+                "URL" | "URL_B" => "http://127.0.0.1:8080/".to_string(),
+                _ => w,
+            })
+            .collect();
+        if let Err(e) = <Cli as clap::Parser>::try_parse_from(&argv) {
+            panic!("{command}: {e}");
+        }
     }
 }

@@ -7,23 +7,11 @@
 
 mod support;
 
-use fairbench::report::fixture;
-use fairbench::store;
 use support::*;
-
-/// The standard runs 1 and 2, and the hostile run 3.
-fn fixture_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    fixture::standard_db(&path);
-    let mut s = store::Store::open(&path).unwrap();
-    fixture::hostile_run(&mut s);
-    dir
-}
 
 #[test]
 fn runs_matches_golden() {
-    let dir = fixture_dir();
+    let dir = fixture_db();
     assert_golden("runs.txt", &ok(dir.path(), &["runs", "--db", "results.db"]));
     assert_golden(
         "runs.json",
@@ -33,7 +21,7 @@ fn runs_matches_golden() {
 
 #[test]
 fn show_matches_golden() {
-    let dir = fixture_dir();
+    let dir = fixture_db();
     for run in ["1", "3"] {
         assert_golden(
             &format!("show-{run}.txt"),
@@ -53,7 +41,7 @@ fn show_matches_golden() {
 
 #[test]
 fn html_report_matches_golden() {
-    let dir = fixture_dir();
+    let dir = fixture_db();
     for run in ["1", "3"] {
         let printed = ok(
             dir.path(),
@@ -73,7 +61,7 @@ fn html_report_matches_golden() {
 
 #[test]
 fn hdr_logs_match_golden() {
-    let dir = fixture_dir();
+    let dir = fixture_db();
     ok(
         dir.path(),
         &[

@@ -84,9 +84,11 @@ fn other_tools_flags_name_the_fairbench_equivalent() {
         (&["--burst-delay", "1s"], &["no bursts"]),
         (&["--burst-rate", "10"], &["no bursts"]),
         (&["--unix-socket", "/tmp/s"], &["TCP URLs only"]),
-        (&["--connect-to", "a:1:b:2"], &["-H 'Host: NAME'"]),
-        (&["--rand-regex-url"], &["one URL per run"]),
-        (&["--urls-from-file", "urls.txt"], &["one URL per run"]),
+        (
+            &["--rand-regex-url"],
+            &["template in the URL", "{{uniform 1 10000}}"],
+        ),
+        (&["--urls-from-file", "urls.txt"], &["--targets FILE"]),
         (&["--debug"], &["--dump"]),
         (&["--fps", "30"], &["no TUI"]),
         // hey's and oha's -d is the body; here it is the duration, as in wrk.

@@ -8,7 +8,7 @@ mod support;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use support::{command, is_root, require, text};
+use support::{command, is_root, require, temporaries, text};
 
 fn db(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("r.db");
@@ -24,14 +24,6 @@ fn report(db: &Path, out: &Path, format: &str) -> std::process::Output {
         .arg(out)
         .output()
         .unwrap()
-}
-
-fn temporaries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect()
 }
 
 #[test]

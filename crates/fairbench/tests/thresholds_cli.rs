@@ -212,8 +212,8 @@ fn a_ci_job_gets_the_summary_in_its_log_and_the_json_as_a_file() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["requests"], 200, "{v}");
     assert_eq!(v["thresholds"][0]["pass"], true, "{v}");
-    // A path that cannot be written is named with the flag, exit 1, after
-    // the summary was printed.
+    // A path that could never be written (a folder) is refused before the
+    // load: exit 2, one line naming the flag.
     let (code, out, err) = run(&[
         "load",
         &srv.url("/"),
@@ -221,6 +221,22 @@ fn a_ci_job_gets_the_summary_in_its_log_and_the_json_as_a_file() {
         "20",
         "--export-json",
         dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--export-json: ") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    assert!(!out.contains("Requests"), "{out}");
+    // One that fails only when written (its folder takes no new file, even
+    // for root) is named with the flag, exit 1, after the summary.
+    let (code, out, err) = run(&[
+        "load",
+        &srv.url("/"),
+        "-n",
+        "20",
+        "--export-json",
+        "/proc/self/fairbench-export.json",
     ]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("--export-json: "), "{err}");

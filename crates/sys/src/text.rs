@@ -69,6 +69,26 @@ pub fn escape_bytes(bytes: &[u8]) -> String {
     out
 }
 
+/// Serialised JSON with every hidden character written as a `\uXXXX`
+/// escape. Outside strings JSON is ASCII without controls, so only string
+/// contents change, and they decode to the same value.
+pub fn json(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if is_hidden(c) && c != '\n' {
+            // Inside a string serde_json has already escaped C0 controls;
+            // these are DEL, C1 and the invisible format characters.
+            let mut buf = [0u16; 2];
+            for unit in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -155,7 +155,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         };
         println!(
             "{}",
-            crate::output::terminal::json(&serde_json::to_string_pretty(&report)?)
+            crate::report::json_doc::render(crate::report::json_doc::Doc::Check, &report)?
         );
     } else {
         // Printed at the end: the reference comparison needs every case.

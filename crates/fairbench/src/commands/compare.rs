@@ -40,6 +40,14 @@ pub struct CompareArgs {
     /// which tells it from a failed step (1) and a usage error (2).
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// Also write the comparison as JSON (schema: docs/schemas/) to FILE,
+    /// whatever is printed: the table for a CI log, the file for its
+    /// artefacts.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the comparison as Markdown to FILE (a CI job's summary).
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
     /// Pair both runs relative to this server (or SERVER/MODE/RESPONSE)
     /// [default: run A's suite's reference, else go-nethttp]
     #[arg(long, value_name = "SERVER")]
@@ -55,6 +63,11 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
             return Err(usage(format!(
                 "--fail-on-regression {p}: expected a percentage ≥ 0"
             )));
+        }
+    }
+    for (flag, path) in exports(&args) {
+        if let Some(p) = path {
+            crate::report::check_target(p).map_err(|e| usage(format!("{flag}: {e:#}")))?;
         }
     }
     let store_a = Store::open_read_only(&args.db)?;
@@ -92,6 +105,15 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
             _ => crate::output::terminal::text(&text),
         }
     );
+    for (flag, path) in exports(&args) {
+        let Some(path) = path else { continue };
+        let text = match flag {
+            "--export-json" => render::json(&cmp)?,
+            _ => render::markdown_doc(&cmp),
+        };
+        crate::report::write_atomic(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{flag}: {e:#}"))?;
+    }
     if cmp.regressions > 0 {
         eprintln!(
             "fairbench: {} case(s) regressed by more than {} % (--fail-on-regression)",
@@ -101,4 +123,12 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
         return Ok(crate::thresholds::EXIT_REGRESSED);
     }
     Ok(0)
+}
+
+/// Each export flag with its file, if given.
+fn exports(args: &CompareArgs) -> [(&'static str, Option<&std::path::Path>); 2] {
+    [
+        ("--export-json", args.export_json.as_deref()),
+        ("--export-markdown", args.export_markdown.as_deref()),
+    ]
 }

@@ -20,6 +20,7 @@ use crate::units;
 use crate::usage_error::usage;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    run_end::check_targets(&args)?;
     if let Some(id) = args.resume {
         let zoo = load_zoo(&resolve_root(args.root.as_deref())?)?;
         return resume(&args, &zoo, id);
@@ -78,9 +79,6 @@ fn fresh(args: &RunArgs, zoo: &Zoo, suite: Suite, text: String) -> anyhow::Resul
     }
     if plan.items.is_empty() {
         anyhow::bail!("nothing to run: the suite selected no runnable case");
-    }
-    if let Some(p) = &args.report {
-        crate::report::check_target(p).map_err(|e| usage(format!("--report: {e:#}")))?;
     }
     if args.dry_run {
         // What a real run refuses before it starts, a dry run refuses too.

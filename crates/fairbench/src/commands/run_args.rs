@@ -87,6 +87,17 @@ pub struct RunArgs {
     /// Write the HTML report of the run to FILE when it ends.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Also write the run's report as JSON (`report --format json`, schema
+    /// in docs/schemas/) to FILE when it ends: the table for a CI log, the
+    /// file for its artefacts.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the run's cases as CSV (`report --format csv`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also write the run's report as Markdown (`report --format md`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
     /// When another benchmark holds the machine, wait for it instead of refusing.
     #[arg(long)]
     pub wait: bool,

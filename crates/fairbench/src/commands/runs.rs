@@ -24,9 +24,10 @@ pub fn run(args: RunsArgs) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            crate::output::terminal::json(&serde_json::to_string_pretty(
+            crate::report::json_doc::render(
+                crate::report::json_doc::Doc::Runs,
                 &serde_json::json!({ "runs": runs })
-            )?)
+            )?
         );
         return Ok(0);
     }

@@ -29,7 +29,7 @@ pub fn run(args: ServersArgs) -> anyhow::Result<i32> {
     if crate::args::wants_json(args.format, args.json) {
         println!(
             "{}",
-            crate::output::terminal::json(&serde_json::to_string_pretty(&listing)?)
+            crate::report::json_doc::render(crate::report::json_doc::Doc::Servers, &listing)?
         );
     } else {
         print!("{}", crate::output::terminal::text(&listing.text(&zoo)));

@@ -88,7 +88,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         };
         println!(
             "{}",
-            crate::output::terminal::json(&serde_json::to_string_pretty(&j)?)
+            crate::report::json_doc::render(crate::report::json_doc::Doc::Show, &j)?
         );
     } else {
         print!(

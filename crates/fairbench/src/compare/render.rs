@@ -326,7 +326,7 @@ pub fn markdown_doc(c: &Comparison) -> String {
 }
 
 pub fn json(c: &Comparison) -> anyhow::Result<String> {
-    let mut s = serde_json::to_string_pretty(c)?;
+    let mut s = crate::report::json_doc::render(crate::report::json_doc::Doc::Compare, c)?;
     s.push('\n');
     Ok(s)
 }

@@ -6,7 +6,7 @@
 //! characters become JSON's own `\uXXXX` escapes, which decode to the same
 //! string.
 
-use fairbench_sys::text::{is_hidden, visible};
+use fairbench_sys::text::visible;
 
 /// `eprintln!` for lines that carry names from servers, manifests, folders
 /// or suites: the line goes through [`text`].
@@ -31,28 +31,14 @@ pub fn text(s: &str) -> String {
 }
 
 /// Serialised JSON with every hidden character written as a `\uXXXX`
-/// escape. Outside strings JSON is ASCII without controls, so only string
-/// contents change, and they decode to the same value.
-pub fn json(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if is_hidden(c) && c != '\n' {
-            // Inside a string serde_json has already escaped C0 controls;
-            // these are DEL, C1 and the invisible format characters.
-            let mut buf = [0u16; 2];
-            for unit in c.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// escape: the same data, safe on a terminal (the rule lives in `sys`, so
+/// that every document is escaped by it, wherever it is made).
+pub use fairbench_sys::text::json;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fairbench_sys::text::is_hidden;
 
     #[test]
     fn text_keeps_lines_and_shows_the_rest() {

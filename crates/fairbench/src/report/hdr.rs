@@ -86,8 +86,8 @@ pub fn write_all(
                 .map_err(|e| anyhow::anyhow!("--hdr: {}: {e:?}", path.display()))?;
             }
         }
-        std::fs::write(&path, out)
-            .with_context(|| format!("--hdr: cannot write {}", path.display()))?;
+        // As a report is written: through a symlink, never half a file.
+        crate::report::write_atomic(&path, &out).map_err(|e| anyhow::anyhow!("--hdr: {e:#}"))?;
         written.push(path);
     }
     Ok(written)

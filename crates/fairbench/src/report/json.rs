@@ -1,27 +1,12 @@
 //! The report as JSON: the whole model (run, servers, parity, every case
-//! with its per-repetition values, spectra, warm-up series and sweeps).
+//! with its per-repetition values, spectra, warm-up series and sweeps), as
+//! the document `fairbench-report` (`docs/schemas/`).
 
-use serde::Serialize;
-
+use crate::report::json_doc::{self, Doc};
 use crate::report::model::RunReport;
 
-/// Bumped when a field changes meaning or goes away.
-pub const VERSION: u32 = 1;
-
-#[derive(Serialize)]
-struct Doc<'a> {
-    format: &'static str,
-    version: u32,
-    #[serde(flatten)]
-    report: &'a RunReport,
-}
-
 pub fn render(r: &RunReport) -> anyhow::Result<String> {
-    let mut s = serde_json::to_string_pretty(&Doc {
-        format: "fairbench-report",
-        version: VERSION,
-        report: r,
-    })?;
+    let mut s = json_doc::render(Doc::Report, r)?;
     s.push('\n');
     Ok(s)
 }

@@ -18,6 +18,7 @@ pub mod figures;
 pub mod hdr;
 pub mod html;
 pub mod json;
+pub mod json_doc;
 pub mod machines;
 pub mod markdown;
 pub mod model;

@@ -246,3 +246,24 @@ pub fn base64_decode(s: &str) -> Vec<u8> {
     }
     out
 }
+
+/// A folder with the fixture database `results.db`: the standard runs 1
+/// and 2, and the hostile run 3 (`fairbench::report::fixture`).
+pub fn fixture_db() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    fairbench::report::fixture::standard_db(&path);
+    let mut s = fairbench::store::Store::open(&path).unwrap();
+    fairbench::report::fixture::hostile_run(&mut s);
+    dir
+}
+
+/// The temporary files (`*.tmp`) an atomic write left in `dir`: none
+/// when it cleaned up.
+pub fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}

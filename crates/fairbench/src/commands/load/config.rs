@@ -4,8 +4,10 @@
 use super::*;
 
 pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
-    let target = Target::parse(&args.url)
-        .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| e.to_string())))?;
+    let routes = routes(args)?;
+    check_routes_used(args, &routes)?;
+    let target = Target::parse_routed(&args.url, &routes)
+        .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| flag_error(&e))))?;
     let mut cfg = LoadConfig::new(target);
     cfg.connections = args.connections;
     // One load thread per CPU it is given, unless told otherwise.
@@ -113,4 +115,55 @@ pub(super) fn flag_error(e: &fairbench_engine::ConfigError) -> String {
 
 pub(super) fn timeout_mode(s: &str) -> Result<fairbench_engine::TimeoutMode, String> {
     fairbench_engine::TimeoutMode::parse(s)
+}
+
+/// `--connect-to` and `--resolve`, parsed.
+fn routes(args: &LoadArgs) -> anyhow::Result<fairbench_engine::route::Routes> {
+    use fairbench_engine::route::{ConnectTo, Resolve, Routes};
+    let connect_to = args
+        .connect_to
+        .iter()
+        .map(|s| ConnectTo::parse(s).map_err(|e| usage(format!("--connect-to {e}"))))
+        .collect::<Result<_, _>>()?;
+    let resolve = args
+        .resolve
+        .iter()
+        .map(|s| Resolve::parse(s).map_err(|e| usage(format!("--resolve {e}"))))
+        .collect::<Result<_, _>>()?;
+    Ok(Routes {
+        connect_to,
+        resolve,
+    })
+}
+
+/// A rule that routes neither the URL nor `--vs URL_B` is a mistake
+/// (a typo in a host or a port), not something to ignore. Checked before
+/// any name is looked up: such a rule is why a name would not resolve.
+fn check_routes_used(
+    args: &LoadArgs,
+    routes: &fairbench_engine::route::Routes,
+) -> anyhow::Result<()> {
+    let urls: Vec<(String, u16)> = std::iter::once(args.url.as_str())
+        .chain(args.vs.as_deref())
+        .filter_map(|u| {
+            let u = url::Url::parse(u).ok()?;
+            let host = match u.host()? {
+                url::Host::Ipv6(x) => x.to_string(),
+                other => other.to_string(),
+            };
+            Some((host, u.port_or_known_default()?))
+        })
+        .collect();
+    let pairs: Vec<(&str, u16)> = urls.iter().map(|(h, p)| (h.as_str(), *p)).collect();
+    match routes.unused(&pairs).first() {
+        Some(rule) => Err(usage(format!(
+            "{rule}: applies to no URL of this load ({})",
+            pairs
+                .iter()
+                .map(|(h, p)| format!("{h}:{p}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => Ok(()),
+    }
 }

@@ -61,21 +61,18 @@ pub(super) fn run_knee(
             tls_error::in_words(&e.to_string(), args.cacert.is_some())
         ),
     };
-    if crate::args::wants_json(args.format, args.json) {
-        let v = serde_json::json!({
-            "fairbench_version": env!("CARGO_PKG_VERSION"),
-            "url": args.url,
-            "knee": result,
-        });
-        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
-    } else {
-        print!("{}", terminal::text(&result.text(&args.url)));
-    }
+    let v = serde_json::json!({
+        "fairbench_version": env!("CARGO_PKG_VERSION"),
+        "url": args.url,
+        "knee": result,
+    });
+    emit::print(args, Doc::LoadKnee, &v, || result.text(&args.url))?;
     for st in &result.steps {
         for w in &st.warnings {
             eprintln!("WARNING: {} req/s step: {w}", units::rate(st.offered_rps));
         }
     }
+    emit::export(args, Doc::LoadKnee, &v)?;
     if crate::interrupt::interrupted() {
         eprintln!("interrupted: the knee is of the steps measured");
         return Ok(130);

@@ -50,7 +50,7 @@ pub(super) fn run_fleet(
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(cfg);
     let mut log = SampleLog::default();
-    let result = with_observers(args, &mut progress, &mut log, |obs| {
+    let (result, hdr) = with_observers(args, &mut progress, &mut log, |obs| {
         fleet::run(jobs, stop, obs)
     })?;
     progress.finish();
@@ -69,19 +69,16 @@ pub(super) fn run_fleet(
         }
     };
     let verdicts = thresholds::check_all(thresholds, &f.merged);
-    if crate::args::wants_json(args.format, args.json) {
-        let mut v = clients::json(&args.url, &args.percentiles.0, layout.describe(), &f)?;
-        add_verdicts(&mut v, &verdicts);
-        println!("{}", terminal::json(&serde_json::to_string_pretty(&v)?));
-    } else {
-        print!(
-            "{}",
-            terminal::text(&summary::render(&args.url, &f.merged, &view(args)))
-        );
-        print!("{}", terminal::text(&clients::text(&f)));
-        print!("{}", terminal::text(&thresholds::table(&verdicts)));
-    }
+    let mut v = clients::json(&args.url, &args.percentiles.0, layout.describe(), &f)?;
+    add_verdicts(&mut v, &verdicts);
+    emit::print(args, Doc::Load, &v, || {
+        summary::render(&args.url, &f.merged, &view(args))
+            + &clients::text(&f)
+            + &thresholds::table(&verdicts)
+    })?;
     layout.teardown();
     save(args, cfg, &f.merged, log)?;
+    hdr.write()?;
+    emit::export(args, Doc::Load, &v)?;
     Ok(with_verdicts(exit_code(&f.merged), &verdicts))
 }

@@ -23,7 +23,8 @@ pub(super) fn run_vs(
         ));
     }
     let mut cfg_b = cfg_a.clone();
-    cfg_b.target = Target::parse(url_b).map_err(|e| usage(format!("--vs: {e}")))?;
+    cfg_b.target = Target::parse_routed(url_b, &cfg_a.target.routes)
+        .map_err(|e| usage(format!("--vs: {e}")))?;
     if cfg_b.target.tls != cfg_a.target.tls {
         return Err(usage("--vs: both URLs must be http:// or both https://"));
     }
@@ -54,17 +55,14 @@ pub(super) fn run_vs(
     let mut verdicts = thresholds::check_all(ts, &b_all);
     verdicts.extend(pair.check(ts));
     let url_b = cfg_b.target.url.as_str();
-    if crate::args::wants_json(args.format, args.json) {
-        let mut v = serde_json::json!({
-            "fairbench_version": env!("CARGO_PKG_VERSION"),
-            "vs": pair.json(&args.url, url_b),
-        });
-        add_verdicts(&mut v, &verdicts);
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", pair.text(&args.url, url_b));
-        print!("{}", thresholds::table(&verdicts));
-    }
+    let mut v = serde_json::json!({
+        "fairbench_version": env!("CARGO_PKG_VERSION"),
+        "vs": pair.json(&args.url, url_b),
+    });
+    add_verdicts(&mut v, &verdicts);
+    emit::print(args, Doc::LoadVs, &v, || {
+        pair.text(&args.url, url_b) + &thresholds::table(&verdicts)
+    })?;
     for (side, runs) in [("A", &pair.a), ("B", &pair.b)] {
         for (i, o) in runs.iter().enumerate() {
             for w in o.warnings() {
@@ -86,5 +84,6 @@ pub(super) fn run_vs(
             args.db.display()
         );
     }
+    emit::export(args, Doc::LoadVs, &v)?;
     Ok(with_verdicts(0, &verdicts))
 }

@@ -7,5 +7,6 @@ pub mod hdr_log;
 pub mod json;
 pub mod json_targets;
 pub mod summary;
+pub mod tables;
 pub mod targets;
 pub mod tls_error;

@@ -1,0 +1,87 @@
+//! Where a load's result goes: its summary or its JSON document on
+//! standard output, and, once everything is printed and saved, the JSON
+//! document and its tables in the `--export-*` files whatever was printed
+//! (a CI log keeps the table, its artefacts the files). Every kind of load (one URL,
+//! `--vs`, `--knee`, several generators) goes through here, so none can
+//! ignore the flag.
+
+use super::*;
+use crate::output::load::tables;
+use crate::report::json_doc::{self, Doc};
+
+/// Prints the document for `--json` (or `--format json`), else the text
+/// `summary` gives.
+pub(super) fn print(
+    args: &LoadArgs,
+    doc: Doc,
+    v: &serde_json::Value,
+    summary: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if crate::args::wants_json(args.format, args.json) {
+        println!("{}", json_doc::render(doc, v)?);
+    } else {
+        print!("{}", terminal::text(&summary()));
+    }
+    Ok(())
+}
+
+/// Writes the document to `--export-json FILE`, and its tables to
+/// `--export-csv` and `--export-markdown`, atomically. Called last: a file
+/// that cannot be written loses nothing measured, and exits 1 naming its
+/// flag.
+pub(super) fn export(args: &LoadArgs, doc: Doc, v: &serde_json::Value) -> anyhow::Result<()> {
+    for (flag, path) in exports(args) {
+        let Some(path) = path else { continue };
+        let text = match flag {
+            "--export-json" => format!("{}\n", json_doc::render(doc, v)?),
+            "--export-csv" => tables::csv(doc, v)?,
+            _ => tables::markdown(doc, v),
+        };
+        crate::report::write_atomic(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{flag}: {e:#}"))?;
+    }
+    Ok(())
+}
+
+/// Refuses, before the load, an export file that could never be written
+/// (a folder, a missing folder), and exports with `--dump`, which has no
+/// result to write.
+pub(super) fn check_targets(args: &LoadArgs) -> anyhow::Result<()> {
+    for (flag, path) in exports(args) {
+        let Some(p) = path else { continue };
+        if args.dump {
+            return Err(usage(format!(
+                "{flag}: --dump prints the exchange; there is no result to write"
+            )));
+        }
+        crate::report::check_target(p).map_err(|e| usage(format!("{flag}: {e:#}")))?;
+    }
+    Ok(())
+}
+
+/// Each export flag with its file, if given.
+fn exports(args: &LoadArgs) -> [(&'static str, Option<&std::path::Path>); 3] {
+    [
+        ("--export-json", args.export_json.as_deref()),
+        ("--export-csv", args.export_csv.as_deref()),
+        ("--export-markdown", args.export_markdown.as_deref()),
+    ]
+}
+
+/// The document of a run that failed, for a machine that asked for JSON
+/// (and in the export files, when `export`): the error, where a person
+/// reads it on standard error.
+pub(super) fn failure(args: &LoadArgs, e: &anyhow::Error, export: bool) -> anyhow::Result<()> {
+    let v = serde_json::json!({
+        "fairbench_version": env!("CARGO_PKG_VERSION"),
+        "url": args.url,
+        "error": format!("{e:#}"),
+    });
+    if crate::args::wants_json(args.format, args.json) {
+        println!("{}", json_doc::render(Doc::LoadError, &v)?);
+    }
+    if export {
+        self::export(args, Doc::LoadError, &v)?;
+    }
+    Ok(())
+}
