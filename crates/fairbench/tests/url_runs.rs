@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use fairbench_testkit::counting::Counting;
+use fairbench_testkit::timing::Slack;
 use serde_json::Value;
 use support::load::run;
 use support::serial;
@@ -384,7 +385,19 @@ fn load_knee_finds_a_known_capacity() {
     assert_eq!(code, 0, "{out}\n{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let k = &v["knee"];
-    let knee = k["knee_rps"].as_f64().unwrap_or_else(|| panic!("{k}"));
+    let knee = match k["knee_rps"].as_f64() {
+        Some(knee) => knee,
+        // Every step missed, the first (50/s, a quarter of the capacity)
+        // included: only a machine whose sleeps wake late (the server's
+        // 10 ms grew past the objective) does that, and there "no knee"
+        // is the honest answer. On a machine that wakes on time it is a
+        // fault of the search.
+        None if Slack::of_machine().late_us > 1_000 => {
+            eprintln!("inconclusive: this machine wakes over 1 ms late: {k}");
+            return;
+        }
+        None => panic!("no knee on a machine that wakes on time: {k}"),
+    };
     // Up to 200/s; on a quiet machine the knee is 90 or more, but a busy
     // one can miss at 100 (the server's 10 ms sleeps wake late), and the
     // bisection then lands between 50 and 100. A search gone wrong finds
