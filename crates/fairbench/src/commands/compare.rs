@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::export::{self, Kind};
 use crate::args::{resolve_run, RunSel};
 use crate::compare::model::{compare_runs, RunRef};
 use crate::compare::paired;
@@ -65,10 +66,8 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
             )));
         }
     }
-    for (flag, path) in exports(&args) {
-        if let Some(p) = path {
-            crate::report::check_target(p).map_err(|e| usage(format!("{flag}: {e:#}")))?;
-        }
+    for (kind, path) in exports(&args) {
+        export::check_writable(kind.flag(), path)?;
     }
     let store_a = Store::open_read_only(&args.db)?;
     let store_b = match &args.db_b {
@@ -105,14 +104,12 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
             _ => crate::output::terminal::text(&text),
         }
     );
-    for (flag, path) in exports(&args) {
-        let Some(path) = path else { continue };
-        let text = match flag {
-            "--export-json" => render::json(&cmp)?,
-            _ => render::markdown_doc(&cmp),
+    for (kind, path) in exports(&args) {
+        let text = match kind {
+            Kind::Json => render::json(&cmp)?,
+            Kind::Csv | Kind::Markdown => render::markdown_doc(&cmp),
         };
-        crate::report::write_atomic(path, text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("{flag}: {e:#}"))?;
+        export::write(kind.flag(), path, &text)?;
     }
     if cmp.regressions > 0 {
         eprintln!(
@@ -125,10 +122,11 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Each export flag with its file, if given.
-fn exports(args: &CompareArgs) -> [(&'static str, Option<&std::path::Path>); 2] {
-    [
-        ("--export-json", args.export_json.as_deref()),
-        ("--export-markdown", args.export_markdown.as_deref()),
-    ]
+/// The export files given (compare has no CSV).
+fn exports(args: &CompareArgs) -> Vec<(Kind, &std::path::Path)> {
+    export::asked(
+        args.export_json.as_deref(),
+        None,
+        args.export_markdown.as_deref(),
+    )
 }

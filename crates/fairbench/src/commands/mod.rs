@@ -4,6 +4,7 @@
 pub mod check;
 pub mod compare;
 pub mod completions;
+mod export;
 pub mod load;
 pub mod report;
 pub mod run;

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::export::{self, Kind};
 use super::run_args::RunArgs;
 use crate::output::run_table;
 use crate::store::Store;
@@ -35,24 +36,23 @@ pub(super) fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<(
 /// written fails the command (exit 1) naming its flag, after the others.
 fn export(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
     let asked = exports(args);
-    if asked.iter().all(|(_, p)| p.is_none()) {
+    if asked.is_empty() {
         return Ok(());
     }
     let row = crate::args::resolve_run(store, crate::args::RunSel::Id(run))?;
     let report = crate::report::model::build(store, &row)?;
     let mut failed = Vec::new();
-    for (flag, path) in asked {
-        let Some(path) = path else { continue };
-        let text = match flag {
-            "--export-json" => crate::report::json::render(&report)?,
-            "--export-csv" => crate::report::csv::render(&report)?,
-            _ => crate::report::markdown::render(&report),
+    for (kind, path) in asked {
+        let text = match kind {
+            Kind::Json => crate::report::json::render(&report)?,
+            Kind::Csv => crate::report::csv::render(&report)?,
+            Kind::Markdown => crate::report::markdown::render(&report),
         };
-        match crate::report::write_atomic(path, text.as_bytes()) {
-            Ok(()) => eprintln!("{flag}: {}", path.display()),
+        match export::write(kind.flag(), path, &text) {
+            Ok(()) => eprintln!("{}: {}", kind.flag(), path.display()),
             Err(e) => {
-                eprintln!("fairbench: {flag}: {e:#}");
-                failed.push(flag);
+                eprintln!("fairbench: {e:#}");
+                failed.push(kind.flag());
             }
         }
     }
@@ -62,24 +62,22 @@ fn export(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Each export flag with its file, if given.
-fn exports(args: &RunArgs) -> [(&'static str, Option<&Path>); 3] {
-    [
-        ("--export-json", args.export_json.as_deref()),
-        ("--export-csv", args.export_csv.as_deref()),
-        ("--export-markdown", args.export_markdown.as_deref()),
-    ]
+fn exports(args: &RunArgs) -> Vec<(Kind, &Path)> {
+    export::asked(
+        args.export_json.as_deref(),
+        args.export_csv.as_deref(),
+        args.export_markdown.as_deref(),
+    )
 }
 
 /// Refuses, before a run of hours, a report or export file that could
 /// never be written (a folder, a missing folder, a socket).
 pub(super) fn check_targets(args: &RunArgs) -> anyhow::Result<()> {
-    let report = ("--report", args.report.as_deref());
-    for (flag, path) in std::iter::once(report).chain(exports(args)) {
-        if let Some(p) = path {
-            crate::report::check_target(p)
-                .map_err(|e| crate::usage_error::usage(format!("{flag}: {e:#}")))?;
-        }
+    if let Some(p) = &args.report {
+        export::check_writable("--report", p)?;
+    }
+    for (kind, path) in exports(args) {
+        export::check_writable(kind.flag(), path)?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! ignore the flag.
 
 use super::*;
+use crate::commands::export::{self, Kind};
 use crate::output::load::tables;
 use crate::report::json_doc::{self, Doc};
 
@@ -26,46 +27,42 @@ pub(super) fn print(
 }
 
 /// Writes the document to `--export-json FILE`, and its tables to
-/// `--export-csv` and `--export-markdown`, atomically. Called last: a file
-/// that cannot be written loses nothing measured, and exits 1 naming its
-/// flag.
+/// `--export-csv` and `--export-markdown`. Called last: a file that
+/// cannot be written loses nothing measured, and exits 1 naming its flag.
 pub(super) fn export(args: &LoadArgs, doc: Doc, v: &serde_json::Value) -> anyhow::Result<()> {
-    for (flag, path) in exports(args) {
-        let Some(path) = path else { continue };
-        let text = match flag {
-            "--export-json" => format!("{}\n", json_doc::render(doc, v)?),
-            "--export-csv" => tables::csv(doc, v)?,
-            _ => tables::markdown(doc, v),
+    for (kind, path) in exports(args) {
+        let text = match kind {
+            Kind::Json => format!("{}\n", json_doc::render(doc, v)?),
+            Kind::Csv => tables::csv(doc, v)?,
+            Kind::Markdown => tables::markdown(doc, v),
         };
-        crate::report::write_atomic(path, text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("{flag}: {e:#}"))?;
+        export::write(kind.flag(), path, &text)?;
     }
     Ok(())
 }
 
-/// Refuses, before the load, an export file that could never be written
-/// (a folder, a missing folder), and exports with `--dump`, which has no
-/// result to write.
+/// Refuses, before the load, an export file that could never be written,
+/// and exports with `--dump`, which has no result to write.
 pub(super) fn check_targets(args: &LoadArgs) -> anyhow::Result<()> {
-    for (flag, path) in exports(args) {
-        let Some(p) = path else { continue };
-        if args.dump {
-            return Err(usage(format!(
-                "{flag}: --dump prints the exchange; there is no result to write"
-            )));
-        }
-        crate::report::check_target(p).map_err(|e| usage(format!("{flag}: {e:#}")))?;
+    let asked = exports(args);
+    if let (true, Some((kind, _))) = (args.dump, asked.first()) {
+        return Err(usage(format!(
+            "{}: --dump prints the exchange; there is no result to write",
+            kind.flag()
+        )));
+    }
+    for (kind, path) in asked {
+        export::check_writable(kind.flag(), path)?;
     }
     Ok(())
 }
 
-/// Each export flag with its file, if given.
-fn exports(args: &LoadArgs) -> [(&'static str, Option<&std::path::Path>); 3] {
-    [
-        ("--export-json", args.export_json.as_deref()),
-        ("--export-csv", args.export_csv.as_deref()),
-        ("--export-markdown", args.export_markdown.as_deref()),
-    ]
+fn exports(args: &LoadArgs) -> Vec<(Kind, &std::path::Path)> {
+    export::asked(
+        args.export_json.as_deref(),
+        args.export_csv.as_deref(),
+        args.export_markdown.as_deref(),
+    )
 }
 
 /// The document of a run that failed, for a machine that asked for JSON
