@@ -275,7 +275,17 @@ def main(argv):
     (out / "bin").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     print(f"flake-hunt: building the test binaries once, from {SNAPSHOT}", flush=True)
-    found, fairbench = build(args.all)
+    try:
+        found, fairbench = build(args.all)
+    except subprocess.CalledProcessError:
+        # cargo has printed why; a hunt of a tree that does not build
+        # would hunt nothing.
+        print(
+            "flake-hunt: the test binaries did not build (cargo test --workspace --no-run, "
+            f"in {SNAPSHOT}): fix the build first",
+            file=sys.stderr,
+        )
+        return 1
     if only:
         found = [f for f in found if only.search(f[0])]
     if not found:
@@ -292,6 +302,9 @@ def main(argv):
     shutil.copy2(fairbench, fb_copy)
     env = dict(os.environ)
     env["FAIRBENCH_TEST_BIN"] = str(fb_copy)
+    # The README install test builds into the target folder it is told:
+    # the hunt's, where everything is built already.
+    env["CARGO_TARGET_DIR"] = str(HUNT_TARGET)
     env.pop("RUST_TEST_THREADS", None)
 
     rounds = [("quiet", i) for i in range(quiet)] + [("loaded", i) for i in range(loaded)]

@@ -121,3 +121,20 @@ def test_the_hunt_snapshots_the_tree_so_edits_cannot_reach_it(tmp_path, monkeypa
     assert (snap / "src" / "a.rs").read_text() == "two"
     assert not (snap / "gone.txt").exists()
     assert (snap / "untracked.txt").stat().st_ino == before
+
+
+def test_a_tree_that_does_not_build_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys):
+    """A hunt of a tree that does not compile says so in one line (cargo
+    has printed why above it), not with a Python traceback."""
+    import subprocess
+
+    hunt = load("flake_hunt")
+
+    def broken(_select_all):
+        raise subprocess.CalledProcessError(101, ["cargo", "test", "--no-run"])
+
+    monkeypatch.setattr(hunt, "build", broken)
+    code = hunt.main(["--quick", "--out", str(tmp_path / "hunt")])
+    assert code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "did not build" in err[0], err

@@ -77,6 +77,8 @@ func main() {
 		} else {
 			mux.Handle("GET /hello-16k.txt", http.FileServer(http.Dir(dir)))
 		}
+	case "gzip":
+		registerGzip(mux)
 	default:
 		// json, db, queries, ...: served below, as under every scenario.
 		if !isStackScenario(scenario) {

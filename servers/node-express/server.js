@@ -5,6 +5,9 @@
 
 const cluster = require('node:cluster');
 const express = require('express');
+const fs = require('node:fs');
+const path = require('node:path');
+const zlib = require('node:zlib');
 const stack = require('./stack');
 
 const port = Number(process.env.PORT);
@@ -72,6 +75,22 @@ function serve() {
         ? { etag: false, lastModified: false, acceptRanges: false, cacheControl: false }
         : {};
       app.use(express.static(dir, options));
+      break;
+    }
+    case 'gzip': {
+      // node:zlib as in node-http (the `compression` middleware is not
+      // installed, and it would stream the body chunked): read once,
+      // compressed anew for every request that accepts gzip.
+      const dir = process.env.FILES_DIR || fail('FILES_DIR is not set');
+      const text = fs.readFileSync(path.join(dir, 'gzip-text.txt'));
+      app.get('/gzip', (req, res, next) => {
+        res.type('text/plain').vary('Accept-Encoding');
+        if (!req.acceptsEncodings('gzip')) return res.send(text);
+        zlib.gzip(text, (err, body) => {
+          if (err) return next(err);
+          res.set('Content-Encoding', 'gzip').send(body);
+        });
+      });
       break;
     }
     default:

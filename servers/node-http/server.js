@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const http2 = require('node:http2');
 const path = require('node:path');
+const zlib = require('node:zlib');
 const stack = require('./stack');
 
 const port = Number(process.env.PORT);
@@ -123,6 +124,22 @@ function handlerFor(name) {
           res.setHeader('Content-Type', TEXT);
           res.setHeader('Content-Length', st.size);
           fs.createReadStream(file).on('error', (e) => res.destroy(e)).pipe(res);
+        });
+      };
+    }
+    case 'gzip': {
+      // Read once; compressed anew for every request that accepts gzip, by
+      // node:zlib at its default level, off the event loop.
+      const text = fs.readFileSync(path.join(process.env.FILES_DIR || fail('FILES_DIR is not set'), 'gzip-text.txt'));
+      return (req, res) => {
+        if (req.method !== 'GET' || req.url !== '/gzip') return notFound(res);
+        res.setHeader('Content-Type', TEXT);
+        res.setHeader('Vary', 'Accept-Encoding');
+        if (!String(req.headers['accept-encoding'] || '').includes('gzip')) return res.end(text);
+        zlib.gzip(text, (err, body) => {
+          if (err) return serverError(res, err);
+          res.setHeader('Content-Encoding', 'gzip');
+          res.end(body);
         });
       };
     }

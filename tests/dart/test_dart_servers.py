@@ -280,7 +280,7 @@ def test_manifest_fields(server):
     m = manifest(server)
     allowed_top = {"name", "language", "framework", "framework_version", "description",
                    "toolchain", "build", "modes", "responses", "scenarios",
-                   "protocols_unsupported"}
+                   "protocols_unsupported", "scenarios_unsupported"}
     assert set(m) <= allowed_top, set(m) - allowed_top
     # The database scenarios (issue 26) are written only where lib/stack.dart
     # is (dart-io); any other Dart manifest must say so rather than let a
@@ -317,13 +317,20 @@ def test_manifest_fields(server):
     assert m["build"] == {"commands": [["dart", "pub", "get"]]}
     # `study`: the code the study published, for the servers it measured
     # (tests/dart/test_dart_study.py).
+    # `post2012-*`: the 2012 post's three handlers, dart:io's alone
+    # (lib/post2012.dart, one isolate each).
+    post2012 = {"post2012-exists", "post2012-session", "post2012-local"}
     assert set(m["responses"]) == {"default", "normalized"} | (
-        {"study"} if server in STUDY_SERVERS else set())
+        {"study"} if server in STUDY_SERVERS else set()) | (
+        post2012 if server == "dart-io" else set())
+    for kind in post2012 & set(m["responses"]):
+        assert m["responses"][kind].get("workers") == "one"
     for kind, response in m["responses"].items():
         assert set(response) <= {"env", "known_deviations", "workers"}
         assert response.get("workers", "cores") in {"env", "one", "cores"}
         for d in response.get("known_deviations", []):
-            keys = {"header", "rule", "reason"} | ({"scenario"} if kind == "study" else set())
+            keys = {"header", "rule", "reason"} | (
+                {"scenario"} if kind == "study" or kind in post2012 else set())
             assert set(d) <= keys and d["reason"].strip(), (kind, d)
             assert ("header" in d) != ("rule" in d), (kind, d)
 
@@ -414,8 +421,12 @@ def test_paths_match_the_contracts(helper):
     stack = re.search(r"static const stackScenarios = \[(.*?)\];", helper.bytes.decode()).group(1)
     routes = [dart_string(s.strip()) for s in stack.split(",")]
     assert names == ["static", "dynamic", "file"]
+    # A scenario every Dart server declares unsupported, with its reason
+    # (`[scenarios_unsupported]`), is the only one the helper may lack.
+    declared = set.intersection(*(
+        set(manifest(s).get("scenarios_unsupported", {})) for s in DART_SERVERS))
     assert sorted(names + routes) == sorted(
-        {p.stem.split("-")[0] for p in SCENARIOS.glob("*.toml")})
+        {p.stem.split("-")[0] for p in SCENARIOS.glob("*.toml")} - declared)
 
 
 def iso8601_like_dart(t: datetime) -> str:

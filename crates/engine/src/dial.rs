@@ -3,6 +3,8 @@
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
 
 use rustls::{ClientConnection, StreamOwned};
@@ -14,33 +16,41 @@ use crate::tls::{TlsClient, TlsOptions};
 pub enum Dialed {
     Plain(TcpStream),
     Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+    /// `--unix-socket` (plain HTTP only).
+    Unix(UnixStream),
 }
 
 impl Dialed {
-    fn tcp(&self) -> &TcpStream {
+    pub fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
         match self {
-            Dialed::Plain(s) => s,
-            Dialed::Tls(t) => &t.sock,
+            Dialed::Plain(s) => s.set_read_timeout(d),
+            Dialed::Tls(t) => t.sock.set_read_timeout(d),
+            Dialed::Unix(s) => s.set_read_timeout(d),
         }
     }
 
-    pub fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
-        self.tcp().set_read_timeout(d)
-    }
-
     pub fn set_write_timeout(&self, d: Option<Duration>) -> io::Result<()> {
-        self.tcp().set_write_timeout(d)
+        match self {
+            Dialed::Plain(s) => s.set_write_timeout(d),
+            Dialed::Tls(t) => t.sock.set_write_timeout(d),
+            Dialed::Unix(s) => s.set_write_timeout(d),
+        }
     }
 
-    /// The address this connection reached (one of the target's).
+    /// The address this connection reached (one of the target's); `None`
+    /// over a unix socket.
     pub fn peer(&self) -> Option<std::net::SocketAddr> {
-        self.tcp().peer_addr().ok()
+        match self {
+            Dialed::Plain(s) => s.peer_addr().ok(),
+            Dialed::Tls(t) => t.sock.peer_addr().ok(),
+            Dialed::Unix(_) => None,
+        }
     }
 
     /// The protocol the server chose by ALPN, if any.
     pub fn alpn(&self) -> Option<String> {
         match self {
-            Dialed::Plain(_) => None,
+            Dialed::Plain(_) | Dialed::Unix(_) => None,
             Dialed::Tls(t) => t
                 .conn
                 .alpn_protocol()
@@ -53,6 +63,7 @@ impl Read for Dialed {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Dialed::Plain(s) => s.read(buf),
+            Dialed::Unix(s) => s.read(buf),
             Dialed::Tls(t) => match t.read(buf) {
                 // Many servers close without a close_notify; for HTTP with
                 // its own framing that is an ordinary end of stream.
@@ -67,6 +78,7 @@ impl Write for Dialed {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Dialed::Plain(s) => s.write(buf),
+            Dialed::Unix(s) => s.write(buf),
             Dialed::Tls(t) => t.write(buf),
         }
     }
@@ -74,6 +86,7 @@ impl Write for Dialed {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Dialed::Plain(s) => s.flush(),
+            Dialed::Unix(s) => s.flush(),
             Dialed::Tls(t) => t.flush(),
         }
     }
@@ -114,6 +127,9 @@ pub(crate) fn dial_with(
     tls: Option<&TlsClient>,
     timeout: Duration,
 ) -> Result<Dialed, String> {
+    if let Some(path) = &target.unix_socket {
+        return dial_unix(path);
+    }
     let tcp = connect_any(target, timeout)?;
     let _ = tcp.set_nodelay(true);
     let Some(client) = tls else {
@@ -127,11 +143,14 @@ pub(crate) fn dial_with(
         .set_read_timeout(Some(timeout))
         .and_then(|_| tcp.set_write_timeout(Some(timeout)));
     set.map_err(|e| failed(e.to_string()))?;
+    let words = |e: &io::Error| client.refusal(e).unwrap_or_else(|| handshake_error(e));
     while conn.is_handshaking() {
         if let Err(e) = conn.complete_io(&mut tcp) {
-            return Err(failed(handshake_error(&e)));
+            return Err(failed(words(&e)));
         }
     }
+    let verdict = client.await_verdict(&mut conn, &mut tcp, timeout);
+    verdict.map_err(|e| failed(words(&e)))?;
     Ok(Dialed::Tls(Box::new(StreamOwned::new(conn, tcp))))
 }
 
@@ -152,6 +171,15 @@ fn connect_any(target: &Target, timeout: Duration) -> Result<TcpStream, String> 
         }
     }
     Err(format!("cannot connect to {}", failed.join("; ")))
+}
+
+/// A connection to the unix socket at `path` (a target with one is
+/// `http://` only). No connect timeout: the connect finds a listener or
+/// fails at once, and waits only while the listener's backlog is full.
+fn dial_unix(path: &Path) -> Result<Dialed, String> {
+    UnixStream::connect(path)
+        .map(Dialed::Unix)
+        .map_err(|e| format!("cannot connect to unix socket {}: {e}", path.display()))
 }
 
 /// The handshake's error in words, with what to do about a certificate that

@@ -15,10 +15,14 @@
 //! get an [`Outcome`] and, while it runs, per-second samples through an
 //! [`Observer`].
 
+mod cert_probe;
 pub mod clock;
 mod config;
 mod config_error;
 pub mod dial;
+pub mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod h2;
 pub mod hex;
 pub mod histogram;
@@ -51,6 +55,7 @@ pub use config::{
     DEFAULT_STREAMS, MAX_STREAMS, MIN_RATE,
 };
 pub use config_error::ConfigError;
+pub use endpoint::{AnswerClock, Endpoint};
 pub use h2::H2Report;
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{

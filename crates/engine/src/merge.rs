@@ -133,6 +133,9 @@ impl Outcome {
             address: parts
                 .first()
                 .map_or_else(String::new, |o| o.address.clone()),
+            answer_clock: parts
+                .first()
+                .map_or_else(Default::default, |o| o.answer_clock),
             targets,
             stages,
             stage_plan: parts

@@ -353,6 +353,9 @@ pub struct Outcome {
     /// interval, as requests per second (see [`crate::thread_rate`]).
     #[serde(default)]
     pub thread_req_sec: crate::thread_rate::ThreadReqSec,
+    /// What the answers' arrival times were taken from.
+    #[serde(default)]
+    pub answer_clock: crate::endpoint::AnswerClock,
 }
 
 impl Outcome {

@@ -79,7 +79,7 @@ pub fn run(
     };
     // The first of the URL's addresses that accepts a connection is the
     // one measured.
-    let addr = preflight(cfg, tls.as_ref())?;
+    let addr = cfg.target.endpoint(preflight(cfg, tls.as_ref())?);
     let plan = Arc::new(thread_plan(cfg, pool, tls, addr, &stop));
     let threads = plan.threads;
 
@@ -121,7 +121,7 @@ fn thread_plan(
     cfg: &LoadConfig,
     pool: RequestPool,
     tls: Option<TlsClient>,
-    addr: SocketAddr,
+    addr: crate::Endpoint,
     stop: &AtomicBool,
 ) -> ThreadPlan {
     let rate = match cfg.model {
@@ -331,8 +331,10 @@ fn preflight(cfg: &LoadConfig, tls: Option<&TlsClient>) -> Result<SocketAddr, Ru
     if cfg.protocol.is_h2() {
         let _ = conn.set_read_timeout(Some(wait));
         let _ = conn.set_write_timeout(Some(wait));
-        let who = format!("{} ({peer})", cfg.target.host);
+        let who = format!("{} ({})", cfg.target.host, cfg.target.endpoint(peer));
         crate::h2::probe::probe(&mut conn, cfg.protocol, &who).map_err(RunError::Connect)?;
+    } else if let Some(client) = &own {
+        crate::cert_probe::check(&mut conn, client, &cfg.target).map_err(RunError::Connect)?;
     }
     Ok(peer)
 }

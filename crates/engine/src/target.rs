@@ -1,6 +1,7 @@
 //! What to load: the URL, resolved once before the run.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
 
 use crate::route::Routes;
 
@@ -22,7 +23,8 @@ pub struct Target {
     /// Origin-form request target: path plus query.
     pub path: String,
     /// The address the load goes to: the first of `addrs` until a
-    /// connection finds which of them answers (see [`crate::dial`]).
+    /// connection finds which of them answers (see [`crate::dial`]). Over
+    /// a unix socket, the unspecified address with the URL's port.
     pub addr: SocketAddr,
     /// Every address the host resolved to, in the resolver's order (`localhost`
     /// may give `::1` before `127.0.0.1`).
@@ -31,6 +33,9 @@ pub struct Target {
     /// rather than from the URL's name, which still names the `Host`
     /// header, SNI and the certificate.
     pub routes: Routes,
+    /// `--unix-socket`: every connection goes to this path instead; the
+    /// host is not looked up (`addrs` is empty).
+    pub unix_socket: Option<PathBuf>,
 }
 
 /// A target travels as its URL (with its routes, when it has any) and is
@@ -40,17 +45,24 @@ pub struct Target {
 #[serde(untagged)]
 enum Wire {
     Url(String),
-    Routed { url: String, routes: Routes },
+    Routed {
+        url: String,
+        #[serde(default)]
+        routes: Routes,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unix_socket: Option<PathBuf>,
+    },
 }
 
 impl serde::Serialize for Target {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.routes.is_empty() {
+        if self.routes.is_empty() && self.unix_socket.is_none() {
             return s.serialize_str(&self.url);
         }
         Wire::Routed {
             url: self.url.clone(),
             routes: self.routes.clone(),
+            unix_socket: self.unix_socket.clone(),
         }
         .serialize(s)
     }
@@ -58,11 +70,19 @@ impl serde::Serialize for Target {
 
 impl<'de> serde::Deserialize<'de> for Target {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Target, D::Error> {
-        let (url, routes) = match Wire::deserialize(d)? {
-            Wire::Url(url) => (url, Routes::default()),
-            Wire::Routed { url, routes } => (url, routes),
+        let (url, routes, unix) = match Wire::deserialize(d)? {
+            Wire::Url(url) => (url, Routes::default(), None),
+            Wire::Routed {
+                url,
+                routes,
+                unix_socket,
+            } => (url, routes, unix_socket),
         };
-        Target::parse_routed(&url, &routes).map_err(serde::de::Error::custom)
+        match unix {
+            Some(path) => Target::parse_unix(&url, &path),
+            None => Target::parse_routed(&url, &routes),
+        }
+        .map_err(serde::de::Error::custom)
     }
 }
 
@@ -90,6 +110,27 @@ impl Target {
     /// [`Target::parse`], its addresses given by `routes` where a rule
     /// applies ([`crate::route`]).
     pub fn parse_routed(raw: &str, routes: &Routes) -> Result<Target, ConfigError> {
+        Target::parse_with(raw, routes, None)
+    }
+
+    /// [`Target::parse`] for a server listening on the unix domain socket
+    /// at `path` (`--unix-socket`, as curl's): the URL's host is not looked
+    /// up; it names the `Host` header only. `http://` only: TLS over a unix
+    /// socket is refused.
+    pub fn parse_unix(raw: &str, path: &Path) -> Result<Target, ConfigError> {
+        Target::parse_with(raw, &Routes::default(), Some(path))
+    }
+
+    /// Where connections to a target go, `reached` being the TCP address
+    /// that accepted the check's connection.
+    pub fn endpoint(&self, reached: SocketAddr) -> crate::Endpoint {
+        match &self.unix_socket {
+            Some(p) => crate::Endpoint::Unix(p.clone()),
+            None => crate::Endpoint::Tcp(reached),
+        }
+    }
+
+    fn parse_with(raw: &str, routes: &Routes, unix: Option<&Path>) -> Result<Target, ConfigError> {
         let url = url::Url::parse(raw).map_err(|e| {
             ConfigError::new(
                 "URL",
@@ -128,25 +169,14 @@ impl Target {
             url::Host::Ipv6(a) => a.to_string(),
             other => other.to_string(),
         };
-        let routed = routes
-            .addresses(&bare, port)
-            .map_err(|e| ConfigError::new("connect-to", e))?;
-        let mut addrs: Vec<SocketAddr> = Vec::new();
-        let resolved: Vec<SocketAddr> = match routed {
-            Some(a) => a,
-            None => lookup
-                .to_socket_addrs()
-                .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?
-                .collect(),
-        };
-        for a in resolved {
-            if !addrs.contains(&a) {
-                addrs.push(a);
+        let (addr, addrs) = match unix {
+            Some(_) if tls => {
+                let why = "a unix socket carries http:// only (TLS over one is not supported)";
+                return Err(ConfigError::new("unix-socket", format!("{raw:?}: {why}")));
             }
-        }
-        let addr = *addrs
-            .first()
-            .ok_or_else(|| ConfigError::new("URL", format!("{host_str} resolves to no address")))?;
+            Some(_) => (SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)), Vec::new()),
+            None => resolve(routes, &bare, port, &lookup, &host_str)?,
+        };
         let mut path = url.path().to_string();
         if let Some(q) = url.query() {
             path.push('?');
@@ -161,8 +191,40 @@ impl Target {
             addr,
             addrs,
             routes: routes.clone(),
+            unix_socket: unix.map(Path::to_path_buf),
         })
     }
+}
+
+/// The addresses `routes` give the host, else those it resolves to, in
+/// the resolver's order without repeats; the first of them.
+fn resolve(
+    routes: &Routes,
+    bare: &str,
+    port: u16,
+    lookup: &str,
+    host_str: &str,
+) -> Result<(SocketAddr, Vec<SocketAddr>), ConfigError> {
+    let routed = routes
+        .addresses(bare, port)
+        .map_err(|e| ConfigError::new("connect-to", e))?;
+    let mut addrs: Vec<SocketAddr> = Vec::new();
+    let resolved: Vec<SocketAddr> = match routed {
+        Some(a) => a,
+        None => lookup
+            .to_socket_addrs()
+            .map_err(|e| ConfigError::new("URL", format!("cannot resolve {host_str}: {e}")))?
+            .collect(),
+    };
+    for a in resolved {
+        if !addrs.contains(&a) {
+            addrs.push(a);
+        }
+    }
+    let addr = *addrs
+        .first()
+        .ok_or_else(|| ConfigError::new("URL", format!("{host_str} resolves to no address")))?;
+    Ok((addr, addrs))
 }
 
 #[cfg(test)]

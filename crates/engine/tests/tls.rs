@@ -22,6 +22,7 @@ fn config(url: &str, ca_pem: &str) -> LoadConfig {
     c.tls = TlsOptions {
         insecure: false,
         ca_pem: Some(ca_pem.as_bytes().to_vec()),
+        ..Default::default()
     };
     c
 }
@@ -212,6 +213,7 @@ fn insecure_takes_any_certificate() {
     cfg.tls = TlsOptions {
         insecure: true,
         ca_pem: None,
+        ..Default::default()
     };
     let o = go(&cfg).expect("run");
     assert!(o.requests > 0 && o.errors.total() == 0, "{:?}", o.ledger());
@@ -227,6 +229,7 @@ fn a_server_that_does_not_speak_tls_is_one_line() {
     cfg.tls = TlsOptions {
         insecure: true,
         ca_pem: None,
+        ..Default::default()
     };
     cfg.timeout = Duration::from_millis(500);
     let m = refused(&cfg);

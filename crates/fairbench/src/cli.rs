@@ -92,6 +92,11 @@ pub enum Command {
         after_help = "Examples:\n  fairbench compare 1 latest\n  fairbench compare latest latest --db baseline.db --db-b results.db\n  fairbench compare 1 2 --format md --fail-on-regression 5"
     )]
     Compare(commands::compare::CompareArgs),
+    /// A case's figures across every stored run, where they changed, and a CI verdict.
+    #[command(
+        after_help = "Examples:\n  fairbench history\n  fairbench history --server go-nethttp --scenario static --cores 1 --svg history.svg\n  fairbench history --metric p99 --format csv\n  fairbench history --fail-on-change   # exit 97 when the newest run starts a change for the worse"
+    )]
+    History(commands::history::HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  fairbench completions bash > /etc/bash_completion.d/fairbench\n  fairbench completions zsh > ~/.zfunc/_fairbench"
@@ -153,6 +158,7 @@ pub fn main() -> i32 {
         Command::Show(args) => commands::show::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::History(args) => commands::history::run(args),
         Command::Completions(args) => commands::completions::completions(args, Cli::command()),
         Command::Man(args) => commands::completions::man(args, Cli::command()),
         Command::Agent(args) => crate::fleet::agent::run(args),

@@ -5,7 +5,7 @@
 //! top: `cli` and `commands` (one module per subcommand, which parses, calls
 //! and prints; nothing imports from them); `runner` (a run's life from plan
 //! to end in `runner::session`), `checker` and `mix`; `fleet` and
-//! `topology`; `compare`, `report` and `output`; `suite` (the suite files
+//! `topology`; `compare`, `history`, `report` and `output`; `suite` (the suite files
 //! and the flags that override one, `suite::overrides`); and at the bottom
 //! `store`, `host` (a server's life: started, held, stopped, in its place),
 //! `machine_lock`, `args`, `units`, `usage_error` and `build_revision`. A
@@ -23,6 +23,7 @@ pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod fleet;
+pub mod history;
 pub mod host;
 pub mod interrupt;
 pub mod machine_lock;

@@ -67,6 +67,9 @@ fn the_stored_run_documents_match_their_schemas() {
     }
     let compare = ok(d, &["compare", "1", "2", "--db", "results.db", "--json"]);
     assert_valid(Doc::Compare, "compare 1 2", &compare);
+    let history = ok(d, &["history", "--db", "results.db", "--json"]);
+    let h = assert_valid(Doc::History, "history", &history);
+    assert!(!h["cases"].as_array().unwrap().is_empty(), "{history}");
     // The same documents as files, beside the table on standard output.
     let table = ok(
         d,
@@ -105,7 +108,7 @@ fn every_form_of_load_matches_its_schema() {
     .unwrap();
     let targets = targets.to_str().unwrap();
     let common = ["-c", "2", "-t", "1", "--json"];
-    let forms: [(&str, Doc, Vec<&str>); 7] = [
+    let forms: [(&str, Doc, Vec<&str>); 8] = [
         ("one URL", Doc::Load, vec!["-n", "200"]),
         (
             "targets",
@@ -127,6 +130,18 @@ fn every_form_of_load_matches_its_schema() {
             "vs",
             Doc::LoadVs,
             vec!["-n", "100", "--vs", &url, "--repetitions", "2"],
+        ),
+        (
+            "vs until settled",
+            Doc::LoadVs,
+            vec![
+                "-n",
+                "100",
+                "--vs",
+                &url,
+                "--repetitions",
+                "until:50%,max:3",
+            ],
         ),
         (
             "knee",

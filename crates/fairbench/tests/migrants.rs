@@ -83,7 +83,6 @@ fn other_tools_flags_name_the_fairbench_equivalent() {
         (&["--batch_latency"], &["drop it"]),
         (&["--burst-delay", "1s"], &["no bursts"]),
         (&["--burst-rate", "10"], &["no bursts"]),
-        (&["--unix-socket", "/tmp/s"], &["TCP URLs only"]),
         (
             &["--rand-regex-url"],
             &["template in the URL", "{{uniform 1 10000}}"],

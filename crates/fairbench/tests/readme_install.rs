@@ -31,6 +31,26 @@ fn install_command() -> String {
     line.split('#').next().unwrap().trim().to_string()
 }
 
+/// The target folder this test's build used, so that the install reuses
+/// it: `CARGO_TARGET_DIR` when it is set (the flake hunt sets it: its
+/// binaries run from copies elsewhere), else the folder this binary was
+/// built in (`<target>/debug/deps/`), else the checkout's. A fixed
+/// `../../target` would miss the hunt's own and rebuild from nothing.
+fn target_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        if d.is_absolute() {
+            return d;
+        }
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    match exe.parent() {
+        Some(deps) if deps.ends_with("debug/deps") => {
+            deps.ancestors().nth(2).unwrap().to_path_buf()
+        }
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+    }
+}
+
 /// Runs `line` in `sh` with `bin` first on the PATH: (exit code, stdout, stderr).
 fn shell(line: &str, dir: &Path, bin: &Path) -> (i32, String, String) {
     let path = format!(
@@ -67,9 +87,7 @@ fn the_readme_install_puts_fairbench_on_the_path_and_its_examples_work() {
     let (code, out, err) = shell(
         &format!(
             "CARGO_TARGET_DIR='{}' {cmd} --debug --root '{}'",
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target")
-                .display(),
+            target_dir().display(),
             root.path().display()
         ),
         &repo(),

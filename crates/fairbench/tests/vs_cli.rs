@@ -178,10 +178,67 @@ fn the_text_names_both_urls_and_the_order() {
 }
 
 #[test]
+fn adaptive_repetitions_stop_once_every_ratio_is_settled() {
+    let _serial = serial();
+    // A fourfold difference: every ratio's verdict is known at the first
+    // look, long before ±2 % would be, and well before the maximum.
+    let a = Counting::start(Duration::from_millis(50));
+    let b = Counting::start(Duration::from_millis(200));
+    let (code, out, err) = run(&[
+        "load",
+        &a.url("/"),
+        "--vs",
+        &b.url("/"),
+        "--repetitions",
+        "until:2%,max:8",
+        "-d",
+        "1s",
+        "-c",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let st = &v["vs"]["stopping"];
+    assert_eq!(st["looks"], serde_json::json!([3, 4, 6, 8]), "{st}");
+    assert_eq!(st["settled"], true, "{v}");
+    let n = st["repetitions"].as_u64().unwrap();
+    assert!(n < 8, "{st}");
+    assert_eq!(v["vs"]["repetitions"].as_u64(), Some(n));
+    assert_eq!(v["vs"]["a_runs"].as_array().unwrap().len() as u64, n);
+    // Every interval is at the level spent per look, and every verdict is
+    // one the remaining repetitions could not have changed.
+    let level = v["vs"]["level"].as_f64().unwrap();
+    assert!((level - (1.0 - 0.05 / 4.0)).abs() < 1e-9, "{level}");
+    for m in v["vs"]["ratios"].as_array().unwrap() {
+        assert_eq!(m["ratio"]["level"].as_f64(), Some(level), "{m}");
+        assert!(
+            m["verdict"].as_str().unwrap().starts_with("B worse by"),
+            "{m}"
+        );
+    }
+    let announced = err.lines().filter(|l| l.starts_with("repetition ")).count() as u64;
+    assert_eq!(announced, 2 * n, "{err}");
+    assert!(err.contains("of at most 8: "), "{err}");
+}
+
+#[test]
 fn mistakes_exit_2() {
     let _serial = serial();
     let (code, _, err) = run(&["load", "http://127.0.0.1:9/", "--repetitions", "3"]);
     assert_eq!(code, 2, "{err}");
+    for bad in ["until:0%", "until:3%,max:1", "until:3", "0"] {
+        let (code, _, err) = run(&[
+            "load",
+            "http://127.0.0.1:9/",
+            "--vs",
+            "http://127.0.0.1:9/",
+            "--repetitions",
+            bad,
+        ]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--repetitions"), "{bad}: {err}");
+    }
     let (code, _, err) = run(&[
         "load",
         "http://127.0.0.1:9/",

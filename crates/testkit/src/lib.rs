@@ -4,7 +4,8 @@
 //! the deterministic servers written for the tests: scripted HTTP/1.1
 //! (plain or TLS, [`scripted`]), a canned keep-alive answer ([`canned`]),
 //! a fast answerer, a recorder and a silent server ([`keepalive`]), a
-//! counting service ([`counting`]) and HTTP/2 ([`h2`]); and the tolerance
+//! counting service ([`counting`]) and HTTP/2 ([`h2`]), any of them over a
+//! unix socket ([`unix_relay`]); and the tolerance
 //! rule of every assertion about time ([`timing`]). Every server
 //! listens on loopback (the fast answerer on all addresses of its own
 //! namespace), stops when dropped and after a lifetime regardless; every
@@ -20,6 +21,7 @@ pub mod keepalive;
 pub mod pki;
 pub mod scripted;
 pub mod timing;
+pub mod unix_relay;
 
 use std::sync::{Mutex, MutexGuard};
 

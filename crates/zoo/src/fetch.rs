@@ -184,13 +184,24 @@ impl FetchError {
     }
 }
 
-/// The request fairbench sends: the request line and the headers of
-/// [`crate::scenario::REQUEST_HEADERS`] (`Host`), nothing else, so that no
-/// server is given a header to react to. Keep-alive (HTTP/1.1's default), as
-/// under load; a `Connection: close` would make some servers answer with an
-/// extra header.
-pub fn request_bytes(method: &str, path: &str, addr: SocketAddr) -> Vec<u8> {
-    format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes()
+/// The request fairbench sends: the request line, the headers of
+/// [`crate::scenario::REQUEST_HEADERS`] (`Host`) and the scenario's own
+/// `headers` (`extra`, most scenarios none), nothing else, so that no server
+/// is given a header to react to that the scenario does not ask about.
+/// Keep-alive (HTTP/1.1's default), as under load; a `Connection: close`
+/// would make some servers answer with an extra header.
+pub fn request_bytes(
+    method: &str,
+    path: &str,
+    addr: SocketAddr,
+    extra: &[(String, String)],
+) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in extra {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.into_bytes()
 }
 
 /// Sends `request` to `addr` and reads one response, all within `timeout`.
@@ -587,7 +598,7 @@ mod tests {
     fn the_request_carries_exactly_the_contracts_headers() {
         for addr in ["127.0.0.1:8080", "[::1]:9"] {
             let a: SocketAddr = addr.parse().unwrap();
-            let bytes = request_bytes("GET", "/hello-16k.txt", a);
+            let bytes = request_bytes("GET", "/hello-16k.txt", a, &[]);
             let mut headers = [httparse::EMPTY_HEADER; 8];
             let mut req = httparse::Request::new(&mut headers);
             let parsed = req.parse(&bytes).unwrap();
@@ -601,10 +612,20 @@ mod tests {
     }
 
     #[test]
+    fn a_scenarios_headers_follow_host() {
+        let a: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let extra = [("Accept-Encoding".to_string(), "gzip".to_string())];
+        assert_eq!(
+            request_bytes("GET", "/gzip", a, &extra),
+            b"GET /gzip HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept-Encoding: gzip\r\n\r\n"
+        );
+    }
+
+    #[test]
     fn content_length() {
         let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\n";
         let a = serve(reply, false);
-        let r = raw(a, &request_bytes("GET", "/", a), T).unwrap();
+        let r = raw(a, &request_bytes("GET", "/", a, &[]), T).unwrap();
         assert_eq!(r.bytes, reply);
         assert_eq!(r.framing, Framing::ContentLength);
         assert_eq!(r.body, b"Hello World!\n");
@@ -617,7 +638,7 @@ mod tests {
     fn chunked_is_decoded_and_counted_on_the_wire() {
         let reply = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n World!\n\r\n0\r\n\r\n";
         let a = serve(reply, false);
-        let r = raw(a, &request_bytes("GET", "/", a), T).unwrap();
+        let r = raw(a, &request_bytes("GET", "/", a, &[]), T).unwrap();
         assert_eq!(r.framing, Framing::Chunked);
         assert_eq!(r.body, b"Hello World!\n");
         assert_eq!(r.bytes.len(), reply.len());
@@ -626,11 +647,11 @@ mod tests {
     #[test]
     fn close_delimited_and_excess() {
         let a = serve(b"HTTP/1.1 200 OK\r\n\r\nbody", true);
-        let r = raw(a, &request_bytes("GET", "/", a), T).unwrap();
+        let r = raw(a, &request_bytes("GET", "/", a, &[]), T).unwrap();
         assert_eq!(r.framing, Framing::Close);
         assert_eq!(r.body, b"body");
         let a = serve(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nbody", false);
-        let r = raw(a, &request_bytes("GET", "/", a), T).unwrap();
+        let r = raw(a, &request_bytes("GET", "/", a, &[]), T).unwrap();
         assert_eq!(r.body, b"bo");
         assert_eq!(r.excess, 2);
     }
@@ -639,11 +660,11 @@ mod tests {
     fn garbage_and_early_close_are_errors_not_panics() {
         let a = serve(b"\x00\x01garbage\r\n\r\n", false);
         assert!(matches!(
-            raw(a, &request_bytes("GET", "/", a), T),
+            raw(a, &request_bytes("GET", "/", a, &[]), T),
             Err(FetchError::Malformed { .. })
         ));
         let a = serve(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true);
-        let e = raw(a, &request_bytes("GET", "/", a), T).unwrap_err();
+        let e = raw(a, &request_bytes("GET", "/", a, &[]), T).unwrap_err();
         assert!(matches!(e, FetchError::Closed { .. }), "{e}");
         assert!(e.partial().ends_with(b"abc"));
     }

@@ -29,14 +29,25 @@ pub struct Trust {
 }
 
 /// The pseudo-header lines fairbench sends (the `:authority` is what
-/// `Host` is over HTTP/1.1), as `--raw` shows them.
-pub fn request_text(protocol: Protocol, method: &str, path: &str, addr: SocketAddr) -> Vec<u8> {
-    format!(
+/// `Host` is over HTTP/1.1) and the scenario's own headers, as `--raw`
+/// shows them.
+pub fn request_text(
+    protocol: Protocol,
+    (method, path, headers): (&str, &str, &[(String, String)]),
+    addr: SocketAddr,
+) -> Vec<u8> {
+    let mut text = format!(
         ":method: {method}\n:scheme: {}\n:authority: {addr}\n:path: {path}\n",
         scheme(protocol)
-    )
-    .into_bytes()
+    );
+    for (name, value) in headers {
+        text.push_str(&format!("{}: {value}\n", name.to_ascii_lowercase()));
+    }
+    text.into_bytes()
 }
+
+/// What is asked: the method, the path and the scenario's own headers.
+pub type Ask<'a> = (&'a str, &'a str, &'a [(String, String)]);
 
 /// The decoded response as `--raw` shows it: `:status`, the fields, a blank
 /// line and the body.
@@ -66,8 +77,7 @@ fn scheme(protocol: Protocol) -> &'static str {
 pub fn fetch(
     protocol: Protocol,
     addr: SocketAddr,
-    method: &str,
-    path: &str,
+    ask: Ask,
     trust: Option<&Trust>,
     timeout: Duration,
 ) -> Result<RawResponse, FetchError> {
@@ -81,7 +91,7 @@ pub fn fetch(
         })?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now();
-    let run = exchange(protocol, addr, method, path, trust, seen.clone());
+    let run = exchange(protocol, addr, ask, trust, seen.clone());
     let result = rt.block_on(async { tokio::time::timeout(timeout, run).await });
     let partial = || seen.lock().map(|b| b.clone()).unwrap_or_default();
     let (mut r, repeat, alpn) = match result {
@@ -175,8 +185,7 @@ type Outcome = (RawResponse, Option<()>, Option<String>);
 async fn exchange(
     protocol: Protocol,
     addr: SocketAddr,
-    method: &str,
-    path: &str,
+    ask: Ask<'_>,
     trust: Option<&Trust>,
     seen: Arc<Mutex<Vec<u8>>>,
 ) -> Result<Outcome, Failure> {
@@ -188,7 +197,7 @@ async fn exchange(
         Protocol::Http1 => Err(Failure::Protocol(
             "HTTP/1.1 is fetched by crate::fetch".into(),
         )),
-        Protocol::H2c => over(Recorder::new(tcp, seen), protocol, addr, method, path, None).await,
+        Protocol::H2c => over(Recorder::new(tcp, seen), protocol, addr, ask, None).await,
         Protocol::H2 => {
             let trust = trust
                 .ok_or_else(|| Failure::Protocol("h2 over TLS needs the run CA to trust".into()))?;
@@ -212,7 +221,7 @@ async fn exchange(
                     ))
                 }
             }
-            over(Recorder::new(tls, seen), protocol, addr, method, path, alpn).await
+            over(Recorder::new(tls, seen), protocol, addr, ask, alpn).await
         }
     }
 }
@@ -249,8 +258,7 @@ async fn over<T>(
     io: T,
     protocol: Protocol,
     addr: SocketAddr,
-    method: &str,
-    path: &str,
+    (method, path, headers): Ask<'_>,
     alpn: Option<String>,
 ) -> Result<Outcome, Failure>
 where
@@ -264,7 +272,7 @@ where
         .map_err(h2_failure)?;
     let driver = tokio::spawn(conn);
     let uri = format!("{}://{addr}{path}", scheme(protocol));
-    let first = request(send.clone(), method, &uri).await;
+    let first = request(send.clone(), (method, &uri, headers)).await;
     let first = match first {
         Ok(r) => r,
         Err(e) => {
@@ -274,7 +282,7 @@ where
     };
     // The same request again on this connection, for the header block's
     // size once HPACK's dynamic table is warm.
-    let repeat = request(send, method, &uri).await.ok().map(drop);
+    let repeat = request(send, (method, &uri, headers)).await.ok().map(drop);
     driver.abort();
     let (parts, body) = first;
     let r = RawResponse {
@@ -304,13 +312,14 @@ where
 
 async fn request(
     send: h2::client::SendRequest<Bytes>,
-    method: &str,
-    uri: &str,
+    (method, uri, headers): Ask<'_>,
 ) -> Result<(http::response::Parts, Vec<u8>), Failure> {
     let mut send = send.ready().await.map_err(h2_failure)?;
-    let req = http::Request::builder()
-        .method(method)
-        .uri(uri)
+    let mut req = http::Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        req = req.header(name.as_str(), value.as_str());
+    }
+    let req = req
         .body(())
         .map_err(|e| Failure::Protocol(format!("request: {e}")))?;
     let (answer, _) = send.send_request(req, true).map_err(h2_failure)?;
@@ -554,7 +563,14 @@ mod tests {
                 b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
             );
         });
-        let e = fetch(Protocol::H2c, a, "GET", "/", None, Duration::from_secs(5)).unwrap_err();
+        let e = fetch(
+            Protocol::H2c,
+            a,
+            ("GET", "/", &[]),
+            None,
+            Duration::from_secs(5),
+        )
+        .unwrap_err();
         let m = e.to_string();
         assert!(
             m.contains(
@@ -572,8 +588,7 @@ mod tests {
         let e = fetch(
             Protocol::H2c,
             a,
-            "GET",
-            "/",
+            ("GET", "/", &[]),
             None,
             Duration::from_millis(300),
         )
@@ -581,7 +596,14 @@ mod tests {
         assert!(matches!(e, FetchError::Timeout { .. }), "{e}");
         assert!(t.elapsed() < Duration::from_secs(3));
         drop(l);
-        let e = fetch(Protocol::H2c, a, "GET", "/", None, Duration::from_secs(2)).unwrap_err();
+        let e = fetch(
+            Protocol::H2c,
+            a,
+            ("GET", "/", &[]),
+            None,
+            Duration::from_secs(2),
+        )
+        .unwrap_err();
         assert!(e.is_connect(), "{e}");
     }
 }

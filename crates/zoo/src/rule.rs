@@ -39,11 +39,15 @@ pub enum Rule {
     /// HTTP/2: the same fields, status and body as the server's HTTP/1.1
     /// answer.
     Http1Fields,
+    /// The `Content-Encoding` a scenario expects, and a body that decodes.
+    ContentEncoding,
+    /// A compressed answer says `Vary: Accept-Encoding` (RFC 9110 §12.5.5).
+    Vary,
 }
 
 impl Rule {
     /// The contract rules: those a manifest may name as a known deviation.
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 21] = [
         Rule::Status,
         Rule::Body,
         Rule::ContentType,
@@ -63,6 +67,8 @@ impl Rule {
         Rule::DbUpdate,
         Rule::ConnectionHeaders,
         Rule::Http1Fields,
+        Rule::ContentEncoding,
+        Rule::Vary,
     ];
 
     pub fn name(self) -> &'static str {
@@ -90,6 +96,8 @@ impl Rule {
             Rule::DbUpdate => "db-update",
             Rule::ConnectionHeaders => "connection-headers",
             Rule::Http1Fields => "http1-fields",
+            Rule::ContentEncoding => "content-encoding",
+            Rule::Vary => "vary",
         }
     }
 

@@ -26,14 +26,16 @@ pub struct Wanted<'a> {
 pub enum Gap {
     /// The whole server: its toolchain is not on this machine.
     Toolchain { reason: String },
-    /// One scenario the manifest does not list.
+    /// One scenario the manifest does not list, or says why it does not
+    /// implement (`why`).
     Scenario {
         scenario: String,
         listed: Vec<String>,
+        why: Option<String>,
     },
-    /// The whole server: none of the response shapes asked for (only
-    /// `study` can be missing).
-    NoResponse,
+    /// The whole server: none of the response shapes asked for (only a
+    /// publication's own, `study` or `post2012-*`, can be missing).
+    NoResponse { asked: Vec<ResponseKind> },
     /// One protocol the server does not serve.
     Protocol { protocol: Protocol, why: String },
     /// One mode the manifest marks unsupported.
@@ -46,12 +48,18 @@ impl Gap {
     pub fn reason(&self) -> String {
         match self {
             Gap::Toolchain { reason } => reason.clone(),
+            Gap::Scenario { why: Some(why), .. } => format!("not implemented: {why}"),
             Gap::Scenario { listed, .. } => {
                 format!("not implemented (server.toml lists {})", listed.join(", "))
             }
-            Gap::NoResponse => {
-                "has no study response (no publication measured it; docs/study.md)".into()
-            }
+            Gap::NoResponse { asked } => format!(
+                "has no {} response (no publication measured it with that code; docs/study.md)",
+                asked
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
             Gap::Protocol { protocol, why } => {
                 format!("does not serve {}: {why}", protocol.describe())
             }
@@ -119,6 +127,7 @@ pub fn runnable<'s, 'a>(
             r.gaps.push(Gap::Scenario {
                 scenario: sc.name.clone(),
                 listed: server.scenarios.clone().unwrap_or_default(),
+                why: server.scenarios_unsupported.get(&sc.name).cloned(),
             });
         }
     }
@@ -132,7 +141,9 @@ pub fn runnable<'s, 'a>(
         .filter(|&k| server.has_response(k))
         .collect();
     if r.responses.is_empty() {
-        r.gaps.push(Gap::NoResponse);
+        r.gaps.push(Gap::NoResponse {
+            asked: wanted.responses.to_vec(),
+        });
         return r;
     }
     for &p in wanted.protocols {

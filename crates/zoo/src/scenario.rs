@@ -10,13 +10,18 @@ use sha2::{Digest, Sha256};
 use crate::error::{parse_toml, DefinitionError};
 use crate::token::is_token;
 
-/// The header names of every request fairbench sends for a scenario, from
-/// `check` and from the load engine alike: `Host` and nothing else. Part of
+/// The header names every request fairbench sends for a scenario carries,
+/// from `check` and from the load engine alike: `Host`, and for most
+/// scenarios nothing else; a scenario's own `headers` follow it. Part of
 /// the contract because servers answer the same path differently to other
 /// requests: Conduit gzips a text body for `Accept-Encoding: gzip`, some
 /// servers add a header for `Connection: close`. A response is only
 /// comparable with Go's if both were asked the same thing.
 pub const REQUEST_HEADERS: [&str; 1] = ["Host"];
+
+/// The content codings a scenario may expect (`expect.content_encoding`):
+/// the ones the check can decode.
+pub const CONTENT_ENCODINGS: [&str; 1] = ["gzip"];
 
 /// A body file larger than this is a mistake, not a benchmark scenario; the
 /// raw fetch reads at most 8 MiB anyway.
@@ -29,6 +34,9 @@ pub struct Scenario {
     pub method: String,
     pub path: String,
     pub file: PathBuf,
+    /// Request headers beyond [`REQUEST_HEADERS`], in order, as `(name,
+    /// value)`: sent by `check` and by the load engine alike.
+    pub headers: Vec<(String, String)>,
     pub expect: Expect,
     /// `path` split at its templates (`{{uniform LO HI}}`).
     path_pieces: Vec<PathPiece>,
@@ -122,6 +130,9 @@ pub struct Expect {
     /// The content graded against the database, for the scenarios that
     /// read or write it.
     pub database: Option<DbContent>,
+    /// The `Content-Encoding` the answer must carry (one of
+    /// [`CONTENT_ENCODINGS`]); the body is graded after decoding it.
+    pub content_encoding: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -158,6 +169,8 @@ struct RawScenario {
     description: Option<String>,
     method: String,
     path: String,
+    #[serde(default)]
+    headers: Vec<String>,
     expect: RawExpect,
 }
 
@@ -183,6 +196,8 @@ struct RawExpect {
     allowed_headers: Vec<String>,
     #[serde(default)]
     database: Option<String>,
+    #[serde(default)]
+    content_encoding: Option<String>,
 }
 
 impl Scenario {
@@ -197,6 +212,8 @@ impl Scenario {
             list: Vec::new(),
         };
         let path_pieces = request(&raw, file, &mut errs);
+        let headers = request_headers(&raw.headers, &mut errs);
+        content_encoding(raw.expect.content_encoding.as_deref(), &mut errs);
         let e = &raw.expect;
         let database = database(e.database.as_deref(), &mut errs);
         status_and_headers(e, &mut errs);
@@ -210,6 +227,7 @@ impl Scenario {
                 method: raw.method,
                 path: raw.path,
                 file: file.to_path_buf(),
+                headers,
                 expect: Expect {
                     status: raw.expect.status,
                     content_type: raw.expect.content_type,
@@ -219,6 +237,7 @@ impl Scenario {
                     body_changes_after: changes,
                     allowed_headers: raw.expect.allowed_headers,
                     database,
+                    content_encoding: raw.expect.content_encoding,
                 },
                 path_pieces,
             }),
@@ -287,6 +306,52 @@ fn request(raw: &RawScenario, file: &Path, errs: &mut Errors) -> Vec<PathPiece> 
         );
     }
     path_pieces
+}
+
+/// `headers`: `Name: value` each, a header name once, never `Host` (every
+/// request carries that one, fairbench's own).
+fn request_headers(given: &[String], errs: &mut Errors) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (i, h) in given.iter().enumerate() {
+        let field = format!("headers[{i}]");
+        let Some((name, value)) = h.split_once(':') else {
+            errs.err(
+                &field,
+                format!(
+                    "expected \"Name: value\", such as \"Accept-Encoding: gzip\", found \"{h}\""
+                ),
+            );
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let bad_value = value.is_empty() || value.bytes().any(|b| b < b' ' || b == 0x7f);
+        if !is_token(name) || bad_value {
+            errs.err(
+                &field,
+                format!("expected \"Name: value\" with a header name and a visible value, found \"{h}\""),
+            );
+        } else if REQUEST_HEADERS.iter().any(|d| d.eq_ignore_ascii_case(name)) {
+            errs.err(
+                &field,
+                format!("{name} is sent by fairbench itself; expected a header beyond {REQUEST_HEADERS:?}"),
+            );
+        } else if out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            errs.err(&field, format!("{name} is listed twice"));
+        } else {
+            out.push((name.to_string(), value.to_string()));
+        }
+    }
+    out
+}
+
+/// `expect.content_encoding`, when given: a coding the check decodes.
+fn content_encoding(given: Option<&str>, errs: &mut Errors) {
+    if let Some(c) = given.filter(|c| !CONTENT_ENCODINGS.contains(c)) {
+        errs.err(
+            "expect.content_encoding",
+            format!("expected one of {CONTENT_ENCODINGS:?}, found \"{c}\""),
+        );
+    }
 }
 
 /// `expect.database`, when given: the content its answers are graded on.
@@ -497,6 +562,33 @@ mod tests {
         let fields: Vec<_> = e.iter().filter_map(|e| e.field.clone()).collect();
         assert_eq!(fields, vec!["path", "expect.database"]);
         assert!(e[0].to_string().contains("{{uniform LO HI}}"), "{}", e[0]);
+    }
+
+    #[test]
+    fn request_headers_and_content_encoding() {
+        let s = load(
+            "g",
+            "name = \"g\"\nmethod = \"GET\"\npath = \"/gzip\"\nheaders = [\"Accept-Encoding: gzip\"]\n[expect]\nstatus = 200\nbody = \"a\"\ncontent_encoding = \"gzip\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.headers, vec![("Accept-Encoding".into(), "gzip".into())]);
+        assert_eq!(s.expect.content_encoding.as_deref(), Some("gzip"));
+        let e = load(
+            "g",
+            "name = \"g\"\nmethod = \"GET\"\npath = \"/\"\nheaders = [\"nocolon\", \"host: x\", \"A: 1\", \"a: 2\", \"B:\"]\n[expect]\nstatus = 200\nbody = \"a\"\ncontent_encoding = \"br\"\n",
+        )
+        .unwrap_err();
+        let fields: Vec<_> = e.iter().filter_map(|e| e.field.clone()).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "headers[0]",
+                "headers[1]",
+                "headers[3]",
+                "headers[4]",
+                "expect.content_encoding"
+            ]
+        );
     }
 
     #[test]

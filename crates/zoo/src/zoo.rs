@@ -63,8 +63,8 @@ impl Zoo {
         Ok(zoo)
     }
 
-    /// A manifest's scenario names (the list it implements, a deviation's
-    /// scope) must name scenarios that exist; a server with a wrong one is
+    /// A manifest's scenario names (the list it implements, those it says
+    /// why not, a deviation's scope) must name scenarios that exist; a server with a wrong one is
     /// invalid like any other manifest error.
     fn check_scenario_names(&mut self) {
         let known: Vec<String> = self.scenarios.iter().map(|s| s.name.clone()).collect();
@@ -85,6 +85,11 @@ impl Zoo {
             for (i, name) in s.scenarios.iter().flatten().enumerate() {
                 if !known.contains(name) {
                     errors.push(unknown(format!("scenarios[{i}]"), name));
+                }
+            }
+            for name in s.scenarios_unsupported.keys() {
+                if !known.contains(name) {
+                    errors.push(unknown(format!("scenarios_unsupported.{name}"), name));
                 }
             }
             for kind in crate::manifest::ResponseKind::ALL {

@@ -4,11 +4,20 @@ import 'dart:io';
 
 import 'package:fairbench_dart_io/fairbench.dart';
 import 'package:fairbench_dart_io/stack.dart';
+import 'package:fairbench_dart_io/post2012.dart';
 import 'package:fairbench_dart_io/study.dart';
 
-// RESPONSE=study runs the code the study published instead (lib/study.dart).
-Future<void> main(List<String> args) =>
-    studyRequested ? serveStudy() : runServer(args, start);
+// RESPONSE=study runs the code the study published instead (lib/study.dart),
+// RESPONSE=post2012-* one of the 2012 post's handlers (lib/post2012.dart)
+// for the file scenario; the post had no other, so the others are served
+// as `default` serves them.
+Future<void> main(List<String> args) {
+  final post = post2012Requested;
+  if (post != null && Platform.environment['SCENARIO'] == 'file') {
+    return servePost2012(post);
+  }
+  return studyRequested ? serveStudy() : runServer(args, start);
+}
 
 Future<Stop> start(Config config) async {
   await openStack(config.cores);

@@ -2,6 +2,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Executors;
+import java.util.zip.GZIPOutputStream;
 
 /**
  * The JDK's built-in com.sun.net.httpserver.HttpServer, no dependencies.
@@ -59,6 +61,28 @@ public final class Server {
                     try (OutputStream out = ex.getResponseBody()) {
                         Files.copy(file, out);
                     }
+                };
+                break;
+            }
+            case "gzip": {
+                // Read once; compressed anew per request that accepts gzip by
+                // GZIPOutputStream (Deflater's default level, 6) into a buffer,
+                // so the length is known and HttpServer does not chunk.
+                byte[] text = Files.readAllBytes(Path.of(env("FILES_DIR"), "gzip-text.txt"));
+                path = "/gzip";
+                handler = ex -> {
+                    String accept = ex.getRequestHeaders().getFirst("Accept-Encoding");
+                    ex.getResponseHeaders().set("Vary", "Accept-Encoding");
+                    if (accept == null || !accept.contains("gzip")) {
+                        send(ex, text);
+                        return;
+                    }
+                    ByteArrayOutputStream buf = new ByteArrayOutputStream(text.length);
+                    try (GZIPOutputStream gz = new GZIPOutputStream(buf)) {
+                        gz.write(text);
+                    }
+                    ex.getResponseHeaders().set("Content-Encoding", "gzip");
+                    send(ex, buf.toByteArray());
                 };
                 break;
             }

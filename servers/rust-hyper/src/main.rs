@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -42,6 +42,8 @@ enum Scenario {
     Static,
     Dynamic,
     File,
+    /// `/gzip`: a fixed text, gzip-compressed per request that accepts it.
+    Gzip,
     /// json, db, queries, fortunes, updates: only db.rs's routes.
     Stack,
 }
@@ -59,6 +61,7 @@ fn run() -> Result<(), String> {
         "static" => Scenario::Static,
         "dynamic" => Scenario::Dynamic,
         "file" => Scenario::File,
+        "gzip" => Scenario::Gzip,
         other if db::is_stack_scenario(other) => Scenario::Stack,
         other => return Err(format!("unknown SCENARIO {other:?}")),
     };
@@ -86,6 +89,13 @@ fn run() -> Result<(), String> {
             PathBuf::from(env("FILES_DIR")?).join("hello-16k.txt"),
         )),
         _ => None,
+    };
+    let text = match scenario {
+        Scenario::Gzip => {
+            let f = PathBuf::from(env("FILES_DIR")?).join("gzip-text.txt");
+            Bytes::from(std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?)
+        }
+        _ => Bytes::new(),
     };
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -116,9 +126,11 @@ fn run() -> Result<(), String> {
             // no server is timed with a different socket policy.
             let _ = stream.set_nodelay(true);
             let file = file.clone();
+            let text = text.clone();
             let tls = tls.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |req| handle(req, scenario, file.clone()));
+                let service =
+                    service_fn(move |req| handle(req, scenario, file.clone(), text.clone()));
                 // Clients closing mid-request are routine under load: no log.
                 match (protocol, tls) {
                     (Serve::Http1, _) => {
@@ -186,23 +198,28 @@ async fn handle(
     req: Request<Incoming>,
     scenario: Scenario,
     file: Option<Arc<PathBuf>>,
+    text: Bytes,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     if let Some(res) = db::serve(&req).await {
         return Ok(res);
     }
     let path = match scenario {
         Scenario::File => "/hello-16k.txt",
+        Scenario::Gzip => "/gzip",
         Scenario::Stack => return Ok(status(StatusCode::NOT_FOUND)),
         _ => "/",
     };
     if req.method() != Method::GET || req.uri().path() != path {
         return Ok(status(StatusCode::NOT_FOUND));
     }
+    if let Scenario::Gzip = scenario {
+        return Ok(gzip(&req, text));
+    }
     let body = match scenario {
         Scenario::Static => Bytes::from_static(b"Hello World!\n"),
         Scenario::Dynamic => Bytes::from(format!("The time is {}\n", iso8601_now())),
         // hyper has no static-file facility; read from disk per request.
-        Scenario::Stack => unreachable!("answered above"),
+        Scenario::Stack | Scenario::Gzip => unreachable!("answered above"),
         Scenario::File => {
             match tokio::fs::read(file.as_deref().expect("file scenario has a path")).await {
                 Ok(data) => Bytes::from(data),
@@ -216,6 +233,40 @@ async fn handle(
     let mut res = Response::new(Full::new(body));
     res.headers_mut().insert(CONTENT_TYPE, TEXT);
     Ok(res)
+}
+
+/// `text`, compressed anew for a request that accepts gzip (flate2 at its
+/// default level, 6), with `Vary: Accept-Encoding` either way.
+fn gzip(req: &Request<Incoming>, text: Bytes) -> Response<Full<Bytes>> {
+    use std::io::Write;
+    let accepts = req
+        .headers()
+        .get(ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("gzip"));
+    let body = if accepts {
+        let mut enc = flate2::write::GzEncoder::new(
+            Vec::with_capacity(text.len()),
+            flate2::Compression::default(),
+        );
+        match enc.write_all(&text).and_then(|_| enc.finish()) {
+            Ok(z) => Bytes::from(z),
+            Err(e) => {
+                eprintln!("gzip: {e}");
+                return status(StatusCode::INTERNAL_SERVER_ERROR);
+            }
+        }
+    } else {
+        text
+    };
+    let mut res = Response::new(Full::new(body));
+    let h = res.headers_mut();
+    h.insert(CONTENT_TYPE, TEXT);
+    h.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+    if accepts {
+        h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    res
 }
 
 fn status(code: StatusCode) -> Response<Full<Bytes>> {

@@ -74,6 +74,11 @@ impl Worker {
             sockets: self.sockets,
             interrupted,
             address: plan.addr.to_string(),
+            answer_clock: if self.pacer.is_some() && plan.addr.stamps_arrivals() {
+                crate::endpoint::AnswerClock::KernelStamp
+            } else {
+                crate::endpoint::AnswerClock::Read
+            },
             targets,
             stages,
             stage_plan: plan.stages.clone().unwrap_or_default(),

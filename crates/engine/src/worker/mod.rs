@@ -29,7 +29,8 @@
 //!
 //! # Reading late
 //!
-//! At a constant rate over plain TCP, small answers do not wake the thread.
+//! At a constant rate over plain TCP, small answers do not wake the thread
+//! (over a unix socket they do: see [`crate::endpoint`]).
 //! Every socket asks the kernel to wake a reader only once [`LOW_WATER`]
 //! bytes are queued (`SO_RCVLOWAT`), and to stamp each segment with its
 //! arrival time (`SO_TIMESTAMPNS`). The thread sleeps in `epoll_pwait2` until
@@ -102,11 +103,11 @@ mod h2;
 mod late;
 mod schedule;
 mod sockets;
+mod stream;
 mod tls;
 
 use std::collections::VecDeque;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -114,6 +115,7 @@ use std::sync::Arc;
 use hdrhistogram::Histogram;
 
 use crate::clock::{self, Nanos, NANOS_PER_SEC};
+use crate::endpoint::Endpoint;
 use crate::histogram::new_histogram;
 use crate::ledger::{Req, Tally};
 use crate::outcome::{Outcome, SecondSample, Sockets};
@@ -152,7 +154,7 @@ const MAX_SLEEP: Nanos = 5_000_000;
 
 /// Everything the workers share, fixed before they start.
 pub(crate) struct ThreadPlan {
-    pub addr: SocketAddr,
+    pub addr: Endpoint,
     /// Every request, serialised, in the order they go out (see
     /// [`RequestPool`]); each entry says whether it may be sent again when
     /// its connection is lost before any byte of its answer came.
@@ -379,7 +381,7 @@ impl Worker {
         halt: Arc<AtomicBool>,
         tx: Sender<ThreadReport>,
     ) -> io::Result<Worker> {
-        let deferred = plan.rate.is_some() && plan.tls.is_none();
+        let deferred = plan.rate.is_some() && plan.tls.is_none() && plan.addr.stamps_arrivals();
         // At a constant rate whose answers are not read late, they wake the
         // thread between due times: a timer kept armed across waits is
         // cheaper there (see `poller`).
@@ -468,9 +470,10 @@ impl Worker {
 
     /// Constant rate: answers are timed by the kernel's receive stamps,
     /// whether read late (plain TCP) or as they come (TLS), so the thread's
-    /// own wake-up is never charged to the server.
+    /// own wake-up is never charged to the server. A unix socket has none
+    /// (see [`Endpoint::stamps_arrivals`]): its answers are read as they come.
     fn stamped(&self) -> bool {
-        self.pacer.is_some()
+        self.pacer.is_some() && self.plan.addr.stamps_arrivals()
     }
 
     fn stopped(&self) -> bool {

@@ -4,20 +4,19 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-use mio::net::TcpStream;
-
 use crate::clock::{self, Nanos};
 use crate::histogram::record_ns;
 use crate::response::Step;
 use crate::stats::Failure;
 
 use super::conn::{Parsed, State};
+use super::stream::Stream;
 use super::tls::{Handshake, Transport};
 use super::{Worker, BACKOFF_MAX, BACKOFF_MIN, LOW_WATER, READ_BUF};
 
 impl Worker {
     pub(super) fn connect(&mut self, i: usize, now: Nanos) {
-        match TcpStream::connect(self.plan.addr) {
+        match Stream::connect(&self.plan.addr) {
             Ok(s) => {
                 if self.poller.add(s.as_raw_fd(), i).is_err() {
                     self.open_failed(i, now, Failure::Connect);
@@ -85,7 +84,7 @@ impl Worker {
         c.out.clear();
         c.write_pos = 0;
         if let Some(s) = c.stream.take() {
-            self.poller.remove(s.tcp().as_raw_fd());
+            self.poller.remove(s.sock().as_raw_fd());
         }
         // Back off so a refusing server does not turn the generator into a
         // busy loop of failed connects.
@@ -102,7 +101,7 @@ impl Worker {
     pub(super) fn reconnect(&mut self, i: usize, now: Nanos) {
         let c = &mut self.conns[i];
         if let Some(s) = c.stream.take() {
-            self.poller.remove(s.tcp().as_raw_fd());
+            self.poller.remove(s.sock().as_raw_fd());
         }
         c.reset(self.plan.no_body, self.plan.max_head);
         if self.plan.keepalive {
@@ -156,10 +155,10 @@ impl Worker {
             State::Backoff { .. } | State::Idle => return,
             State::Connecting { since } => {
                 let Some(s) = c.stream.as_ref() else { return };
-                let s = s.tcp();
+                let s = s.sock();
                 let failed = match s.take_error() {
                     Ok(Some(_)) | Err(_) => true,
-                    Ok(None) => match s.peer_addr() {
+                    Ok(None) => match s.connected() {
                         Ok(_) => false,
                         // Spurious wake-up (or a stale event of the socket
                         // this one replaced): still connecting.
@@ -238,7 +237,7 @@ impl Worker {
         c.failures = 0;
         c.free_since = now;
         if let Some(s) = c.stream.as_ref() {
-            let _ = s.tcp().set_nodelay(true);
+            let _ = s.sock().set_nodelay();
         }
         if self.plan.h2 {
             // It carries requests once the server's settings come.

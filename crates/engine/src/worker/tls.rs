@@ -11,18 +11,18 @@
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 
-use mio::net::TcpStream;
+use super::stream::Stream;
 use rustls::{ClientConnection, HandshakeKind};
 
 use crate::clock::NANOS_PER_SEC;
 
 pub(crate) enum Transport {
-    Plain(TcpStream),
+    Plain(Stream),
     Tls(Box<TlsStream>),
 }
 
 pub(crate) struct TlsStream {
-    tcp: TcpStream,
+    sock: Stream,
     conn: ClientConnection,
     /// The last read of ciphertext was shorter than the room offered: the
     /// socket was drained.
@@ -35,7 +35,7 @@ pub(crate) struct TlsStream {
 /// The socket as TLS reads it, noting whether each read drained it and,
 /// when asked (`stamp`), the receive stamp of the segments it read.
 struct Socket<'a> {
-    tcp: &'a mut TcpStream,
+    sock: &'a mut Stream,
     drained: &'a mut bool,
     stamp: Option<&'a mut Option<u64>>,
 }
@@ -43,11 +43,11 @@ struct Socket<'a> {
 impl Read for Socket<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = match self.stamp.as_deref_mut() {
-            None => self.tcp.read(buf)?,
+            None => self.sock.read(buf)?,
             Some(last) => {
                 // A read without a stamp clears the last one: the records it
                 // completes must not be given an earlier read's time.
-                let (n, stamp) = recv_stamped(self.tcp.as_raw_fd(), buf)?;
+                let (n, stamp) = recv_stamped(self.sock.as_raw_fd(), buf)?;
                 *last = stamp;
                 n
             }
@@ -66,19 +66,19 @@ pub(crate) enum Handshake {
 }
 
 impl Transport {
-    pub fn tls(tcp: TcpStream, conn: ClientConnection) -> Transport {
+    pub fn tls(sock: Stream, conn: ClientConnection) -> Transport {
         Transport::Tls(Box::new(TlsStream {
-            tcp,
+            sock,
             conn,
             drained: false,
             stamp: None,
         }))
     }
 
-    pub fn tcp(&self) -> &TcpStream {
+    pub fn sock(&self) -> &Stream {
         match self {
             Transport::Plain(s) => s,
-            Transport::Tls(t) => &t.tcp,
+            Transport::Tls(t) => &t.sock,
         }
     }
 
@@ -121,7 +121,7 @@ impl Transport {
         // SAFETY: a valid descriptor and an int option of the right size.
         let r = unsafe {
             libc::setsockopt(
-                self.tcp().as_raw_fd(),
+                self.sock().as_raw_fd(),
                 libc::SOL_SOCKET,
                 name,
                 (&value as *const libc::c_int).cast(),
@@ -224,7 +224,7 @@ impl TlsStream {
             }
             self.drained = false;
             let got = self.conn.read_tls(&mut Socket {
-                tcp: &mut self.tcp,
+                sock: &mut self.sock,
                 drained: &mut self.drained,
                 stamp: stamped.then_some(&mut self.stamp),
             });
@@ -267,7 +267,7 @@ impl TlsStream {
 
     fn flush_out(&mut self) -> io::Result<()> {
         while self.conn.wants_write() {
-            match self.conn.write_tls(&mut self.tcp) {
+            match self.conn.write_tls(&mut self.sock) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -287,7 +287,7 @@ impl TlsStream {
             if !self.conn.is_handshaking() {
                 return Handshake::Done;
             }
-            match self.conn.read_tls(&mut self.tcp) {
+            match self.conn.read_tls(&mut self.sock) {
                 Ok(0) => {
                     return Handshake::Failed(
                         "the server closed the connection during the handshake".into(),

@@ -37,7 +37,6 @@ const HABITS: &[Habit] = &[
     h("--batch_latency", None, "`--batch_latency` is wrk2's: fairbench times every request from its own planned time; drop it"),
     h("--burst-delay", Some("1s"), "`--burst-delay` is oha's: -R spreads the requests evenly, fairbench sends no bursts"),
     h("--burst-rate", Some("10"), "`--burst-rate` is oha's: -R spreads the requests evenly, fairbench sends no bursts"),
-    h("--unix-socket", Some("PATH"), "`--unix-socket` is oha's: fairbench loads TCP URLs only (http:// or https://)"),
     h("--rand-regex-url", None, "`--rand-regex-url` is oha's: put a template in the URL, e.g. `/items/{{uniform 1 10000}}` (docs/targets.md)"),
     h("--urls-from-file", Some("FILE"), "`--urls-from-file` is oha's: list the requests in a targets file, `--targets FILE` (docs/targets.md)"),
     h("--debug", None, "`--debug` is oha's: use `--dump` to see one request and its response as exchanged"),
@@ -141,8 +140,15 @@ pub fn hint(argv: &[String], e: &clap::Error) -> Option<String> {
     }
 }
 
-/// `load localhost:8080`: the URL without its scheme.
+/// `load localhost:8080`: the URL without its scheme; `load unix:/path`: a
+/// socket given where the URL goes.
 pub fn url_hint(url: &str) -> Option<String> {
+    if let Some(path) = url.strip_prefix("unix:") {
+        let path = path.trim_start_matches("//");
+        return Some(format!(
+            "URL: {url:?}: a server on a unix socket is loaded with --unix-socket {path} http://localhost/ (the URL gives the Host header and the path)"
+        ));
+    }
     if url.contains("://") {
         return None;
     }

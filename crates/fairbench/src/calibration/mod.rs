@@ -220,6 +220,14 @@ fn arguments(tool: Tool, cfg: &LoadConfig, measured: u64) -> Result<Vec<String>,
     if !cfg.request.body.is_empty() || cfg.request.method != "GET" {
         return Err(format!("{} is run with GET requests only", tool.name()));
     }
+    // A scenario's own headers (gzip's Accept-Encoding) change the work
+    // asked: the tool is not told them, so it would measure another request.
+    if !cfg.request.headers.is_empty() {
+        return Err(format!(
+            "{} is run without the scenario's request headers",
+            tool.name()
+        ));
+    }
     if cfg.pipeline > 1 {
         return Err("pipelining is fairbench's alone".into());
     }
@@ -364,6 +372,11 @@ mod tests {
         let mut c = config(LoadModel::ClosedLoop);
         c.protocol = Protocol::H2;
         assert!(arguments(Tool::Ab, &c, 0).unwrap_err().contains("HTTP/1.x"));
+        let mut c = config(LoadModel::ClosedLoop);
+        c.request.headers = vec![("Accept-Encoding".into(), "gzip".into())];
+        assert!(arguments(Tool::Wrk, &c, 0)
+            .unwrap_err()
+            .contains("request headers"));
     }
 
     #[test]

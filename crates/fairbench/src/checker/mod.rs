@@ -255,7 +255,7 @@ impl<'p> Checking<'p, '_> {
 
     fn skip(&mut self, server: &Server, gap: &Gap) {
         let (mode, line) = match gap {
-            Gap::Toolchain { .. } | Gap::NoResponse => (None, gap.reason()),
+            Gap::Toolchain { .. } | Gap::NoResponse { .. } => (None, gap.reason()),
             Gap::Scenario { scenario, .. } => (None, format!("{scenario}: {}", gap.reason())),
             Gap::Protocol { protocol, .. } => (None, format!("{protocol}: {}", gap.reason())),
             Gap::Mode { mode, .. } => (Some(mode.clone()), gap.reason()),

@@ -5,6 +5,7 @@ pub mod check;
 pub mod compare;
 pub mod completions;
 mod export;
+pub mod history;
 pub mod load;
 pub mod report;
 pub mod run;

@@ -225,11 +225,10 @@ fn spawn(i: usize, job: Job, tx: &mpsc::Sender<Event>) -> Result<Agent, FleetErr
             cmd.pre_exec(move || joiner.join_self());
         }
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stderr(Stdio::piped());
+    let mut child = fairbench_sys::process::spawn_child(&mut cmd)
         .map_err(|e| FleetError::Agent(format!("load generator on {label}: cannot start: {e}")))?;
     let stdout = child.stdout.take().expect("piped");
     let stderr_pipe = child.stderr.take().expect("piped");

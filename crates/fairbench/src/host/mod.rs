@@ -17,7 +17,6 @@ mod ssh;
 pub mod start;
 
 use std::net::SocketAddr;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -99,14 +98,14 @@ impl Host {
     }
 
     /// A local command that runs `argv` on this host. Its stdin, stdout and
-    /// stderr are those of the remote program. It runs in a process group of
-    /// its own (so a Ctrl-C on the terminal reaches only fairbench, which
-    /// then stops it in order) and is killed if fairbench dies.
+    /// stderr are those of the remote program. Start it with
+    /// [`fairbench_sys::process::spawn_child`] (a process group of its own,
+    /// killed if fairbench dies) or run it to its end with
+    /// [`fairbench_sys::process::bounded`].
     pub fn command(&self, argv: &[String]) -> Command {
         let full = self.wrap(argv);
         let mut cmd = Command::new(&full[0]);
-        cmd.args(&full[1..]).process_group(0);
-        die_with_parent(&mut cmd);
+        cmd.args(&full[1..]);
         cmd
     }
 
@@ -274,23 +273,6 @@ pub fn in_netns<R: Send>(name: &str, f: impl FnOnce() -> R + Send) -> anyhow::Re
         .join()
         .map_err(|_| anyhow!("a thread inside network namespace {name} panicked"))?
     })
-}
-
-/// The child gets SIGKILL when the thread that started it ends, so a
-/// crashed or SIGKILLed fairbench leaves no helper behind.
-fn die_with_parent(cmd: &mut Command) {
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
 }
 
 /// Whether a host name or address means this machine's loopback.

@@ -222,12 +222,11 @@ impl RemoteServer {
             ),
         );
         let mut cmd = Host::Ssh(session.clone()).command(&argv);
-        let mut child = cmd
-            .stdin(Stdio::piped())
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run ssh: {e}"))?;
+            .stderr(Stdio::piped());
+        let mut child =
+            process::spawn_child(&mut cmd).map_err(|e| format!("cannot run ssh: {e}"))?;
         // Ctrl-C's terminate_all ends the local ssh; the supervisor sees its
         // input close and stops the server.
         let group = process::register_group(child.id() as i32);

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,7 +19,22 @@ use super::quote;
 use super::HostInfo;
 use crate::args::CpuList;
 use crate::interrupt::CleanupGuard;
+use fairbench_sys::process::bounded::{self, Finished, Input};
+use fairbench_sys::process::{self, describe_exit};
 use fairbench_sys::procfs::{self, Stat};
+
+/// How long a short command through ssh may take (a probe, a mkdir, a read
+/// of /proc): a dead link ends it in about 15 s by itself (ServerAlive),
+/// but a command stuck on the host (a hung disk) would not end at all.
+const SHORT: Duration = Duration::from_secs(120);
+
+/// How long a copy to or from the host may take: a build output over a
+/// slow link.
+const COPY: Duration = Duration::from_secs(3600);
+
+/// Everything a command through ssh prints is kept: a whole file was asked
+/// for, and /proc of a busy host is large.
+const ALL: u64 = u64::MAX;
 
 /// How fairbench calls ssh, beyond the user's defaults.
 #[derive(Debug, Clone, Default)]
@@ -81,13 +96,9 @@ impl SshSession {
         if dest.is_empty() || dest.starts_with('-') {
             bail!("{dest:?} is not an ssh destination (expected user@host)");
         }
-        if Command::new("ssh")
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_err()
-        {
+        let mut version = Command::new("ssh");
+        version.arg("-V");
+        if bounded::run(version, None, SHORT).is_err() {
             bail!("ssh hosts need the OpenSSH client, and `ssh` is not on PATH (Debian: apt-get install openssh-client)");
         }
         let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
@@ -230,58 +241,60 @@ impl SshSession {
         v
     }
 
-    fn command(&self, remote: &str) -> Command {
+    /// Runs the shell command line `remote` on the host to its end, within
+    /// `bound`, with `input` on its stdin.
+    fn run(&self, remote: &str, input: Input, bound: Duration) -> anyhow::Result<Finished> {
         let argv = self.ssh_argv(remote);
         let mut c = Command::new(&argv[0]);
-        c.args(&argv[1..]).stdin(Stdio::null());
-        c
+        c.args(&argv[1..]);
+        bounded::run_with(c, input, ALL, bound)
+            .with_context(|| format!("cannot run ssh to {}", self.dest))
     }
 
-    fn check(&self, what: &str, out: Output) -> anyhow::Result<Vec<u8>> {
-        if out.status.success() {
-            return Ok(out.stdout);
-        }
-        let err = String::from_utf8_lossy(&out.stderr);
-        Err(anyhow!(
-            "{what} on ssh host {} failed: {}",
-            self.dest,
-            last_line(&err).unwrap_or_else(|| out.status.to_string())
-        ))
+    /// `remote`'s stdout, or one line naming `what` failed and why.
+    fn call(
+        &self,
+        what: &str,
+        remote: &str,
+        input: Input,
+        bound: Duration,
+    ) -> anyhow::Result<Vec<u8>> {
+        let out = self.run(remote, input, bound)?;
+        let why = match out.status {
+            Some(s) if s.success() => return Ok(out.stdout),
+            Some(s) => last_line(&out.stderr_text()).unwrap_or_else(|| describe_exit(s)),
+            None => format!("still running after {} s: killed", bound.as_secs()),
+        };
+        Err(anyhow!("{what} on ssh host {} failed: {why}", self.dest))
     }
 
     /// Runs a shell command line on the host; its stdout.
     pub fn exec(&self, remote: &str) -> anyhow::Result<String> {
-        let out = self
-            .command(remote)
-            .output()
-            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
         let first = remote.split_whitespace().next().unwrap_or("command");
-        Ok(String::from_utf8_lossy(&self.check(first, out)?).into_owned())
+        let out = self.call(first, remote, Input::Null, SHORT)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
     pub fn read_file(&self, path: &str) -> anyhow::Result<Vec<u8>> {
-        let out = self
-            .command(&format!("cat -- {}", quote::word(path)))
-            .output()
-            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
-        self.check(&format!("reading {path}"), out)
+        let remote = format!("cat -- {}", quote::word(path));
+        self.call(&format!("reading {path}"), &remote, Input::Null, COPY)
     }
 
     /// The last `bytes` of a file on the host (empty if it cannot be read).
     pub fn read_tail(&self, path: &str, bytes: u64) -> Vec<u8> {
-        self.command(&format!("tail -c {bytes} -- {}", quote::word(path)))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| o.stdout)
+        let remote = format!("tail -c {bytes} -- {}", quote::word(path));
+        self.call("tail", &remote, Input::Null, SHORT)
             .unwrap_or_default()
     }
 
     pub fn group_stats(&self, pgid: i32) -> Vec<Stat> {
         let text = self
-            .command("cat /proc/[0-9]*/stat 2>/dev/null; true")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .run(
+                "cat /proc/[0-9]*/stat 2>/dev/null; true",
+                Input::Null,
+                SHORT,
+            )
+            .map(|f| f.stdout_text())
             .unwrap_or_default();
         procfs::group_of(&text, pgid)
     }
@@ -302,12 +315,8 @@ impl SshSession {
             t = quote::word(&tmp),
             r = quote::word(remote)
         );
-        let out = self
-            .command(&script)
-            .stdin(Stdio::from(file))
-            .output()
-            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
-        self.check(&format!("copying {}", local.display()), out)?;
+        let what = format!("copying {}", local.display());
+        self.call(&what, &script, Input::From(Stdio::from(file)), COPY)?;
         Ok(())
     }
 
@@ -319,36 +328,47 @@ impl SshSession {
         for e in exclude {
             tar.arg(format!("--exclude={e}"));
         }
-        let mut tar = tar
-            .arg(".")
+        tar.arg(".")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut tar = process::spawn_child(&mut tar)
             .context("cannot run tar (needed to copy files to ssh hosts)")?;
         let stdout = tar.stdout.take().expect("piped");
+        // Read as it comes, so that many warnings cannot stall tar.
+        let mut stderr = tar.stderr.take().expect("piped");
+        let tar_err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
         let script = format!(
             "rm -rf {r} && mkdir -p {r} && tar -C {r} -xf -",
             r = quote::word(remote)
         );
-        let out = self
-            .command(&script)
-            .stdin(Stdio::from(stdout))
-            .output()
-            .with_context(|| format!("cannot run ssh to {}", self.dest))?;
-        let mut tar_err = String::new();
-        if let Some(mut e) = tar.stderr.take() {
-            let _ = e.read_to_string(&mut tar_err);
-        }
-        let st = tar.wait()?;
-        if !st.success() {
+        let what = format!("copying {}", local.display());
+        let copied = self.call(&what, &script, Input::From(Stdio::from(stdout)), COPY);
+        // ssh has read all tar wrote, or is gone and tar's next write
+        // fails: tar is ending, or stuck (a hung disk) and killed.
+        let st = bounded::wait(&mut tar, Duration::from_secs(30))?;
+        let tar_err = tar_err.join().unwrap_or_default();
+        // tar killed by a broken pipe: ssh ended first, and says why.
+        let copied = match copied {
+            Err(e) if st.and_then(|s| s.signal()) == Some(libc::SIGPIPE) => return Err(e),
+            c => c,
+        };
+        if !st.is_some_and(|s| s.success()) {
+            let why = match st {
+                Some(s) => describe_exit(s),
+                None => "still running after ssh ended: killed".into(),
+            };
             bail!(
                 "cannot pack {}: {}",
                 local.display(),
-                last_line(&tar_err).unwrap_or_else(|| st.to_string())
+                last_line(&tar_err).unwrap_or(why)
             );
         }
-        self.check(&format!("copying {}", local.display()), out)?;
+        copied?;
         Ok(())
     }
 
@@ -370,9 +390,13 @@ impl SshSession {
             .unwrap_or(0);
         let remote = format!("{}/bin/{}-{mtime}/fairbench", self.cache, meta.len());
         let present = self
-            .command(&format!("test -x {}", quote::word(&remote)))
-            .status()
-            .is_ok_and(|s| s.success());
+            .call(
+                "test",
+                &format!("test -x {}", quote::word(&remote)),
+                Input::Null,
+                SHORT,
+            )
+            .is_ok();
         if !present {
             self.put_file(&local, &remote, 0o755)?;
             // Every build of fairbench is a new copy: keep the newest few.
@@ -455,13 +479,13 @@ impl SshSession {
         let mut added = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
             let out = self.mux("forward", spec)?;
-            if out.status.success() {
+            if out.status.is_some_and(|s| s.success()) {
                 added.push(spec.clone());
             } else if i == 0 {
                 bail!(
                     "cannot forward a port to ssh host {}: {}",
                     self.dest,
-                    last_line(&String::from_utf8_lossy(&out.stderr)).unwrap_or_default()
+                    last_line(&out.stderr_text()).unwrap_or_default()
                 );
             }
         }
@@ -472,14 +496,12 @@ impl SshSession {
         Ok(r)
     }
 
-    fn mux(&self, op: &str, forward: &str) -> anyhow::Result<Output> {
-        Command::new("ssh")
-            .args(self.control_opts())
+    fn mux(&self, op: &str, forward: &str) -> anyhow::Result<Finished> {
+        let mut c = Command::new("ssh");
+        c.args(self.control_opts())
             .args(["-O", op, "-L", forward])
-            .arg(&self.dest)
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("cannot run ssh to {}", self.dest))
+            .arg(&self.dest);
+        bounded::run(c, None, SHORT).with_context(|| format!("cannot run ssh to {}", self.dest))
     }
 
     fn close_master(&self) {
@@ -495,14 +517,11 @@ impl Drop for SshSession {
         if lock(&self.master).is_some() && !self.work.is_empty() {
             let _ = self.exec(&format!("rm -rf {}", quote::word(&self.work)));
         }
-        let _ = Command::new("ssh")
-            .args(self.control_opts())
+        let mut exit = Command::new("ssh");
+        exit.args(self.control_opts())
             .args(["-O", "exit"])
-            .arg(&self.dest)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+            .arg(&self.dest);
+        let _ = bounded::run(exit, None, SHORT);
         self.close_master();
         let _ = std::fs::remove_dir_all(&self.control_dir);
     }
@@ -521,8 +540,9 @@ fn resolve_hostname(dest: &str, opts: &SshOptions) -> Option<String> {
     if let Some(c) = &opts.config {
         cmd.arg("-F").arg(c);
     }
-    let out = cmd.arg("-G").arg(dest).stdin(Stdio::null()).output().ok()?;
-    String::from_utf8_lossy(&out.stdout)
+    cmd.arg("-G").arg(dest);
+    let out = bounded::run(cmd, None, SHORT).ok()?;
+    out.stdout_text()
         .lines()
         .find_map(|l| l.strip_prefix("hostname ").map(|h| h.trim().to_string()))
 }
@@ -541,12 +561,9 @@ fn start_master(dest: &str, opts: &SshOptions, control_dir: &Path) -> anyhow::Re
         .arg(dest)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log)?)
-        .process_group(0);
-    super::die_with_parent(&mut cmd);
-    let mut master = cmd
-        .spawn()
-        .with_context(|| format!("cannot start ssh to {dest}"))?;
+        .stderr(std::fs::File::create(&log)?);
+    let mut master =
+        process::spawn_child(&mut cmd).with_context(|| format!("cannot start ssh to {dest}"))?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if socket.exists() {

@@ -31,6 +31,8 @@ pub enum Doc {
     Report,
     /// `compare --json`.
     Compare,
+    /// `history --json`.
+    History,
     /// `check --json`.
     Check,
     /// `servers --json`.
@@ -38,7 +40,7 @@ pub enum Doc {
 }
 
 impl Doc {
-    pub const ALL: [Doc; 10] = [
+    pub const ALL: [Doc; 11] = [
         Doc::Load,
         Doc::LoadVs,
         Doc::LoadKnee,
@@ -47,6 +49,7 @@ impl Doc {
         Doc::Show,
         Doc::Report,
         Doc::Compare,
+        Doc::History,
         Doc::Check,
         Doc::Servers,
     ];
@@ -62,6 +65,7 @@ impl Doc {
             Doc::Show => "fairbench-show",
             Doc::Report => "fairbench-report",
             Doc::Compare => "fairbench-compare",
+            Doc::History => "fairbench-history",
             Doc::Check => "fairbench-check",
             Doc::Servers => "fairbench-servers",
         }

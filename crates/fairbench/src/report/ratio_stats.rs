@@ -18,6 +18,13 @@ use serde::Serialize;
 /// The level of every ratio interval.
 pub const LEVEL: f64 = 0.95;
 
+/// A change smaller than this (B/A within 1 ± it) is no difference that
+/// matters even when the interval excludes 1: at 95 % one A/A run in twenty
+/// excludes 1 by chance, and a steady server gives intervals so narrow that
+/// a 0.1 % drift between the runs would read as "B better" (criterion's
+/// noise threshold, the same 1 %).
+pub const NEGLIGIBLE: f64 = 0.01;
+
 /// Ratios of one metric over repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RatioSummary {

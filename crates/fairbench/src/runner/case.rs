@@ -134,6 +134,8 @@ pub fn load_split(
     let target = Target::parse(&url).map_err(|e| e.to_string())?;
     let mut cfg = case_config(load, protocol, target, rate_override, t);
     cfg.request.method = scenario.method.clone();
+    // The scenario's own request headers, after Host: the bytes `check` sent.
+    cfg.request.headers = scenario.headers.clone();
     if protocol.tls() {
         let trust = trust.ok_or("h2 over TLS needs the run's CA, and none was made")?;
         cfg.tls.ca_pem = Some(trust.ca_pem.clone());
@@ -476,7 +478,8 @@ fn answered(running: &Started, outcome: Result<Outcome, String>) -> Result<Outco
 /// seconds. A server that has really hung fails every try.
 fn still_answers(running: &Started, load: &LoadSplit) -> Result<(), CaseEnd> {
     let timeout = load.first().timeout.max(Duration::from_secs(2));
-    let (method, path) = (&load.first().request.method, &load.first().target.path);
+    let request = &load.first().request;
+    let (method, path) = (&request.method, &load.first().target.path);
     // In the protocol of the case: an h2-only port answers nothing else.
     let opts = InspectOptions {
         fetch_timeout: timeout,
@@ -489,7 +492,12 @@ fn still_answers(running: &Started, load: &LoadSplit) -> Result<(), CaseEnd> {
             .host()
             .with_loopback(running.port, |p| {
                 let addr = host::loopback(p)[0];
-                let (_, answer) = parity::fetch_to(running.protocol, addr, method, path, &opts);
+                let (_, answer) = parity::fetch_to(
+                    running.protocol,
+                    addr,
+                    (method, path, &request.headers),
+                    &opts,
+                );
                 answer.map(drop).map_err(|e| e.to_string())
             })
             .map_err(|e| format!("{e:#}"))

@@ -22,7 +22,7 @@ pub fn dump(url: &str, cfg: &LoadConfig, cacert_given: bool) -> anyhow::Result<i
     let result = fetch::exchange(&mut conn, &request, start, cfg.timeout, |c, d| {
         c.set_read_timeout(Some(d))
     });
-    let reached = conn.peer().unwrap_or(t.addr);
+    let reached = t.endpoint(conn.peer().unwrap_or(t.addr));
     let over = match conn.alpn() {
         Some(p) => format!("TLS, ALPN {p}"),
         None if t.tls => "TLS, no ALPN".to_string(),
@@ -79,7 +79,7 @@ fn dump_h2(url: &str, cfg: &LoadConfig, cacert_given: bool) -> anyhow::Result<i3
     let (t, spec) = first_request(cfg);
     let mut conn = fairbench_engine::dial::dial_as(&t, &cfg.tls, cfg.protocol, cfg.timeout)
         .map_err(|m| anyhow::anyhow!("{}", tls_error::in_words(&m, cacert_given)))?;
-    let reached = conn.peer().unwrap_or(t.addr);
+    let reached = t.endpoint(conn.peer().unwrap_or(t.addr));
     let over = match conn.alpn() {
         Some(p) if p == "h2" => "TLS, ALPN h2".to_string(),
         Some(p) => anyhow::bail!(

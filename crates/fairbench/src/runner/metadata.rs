@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::time::Duration;
 
+use fairbench_sys::process::bounded;
 use serde::Serialize;
 use serde_json::json;
 
@@ -64,15 +66,14 @@ pub fn host(usable: &[usize]) -> Host {
 /// uncommitted changes; None outside a git checkout.
 pub fn git_revision(root: &Path) -> Option<String> {
     let run = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
+        let mut git = Command::new("git");
+        git.args(args).current_dir(root);
+        // A minute is ages for git on one checkout; a wedged git (a lock on
+        // a network file system) costs the run its revision, not the run.
+        bounded::run(git, None, Duration::from_secs(60))
             .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|f| f.status.is_some_and(|s| s.success()))
+            .map(|f| f.stdout_text().trim().to_string())
     };
     let rev = run(&["rev-parse", "--short=12", "HEAD"])?;
     let dirty =

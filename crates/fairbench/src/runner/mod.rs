@@ -12,6 +12,7 @@ pub mod metadata;
 mod sampler;
 pub mod services;
 pub mod session;
+pub mod stopping;
 mod sweep;
 pub mod vs;
 

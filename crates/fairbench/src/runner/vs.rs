@@ -11,22 +11,19 @@ use std::fmt::Write;
 use fairbench_engine::{LoadConfig, Outcome};
 use serde::Serialize;
 
-use crate::report::ratio_stats::{ratio, RatioSummary, LEVEL};
+use super::stopping::{Repetitions, Stopped};
+use crate::report::ratio_stats::{ratio, RatioSummary, LEVEL, NEGLIGIBLE};
 use crate::suite::order::case_order;
 use crate::thresholds::{Stat, Threshold, Verdict};
 use crate::units::{micros, rate};
 
-/// Which side ran, per repetition, in order.
-pub fn order(repetitions: usize, seed: u64) -> Vec<Vec<usize>> {
-    (1..=repetitions).map(|r| case_order(2, r, seed)).collect()
-}
-
-/// Runs `a` and `b` `repetitions` times in the seeded order; `go` runs one
+/// Runs `a` and `b` as `reps` asks, in the seeded order (a fixed count, or
+/// until every ratio is settled: [`Repetitions::may_stop`]); `go` runs one
 /// load. Stops at the first error.
 pub fn run_pair<E>(
     a: &LoadConfig,
     b: &LoadConfig,
-    repetitions: usize,
+    reps: &Repetitions,
     seed: u64,
     mut go: impl FnMut(usize, char, &LoadConfig) -> Result<Outcome, E>,
 ) -> Result<Pair, E> {
@@ -34,11 +31,13 @@ pub fn run_pair<E>(
         a: Vec::new(),
         b: Vec::new(),
         order: String::new(),
+        level: reps.level(),
+        stopped: None,
     };
-    for (r, sides) in order(repetitions, seed).into_iter().enumerate() {
-        for side in sides {
+    for r in 1..=reps.max() {
+        for side in case_order(2, r, seed) {
             let (name, cfg) = if side == 0 { ('A', a) } else { ('B', b) };
-            let o = go(r + 1, name, cfg)?;
+            let o = go(r, name, cfg)?;
             pair.order.push(name);
             if side == 0 {
                 pair.a.push(o);
@@ -47,6 +46,11 @@ pub fn run_pair<E>(
             }
         }
         pair.order.push(' ');
+        let ratios: Vec<_> = METRICS.iter().map(|m| pair.ratio(m.1)).collect();
+        if reps.may_stop(r, &ratios) {
+            pair.stopped = Stopped::of(reps, r, r < reps.max());
+            break;
+        }
     }
     pair.order = pair.order.trim_end().to_string();
     Ok(pair)
@@ -58,6 +62,11 @@ pub struct Pair {
     pub b: Vec<Outcome>,
     /// "AB BA AB": the order they ran in.
     pub order: String,
+    /// The level of every interval: 95 %, or higher when repetitions
+    /// stopped adaptively ([`Repetitions::level`]).
+    pub level: f64,
+    /// How an adaptive run stopped.
+    pub stopped: Option<Stopped>,
 }
 
 /// The figures compared, with which way is better.
@@ -102,7 +111,7 @@ impl Pair {
             .zip(&self.b)
             .map(|(a, b)| value(b, stat) / value(a, stat))
             .collect();
-        RatioSummary::of(&r, LEVEL)
+        RatioSummary::of(&r, self.level)
     }
 
     pub fn metrics(&self) -> Vec<MetricRatio> {
@@ -147,9 +156,14 @@ impl Pair {
         let _ = writeln!(s, "A  {a}\nB  {b}");
         let _ = writeln!(
             s,
-            "{n} repetitions each, in the order {} (seeded, alternating); B/A per repetition: geometric mean [95 % interval]\n",
-            self.order
+            "{n} repetitions each, in the order {} (seeded, alternating); B/A per repetition: geometric mean [{} interval]",
+            self.order,
+            level_text(self.level)
         );
+        if let Some(st) = &self.stopped {
+            let _ = writeln!(s, "{}", st.text());
+        }
+        s.push('\n');
         let _ = writeln!(
             s,
             "  {:<8}{:>14}{:>14}  {:<26}verdict",
@@ -182,11 +196,21 @@ impl Pair {
             "b": b,
             "repetitions": self.a.len(),
             "order": self.order,
-            "level": LEVEL,
+            "level": self.level,
+            "stopping": self.stopped,
             "ratios": self.metrics(),
             "a_runs": self.a.iter().map(figures).collect::<Vec<_>>(),
             "b_runs": self.b.iter().map(figures).collect::<Vec<_>>(),
         })
+    }
+}
+
+/// "95 %", or "99.29 %" for a level spent over looks.
+fn level_text(level: f64) -> String {
+    if (level - LEVEL).abs() < 1e-9 {
+        "95 %".into()
+    } else {
+        format!("{:.2} %", 100.0 * level)
     }
 }
 
@@ -210,13 +234,6 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
-
-/// A change smaller than this (B/A within 1 ± it) is no difference that
-/// matters even when the interval excludes 1: at 95 % one A/A run in twenty
-/// excludes 1 by chance, and a steady server gives intervals so narrow that
-/// a 0.1 % drift between the runs would read as "B better" (criterion's
-/// noise threshold, the same 1 %).
-pub const NEGLIGIBLE: f64 = 0.01;
 
 /// In words, from the interval: no difference when it contains 1 or lies
 /// within ±[`NEGLIGIBLE`] of it; else better or worse by the geometric
@@ -251,6 +268,11 @@ fn verdict(r: Option<&RatioSummary>, higher_better: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Which side ran, per repetition, in order.
+    fn order(repetitions: usize, seed: u64) -> Vec<Vec<usize>> {
+        (1..=repetitions).map(|r| case_order(2, r, seed)).collect()
+    }
 
     #[test]
     fn the_order_alternates_from_a_seeded_start() {

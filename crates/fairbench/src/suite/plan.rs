@@ -358,7 +358,7 @@ fn core_counts(
 /// What of server `s` does not run, and why.
 fn gap_skip(s: &Server, gap: &Gap) -> Skip {
     let what = match gap {
-        Gap::Toolchain { .. } | Gap::NoResponse => s.name.clone(),
+        Gap::Toolchain { .. } | Gap::NoResponse { .. } => s.name.clone(),
         Gap::Scenario { scenario, .. } => format!("{} {scenario}", s.name),
         Gap::Protocol { protocol, .. } => format!("{} {protocol}", s.name),
         Gap::Mode { mode, .. } => format!("{} mode {mode}", s.name),

@@ -2,9 +2,10 @@
 //! netem), so that a run on one machine can show what a real network does
 //! to the picture.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use fairbench_sys::process::bounded;
 use serde::Serialize;
 
 /// What the link between a load generator and the server should look like.
@@ -185,12 +186,9 @@ pub fn no_netem_message() -> String {
 
 /// Whether `tc` is there at all.
 pub fn tc_present() -> bool {
-    Command::new("tc")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
+    let mut tc = Command::new("tc");
+    tc.arg("-V");
+    bounded::run(tc, None, Duration::from_secs(30)).is_ok()
 }
 
 #[cfg(test)]

@@ -12,11 +12,13 @@
 
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{anyhow, bail};
+use fairbench_sys::process::bounded::{self, Finished};
 use serde::Serialize;
 
 use super::link::{self, Link};
@@ -102,12 +104,7 @@ fn remove(namespaces: &[String], root_links: &[String]) {
 }
 
 fn kill_inside(ns: &str) {
-    if let Ok(out) = Command::new("ip")
-        .args(["netns", "pids", ns])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-    {
+    if let Ok(out) = command("ip", &["netns", "pids", ns]) {
         for pid in String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .filter_map(|p| p.parse::<i32>().ok())
@@ -129,16 +126,30 @@ fn ip(args: &[&str]) -> anyhow::Result<()> {
     run("ip", args)
 }
 
+/// How long `ip` or `tc` may take: they answer in milliseconds, but a
+/// netlink call can block on a kernel lock a stuck driver holds.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// `prog ARGS` run to its end (within [`BOUND`]), its output kept.
+fn command(prog: &str, args: &[&str]) -> std::io::Result<Finished> {
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    bounded::run(cmd, None, BOUND)
+}
+
 fn run(prog: &str, args: &[&str]) -> anyhow::Result<()> {
-    let out = Command::new(prog)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
+    let out = command(prog, args)
         .map_err(|e| anyhow!("cannot run {prog}: {e} (network namespaces need iproute2)"))?;
-    if out.status.success() {
-        return Ok(());
+    match out.status {
+        Some(s) if s.success() => return Ok(()),
+        None => bail!(
+            "`{prog} {}`: still running after {} s: killed",
+            args.join(" "),
+            BOUND.as_secs()
+        ),
+        Some(_) => {}
     }
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = out.stderr_text();
     let line = err
         .lines()
         .map(str::trim)
@@ -148,13 +159,7 @@ fn run(prog: &str, args: &[&str]) -> anyhow::Result<()> {
 }
 
 fn quiet(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    command("ip", args).is_ok_and(|f| f.status.is_some_and(|s| s.success()))
 }
 
 /// Root is needed for namespaces and veth pairs; one clear message otherwise.
@@ -163,13 +168,7 @@ pub fn require_root() -> anyhow::Result<()> {
     if unsafe { libc::geteuid() } != 0 {
         bail!("--topology netns needs root: it creates network namespaces and veth pairs (run fairbench as root, e.g. with sudo)");
     }
-    if Command::new("ip")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_err()
-    {
+    if command("ip", &["-V"]).is_err() {
         bail!("--topology netns needs the `ip` command (Debian: apt-get install iproute2)");
     }
     Ok(())
@@ -183,18 +182,23 @@ pub fn netem_available() -> anyhow::Result<bool> {
         SEQ.fetch_add(1, Ordering::Relaxed)
     );
     ip(&["netns", "add", &ns])?;
-    let out = Command::new("tc")
-        .args([
+    let out = command(
+        "tc",
+        &[
             "-n", &ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms",
-        ])
-        .stdin(Stdio::null())
-        .output();
+        ],
+    );
     let _ = quiet(&["netns", "del", &ns]);
     let out = out.map_err(|e| anyhow!("cannot run tc: {e} (link shaping needs iproute2)"))?;
-    if out.status.success() {
-        return Ok(true);
+    match out.status {
+        Some(s) if s.success() => return Ok(true),
+        None => bail!(
+            "tc cannot add netem: still running after {} s: killed",
+            BOUND.as_secs()
+        ),
+        Some(_) => {}
     }
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = out.stderr_text();
     if err.contains(link::UNKNOWN_QDISC) {
         return Ok(false);
     }
@@ -235,12 +239,9 @@ fn link_owner(name: &str) -> Option<u32> {
 
 /// Namespaces whose names start with `fairbench-`.
 pub fn namespaces() -> Vec<String> {
-    let out = Command::new("ip")
-        .args(["netns", "list"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let Ok(out) = out else { return Vec::new() };
+    let Ok(out) = command("ip", &["netns", "list"]) else {
+        return Vec::new();
+    };
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())
@@ -251,12 +252,9 @@ pub fn namespaces() -> Vec<String> {
 
 /// Root-namespace veth ends named by fairbench.
 pub fn root_links() -> Vec<String> {
-    let out = Command::new("ip")
-        .args(["-o", "link", "show"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let Ok(out) = out else { return Vec::new() };
+    let Ok(out) = command("ip", &["-o", "link", "show"]) else {
+        return Vec::new();
+    };
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -337,11 +335,7 @@ fn block(b: u32) -> (Ipv4Addr, Ipv4Addr, Ipv4Addr) {
 
 /// Blocks with an address in use in this machine's own namespace.
 fn blocks_in_use() -> std::collections::HashSet<u32> {
-    let out = Command::new("ip")
-        .args(["-4", "-o", "addr", "show"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
+    let out = command("ip", &["-4", "-o", "addr", "show"]);
     let base = u32::from(Ipv4Addr::new(198, 18, 0, 0));
     let mut used = std::collections::HashSet::new();
     if let Ok(out) = out {

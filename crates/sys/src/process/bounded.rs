@@ -35,18 +35,56 @@ impl Finished {
 
 /// Runs `cmd` with `input` on its stdin (else none) and its stdout and
 /// stderr captured; kills its group at `timeout`.
-pub fn run(mut cmd: Command, input: Option<Vec<u8>>, timeout: Duration) -> io::Result<Finished> {
-    cmd.stdin(if input.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .process_group(0);
+pub fn run(cmd: Command, input: Option<Vec<u8>>, timeout: Duration) -> io::Result<Finished> {
+    let input = input.map_or(Input::Null, Input::Bytes);
+    run_with(cmd, input, MAX_OUTPUT, timeout)
+}
+
+/// What a bounded command reads. Never the terminal: a command run to its
+/// end must not wait for a keyboard that is not there (CI has no stdin).
+#[derive(Debug)]
+pub enum Input {
+    /// Nothing: end of file at once.
+    Null,
+    /// These bytes, written by a thread of ours.
+    Bytes(Vec<u8>),
+    /// A file or another process's output, streamed without passing
+    /// through memory: a copy to an ssh host of a binary or a tar archive.
+    From(Stdio),
+}
+
+/// As [`run`], with its stdin given as an [`Input`] and up to `keep` bytes
+/// of each output stream kept: a whole file read through a command is
+/// wanted whole, where a probe's output is bounded by [`MAX_OUTPUT`].
+pub fn run_with(
+    mut cmd: Command,
+    input: Input,
+    keep: u64,
+    timeout: Duration,
+) -> io::Result<Finished> {
+    let bytes = match input {
+        Input::Null => {
+            cmd.stdin(Stdio::null());
+            None
+        }
+        Input::Bytes(b) => {
+            cmd.stdin(Stdio::piped());
+            Some(b)
+        }
+        Input::From(stdio) => {
+            cmd.stdin(stdio);
+            None
+        }
+    };
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     let mut child = cmd.spawn()?;
+    // Our copy of a streamed stdin closes now: a producer (tar) whose
+    // reader died then fails its next write instead of filling a pipe.
+    drop(cmd);
     let _guard = super::register_group(child.id() as i32);
-    let writer = input.and_then(|bytes| {
+    let writer = bytes.and_then(|bytes| {
         let mut stdin = child.stdin.take()?;
         Some(std::thread::spawn(move || {
             let _ = stdin.write_all(&bytes);
@@ -56,7 +94,7 @@ pub fn run(mut cmd: Command, input: Option<Vec<u8>>, timeout: Duration) -> io::R
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             if let Some(r) = r {
-                let _ = r.take(MAX_OUTPUT).read_to_end(&mut buf);
+                let _ = r.take(keep).read_to_end(&mut buf);
             }
             buf
         })
@@ -97,9 +135,12 @@ pub fn run_logged(mut cmd: Command, timeout: Duration) -> io::Result<Finished> {
     })
 }
 
-/// Waits for `child` until `timeout`; then, ended or not, kills its whole
-/// group (what it left behind included) and reaps it.
-fn wait(child: &mut Child, timeout: Duration) -> io::Result<Option<ExitStatus>> {
+/// Waits for `child`, the leader of a process group of its own, until
+/// `timeout`; then, ended or not, kills its whole group (what it left
+/// behind included) and reaps it. `None`: it was still running. Also ends a
+/// helper started by [`super::spawn_child`] that should be ending (a `tar`
+/// whose reader is done).
+pub fn wait(child: &mut Child, timeout: Duration) -> io::Result<Option<ExitStatus>> {
     let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(1);
     let status = loop {
@@ -133,6 +174,21 @@ mod tests {
         assert_eq!(f.status.and_then(|s| s.code()), Some(3));
         assert_eq!(f.stdout_text(), "in\n");
         assert_eq!(f.stderr_text(), "err\n");
+    }
+
+    #[test]
+    fn a_streamed_stdin_is_read_and_no_stdin_is_an_end_of_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in");
+        std::fs::write(&path, "0123456789").unwrap();
+        let from = Input::From(Stdio::from(std::fs::File::open(&path).unwrap()));
+        let f = run_with(Command::new("cat"), from, 4, Duration::from_secs(20)).unwrap();
+        assert!(f.status.is_some_and(|s| s.success()));
+        assert_eq!(f.stdout_text(), "0123");
+        // Were it the terminal's, `cat` would wait for a keyboard.
+        let f = run(Command::new("cat"), None, Duration::from_secs(20)).unwrap();
+        assert!(f.status.is_some_and(|s| s.success()));
+        assert_eq!(f.stdout_text(), "");
     }
 
     #[test]

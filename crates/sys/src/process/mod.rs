@@ -2,7 +2,9 @@
 //! be made (see [`crate::containment`]), else in their own process group;
 //! pinned to CPUs, logged to a file, polled until they answer, and always
 //! stopped: explicitly, on drop, or by [`terminate_all`] from the Ctrl-C
-//! handler.
+//! handler. Every other process fairbench starts comes through here too: a
+//! command run to its end within a bound ([`bounded`]) or a helper that
+//! lives on ([`spawn_child`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -16,6 +18,9 @@ use std::time::{Duration, Instant};
 use crate::containment::{self, CreateError, Group, Joiner, Method, Purpose, Usage};
 
 pub mod bounded;
+mod child;
+
+pub use child::spawn_child;
 
 /// Process groups started by this process and not yet reaped.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -551,11 +556,7 @@ impl BeforeExec {
                     }
                 }
                 if die {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    // The parent may have died before prctl took effect.
-                    if libc::getppid() != parent {
-                        libc::_exit(1);
-                    }
+                    child::die_with_parent_thread(parent);
                 }
                 Ok(())
             });

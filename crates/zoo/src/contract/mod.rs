@@ -54,9 +54,12 @@ impl GradeContext<'_> {
 
 /// Grades the rules that one response decides: status, body, content-type,
 /// content-length, framing, date-present, date-fresh, required-headers and
-/// extra-headers. Rule deviations are applied.
+/// extra-headers (and content-encoding and vary for a compressed answer:
+/// its body is graded decoded). Rule deviations are applied.
 pub fn grade(scenario: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Vec<RuleResult> {
-    let mut out = vec![status(scenario, r, ctx), body(scenario, r)];
+    let decoded = encoding::decode(scenario, r);
+    let mut out = vec![status(scenario, r, ctx), body(scenario, &decoded.body)];
+    out.extend(encoding::grade(scenario, r, &decoded, ctx));
     if let Some(ct) = content_type(scenario, r, ctx) {
         out.push(ct);
     }
@@ -202,10 +205,10 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
-    let n = r.body.len();
+fn body(s: &Scenario, got: &[u8]) -> RuleResult {
+    let n = got.len();
     match &s.expect.body {
-        BodyExpect::Exact(want) if &r.body == want => {
+        BodyExpect::Exact(want) if got == want.as_slice() => {
             RuleResult::new(Rule::Body, Grade::Pass, format!("{n} bytes, as expected"))
         }
         BodyExpect::Exact(want) => RuleResult::new(
@@ -215,15 +218,15 @@ fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
                 "expected {} bytes {}, got {n} bytes {}",
                 want.len(),
                 quote(want, 60),
-                quote(&r.body, 60)
+                quote(got, 60)
             ),
         ),
         BodyExpect::Regex { source, re } => {
-            if re.is_match(&r.body) {
+            if re.is_match(got) {
                 RuleResult::new(
                     Rule::Body,
                     Grade::Pass,
-                    format!("{n} bytes {}", quote(&r.body, 60)),
+                    format!("{n} bytes {}", quote(got, 60)),
                 )
             } else {
                 RuleResult::new(
@@ -231,15 +234,15 @@ fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
                     Grade::Fail,
                     format!(
                         "{n} bytes {} do not match /{}/",
-                        quote(&r.body, 60),
+                        quote(got, 60),
                         fairbench_sys::text::visible(source)
                     ),
                 )
             }
         }
         BodyExpect::File { len, sha256, path } => {
-            let got: [u8; 32] = Sha256::digest(&r.body).into();
-            if n as u64 == *len && &got == sha256 {
+            let digest: [u8; 32] = Sha256::digest(got).into();
+            if n as u64 == *len && &digest == sha256 {
                 RuleResult::new(
                     Rule::Body,
                     Grade::Pass,
@@ -253,7 +256,7 @@ fn body(s: &Scenario, r: &RawResponse) -> RuleResult {
                         "expected {len} bytes with SHA-256 {}… ({}), got {n} bytes with SHA-256 {}…",
                         &hex(sha256)[..16],
                         file_name(path),
-                        &hex(&got)[..16]
+                        &hex(&digest)[..16]
                     ),
                 )
             }
@@ -538,6 +541,10 @@ pub fn header_line_len(name: &str, value: &[u8]) -> usize {
 fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
     let mut allowed: Vec<&str> = GO_HEADERS.to_vec();
     allowed.extend(s.expect.required_headers.iter().map(String::as_str));
+    if s.expect.content_encoding.is_some() {
+        // What Go sends beside a body it compressed.
+        allowed.extend(["Content-Encoding", "Vary"]);
+    }
     if !ctx.normalized() {
         allowed.extend(s.expect.allowed_headers.iter().map(String::as_str));
     }
@@ -599,5 +606,6 @@ fn extra_headers(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResul
     RuleResult::new(Rule::ExtraHeaders, grade, detail)
 }
 
+mod encoding;
 #[cfg(test)]
 mod tests;

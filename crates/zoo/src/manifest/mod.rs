@@ -9,9 +9,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{parse_toml, DefinitionError};
-use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS};
 use crate::rule::Rule;
-use crate::token::is_token;
 use crate::Protocol;
 
 mod parse;
@@ -43,12 +41,16 @@ pub struct Server {
     pub modes: IndexMap<String, Mode>,
     pub default_response: ResponseConfig,
     pub normalized_response: ResponseConfig,
-    /// The code as a publication ran it (`[responses.study]`), for the
-    /// servers a publication measured; absent for the others.
-    pub study_response: Option<ResponseConfig>,
+    /// The code as a publication ran it (`[responses.study]`, and the 2012
+    /// post's `[responses.post2012-*]`), for the servers a publication
+    /// measured; absent for the others.
+    pub optional_responses: IndexMap<ResponseKind, ResponseConfig>,
     /// The scenarios the server implements, when it says (`scenarios =
     /// [...]`); the others are skipped with one line, never failed.
     pub scenarios: Option<Vec<String>>,
+    /// Why it does not implement a scenario, as its manifest says
+    /// (`[scenarios_unsupported]`): skipped with that reason, never failed.
+    pub scenarios_unsupported: IndexMap<String, String>,
     /// `[db] pool = N`: the connection pool the server keeps to the
     /// database (`DB_POOL`), when it says.
     pub db_pool: Option<usize>,
@@ -103,13 +105,34 @@ pub enum ResponseKind {
     /// The code as a publication ran it (docs/study.md): graded like
     /// `default`, its differences declared as known deviations.
     Study,
+    /// The 2012 static-file post's three hand-written Dart handlers
+    /// (docs/study.md): a file-exists check in both the route matcher and
+    /// the responder; the path kept in the session; the path in a local
+    /// variable. Graded like `default`, as `study` is.
+    #[serde(rename = "post2012-exists")]
+    Post2012Exists,
+    #[serde(rename = "post2012-session")]
+    Post2012Session,
+    #[serde(rename = "post2012-local")]
+    Post2012Local,
 }
 
 impl ResponseKind {
-    pub const ALL: [ResponseKind; 3] = [
+    pub const ALL: [ResponseKind; 6] = [
         ResponseKind::Default,
         ResponseKind::Normalized,
         ResponseKind::Study,
+        ResponseKind::Post2012Exists,
+        ResponseKind::Post2012Session,
+        ResponseKind::Post2012Local,
+    ];
+    /// The shapes a manifest may leave out: a publication's own code, for
+    /// the servers it measured.
+    pub const OPTIONAL: [ResponseKind; 4] = [
+        ResponseKind::Study,
+        ResponseKind::Post2012Exists,
+        ResponseKind::Post2012Session,
+        ResponseKind::Post2012Local,
     ];
     /// What `check` and `servers` cover unless a response is named: every
     /// server has these two.
@@ -120,16 +143,14 @@ impl ResponseKind {
             ResponseKind::Default => "default",
             ResponseKind::Normalized => "normalized",
             ResponseKind::Study => "study",
+            ResponseKind::Post2012Exists => "post2012-exists",
+            ResponseKind::Post2012Session => "post2012-session",
+            ResponseKind::Post2012Local => "post2012-local",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "default" => Some(ResponseKind::Default),
-            "normalized" => Some(ResponseKind::Normalized),
-            "study" => Some(ResponseKind::Study),
-            _ => None,
-        }
+        ResponseKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -269,9 +290,11 @@ impl Server {
 
     /// Whether the server implements `scenario` (all, unless it lists them).
     pub fn implements(&self, scenario: &str) -> bool {
-        self.scenarios
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|s| s == scenario))
+        !self.scenarios_unsupported.contains_key(scenario)
+            && self
+                .scenarios
+                .as_ref()
+                .is_none_or(|list| list.iter().any(|s| s == scenario))
     }
 
     /// The response shape's configuration; `None` for `study` on a server
@@ -280,7 +303,7 @@ impl Server {
         match kind {
             ResponseKind::Default => Some(&self.default_response),
             ResponseKind::Normalized => Some(&self.normalized_response),
-            ResponseKind::Study => self.study_response.as_ref(),
+            other => self.optional_responses.get(&other),
         }
     }
 
@@ -299,7 +322,7 @@ impl Server {
     }
 
     /// The response shapes the server has: default, normalized, then study
-    /// when its manifest defines one.
+    /// and the 2012 post's handlers when its manifest defines them.
     pub fn responses(&self) -> Vec<ResponseKind> {
         ResponseKind::ALL
             .into_iter()

@@ -2,8 +2,21 @@
 //! validation into a [`Server`]: every field checked, every mistake named
 //! with its file and field.
 
-#[allow(unused_imports)]
-use super::*;
+use std::path::Path;
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde::Deserialize;
+
+use super::{
+    Argv, Deviation, DeviationTarget, Mode, ResponseConfig, ResponseKind, Server, Toolchain,
+    Workers, MAX_DB_POOL,
+};
+use crate::error::DefinitionError;
+use crate::placeholder::{self, BUILD_PLACEHOLDERS, RUN_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS};
+use crate::rule::Rule;
+use crate::token::is_token;
+use crate::Protocol;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -25,6 +38,8 @@ pub(super) struct RawManifest {
     protocols: Option<Vec<String>>,
     #[serde(default)]
     protocols_unsupported: IndexMap<String, String>,
+    #[serde(default)]
+    scenarios_unsupported: IndexMap<String, String>,
     db: Option<RawDb>,
 }
 
@@ -81,6 +96,12 @@ struct RawResponses {
     normalized: RawResponse,
     #[serde(default)]
     study: Option<RawResponse>,
+    #[serde(default, rename = "post2012-exists")]
+    post2012_exists: Option<RawResponse>,
+    #[serde(default, rename = "post2012-session")]
+    post2012_session: Option<RawResponse>,
+    #[serde(default, rename = "post2012-local")]
+    post2012_local: Option<RawResponse>,
 }
 
 #[derive(Deserialize, Default)]
@@ -197,7 +218,7 @@ fn is_mode_name(s: &str) -> bool {
 }
 
 pub(super) fn validate(
-    raw: RawManifest,
+    mut raw: RawManifest,
     dir: &Path,
     manifest_path: &Path,
     text: String,
@@ -212,10 +233,12 @@ pub(super) fn validate(
     let toolchain = toolchain(raw.toolchain, &mut c);
     let shared_build = shared_build(raw.build, &mut c);
     let modes = modes(raw.modes, dir, &mut c);
+    let optional = raw.responses.optional();
     let default_response = response("default", raw.responses.default, &mut c);
     let normalized_response = response("normalized", raw.responses.normalized, &mut c);
-    let study_response = raw.responses.study.map(|r| response("study", r, &mut c));
+    let optional_responses = optional_responses(optional, &mut c);
     scenarios(raw.scenarios.as_deref(), &mut c);
+    scenarios_unsupported(raw.scenarios.as_deref(), &raw.scenarios_unsupported, &mut c);
     let db_pool = db_pool(raw.db.as_ref(), &mut c);
     let (protocols, protocols_unsupported) =
         protocols(raw.protocols, raw.protocols_unsupported, &mut c);
@@ -244,8 +267,9 @@ pub(super) fn validate(
         modes,
         default_response,
         normalized_response,
-        study_response,
+        optional_responses,
         scenarios: raw.scenarios,
+        scenarios_unsupported: raw.scenarios_unsupported,
         db_pool,
         protocols,
         protocols_unsupported,
@@ -382,6 +406,33 @@ fn mode(name: String, m: RawMode, dir: &Path, c: &mut Checker) -> Mode {
     }
 }
 
+impl RawResponses {
+    /// The shapes a manifest may leave out, as given, in
+    /// [`ResponseKind::OPTIONAL`]'s order.
+    fn optional(&mut self) -> Vec<(ResponseKind, RawResponse)> {
+        let given = [
+            (ResponseKind::Study, self.study.take()),
+            (ResponseKind::Post2012Exists, self.post2012_exists.take()),
+            (ResponseKind::Post2012Session, self.post2012_session.take()),
+            (ResponseKind::Post2012Local, self.post2012_local.take()),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(k, r)| r.map(|r| (k, r)))
+            .collect()
+    }
+}
+
+fn optional_responses(
+    given: Vec<(ResponseKind, RawResponse)>,
+    c: &mut Checker,
+) -> IndexMap<ResponseKind, ResponseConfig> {
+    given
+        .into_iter()
+        .map(|(k, r)| (k, response(k.as_str(), r, c)))
+        .collect()
+}
+
 /// `[responses.<kind>]`: its environment, known deviations and workers.
 fn response(kind: &str, r: RawResponse, c: &mut Checker) -> ResponseConfig {
     let f = format!("responses.{kind}");
@@ -460,6 +511,28 @@ fn scenarios(list: Option<&[String]>, c: &mut Checker) {
             "scenarios",
             "expected the names of the scenarios the server implements, e.g. [\"static\", \"file\"] (leave the field out for all)",
         );
+    }
+}
+
+/// `[scenarios_unsupported]`: a reason for each, and none a scenario the
+/// server also lists as implemented.
+fn scenarios_unsupported(
+    listed: Option<&[String]>,
+    reasons: &IndexMap<String, String>,
+    c: &mut Checker,
+) {
+    for (name, reason) in reasons {
+        let field = format!("scenarios_unsupported.{name}");
+        if listed.is_some_and(|l| l.contains(name)) {
+            c.err(
+                &field,
+                format!(
+                    "{name} is in scenarios: a server either implements a scenario or says why not"
+                ),
+            );
+        } else {
+            c.non_empty(&field, reason);
+        }
     }
 }
 

@@ -40,6 +40,45 @@ fn good_manifest_loads_in_order() {
 }
 
 #[test]
+fn the_2012_posts_handlers_are_optional_responses_in_their_own_order() {
+    // Given out of order, listed in ResponseKind::ALL's.
+    let s = load(&format!(
+        "{GOOD}[responses.post2012-local]\nworkers = \"one\"\n[responses.post2012-exists]\n[responses.study]\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        s.responses(),
+        vec![
+            ResponseKind::Default,
+            ResponseKind::Normalized,
+            ResponseKind::Study,
+            ResponseKind::Post2012Exists,
+            ResponseKind::Post2012Local,
+        ]
+    );
+    assert!(!s.has_response(ResponseKind::Post2012Session));
+    assert_eq!(
+        s.response(ResponseKind::Post2012Local).workers,
+        Workers::One
+    );
+    assert_eq!(s.variants()[4].to_string(), "native/post2012-local");
+    for k in ResponseKind::ALL {
+        assert_eq!(ResponseKind::parse(k.as_str()), Some(k));
+        assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+    }
+    let e = load(&format!(
+        "{GOOD}[responses.post2012-session]\nknown_deviations = [{{ rule = \"nope\", reason = \"x\" }}]\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e[0].field.as_deref(),
+        Some("responses.post2012-session.known_deviations[0].rule"),
+        "{}",
+        e[0]
+    );
+}
+
+#[test]
 fn a_study_response_is_optional_and_adds_variants() {
     let s = load(&format!(
         "{GOOD}[responses.study]\nenv = {{ STUDY = \"1\" }}\nknown_deviations = [{{ rule = \"body\", reason = \"published body\", scenario = \"static\" }}]\n"

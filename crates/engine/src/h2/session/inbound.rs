@@ -24,6 +24,10 @@ impl Session {
             let take = need.min(data.len());
             self.held.extend_from_slice(&data[..take]);
             data = &data[take..];
+            // A header can arrive a byte at a time, over several reads.
+            if self.held.len() < frame::HEADER_LEN {
+                return Ok(());
+            }
             if self.held.len() == frame::HEADER_LEN {
                 let h = Head::parse(&self.held);
                 self.check_size(&h)?;

@@ -1,13 +1,26 @@
 //! `load`'s flags as the engine's configuration; the engine's own
 //! objections named by the flag.
 
-use super::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fairbench_engine::{
+    LoadConfig, LoadModel, Protocol, RequestSpec, StatusSet, Target, TlsOptions, DEFAULT_STREAMS,
+};
+
+use super::LoadArgs;
+use crate::args::{bounds, migrant};
+use crate::topology::TopologyKind;
+use crate::usage_error::usage;
 
 pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     let routes = routes(args)?;
     check_routes_used(args, &routes)?;
-    let target = Target::parse_routed(&args.url, &routes)
-        .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| flag_error(&e))))?;
+    let target = match &args.unix_socket {
+        Some(path) => unix_target(args, path)?,
+        None => Target::parse_routed(&args.url, &routes),
+    }
+    .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or_else(|| flag_error(&e))))?;
     let mut cfg = LoadConfig::new(target);
     cfg.connections = args.connections;
     // One load thread per CPU it is given, unless told otherwise.
@@ -25,16 +38,7 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.requests = args.requests;
     cfg.keepalive = !args.no_keepalive;
     cfg.expect_status = StatusSet::parse(&args.expect_status).map_err(|e| usage(flag_error(&e)))?;
-    cfg.tls = TlsOptions {
-        insecure: args.insecure,
-        ca_pem: match &args.cacert {
-            Some(p) => Some(
-                std::fs::read(p)
-                    .map_err(|e| usage(format!("--cacert: cannot read {}: {e}", p.display())))?,
-            ),
-            None => None,
-        },
-    };
+    cfg.tls = tls_options(args, cfg.target.tls)?;
     cfg.warmup = args.warmup;
     cfg.timeout = args.timeout;
     cfg.timeout_mode = args.timeout_mode;
@@ -98,6 +102,32 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         .serialize(&cfg.target)
         .map_err(|e| usage(flag_error(&e)))?;
     Ok(cfg)
+}
+
+/// The TLS flags as the engine's options, the client certificate checked
+/// before anything is sent.
+fn tls_options(args: &LoadArgs, https: bool) -> anyhow::Result<TlsOptions> {
+    let tls = TlsOptions {
+        insecure: args.insecure,
+        ca_pem: read_pem(&args.cacert, "cacert")?,
+        cert_pem: read_pem(&args.cert, "cert")?,
+        key_pem: read_pem(&args.key, "key")?,
+    };
+    tls.check_client_cert().map_err(|e| usage(flag_error(&e)))?;
+    if args.cert.is_some() && !https {
+        return Err(usage("--cert and --key: apply to https:// URLs only"));
+    }
+    Ok(tls)
+}
+
+/// The contents of a `--cacert`, `--cert` or `--key` file, when given.
+fn read_pem(path: &Option<PathBuf>, flag: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    path.as_ref()
+        .map(|p| {
+            std::fs::read(p)
+                .map_err(|e| usage(format!("--{flag}: cannot read {}: {e}", p.display())))
+        })
+        .transpose()
 }
 
 pub(super) const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -165,5 +195,28 @@ fn check_routes_used(
                 .join(", ")
         ))),
         None => Ok(()),
+    }
+}
+
+/// `--unix-socket PATH`: a socket that is not there is a usage error before
+/// anything runs, not a run of failed connects.
+fn unix_target(
+    args: &LoadArgs,
+    path: &std::path::Path,
+) -> anyhow::Result<Result<Target, fairbench_engine::ConfigError>> {
+    use std::os::unix::fs::FileTypeExt;
+    let p = &args.place;
+    if p.clients > 1 || !p.client_hosts.is_empty() || p.topology != TopologyKind::Local {
+        return Err(usage(
+            "--unix-socket: one load generator on this machine only (not with --clients, --client-hosts or --topology)",
+        ));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_socket() => Ok(Target::parse_unix(&args.url, path)),
+        Ok(_) => Err(usage(format!(
+            "--unix-socket: {} is not a socket (expected the path a server listens on)",
+            path.display()
+        ))),
+        Err(e) => Err(usage(format!("--unix-socket: {}: {e}", path.display()))),
     }
 }

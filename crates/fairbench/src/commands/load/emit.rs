@@ -5,10 +5,12 @@
 //! `--vs`, `--knee`, several generators) goes through here, so none can
 //! ignore the flag.
 
-use super::*;
+use super::LoadArgs;
 use crate::commands::export::{self, Kind};
 use crate::output::load::tables;
+use crate::output::terminal;
 use crate::report::json_doc::{self, Doc};
+use crate::usage_error::usage;
 
 /// Prints the document for `--json` (or `--format json`), else the text
 /// `summary` gives.

@@ -1,6 +1,15 @@
 //! `load --knee`: the sweep suites' knee search on one URL.
 
-use super::*;
+use fairbench_engine::{LoadConfig, LoadModel, RunError};
+
+use super::config::{flag_error, DEFAULT_DURATION};
+use super::{emit, progress_for, LoadArgs};
+use crate::output::load::tls_error;
+use crate::report::json_doc::Doc;
+use crate::runner::knee;
+use crate::topology::TopologyKind;
+use crate::usage_error::usage;
+use crate::{runner, thresholds, units};
 
 /// `--knee`: the sweep suites' knee search on this URL.
 pub(super) fn run_knee(

@@ -4,33 +4,25 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use fairbench_engine::{
-    LoadConfig, LoadModel, Observer, Protocol, RequestSpec, RunError, StatusSet, Target,
-    TlsOptions, DEFAULT_STREAMS,
-};
+use fairbench_engine::{LoadConfig, Observer, RunError};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::args::{
-    bounds, duration, migrant, parse_percentiles, parse_stages, positive_count, positive_duration,
+    bounds, duration, parse_percentiles, parse_stages, positive_count, positive_duration,
     positive_usize, rate, CpuList, Percentiles,
 };
-use crate::fleet;
-use crate::fleet::split::{split, Aim};
-use crate::host;
-use crate::output::load::clients;
 use crate::output::load::hdr_log::HdrLog;
 use crate::output::load::json::LoadJson;
 use crate::output::load::summary;
 use crate::output::load::tls_error;
 use crate::output::progress::{Fanout, LoadProgress};
-use crate::output::terminal;
 use crate::report::json_doc::Doc;
 use crate::runner;
 use crate::runner::adhoc::{self, SampleLog};
 use crate::runner::knee;
+use crate::runner::stopping::Repetitions;
 use crate::thresholds;
-use crate::topology::{ClientArgs, Layout, TopologyKind};
-use crate::units;
+use crate::topology::{ClientArgs, TopologyKind};
 use crate::usage_error::usage;
 
 mod config;
@@ -39,7 +31,7 @@ mod knee_search;
 mod split_load;
 mod vs;
 
-use config::{config, flag_error, timeout_mode, DEFAULT_DURATION, REQUESTS_BOUND};
+use config::{config, flag_error, timeout_mode, REQUESTS_BOUND};
 use knee_search::run_knee;
 use split_load::run_fleet;
 use vs::run_vs;
@@ -77,6 +69,14 @@ pub struct LoadArgs {
     /// https:// only: trust the CA certificates in this PEM file instead of the system's.
     #[arg(help_heading = "Connection and TLS", long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// https:// only: the client certificate (PEM: RSA, ECDSA or Ed25519; a chain may
+    /// follow it) for servers that ask for one (mTLS). Its private key comes from --key,
+    /// or else from this same file when it holds one (as curl allows).
+    #[arg(help_heading = "Connection and TLS", long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// https:// only: the private key of --cert (PEM: PKCS#8, RSA or EC; not encrypted).
+    #[arg(help_heading = "Connection and TLS", long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
     /// Connect to HOST2:PORT2 for the URL's HOST1:PORT1 (curl's form; an empty part
     /// matches any, or keeps the URL's): the URL's host still names the Host header, SNI
     /// and the certificate. Repeatable; applies to --vs URL_B too.
@@ -94,6 +94,18 @@ pub struct LoadArgs {
         value_name = "HOST:PORT:ADDR[,ADDR]"
     )]
     pub resolve: Vec<String>,
+    /// Connect to the unix domain socket at PATH instead of the URL's host and port
+    /// (curl's and oha's form): the http:// URL still gives the Host header and the path,
+    /// e.g. --unix-socket /run/app.sock http://localhost/. Applies to the URL only, not to
+    /// --vs URL_B, so --vs can compare the same server over TCP. Answers are timed when
+    /// read: the kernel does not stamp a unix socket's arrivals.
+    #[arg(
+        help_heading = "Connection and TLS",
+        long,
+        value_name = "PATH",
+        conflicts_with_all = ["connect_to", "resolve"]
+    )]
+    pub unix_socket: Option<PathBuf>,
     /// The statuses that count as success; any other is a status error. Codes, ranges
     /// and classes, e.g. 200,204,300-399 or 2xx.
     #[arg(
@@ -163,9 +175,11 @@ pub struct LoadArgs {
         value_name = "URL_B"
     )]
     pub vs: Option<String>,
-    /// With --vs: how many times each URL is loaded (at least 2 for an interval) [default: 5]
-    #[arg(help_heading = "Comparing, thresholds and the knee", long, value_name = "N", value_parser = positive_usize)]
-    pub repetitions: Option<usize>,
+    /// With --vs: how many times each URL is loaded (at least 2 for an interval), or
+    /// until:3%,max:20 to go on until every ratio is known to ±3 % or its verdict is
+    /// settled (intervals then widened so that 95 % holds across the looks) [default: 5]
+    #[arg(help_heading = "Comparing, thresholds and the knee", long, value_name = "N|until:P%,max:N", value_parser = Repetitions::parse)]
+    pub repetitions: Option<Repetitions>,
     /// A pass/fail criterion checked after the run (repeatable): p99<20ms, errors<0.1%,
     /// rps>5k, timeouts=0, p99{item}<50ms (a target), ratio.p99<1.05 (with --vs). Printed as a
     /// table; any failure exits 99.

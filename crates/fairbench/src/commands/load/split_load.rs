@@ -1,7 +1,19 @@
 //! `load` split over several load generators (`--clients`,
 //! `--client-host`, `--topology netns`), merged exactly.
 
-use super::*;
+use fairbench_engine::LoadConfig;
+
+use super::{
+    add_verdicts, emit, exit_code, progress_for, save, view, with_observers, with_verdicts,
+    LoadArgs,
+};
+use crate::fleet::split::{split, Aim};
+use crate::output::load::{clients, summary};
+use crate::report::json_doc::Doc;
+use crate::runner::adhoc::SampleLog;
+use crate::topology::Layout;
+use crate::usage_error::usage;
+use crate::{fleet, host, thresholds};
 
 pub(super) fn run_fleet(
     args: &LoadArgs,

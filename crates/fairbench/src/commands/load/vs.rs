@@ -1,6 +1,14 @@
 //! `load URL_A --vs URL_B`: before and after, with paired ratios.
 
-use super::*;
+use fairbench_engine::{LoadConfig, RunError, Target};
+
+use super::config::flag_error;
+use super::{add_verdicts, emit, progress_for, with_verdicts, LoadArgs};
+use crate::report::json_doc::Doc;
+use crate::runner::stopping::Repetitions;
+use crate::topology::TopologyKind;
+use crate::usage_error::usage;
+use crate::{runner, thresholds};
 
 /// `--vs URL_B`: both URLs, repetition by repetition in a seeded order,
 /// and their paired ratios. Non-ratio thresholds are checked on B (all its
@@ -29,9 +37,13 @@ pub(super) fn run_vs(
         return Err(usage("--vs: both URLs must be http:// or both https://"));
     }
     let stop = crate::interrupt::flag();
-    let reps = args.repetitions.unwrap_or(5);
-    let pair = runner::vs::run_pair(cfg_a, &cfg_b, reps, args.seed, |r, side, cfg| {
-        eprintln!("repetition {r} of {reps}: {side} {}", cfg.target.url);
+    let reps = args.repetitions.unwrap_or(Repetitions::Fixed(5));
+    let of = match reps {
+        Repetitions::Fixed(n) => n.to_string(),
+        Repetitions::Until { max, .. } => format!("at most {max}"),
+    };
+    let pair = runner::vs::run_pair(cfg_a, &cfg_b, &reps, args.seed, |r, side, cfg| {
+        eprintln!("repetition {r} of {of}: {side} {}", cfg.target.url);
         let mut progress = progress_for(cfg);
         let o = fairbench_engine::run(cfg, stop.clone(), &mut progress);
         progress.finish();

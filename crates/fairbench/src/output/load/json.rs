@@ -12,8 +12,11 @@ pub struct LoadJson<'a> {
     pub fairbench_version: &'static str,
     pub url: &'a str,
     /// The address measured: the first of the URL's that accepted a
-    /// connection.
+    /// connection, or `unix:PATH` (`--unix-socket`).
     pub address: &'a str,
+    /// What the answers' arrival times were taken from: "kernel_stamp" or
+    /// "read" (closed loop; a unix socket, which the kernel does not stamp).
+    pub answer_clock: fairbench_engine::AnswerClock,
     /// "closed" or "rate".
     pub mode: &'static str,
     pub connections: usize,
@@ -106,6 +109,7 @@ impl<'a> LoadJson<'a> {
             fairbench_version: env!("CARGO_PKG_VERSION"),
             url,
             address: &o.address,
+            answer_clock: o.answer_clock,
             mode: match o.model {
                 LoadModel::ClosedLoop => "closed",
                 LoadModel::ConstantRate { .. } => "rate",

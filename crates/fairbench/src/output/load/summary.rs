@@ -90,6 +90,14 @@ fn first_line(s: &mut String, url: &str, o: &Outcome) {
             ", a new connection per request"
         }
     );
+    if o.address.starts_with("unix:") && matches!(o.model, LoadModel::ConstantRate { .. }) {
+        // Over TCP the kernel's receive stamps time the answers; here the
+        // thread's wake-up is part of every latency.
+        let _ = writeln!(
+            s,
+            "answers timed when read: the kernel does not stamp a unix socket's arrivals"
+        );
+    }
     let _ = writeln!(s);
 }
 

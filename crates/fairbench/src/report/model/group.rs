@@ -1,8 +1,14 @@
 //! One case's repetitions aggregated into a group: its figures' summaries,
 //! its flags and the notes a reader must see beside its numbers.
 
-#[allow(unused_imports)]
-use super::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::series::{Spectrum, Warmup, WarmupPoint};
+use super::{value_text, LoadInfo};
+use crate::report::case_key::CaseKey;
+use crate::report::stats::Summary;
+use crate::store::{CaseRow, Store};
 
 /// One case key with its repetitions aggregated.
 #[derive(Debug, Clone, Serialize)]
@@ -37,12 +43,12 @@ pub struct Group {
     /// its way: its latency after its own correction (µs) and its request
     /// count (late answers included).
     pub wrk: Option<WrkGroup>,
-    /// Cores the server kept busy: its CPU over the measurement's wall time
-    /// (mean) and the most in one second (peak), per repetition; the load
-    /// generator's mean beside them.
     /// The original tool's run on the same cases (`calibrate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationGroup>,
+    /// Cores the server kept busy: its CPU over the measurement's wall time
+    /// (mean) and the most in one second (peak), per repetition; the load
+    /// generator's mean beside them.
     pub server_cores_mean: Option<Summary>,
     pub server_cores_peak: Option<Summary>,
     pub generator_cores_mean: Option<Summary>,

@@ -1,8 +1,11 @@
 //! The server and byte-parity rows of a report: who was measured, what
 //! each answered, and its bytes against the reference's.
 
-#[allow(unused_imports)]
-use super::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::value_text;
+use crate::store::CaseRow;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerInfo {

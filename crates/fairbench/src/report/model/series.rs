@@ -1,8 +1,10 @@
 //! A case's shapes beyond its summary: the latency spectrum, the warm-up,
 //! a rate sweep's steps, and the repetitions that did not finish.
 
-#[allow(unused_imports)]
-use super::*;
+use serde::Serialize;
+
+use crate::report::case_key::CaseKey;
+use crate::store::SweepRow;
 
 /// The latency percentile spectrum of a case: every repetition's histogram
 /// merged, read at evenly spaced "nines".

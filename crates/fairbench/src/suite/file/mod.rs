@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::order::Interleave;
 use super::pairing::Pairing;

@@ -1,8 +1,7 @@
 //! A suite file as written: the shapes serde reads before `Suite::parse`
 //! checks every field.
 
-#[allow(unused_imports)]
-use super::*;
+use serde::Deserialize;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -44,10 +44,14 @@ impl Fields<'_> {
             }
         }
         for r in &raw.responses {
-            if !matches!(r.as_str(), "default" | "normalized" | "study" | "*") {
+            if r != "*" && fairbench_zoo::manifest::ResponseKind::parse(r).is_none() {
+                let names: Vec<String> = fairbench_zoo::manifest::ResponseKind::ALL
+                    .iter()
+                    .map(|k| format!("{:?}", k.as_str()))
+                    .collect();
                 return Err(self.bad(
                     "responses",
-                    format!("{r:?}: expected \"default\", \"normalized\" or \"study\""),
+                    format!("{r:?}: expected one of {} or \"*\"", names.join(", ")),
                 ));
             }
         }

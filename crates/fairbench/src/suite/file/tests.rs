@@ -125,6 +125,22 @@ fn workers_and_the_study_response() {
         (Some(1), &[CoreCount::All][..])
     );
     assert_eq!(s.responses, ["study"]);
+    let s = Suite::parse(
+        &OK.replace(
+            "name = \"t\"",
+            "name = \"t\"\nresponses = [\"default\", \"post2012-session\"]",
+        ),
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(s.responses, ["default", "post2012-session"]);
+    let e = Suite::parse(
+        &OK.replace("name = \"t\"", "name = \"t\"\nresponses = [\"post2012\"]"),
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("\"post2012-local\""), "the names it takes: {e}");
     for (bad, field) in [
         ("workers = 0", "field workers"),
         ("responses = [\"literal\"]", "field responses"),

@@ -1,0 +1,11 @@
+//! `history`: a case's figures across every stored run, and where they
+//! changed (docs/history.md). [`series`] reads one point per run from the
+//! store; [`changepoint`] finds where the level moved; [`analysis`] sizes
+//! each move with compare's interval and keeps those beyond the noise
+//! floor; [`render`] prints text, CSV and JSON, [`chart`] the SVG.
+
+pub mod analysis;
+pub mod changepoint;
+pub mod chart;
+pub mod render;
+pub mod series;

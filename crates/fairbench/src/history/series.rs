@@ -1,0 +1,225 @@
+//! A case's figures across the stored runs: one point per run that
+//! measured it, in the order the runs were made.
+//!
+//! Order: by the run's start time (then its id). A run's recorded git
+//! revision is carried with its point but does not order it: a hash alone
+//! has no order without the repository, and the runs of a CI job are made
+//! in the order of its commits anyway.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::report::case_key::CaseKey;
+use crate::report::model::LoadInfo;
+use crate::report::paired::{self, Ratio};
+use crate::report::stats::Summary;
+use crate::store::{CaseRow, RunRow, Store};
+use crate::suite::pairing::Pairing;
+
+/// The figure a series follows.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Requests per second (higher is better).
+    Rps,
+    /// Median latency, µs.
+    P50,
+    /// 99th percentile latency, µs.
+    P99,
+    /// Server CPU-µs per request.
+    Cpu,
+}
+
+impl Metric {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Rps => "rps",
+            Metric::P50 => "p50",
+            Metric::P99 => "p99",
+            Metric::Cpu => "cpu",
+        }
+    }
+
+    /// What a reader sees on an axis or a column.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Rps => "req/s",
+            Metric::P50 => "p50 latency (µs)",
+            Metric::P99 => "p99 latency (µs)",
+            Metric::Cpu => "server CPU-µs per request",
+        }
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        self == Metric::Rps
+    }
+
+    fn of(self, c: &CaseRow) -> Option<f64> {
+        match self {
+            Metric::Rps => c.rps,
+            Metric::P50 => c.lat_p50.map(|v| v as f64),
+            Metric::P99 => c.lat_p99.map(|v| v as f64),
+            Metric::Cpu => c.server_cpu_us_per_request,
+        }
+        .filter(|v| v.is_finite())
+    }
+
+    /// The paired ratio to the reference this metric has (p50 has none).
+    fn ratio(self, row: &paired::RatioRow) -> Option<&Ratio> {
+        match self {
+            Metric::Rps => row.rps.as_ref(),
+            Metric::P99 => row.p99_us.as_ref(),
+            Metric::Cpu => row.cpu_us_per_request.as_ref(),
+            Metric::P50 => None,
+        }
+    }
+
+    /// What `compare` judges a case by: req/s in closed loop, p99 at a
+    /// constant rate (whose req/s the schedule sets).
+    pub fn primary(c: &CaseRow) -> Metric {
+        if LoadInfo::parse(&c.load_json, &c.load_label).is_closed() {
+            Metric::Rps
+        } else {
+            Metric::P99
+        }
+    }
+}
+
+/// One run's figure for the case.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub run: i64,
+    pub started_at: String,
+    pub revision: Option<String>,
+    /// The median over the run's finished repetitions, its interval
+    /// (order statistics, docs/report.md) and the interval's coverage.
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    pub confidence: f64,
+    /// The repetitions' values, in repetition order.
+    pub values: Vec<f64>,
+    /// The run's A/A noise floor (percent), when its suite had A/A twins
+    /// that paired.
+    pub noise_floor_pct: Option<f64>,
+    /// The case ÷ the reference in this run (geometric mean, interval).
+    pub ratio: Option<f64>,
+    pub ratio_low: Option<f64>,
+    pub ratio_high: Option<f64>,
+}
+
+/// A case's points, oldest first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    pub key: CaseKey,
+    pub metric: Metric,
+    pub points: Vec<Point>,
+}
+
+/// One run's cases as the series read them: its finished repetitions by
+/// case key, and its paired ratios.
+struct RunCases {
+    run: RunRow,
+    cases: Vec<CaseRow>,
+    done: BTreeMap<CaseKey, Vec<usize>>,
+    paired: Option<paired::Paired>,
+}
+
+/// Every finished run with at least one finished case, oldest first.
+fn load_runs(store: &Store, reference: Option<&str>) -> anyhow::Result<Vec<RunCases>> {
+    let mut runs = store.runs()?;
+    runs.sort_by(|a, b| (&a.started_at, a.id).cmp(&(&b.started_at, b.id)));
+    let mut out = Vec::new();
+    for run in runs {
+        let cases: Vec<CaseRow> = store
+            .cases(run.id)?
+            .into_iter()
+            .filter(|c| c.sweep.is_none())
+            .collect();
+        if !cases.iter().any(|c| c.state == "done") {
+            continue;
+        }
+        // A run whose stored suite no longer names a valid reference has
+        // no ratios; its figures still count.
+        let paired = Pairing::from_stored_suite(&run.suite_toml, reference)
+            .ok()
+            .map(|(p, _)| paired::build(&cases, &p));
+        let mut done: BTreeMap<CaseKey, Vec<usize>> = BTreeMap::new();
+        for (i, c) in cases.iter().enumerate().filter(|(_, c)| c.state == "done") {
+            done.entry(CaseKey::of(c)).or_default().push(i);
+        }
+        out.push(RunCases {
+            run,
+            cases,
+            done,
+            paired,
+        });
+    }
+    Ok(out)
+}
+
+/// The point of `key` in one run, if the run has a finished repetition.
+fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
+    let values: Vec<f64> = rc
+        .done
+        .get(key)?
+        .iter()
+        .filter_map(|&i| metric.of(&rc.cases[i]))
+        .collect();
+    let s = Summary::of(&values)?;
+    let paired = rc.paired.as_ref();
+    let ratio = paired
+        .and_then(|p| p.row(key))
+        .and_then(|row| metric.ratio(row));
+    Some(Point {
+        run: rc.run.id,
+        started_at: rc.run.started_at.clone(),
+        revision: rc.run.git_revision.clone(),
+        median: s.median,
+        low: s.low,
+        high: s.high,
+        confidence: s.confidence,
+        values: s.values,
+        noise_floor_pct: paired.and_then(|p| p.aa.as_ref()?.noise_floor_pct),
+        ratio: ratio.map(|r| r.summary.geomean),
+        ratio_low: ratio.and_then(|r| r.summary.low),
+        ratio_high: ratio.and_then(|r| r.summary.high),
+    })
+}
+
+/// Every case key of the database with its series, in the order the keys
+/// first appear; `metric` None follows each case's primary metric.
+/// `reference` is `--reference` (else each run's suite decides).
+pub fn collect(
+    store: &Store,
+    metric: Option<Metric>,
+    reference: Option<&str>,
+) -> anyhow::Result<Vec<Series>> {
+    let runs = load_runs(store, reference)?;
+    let mut keys: BTreeMap<CaseKey, (usize, Metric)> = BTreeMap::new();
+    for rc in &runs {
+        for c in &rc.cases {
+            let n = keys.len();
+            keys.entry(CaseKey::of(c))
+                .or_insert_with(|| (n, metric.unwrap_or_else(|| Metric::primary(c))));
+        }
+    }
+    let mut ordered: Vec<(CaseKey, (usize, Metric))> = keys.into_iter().collect();
+    ordered.sort_by_key(|(_, (first, _))| *first);
+    Ok(ordered
+        .into_iter()
+        .map(|(key, (_, metric))| {
+            let points = runs
+                .iter()
+                .filter_map(|rc| point(rc, &key, metric))
+                .collect();
+            Series {
+                key,
+                metric,
+                points,
+            }
+        })
+        .filter(|s: &Series| !s.points.is_empty())
+        .collect())
+}

@@ -1,0 +1,8 @@
+//! Fuzz target: see `fairbench_engine::fuzzing::conversation` and fuzz/README.md.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    fairbench_engine::fuzzing::conversation(data);
+});
