@@ -506,12 +506,20 @@ fn the_ab2012_suite_sends_n_requests_each_on_its_own_connection() {
     // for (dart-shelf is absent: skipped like a missing toolchain).
     let shipped = std::fs::read_to_string(support::repo().join("suites/ab2012.toml"))
         .expect("suites/ab2012.toml");
+    // One response shape: the test servers under the Dart names have none
+    // of the 2012 post's.
     let suite = shipped
         .replace("repetitions = 3", "repetitions = 1")
-        .replace(
-            "responses = [\"default\", \"normalized\"]",
-            "responses = [\"normalized\"]",
-        );
+        .lines()
+        .map(|l| {
+            if l.starts_with("responses = ") {
+                "responses = [\"normalized\"]"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     assert_ne!(suite, shipped.replace("repetitions = 3", "repetitions = 1"));
     let root = Root::new(&[("dart-io", &[]), ("node-express", &[])]);
     root.suite("ab2012", &suite);
