@@ -157,12 +157,19 @@ threads = 2
 
     /// Waits (up to 60 s: a fresh CI machine may be slow to start the
     /// first one) until a server of this root is alive; false if none came.
+    ///
+    /// True as soon as one is seen: a second look could miss a server that
+    /// is between its leader's exit and its daemonized child (a scan of
+    /// /proc is not atomic), and the test would wrongly say none started.
     pub fn wait_for_a_server(&self) -> bool {
         let t = Instant::now();
-        while self.live_servers().is_empty() && t.elapsed() < Duration::from_secs(60) {
+        while t.elapsed() < Duration::from_secs(60) {
+            if !self.live_servers().is_empty() {
+                return true;
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
-        !self.live_servers().is_empty()
+        false
     }
 
     /// Waits (bounded) until no server of this root is alive.
