@@ -26,6 +26,8 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 # wrk and ab: the publications' own tools, for calibration (docs/study.md).
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
+# prometheus: scrapes `--metrics-listen` in tests/metrics_listen.rs (docs/metrics.md).
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2

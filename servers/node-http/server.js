@@ -14,7 +14,7 @@ const stack = require('./stack');
 const port = Number(process.env.PORT);
 const scenario = process.env.SCENARIO;
 const normalized = process.env.RESPONSE === 'normalized';
-// `study`: the pure-node file server the 2012 post's comments asked for, as
+// `study`: the pure-node file server a comment on the 2012 post asked for, as
 // node's documentation wrote one then (docs/servers/study-code.md); static
 // and dynamic as `default`, since no publication ran node:http on them.
 const study = process.env.RESPONSE === 'study';

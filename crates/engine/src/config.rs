@@ -361,6 +361,10 @@ impl LoadConfig {
             ));
         }
         match (self.protocol, self.target.tls) {
+            (Protocol::H2c, false) if self.target.proxy.is_some() => Err(ConfigError::new(
+                "proxy",
+                "h2c (HTTP/2 by prior knowledge) does not go through a proxy: use an https:// URL (h2 through a CONNECT tunnel) or HTTP/1.1",
+            )),
             (Protocol::H2c, true) => Err(ConfigError::new(
                 "http2",
                 "h2c is HTTP/2 over plain TCP: it needs an http:// URL (https:// speaks h2 by ALPN)",

@@ -130,15 +130,27 @@ pub(crate) fn dial_with(
     if let Some(path) = &target.unix_socket {
         return dial_unix(path);
     }
-    let tcp = connect_any(target, timeout)?;
+    let mut tcp = match &target.proxy {
+        None => connect_any(target, timeout)?,
+        Some(via) => {
+            let named = |e: String| format!("proxy {}: {e}", via.proxy);
+            let mut tcp = connect_any(target, timeout).map_err(named)?;
+            if target.tunnelled().is_some() {
+                crate::proxy::tunnel(&mut tcp, via, timeout)?;
+            }
+            tcp
+        }
+    };
     let _ = tcp.set_nodelay(true);
     let Some(client) = tls else {
         return Ok(Dialed::Plain(tcp));
     };
-    let reached = tcp.peer_addr().unwrap_or(target.addr);
+    let reached = match &target.proxy {
+        Some(via) => format!("through proxy {}", via.proxy),
+        None => tcp.peer_addr().unwrap_or(target.addr).to_string(),
+    };
     let failed = |e: String| format!("TLS handshake with {} ({reached}) failed: {e}", target.host);
     let mut conn = client.session().map_err(|e| failed(e.to_string()))?;
-    let mut tcp = tcp;
     let set = tcp
         .set_read_timeout(Some(timeout))
         .and_then(|_| tcp.set_write_timeout(Some(timeout)));

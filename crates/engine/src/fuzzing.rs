@@ -66,14 +66,14 @@ fn same_however_cut<T: PartialEq + Debug>(data: &[u8], run: impl Fn(&[u8], &[usi
 
 /// Each response's status and close flag, whether a fault ended the
 /// bytes, and what the connection's end then meant.
-type Answers = (Vec<(u16, bool)>, bool, Result<Option<Step>, ParseError>);
+pub(crate) type Answers = (Vec<(u16, bool)>, bool, Result<Option<Step>, ParseError>);
 
 /// What a connection to the server makes of `bytes` arriving cut at
 /// `cuts` (ascending): each response's status and close flag, whether it
 /// failed, and (if not) what the server closing the connection then meant.
 /// The held-bytes logic is the load thread's: what `feed` did not consume
 /// is offered again with the next piece.
-fn responses(bytes: &[u8], cuts: &[usize], no_body: bool) -> Answers {
+pub(crate) fn responses(bytes: &[u8], cuts: &[usize], no_body: bool) -> Answers {
     let mut p = ResponseParser::new(no_body, MAX_HEAD);
     let mut held: Vec<u8> = Vec::new();
     let mut got = Vec::new();

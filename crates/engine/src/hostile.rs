@@ -11,46 +11,15 @@ use proptest::prelude::*;
 use crate::h2::frame;
 use crate::h2::hpack::Decoder;
 use crate::h2::session::Session;
-use crate::response::{ResponseParser, Step};
 
-/// What a connection makes of `bytes` arriving in `pieces` (cut points):
-/// each response's status in order, then `Err` at the first fault. The
-/// held-bytes logic is the worker's: what `feed` did not consume is
-/// offered again with the next piece.
+/// What a connection makes of `bytes` arriving in `pieces` (cut points,
+/// in any order): each response's status in order, and whether a fault
+/// ended them. The held-bytes loop is the fuzz targets' (the worker's).
 fn responses(bytes: &[u8], cuts: &[usize]) -> (Vec<u16>, bool) {
-    let mut p = ResponseParser::new(false, 16 * 1024);
-    let mut held: Vec<u8> = Vec::new();
-    let mut got = Vec::new();
-    let mut at = 0;
-    let mut edges: Vec<usize> = cuts.iter().map(|&c| c.min(bytes.len())).collect();
+    let mut edges = cuts.to_vec();
     edges.sort_unstable();
-    edges.push(bytes.len());
-    for edge in edges {
-        if edge < at {
-            continue;
-        }
-        held.extend_from_slice(&bytes[at..edge]);
-        at = edge;
-        loop {
-            match p.feed(&held) {
-                Ok(Step::NeedMore { consumed }) => {
-                    held.drain(..consumed);
-                    break;
-                }
-                Ok(Step::Done {
-                    consumed, status, ..
-                }) => {
-                    held.drain(..consumed);
-                    got.push(status);
-                    if held.is_empty() {
-                        break;
-                    }
-                }
-                Err(_) => return (got, true),
-            }
-        }
-    }
-    (got, false)
+    let (got, failed, _) = crate::fuzzing::responses(bytes, &edges, false);
+    (got.into_iter().map(|(status, _)| status).collect(), failed)
 }
 
 /// A response of one of the framings a server may choose, with `body`.

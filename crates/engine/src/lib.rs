@@ -36,6 +36,7 @@ pub mod pacer;
 mod poller;
 pub mod profile;
 mod protocol;
+pub mod proxy;
 mod request;
 mod request_pool;
 pub mod response;

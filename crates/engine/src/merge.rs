@@ -133,6 +133,7 @@ impl Outcome {
             address: parts
                 .first()
                 .map_or_else(String::new, |o| o.address.clone()),
+            proxy: parts.first().and_then(|o| o.proxy.clone()),
             answer_clock: parts
                 .first()
                 .map_or_else(Default::default, |o| o.answer_clock),

@@ -332,6 +332,11 @@ pub struct Outcome {
     /// addresses that accepted a connection.
     #[serde(default)]
     pub address: String,
+    /// `--proxy`: the proxy every request went through (`http://host:port`,
+    /// never its credentials), its own time in every latency; `address` is
+    /// then the proxy's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
     /// Per target name, when the run sent a request mix; empty otherwise.
     #[serde(default)]
     pub targets: Vec<TargetOutcome>,

@@ -59,8 +59,19 @@ impl RequestSpec {
         let mut out = Vec::with_capacity(128 + self.body.len());
         out.extend_from_slice(self.method.as_bytes());
         out.push(b' ');
+        let proxy = target.forward_proxy();
+        if proxy.is_some() {
+            // Absolute form: the proxy learns the target from the request.
+            out.extend_from_slice(b"http://");
+            out.extend_from_slice(target.host_header.as_bytes());
+        }
         out.extend_from_slice(target.path.as_bytes());
         out.extend_from_slice(b" HTTP/1.1\r\n");
+        if let Some(auth) = proxy.and_then(crate::proxy::Proxy::authorization) {
+            out.extend_from_slice(b"Proxy-Authorization: ");
+            out.extend_from_slice(auth.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
         let has = |n: &str| self.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
         if !has("host") {
             out.extend_from_slice(b"Host: ");

@@ -14,6 +14,17 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use serde::{Deserialize, Serialize};
 
+/// The host and port a URL's connections are routed by: the host bare (an
+/// IPv6 address without its brackets, as the rules spell it) and the port
+/// the URL gives or its scheme's default.
+pub fn routed_by(url: &url::Url) -> Option<(String, u16)> {
+    let host = match url.host()? {
+        url::Host::Ipv6(a) => a.to_string(),
+        other => other.to_string(),
+    };
+    Some((host, url.port_or_known_default()?))
+}
+
 /// One `--connect-to` rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectTo {

@@ -110,6 +110,7 @@ pub fn run(
     let refs: Vec<&Outcome> = parts.iter().collect();
     let mut outcome = Outcome::merge(&refs, intervals.series);
     outcome.connections = cfg.connections;
+    outcome.proxy = cfg.target.proxy.as_ref().map(|v| v.proxy.to_string());
     outcome.interrupted = stop.load(Ordering::Relaxed);
     outcome.generator.steal_fraction = clock::steal_fraction(steal0, clock::machine_steal_ticks());
     Ok(outcome)
@@ -154,6 +155,7 @@ fn thread_plan(
         timeout_mode: cfg.timeout_mode,
         expect_status: cfg.expect_status.clone(),
         tls,
+        tunnel: cfg.target.tunnelled().map(crate::proxy::Tunnel::to),
         keepalive: cfg.keepalive,
         start,
         measure_start,
@@ -331,10 +333,19 @@ fn preflight(cfg: &LoadConfig, tls: Option<&TlsClient>) -> Result<SocketAddr, Ru
     if cfg.protocol.is_h2() {
         let _ = conn.set_read_timeout(Some(wait));
         let _ = conn.set_write_timeout(Some(wait));
-        let who = format!("{} ({})", cfg.target.host, cfg.target.endpoint(peer));
+        let who = match &cfg.target.proxy {
+            Some(via) => format!("{} (through proxy {})", cfg.target.host, via.proxy),
+            None => format!("{} ({})", cfg.target.host, cfg.target.endpoint(peer)),
+        };
         crate::h2::probe::probe(&mut conn, cfg.protocol, &who).map_err(RunError::Connect)?;
     } else if let Some(client) = &own {
         crate::cert_probe::check(&mut conn, client, &cfg.target).map_err(RunError::Connect)?;
+    } else if let Some(proxy) = cfg.target.forward_proxy() {
+        let _ = conn.set_read_timeout(Some(wait));
+        let _ = conn.set_write_timeout(Some(wait));
+        let t = &cfg.target;
+        crate::proxy::check_forwarding(&mut conn, proxy, &t.host_header, &t.path)
+            .map_err(RunError::Connect)?;
     }
     Ok(peer)
 }

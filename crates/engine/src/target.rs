@@ -36,6 +36,9 @@ pub struct Target {
     /// `--unix-socket`: every connection goes to this path instead; the
     /// host is not looked up (`addrs` is empty).
     pub unix_socket: Option<PathBuf>,
+    /// `--proxy`: every connection goes to the proxy (`addr` and `addrs`
+    /// are its), which looks the URL's host up ([`crate::proxy`]).
+    pub proxy: Option<crate::proxy::Via>,
 }
 
 /// A target travels as its URL (with its routes, when it has any) and is
@@ -51,18 +54,21 @@ enum Wire {
         routes: Routes,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unix_socket: Option<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proxy: Option<String>,
     },
 }
 
 impl serde::Serialize for Target {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.routes.is_empty() && self.unix_socket.is_none() {
+        if self.routes.is_empty() && self.unix_socket.is_none() && self.proxy.is_none() {
             return s.serialize_str(&self.url);
         }
         Wire::Routed {
             url: self.url.clone(),
             routes: self.routes.clone(),
             unix_socket: self.unix_socket.clone(),
+            proxy: self.proxy.as_ref().map(|v| v.proxy.url().to_string()),
         }
         .serialize(s)
     }
@@ -70,17 +76,21 @@ impl serde::Serialize for Target {
 
 impl<'de> serde::Deserialize<'de> for Target {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Target, D::Error> {
-        let (url, routes, unix) = match Wire::deserialize(d)? {
-            Wire::Url(url) => (url, Routes::default(), None),
+        let (url, routes, unix, proxy) = match Wire::deserialize(d)? {
+            Wire::Url(url) => (url, Routes::default(), None, None),
             Wire::Routed {
                 url,
                 routes,
                 unix_socket,
-            } => (url, routes, unix_socket),
+                proxy,
+            } => (url, routes, unix_socket, proxy),
         };
-        match unix {
-            Some(path) => Target::parse_unix(&url, &path),
-            None => Target::parse_routed(&url, &routes),
+        match (unix, proxy) {
+            (Some(path), _) => Target::parse_unix(&url, &path),
+            (None, Some(p)) => {
+                crate::proxy::Proxy::parse(&p).and_then(|p| Target::parse_proxied(&url, p))
+            }
+            (None, None) => Target::parse_routed(&url, &routes),
         }
         .map_err(serde::de::Error::custom)
     }
@@ -110,7 +120,13 @@ impl Target {
     /// [`Target::parse`], its addresses given by `routes` where a rule
     /// applies ([`crate::route`]).
     pub fn parse_routed(raw: &str, routes: &Routes) -> Result<Target, ConfigError> {
-        Target::parse_with(raw, routes, None)
+        Target::parse_with(raw, routes, None, None)
+    }
+
+    /// [`Target::parse`] through `proxy` (`--proxy`): connections go to the
+    /// proxy, and the URL's host is not looked up here (the proxy does).
+    pub fn parse_proxied(raw: &str, proxy: crate::proxy::Proxy) -> Result<Target, ConfigError> {
+        Target::parse_with(raw, &Routes::default(), None, Some(proxy))
     }
 
     /// [`Target::parse`] for a server listening on the unix domain socket
@@ -118,7 +134,18 @@ impl Target {
     /// up; it names the `Host` header only. `http://` only: TLS over a unix
     /// socket is refused.
     pub fn parse_unix(raw: &str, path: &Path) -> Result<Target, ConfigError> {
-        Target::parse_with(raw, &Routes::default(), Some(path))
+        Target::parse_with(raw, &Routes::default(), Some(path), None)
+    }
+
+    /// The proxy its requests are forwarded to in absolute form: an
+    /// `http://` target's (an `https://` one's go through a tunnel).
+    pub(crate) fn forward_proxy(&self) -> Option<&crate::proxy::Proxy> {
+        self.proxy.as_ref().filter(|_| !self.tls).map(|v| &v.proxy)
+    }
+
+    /// Its way through a proxy's CONNECT tunnel: an `https://` target's.
+    pub(crate) fn tunnelled(&self) -> Option<&crate::proxy::Via> {
+        self.proxy.as_ref().filter(|_| self.tls)
     }
 
     /// Where connections to a target go, `reached` being the TCP address
@@ -130,7 +157,12 @@ impl Target {
         }
     }
 
-    fn parse_with(raw: &str, routes: &Routes, unix: Option<&Path>) -> Result<Target, ConfigError> {
+    fn parse_with(
+        raw: &str,
+        routes: &Routes,
+        unix: Option<&Path>,
+        proxy: Option<crate::proxy::Proxy>,
+    ) -> Result<Target, ConfigError> {
         let url = url::Url::parse(raw).map_err(|e| {
             ConfigError::new(
                 "URL",
@@ -165,18 +197,22 @@ impl Target {
             url::Host::Ipv6(a) => format!("[{a}]:{port}"),
             other => format!("{other}:{port}"),
         };
-        let bare = match &host {
-            url::Host::Ipv6(a) => a.to_string(),
-            other => other.to_string(),
-        };
+        let bare = crate::route::routed_by(&url).map_or_else(String::new, |(h, _)| h);
         let (addr, addrs) = match unix {
             Some(_) if tls => {
                 let why = "a unix socket carries http:// only (TLS over one is not supported)";
                 return Err(ConfigError::new("unix-socket", format!("{raw:?}: {why}")));
             }
             Some(_) => (SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)), Vec::new()),
-            None => resolve(routes, &bare, port, &lookup, &host_str)?,
+            None => match &proxy {
+                Some(p) => p.resolve()?,
+                None => resolve(routes, &bare, port, &lookup, &host_str)?,
+            },
         };
+        let proxy = proxy.map(|proxy| crate::proxy::Via {
+            proxy,
+            authority: format!("{host_str}:{port}"),
+        });
         let mut path = url.path().to_string();
         if let Some(q) = url.query() {
             path.push('?');
@@ -192,6 +228,7 @@ impl Target {
             addrs,
             routes: routes.clone(),
             unix_socket: unix.map(Path::to_path_buf),
+            proxy,
         })
     }
 }

@@ -3,16 +3,18 @@
 //! are their own class, and a certificate that is not trusted stops the run
 //! before it starts with one clear line.
 
-use std::sync::atomic::AtomicBool;
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target, TlsOptions};
+use fairbench_engine::{LoadConfig, LoadModel, Target, TlsOptions};
 use fairbench_testkit::pki::pki;
 use fairbench_testkit::scripted::tls::{self, TlsBehaviour};
 use fairbench_testkit::scripted::Reply;
 use fairbench_testkit::timing::Slack;
 use fairbench_testkit::{pin_current_thread, serial};
+use support::{go, refused};
 
 fn config(url: &str, ca_pem: &str) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
@@ -25,18 +27,6 @@ fn config(url: &str, ca_pem: &str) -> LoadConfig {
         ..Default::default()
     };
     c
-}
-
-fn go(cfg: &LoadConfig) -> Result<Outcome, RunError> {
-    run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet)
-}
-
-fn refused(cfg: &LoadConfig) -> String {
-    match go(cfg) {
-        Err(RunError::Connect(m)) => m,
-        Err(e) => panic!("expected a connect error, got {e}"),
-        Ok(o) => panic!("expected a refusal, the run answered {}", o.requests),
-    }
 }
 
 #[test]

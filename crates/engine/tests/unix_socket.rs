@@ -5,17 +5,16 @@
 //! the path. Assertions are on properties: every request answered, the
 //! ledger balanced, the address and the clock the answers were timed by.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
 
-use fairbench_engine::{
-    run, AnswerClock, LoadConfig, LoadModel, Outcome, Protocol, Quiet, RunError, Target,
-};
+use fairbench_engine::{AnswerClock, LoadConfig, Outcome, Protocol, Target};
 use fairbench_testkit::h2::hello::H2c;
 use fairbench_testkit::keepalive::Hello;
 use fairbench_testkit::serial;
 use fairbench_testkit::unix_relay::UnixRelay;
+use support::{closed_loop, constant_rate};
 
 fn config(relay: &UnixRelay) -> LoadConfig {
     // A name no resolver knows: over a unix socket it is not looked up.
@@ -29,7 +28,7 @@ fn config(relay: &UnixRelay) -> LoadConfig {
 }
 
 fn go(cfg: &LoadConfig) -> Outcome {
-    run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
+    support::go(cfg).expect("run")
 }
 
 /// Every request planned was answered with a 200, and the ledger says so.
@@ -42,19 +41,6 @@ fn all_answered(o: &Outcome, relay: &UnixRelay) {
     assert_eq!(o.address, format!("unix:{}", relay.path().display()));
     // The kernel does not stamp AF_UNIX arrivals: read time, whatever the model.
     assert_eq!(o.answer_clock, AnswerClock::Read);
-}
-
-fn closed_loop(mut cfg: LoadConfig) -> LoadConfig {
-    cfg.model = LoadModel::ClosedLoop;
-    cfg.requests = Some(200);
-    cfg.duration = Duration::from_secs(60);
-    cfg
-}
-
-fn constant_rate(mut cfg: LoadConfig) -> LoadConfig {
-    cfg.model = LoadModel::ConstantRate { rps: 200.0 };
-    cfg.duration = Duration::from_secs(2);
-    cfg
 }
 
 #[test]
@@ -112,15 +98,8 @@ fn a_tcp_load_at_constant_rate_is_timed_by_kernel_stamps() {
 fn a_socket_nobody_listens_on_fails_before_the_run() {
     let gone = std::env::temp_dir().join(format!("fairbench-{}-gone.sock", std::process::id()));
     let cfg = LoadConfig::new(Target::parse_unix("http://localhost/", &gone).unwrap());
-    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
-        Err(RunError::Connect(m)) => {
-            assert!(m.contains("unix socket") && m.contains("gone.sock"), "{m}")
-        }
-        other => panic!(
-            "expected a connect error, got {:?}",
-            other.map(|o| o.ledger())
-        ),
-    }
+    let m = support::refused(&cfg);
+    assert!(m.contains("unix socket") && m.contains("gone.sock"), "{m}");
 }
 
 #[test]

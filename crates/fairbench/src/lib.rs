@@ -30,6 +30,7 @@ pub mod machine_lock;
 pub mod mix;
 pub mod output;
 pub mod report;
+pub mod request_options;
 pub mod runner;
 pub mod seeded;
 pub mod stage;

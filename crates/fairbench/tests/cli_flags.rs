@@ -20,6 +20,8 @@ fn sample(flag: &str) -> Option<&'static str> {
         | "build-timeout" => "1.5s",
         "rate" => "100",
         "send-ahead" => "50us",
+        "metrics-listen" => "127.0.0.1:0",
+        "metrics-linger" => "2s",
         "requests" => "1000",
         "cacert" => "/tmp/ca.pem",
         "cert" => "/tmp/client.pem",
@@ -71,6 +73,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "connect-to" => "example.test:443:127.0.0.1:8443",
         "resolve" => "example.test:443:127.0.0.1",
         "unix-socket" => "/run/app.sock",
+        "proxy" => "http://127.0.0.1:3128",
         _ => return None,
     })
 }

@@ -118,6 +118,44 @@ fn tiny_suite_stores_every_number() {
         root.sql::<i64>("SELECT count(*) FROM histograms WHERE kind = 'answered'"),
         8
     );
+    // Every case records what it measured: the build's source key (the
+    // same for both repetitions of a server), fairbench's version and the
+    // machine.
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(DISTINCT json_extract(versions_json, '$.server_source')) FROM case_versions"
+        ),
+        2
+    );
+    assert_eq!(
+        root.sql::<i64>(
+            "SELECT count(*) FROM case_versions WHERE length(json_extract(versions_json, '$.server_source')) = 64
+               AND json_extract(versions_json, '$.fairbench') LIKE '%(%)'
+               AND json_extract(versions_json, '$.machine') LIKE '% CPUs · Linux %'"
+        ),
+        8
+    );
+    // Where the machine time went: 8 cases of a 1 s warm-up and 2 s
+    // measured, the parts adding up to the whole, said at the end.
+    let spent: serde_json::Value =
+        serde_json::from_str(&root.sql::<String>("SELECT time_spent_json FROM runs")).unwrap();
+    let s = |k: &str| spent[k].as_f64().unwrap_or_else(|| panic!("{k}: {spent}"));
+    assert!((7.9..12.0).contains(&s("warmups_s")), "{spent}");
+    assert!((15.9..30.0).contains(&s("measurements_s")), "{spent}");
+    assert!(s("startups_s") > 0.0, "{spent}");
+    let parts: f64 = [
+        "builds_s",
+        "startups_s",
+        "warmups_s",
+        "measurements_s",
+        "calibrations_s",
+        "rest_s",
+    ]
+    .iter()
+    .map(|k| s(k))
+    .sum();
+    assert!((parts - s("total_s")).abs() < 0.01, "{spent}");
+    assert!(text(&out).contains("machine time: "), "{}", text(&out));
     assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'warmup'") >= 8);
     assert!(root.sql::<i64>("SELECT count(*) FROM samples WHERE phase = 'measure'") >= 16);
     // Requests in the stored series add up to the case's count.

@@ -13,7 +13,6 @@ use fairbench_testkit::serial;
 use fairbench_testkit::unix_relay::UnixRelay;
 use serde_json::Value;
 use support::load::{json, run};
-use support::repo;
 
 /// `load --json` over the relay's socket with `args`; the document, checked
 /// against its schema, with every request answered.
@@ -24,14 +23,7 @@ fn load_json(relay: &UnixRelay, args: &[&str]) -> Value {
     let (code, out, err) = run(&all);
     assert_eq!(code, 0, "{err}");
     let v = json(&out);
-    let schema = repo().join("docs/schemas/fairbench-load.schema.json");
-    let mut schemas = boon::Schemas::new();
-    let index = boon::Compiler::new()
-        .compile(schema.to_str().unwrap(), &mut schemas)
-        .unwrap();
-    if let Err(e) = schemas.validate(&v, index) {
-        panic!("not a valid load document:\n{e:#}");
-    }
+    support::assert_schema("load", &v);
     let l = &v["ledger"];
     assert!(l["planned"].as_u64().unwrap() > 0, "{l}");
     assert_eq!(l["planned"], l["answered"], "{l}");

@@ -5,7 +5,8 @@
 //! (plain or TLS, [`scripted`]), a canned keep-alive answer ([`canned`]),
 //! a fast answerer, a recorder and a silent server ([`keepalive`]), a
 //! counting service ([`counting`]) and HTTP/2 ([`h2`]), any of them over a
-//! unix socket ([`unix_relay`]); and the tolerance
+//! unix socket ([`unix_relay`]) or behind an HTTP proxy ([`proxy`]); and
+//! the tolerance
 //! rule of every assertion about time ([`timing`]). Every server
 //! listens on loopback (the fast answerer on all addresses of its own
 //! namespace), stops when dropped and after a lifetime regardless; every
@@ -19,6 +20,7 @@ pub mod counting;
 pub mod h2;
 pub mod keepalive;
 pub mod pki;
+pub mod proxy;
 pub mod scripted;
 pub mod timing;
 pub mod unix_relay;

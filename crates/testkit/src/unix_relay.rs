@@ -78,7 +78,7 @@ fn relay(client: UnixStream, port: u16) {
 }
 
 /// Copies `from` to `to` until either ends, then half-closes `to`.
-fn pump<R: Read, W: Write>(mut from: R, mut to: W, close: impl FnOnce(&W)) {
+pub(crate) fn pump<R: Read, W: Write>(mut from: R, mut to: W, close: impl FnOnce(&W)) {
     let mut buf = [0u8; 64 * 1024];
     loop {
         match from.read(&mut buf) {

@@ -1,13 +1,13 @@
-// The 2012 static-file post's three Dart handlers ("Benchmarking my Dart
-// HTTP Server", 2012-11-13; docs/study.md), written again on today's
-// dart:io, since the pre-1.0 HttpServer API they used (addRequestHandler,
-// matcher and handler closures) is gone. Each serves the file scenario's
+// The 2012 static-file post's three Dart handlers (docs/study.md), written
+// again on today's dart:io, since the pre-1.0 HttpServer API of 2012 is
+// gone (which build and which calls the post used are not recorded here). Each serves the file scenario's
 // file from FILES_DIR on one isolate, as the post's server did; they differ
 // only where the post's versions differed:
 //   post2012-exists   a synchronous File.existsSync() in the route matcher
 //                     and again in the responder;
-//   post2012-session  the file's path kept in the request's session (a
-//                     session, and its random id cookie, per client);
+//   post2012-session  the file's path kept in the request's session (ab
+//                     keeps no cookie: a new session, with its random id,
+//                     per request, as the post describes);
 //   post2012-local    the path kept in a local variable of the responder.
 // What the post sent beyond the body is unknown: the answers are graded
 // like `default`. Never compiled or run here (no Dart SDK).

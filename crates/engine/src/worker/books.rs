@@ -74,6 +74,8 @@ impl Worker {
             sockets: self.sockets,
             interrupted,
             address: plan.addr.to_string(),
+            // Set by the run, which knows the target.
+            proxy: None,
             answer_clock: if self.pacer.is_some() && plan.addr.stamps_arrivals() {
                 crate::endpoint::AnswerClock::KernelStamp
             } else {

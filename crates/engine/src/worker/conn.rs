@@ -15,6 +15,10 @@ pub(crate) enum State {
     Connecting {
         since: Nanos,
     },
+    /// TCP to the proxy is open; its answer to CONNECT is awaited.
+    Tunnelling {
+        since: Nanos,
+    },
     /// TCP is open; the TLS handshake is under way.
     Handshaking {
         since: Nanos,

@@ -160,7 +160,7 @@ impl Worker {
                         }
                     }
                 }
-                State::Connecting { since } => {
+                State::Connecting { since } | State::Tunnelling { since } => {
                     if now.saturating_sub(since) >= timeout {
                         self.open_failed(i, now, Failure::Connect);
                     }

@@ -105,6 +105,7 @@ mod schedule;
 mod sockets;
 mod stream;
 mod tls;
+mod tunnel;
 
 use std::collections::VecDeque;
 use std::io;
@@ -190,6 +191,9 @@ pub(crate) struct ThreadPlan {
     pub expect_status: StatusSet,
     /// `https://`: every connection speaks TLS.
     pub tls: Option<TlsClient>,
+    /// `https://` through a proxy: every connection first opens a CONNECT
+    /// tunnel (see [`tunnel`]).
+    pub tunnel: Option<crate::proxy::Tunnel>,
     /// Off: one connection per request, closed by us after the answer.
     pub keepalive: bool,
     pub start: Nanos,

@@ -44,7 +44,12 @@ impl Worker {
                     // thread, as in the closed loop. An HTTP/2 connection
                     // is ready only once the server's settings are read:
                     // its mark rises with its first stream.
-                    if !self.plan.h2 && transport.set_low_water(LOW_WATER).is_ok() {
+                    // Through a tunnel the mark waits for the proxy's
+                    // short answer (see `tunnel`).
+                    if !self.plan.h2
+                        && self.plan.tunnel.is_none()
+                        && transport.set_low_water(LOW_WATER).is_ok()
+                    {
                         c.lowat = LOW_WATER;
                     }
                 }
@@ -171,11 +176,22 @@ impl Worker {
                     self.open_failed(i, now, Failure::Connect);
                     return;
                 }
+                if self.plan.tunnel.is_some() {
+                    // Its connect time ends once the tunnel is open; the
+                    // proxy's answer comes with a readable edge of its own.
+                    self.ask_tunnel(i, since);
+                    return;
+                }
                 record_ns(&mut self.connect_time, now.saturating_sub(since));
                 if self.plan.tls.is_some() {
                     self.conns[i].state = State::Handshaking { since: now };
                 } else {
                     self.on_open(i);
+                }
+            }
+            State::Tunnelling { since } => {
+                if !self.read_tunnel(i, since) {
+                    return;
                 }
             }
             State::Handshaking { .. } | State::Open => {}

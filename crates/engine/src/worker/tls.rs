@@ -82,6 +82,15 @@ impl Transport {
         }
     }
 
+    /// The socket under any TLS: a proxy's CONNECT exchange comes before
+    /// TLS says anything.
+    pub fn sock_mut(&mut self) -> &mut Stream {
+        match self {
+            Transport::Plain(s) => s,
+            Transport::Tls(t) => &mut t.sock,
+        }
+    }
+
     /// Plaintext into `buf`; `Ok(0)` at the end of the stream.
     #[inline]
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

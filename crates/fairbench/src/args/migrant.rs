@@ -26,7 +26,7 @@ const HABITS: &[Habit] = &[
     h("-z", Some("10s"), "`-z` is hey's and oha's duration: use `-d {v}`"),
     h("-q", Some("100"), "`-q` is oha's rate: use `-R {v}` (the total rate in requests/s; hey's -q is per worker, so multiply it by -c)"),
     h("-k", None, "`-k` is ab's keep-alive, which fairbench always uses (unless --no-keepalive): drop it (to accept any certificate, as curl's -k, use --insecure)"),
-    h("-x", Some("HOST:PORT"), "`-x` is hey's and oha's proxy: fairbench has none and connects to the URL's address itself; load the server's own URL"),
+    h("-x", Some("HOST:PORT"), "`-x` is curl's, hey's and oha's proxy: use `--proxy http://{v}` (its own time is then in every latency)"),
     h("-h2", None, "`-h2` is hey's HTTP/2: use `--http2` (h2 by ALPN on https://, h2c on http://)"),
     h("--http-version", Some("2"), "`--http-version` is oha's: use `--http2` for HTTP/2 (HTTP/1.1 is the default)"),
     h("-p", Some("FILE"), "`-p` is ab's POST body file: use `-m POST --body-file {v}` (oha's -p, HTTP/2 streams per connection, is `--http2 --streams N`)"),

@@ -10,6 +10,7 @@ mod duration;
 mod format;
 pub mod migrant;
 mod percentiles;
+pub mod proxy;
 mod root;
 mod run_id;
 mod stages;

@@ -9,6 +9,7 @@ use super::run_args::RunArgs;
 use super::run_end;
 use crate::args::{load_zoo, resolve_root};
 use crate::machine_lock::MachineLock;
+use crate::output::metrics;
 use crate::output::run_plan;
 use crate::runner::session::{self, Session};
 use crate::runner::Work;
@@ -21,6 +22,7 @@ use crate::usage_error::usage;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     run_end::check_targets(&args)?;
+    let _metrics = metrics::start(args.metrics_listen.as_deref(), args.metrics_linger)?;
     if let Some(id) = args.resume {
         let zoo = load_zoo(&resolve_root(args.root.as_deref())?)?;
         return resume(&args, &zoo, id);
@@ -34,6 +36,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let (shown, text) = Suite::read(root.as_deref(), &args.suite)?;
     let (suite, text) = overrides::read(&text, &overrides_of(&args), &shown)?;
+    metrics::label_all("suite", &suite.name);
     if !suite.services.is_empty() {
         return super::run_services::run(&args, &suite, &text);
     }
@@ -142,6 +145,7 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         return Err(usage(format!("--resume: run {id} is already done")));
     }
     let suite = Suite::parse(&run.suite_toml, &format!("run {id}'s suite"))?;
+    metrics::label_all("suite", &suite.name);
     let layout = layout(args, suite.address_family)?;
     let plan = suite::plan(&suite, zoo)?;
     session::fits_here(&suite, &args.clients)?;

@@ -104,6 +104,15 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    /// Serve live metrics while the suite runs: GET http://ADDR/metrics answers OpenMetrics
+    /// text for Prometheus, labelled by case, e.g. 127.0.0.1:9464 (port 0: a free one,
+    /// printed on stderr; docs/metrics.md).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// With --metrics-listen: go on serving the final figures this long after the run, so
+    /// that a scraper's last look sees them.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::args::duration)]
+    pub metrics_linger: Duration,
     #[command(flatten)]
     pub clients: ClientArgs,
     #[command(flatten)]

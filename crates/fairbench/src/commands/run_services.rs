@@ -4,12 +4,14 @@
 
 use fairbench_engine::{LoadConfig, Outcome};
 
+use crate::output::metrics;
 use crate::output::progress::LoadProgress;
 use crate::report::url_case::NOT_STARTED;
 use crate::runner::metadata;
 use crate::runner::services::{self, Ended, ServiceCase};
 use crate::store::{NewRun, RunLock, Store};
 use crate::suite::Suite;
+use crate::thresholds::{self, Threshold};
 use crate::topology::TopologyKind;
 use crate::units;
 use crate::usage_error::usage;
@@ -27,7 +29,7 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
     let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
-    let (run, ids) = store_plan(&mut store, suite, text, &cases)?;
+    let (run, ids) = store_plan(&mut store, suite, text, &cases, &configs)?;
     eprintln!(
         "run {run}: suite {}, {} cases of {} services at their URLs, results in {}",
         crate::output::terminal::text(&suite.name),
@@ -47,22 +49,29 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
         130
     } else {
         store.set_run_state(run, "done", None)?;
-        i32::from(tally.failed > 0)
+        match (tally.failed, tally.broken) {
+            (0, 0) => 0,
+            (0, _) => thresholds::EXIT_FAILED,
+            _ => 1,
+        }
     };
     super::run_end::ended(args, &store, run)?;
     Ok(code)
 }
 
-/// Each case's load, or a usage error naming the service that has none.
+/// Each case's load and thresholds, or a usage error naming the service
+/// and its key.
 fn configs(
     args: &RunArgs,
     suite: &Suite,
     cases: &[ServiceCase],
-) -> anyhow::Result<Vec<LoadConfig>> {
+) -> anyhow::Result<Vec<(LoadConfig, Vec<Threshold>)>> {
     cases
         .iter()
         .map(|c| {
             services::config(suite, c)
+                .and_then(|cfg| Ok((services::thresholds(c, &cfg)?, cfg)))
+                .map(|(t, cfg)| (cfg, t))
                 .map_err(|e| usage(format!("{}: service {:?}: {e}", args.suite, c.service.name)))
         })
         .collect()
@@ -89,6 +98,7 @@ fn store_plan(
     suite: &Suite,
     text: &str,
     cases: &[ServiceCase],
+    configs: &[(LoadConfig, Vec<Threshold>)],
 ) -> anyhow::Result<(i64, Vec<i64>)> {
     let run = store.create_run(&NewRun {
         started_at: crate::store::now_rfc3339(),
@@ -101,8 +111,9 @@ fn store_plan(
     })?;
     let planned: Vec<_> = cases
         .iter()
+        .zip(configs)
         .enumerate()
-        .map(|(seq, c)| services::planned_case(seq, suite, c))
+        .map(|(seq, (c, (cfg, _)))| services::planned_case(seq, suite, c, cfg))
         .collect();
     store.insert_planned(run, &planned)?;
     let ids: Vec<i64> = store.cases(run)?.iter().map(|c| c.id).collect();
@@ -112,6 +123,8 @@ fn store_plan(
 /// How the cases of a run went.
 struct Tally {
     failed: usize,
+    /// Cases that broke one of their service's thresholds.
+    broken: usize,
     interrupted: bool,
 }
 
@@ -120,24 +133,43 @@ struct Tally {
 fn measure_all(
     store: &mut Store,
     cases: &[ServiceCase],
-    configs: &[LoadConfig],
+    configs: &[(LoadConfig, Vec<Threshold>)],
     ids: &[i64],
 ) -> anyhow::Result<Tally> {
     let stop = crate::interrupt::flag();
     let mut tally = Tally {
         failed: 0,
+        broken: 0,
         interrupted: false,
     };
-    for (n, ((c, cfg), id)) in cases.iter().zip(configs).zip(ids).enumerate() {
+    for (n, ((c, (cfg, limits)), id)) in cases.iter().zip(configs).zip(ids).enumerate() {
         if crate::interrupt::interrupted() {
             tally.interrupted = true;
             break;
         }
         let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
-        let end = services::measure(store, *id, cfg, stop.clone(), &mut progress)?;
+        let labels = vec![
+            ("service", c.service.name.clone()),
+            ("url", c.service.url.clone()),
+            ("load", c.load.label()),
+        ];
+        metrics::begin(labels, metrics::planned(cfg));
+        let end = services::measure(
+            store,
+            *id,
+            c.service.version.clone(),
+            cfg,
+            stop.clone(),
+            &mut progress,
+        )?;
         progress.finish();
+        let mut verdicts = Vec::new();
         let line = match end {
-            Ended::Done(o) => done_line(&o),
+            Ended::Done(o) => {
+                verdicts = thresholds::check_all(limits, &o);
+                tally.broken += usize::from(verdicts.iter().any(|v| !v.pass));
+                done_line(&o)
+            }
             Ended::Failed(reason) => {
                 tally.failed += 1;
                 format!("FAILED: {}", units::one_line(&reason))
@@ -157,6 +189,7 @@ fn measure_all(
                 c.service.url
             ))
         );
+        eprint!("{}", thresholds::table(&verdicts));
     }
     Ok(tally)
 }

@@ -8,7 +8,8 @@ use crate::args::{resolve_run, RunSel};
 use crate::output::run_table;
 use crate::report::model::paired_of;
 use crate::report::paired::Paired;
-use crate::store::{CaseRow, RunRow, Store};
+use crate::runner::time_spent::TimeSpent;
+use crate::store::{CaseRow, RunRow, Store, Versions};
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
@@ -41,6 +42,9 @@ struct ShowJson<'a> {
     /// figures parsed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     calibrations: Vec<serde_json::Value>,
+    /// Where the run's machine time went (runs stored since schema 12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_spent: Option<TimeSpent>,
 }
 
 #[derive(Serialize)]
@@ -51,6 +55,9 @@ struct CaseJson<'a> {
     params: serde_json::Value,
     parity: serde_json::Value,
     warnings: serde_json::Value,
+    /// What the case measured, by version (since schema 12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    versions: Option<Versions>,
 }
 
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
@@ -59,6 +66,10 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let id = run.id;
     let cases = store.cases(id)?;
     let paired = paired_of(&run, &cases, args.reference.as_deref())?;
+    let spent: Option<TimeSpent> = store
+        .time_spent(id)?
+        .and_then(|j| serde_json::from_str(&j).ok());
+    let mut versions = store.versions(id)?;
     if crate::args::wants_json(args.format, args.json) {
         let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
         let j = ShowJson {
@@ -73,6 +84,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                     params: parse(&c.variant_params_json),
                     parity: c.parity_json.as_deref().map(parse).unwrap_or_default(),
                     warnings: parse(&c.warnings_json),
+                    versions: versions.remove(&c.id),
                 })
                 .collect(),
             paired: &paired,
@@ -85,6 +97,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                     v
                 })
                 .collect(),
+            time_spent: spent,
         };
         println!(
             "{}",
@@ -102,6 +115,9 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 &store.calibrations(id)?
             ))
         );
+        if let Some(t) = &spent {
+            println!("{}", t.line());
+        }
         for s in store.sweeps(id)? {
             let line = format!(
                 "sweep {} {}/{}{} {} {}c: {}",

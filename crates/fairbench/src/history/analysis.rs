@@ -21,6 +21,9 @@ pub struct Change {
     pub run_after: i64,
     pub revision_before: Option<String>,
     pub revision_after: Option<String>,
+    /// What the server ran on either side (Point::source).
+    pub source_before: Option<String>,
+    pub source_after: Option<String>,
     /// The medians of the repetitions of the segment before and after.
     pub median_before: f64,
     pub median_after: f64,
@@ -119,6 +122,8 @@ pub fn analyse(s: Series, settings: Settings) -> CaseHistory {
             run_after: s.points[t].run,
             revision_before: s.points[t - 1].revision.clone(),
             revision_after: s.points[t].revision.clone(),
+            source_before: s.points[t - 1].source.clone(),
+            source_after: s.points[t].source.clone(),
             median_before: d.median_a,
             median_after: d.median_b,
             change_pct: d.change_pct,
@@ -155,6 +160,7 @@ mod tests {
             run,
             started_at: format!("2026-01-{run:02}T00:00:00Z"),
             revision: Some(format!("rev{run}")),
+            source: None,
             median: v,
             low: v,
             high: v,
@@ -177,6 +183,7 @@ mod tests {
             load: "closed c=50 t=1".into(),
             host: String::new(),
             protocol: "http/1.1".into(),
+            step: String::new(),
         }
     }
 

@@ -70,13 +70,14 @@ pub fn case_table(h: &CaseHistory) -> String {
         "run",
         "date",
         "revision",
+        "source",
         "median",
         "interval",
         "A/A floor",
         "ratio",
         "change",
     ])
-    .right_align(&[0, 3, 5, 6]);
+    .right_align(&[0, 4, 6, 7]);
     for (i, p) in h.points.iter().enumerate() {
         let marker = h
             .changes
@@ -88,6 +89,7 @@ pub fn case_table(h: &CaseHistory) -> String {
             p.run.to_string(),
             p.started_at.chars().take(10).collect(),
             revision(&p.revision).chars().take(12).collect(),
+            revision(&p.source).to_string(),
             num(p.median),
             if p.confidence > 0.0 {
                 format!("{}–{}", num(p.low), num(p.high))
@@ -117,11 +119,15 @@ pub fn summary(cases: &[CaseHistory]) -> String {
     for h in cases {
         let latest = match h.latest_change() {
             Some(c) => format!(
-                "{} at run {} ({} → {})",
+                "{} at run {} ({} → {}{})",
                 size(c),
                 c.run_after,
                 revision(&c.revision_before),
-                revision(&c.revision_after)
+                revision(&c.revision_after),
+                match (&c.source_before, &c.source_after) {
+                    (Some(b), Some(a)) if a != b => format!("; server source {b} → {a}"),
+                    _ => String::new(),
+                }
             ),
             None => "none".into(),
         };
@@ -135,7 +141,7 @@ pub fn summary(cases: &[CaseHistory]) -> String {
     t.render()
 }
 
-const COLUMNS: [&str; 21] = [
+const COLUMNS: [&str; 22] = [
     "case",
     "server",
     "mode",
@@ -148,6 +154,7 @@ const COLUMNS: [&str; 21] = [
     "run",
     "started_at",
     "revision",
+    "source",
     "median",
     "ci_low",
     "ci_high",
@@ -183,6 +190,7 @@ pub fn csv(cases: &[CaseHistory]) -> anyhow::Result<String> {
                 p.run.to_string(),
                 p.started_at.clone(),
                 p.revision.clone().unwrap_or_default(),
+                p.source.clone().unwrap_or_default(),
                 p.median.to_string(),
                 p.low.to_string(),
                 p.high.to_string(),

@@ -92,6 +92,10 @@ pub struct Point {
     pub run: i64,
     pub started_at: String,
     pub revision: Option<String>,
+    /// What the server ran (store::Versions::source_label): its build's
+    /// source key, or its declared version; None for runs stored before
+    /// cases recorded versions.
+    pub source: Option<String>,
     /// The median over the run's finished repetitions, its interval
     /// (order statistics, docs/report.md) and the interval's coverage.
     pub median: f64,
@@ -124,6 +128,7 @@ struct RunCases {
     cases: Vec<CaseRow>,
     done: BTreeMap<CaseKey, Vec<usize>>,
     paired: Option<paired::Paired>,
+    versions: std::collections::HashMap<i64, crate::store::Versions>,
 }
 
 /// Every finished run with at least one finished case, oldest first.
@@ -149,11 +154,13 @@ fn load_runs(store: &Store, reference: Option<&str>) -> anyhow::Result<Vec<RunCa
         for (i, c) in cases.iter().enumerate().filter(|(_, c)| c.state == "done") {
             done.entry(CaseKey::of(c)).or_default().push(i);
         }
+        let versions = store.versions(run.id)?;
         out.push(RunCases {
             run,
             cases,
             done,
             paired,
+            versions,
         });
     }
     Ok(out)
@@ -161,9 +168,11 @@ fn load_runs(store: &Store, reference: Option<&str>) -> anyhow::Result<Vec<RunCa
 
 /// The point of `key` in one run, if the run has a finished repetition.
 fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
-    let values: Vec<f64> = rc
-        .done
-        .get(key)?
+    let done = rc.done.get(key)?;
+    let source = done
+        .iter()
+        .find_map(|&i| rc.versions.get(&rc.cases[i].id)?.source_label());
+    let values: Vec<f64> = done
         .iter()
         .filter_map(|&i| metric.of(&rc.cases[i]))
         .collect();
@@ -176,6 +185,7 @@ fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
         run: rc.run.id,
         started_at: rc.run.started_at.clone(),
         revision: rc.run.git_revision.clone(),
+        source,
         median: s.median,
         low: s.low,
         high: s.high,

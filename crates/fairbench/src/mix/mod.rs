@@ -133,7 +133,7 @@ pub fn for_load(
         let defs = file::read(file, &origin)?;
         return prepare(defs, &request.headers, pool, seed)
             .map(Some)
-            .map_err(|e| format!("--targets {}: {e}", file.display()));
+            .map_err(|e| format!("{}: {e}", file.display()));
     }
     let body = String::from_utf8_lossy(&request.body);
     if !raw_url.contains("{{")

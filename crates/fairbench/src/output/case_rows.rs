@@ -9,17 +9,8 @@ use crate::units;
 pub fn groups(cases: &[CaseRow]) -> Vec<Vec<&CaseRow>> {
     let mut out: Vec<Vec<&CaseRow>> = Vec::new();
     for c in cases {
-        let key = |x: &CaseRow| {
-            (
-                x.server.clone(),
-                x.mode.clone(),
-                x.response.clone(),
-                x.scenario.clone(),
-                x.cores,
-                x.load_label.clone(),
-                x.protocol.clone(),
-            )
-        };
+        // A ladder's rungs of one server are apart, as in the report.
+        let key = crate::report::case_key::CaseKey::of;
         match out.iter_mut().find(|g| key(g[0]) == key(c)) {
             Some(g) => g.push(c),
             None => out.push(vec![c]),

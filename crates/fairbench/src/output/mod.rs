@@ -7,6 +7,7 @@ pub mod check_report;
 pub mod check_table;
 pub mod load;
 pub mod median_table;
+pub mod metrics;
 pub mod progress;
 pub mod run_plan;
 pub mod run_progress;

@@ -14,6 +14,15 @@ pub fn render(suite: &Suite, plan: &SuitePlan) -> String {
         let _ = writeln!(
         o,"order: cases shuffled with seed {seed} and rotated one place each repetition (--interleave-seed {seed} runs this order)");
     }
+    // A ladder's rungs, each with what it changes from the one before.
+    for (i, step) in suite.steps.iter().enumerate() {
+        let what = if step.changes.is_empty() {
+            "the suite as written".to_string()
+        } else {
+            step.changes.join(", ")
+        };
+        let _ = writeln!(o, "step {i} {}: {what}", step.name);
+    }
     for (i, item) in plan.items.iter().enumerate() {
         let _ = match item {
             PlanItem::Case(c) => writeln!(

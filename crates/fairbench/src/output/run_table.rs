@@ -98,7 +98,11 @@ impl Columns<'_> {
         let c0 = g.first();
         let dash = || "-".to_string();
         let mut row = vec![
-            c0.server.clone(),
+            // A ladder's rung first, as in the plan's labels.
+            match &c0.step {
+                Some(step) => format!("[{step}] {}", c0.server),
+                None => c0.server.clone(),
+            },
             format!(
                 "{}/{}{}",
                 c0.mode,

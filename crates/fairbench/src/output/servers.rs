@@ -1,6 +1,6 @@
 //! What `fairbench servers` shows: each server definition, its variants,
-//! protocols and toolchain, as a table with its notes or as JSON
-//! (docs/cli-json.md).
+//! protocols, toolchain and the scenarios it does not implement, as a table
+//! with its notes or as JSON (docs/cli-json.md).
 
 use std::path::Path;
 
@@ -38,6 +38,7 @@ impl<'a> Listing<'a> {
             out.push_str(&table(&self.servers).render());
         }
         out.push_str(&protocol_lines(&self.servers));
+        out.push_str(&scenario_lines(&self.servers));
         out.push_str(&install_lines(&self.servers));
         out.push_str(&not_listed(zoo));
         if zoo.servers.is_empty() && zoo.invalid_server_names().is_empty() {
@@ -63,6 +64,15 @@ pub struct ServerEntry<'a> {
     /// The protocols it serves, and why not the others.
     protocols: Vec<fairbench_zoo::Protocol>,
     protocols_unsupported: Vec<ProtocolGap>,
+    /// The scenarios it does not implement, with its manifest's reason
+    /// (`[scenarios_unsupported]`): `check` and the suites skip them so.
+    scenarios_unsupported: Vec<ScenarioGap<'a>>,
+}
+
+#[derive(Serialize)]
+struct ScenarioGap<'a> {
+    scenario: &'a str,
+    reason: &'a str,
 }
 
 #[derive(Serialize)]
@@ -137,6 +147,11 @@ fn entry<'a>(s: &'a Server, status: ToolchainStatus) -> ServerEntry<'a> {
                 reason: s.why_not(p),
                 declared: s.protocols_unsupported.contains_key(&p),
             })
+            .collect(),
+        scenarios_unsupported: s
+            .scenarios_unsupported
+            .iter()
+            .map(|(scenario, reason)| ScenarioGap { scenario, reason })
             .collect(),
     }
 }
@@ -249,6 +264,27 @@ fn protocol_lines(entries: &[ServerEntry]) -> String {
         return out;
     }
     format!("\nProtocols not served (docs/server-manifest.md):\n{out}")
+}
+
+/// Why each server does not implement a scenario, in its manifest's words:
+/// one line per server and scenario, so that a skip in `check` or a suite
+/// is no surprise.
+fn scenario_lines(entries: &[ServerEntry]) -> String {
+    let mut out = String::new();
+    for e in entries {
+        for g in &e.scenarios_unsupported {
+            out.push_str(&format!(
+                "  {} does not implement {}: {}\n",
+                fairbench_sys::text::visible(e.name),
+                fairbench_sys::text::visible(g.scenario),
+                fairbench_sys::text::visible(g.reason)
+            ));
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\nScenarios not implemented (docs/server-manifest.md):\n{out}")
 }
 
 /// One line per server whose toolchain is missing: the command its manifest

@@ -21,6 +21,9 @@ pub struct CaseKey {
     pub host: String,
     /// "http/1.1", "h2c" or "h2".
     pub protocol: String,
+    /// The ladder's rung (the suite's `[[step]]`); empty without one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub step: String,
 }
 
 impl CaseKey {
@@ -34,6 +37,7 @@ impl CaseKey {
             load: c.load_label.clone(),
             host: String::new(),
             protocol: c.protocol.clone(),
+            step: c.step.clone().unwrap_or_default(),
         }
     }
 
@@ -42,6 +46,15 @@ impl CaseKey {
     /// (it has no mode or response shape). HTTP/1.1, every case's protocol
     /// before HTTP/2 was measured, is the unnamed default.
     pub fn variant_label(&self) -> String {
+        if !self.step.is_empty() {
+            // A ladder's rung first, as in the plan's labels: tables list
+            // the rungs of one server as rows of their own.
+            let rest = CaseKey {
+                step: String::new(),
+                ..self.clone()
+            };
+            return format!("[{}] {}", self.step, rest.variant_label());
+        }
         if self.is_url() {
             return format!("{}{}", self.server, protocol_label(&self.protocol));
         }
@@ -55,8 +68,15 @@ impl CaseKey {
     }
 
     /// `scenario · 2 cores · closed c=50 t=1`: what a set of bars shares;
-    /// for a URL case, its load.
+    /// for a URL case, its load; a ladder's rung first, `step warm-up · …`.
     pub fn context(&self) -> String {
+        if !self.step.is_empty() {
+            let rest = CaseKey {
+                step: String::new(),
+                ..self.clone()
+            };
+            return format!("step {} · {}", self.step, rest.context());
+        }
         let on = if self.host.is_empty() {
             String::new()
         } else {

@@ -40,6 +40,7 @@ pub fn side_by_side(parts: Vec<Part>) -> RunReport {
         out.sweeps.extend(r.sweeps);
         out.problems.extend(r.problems);
         out.paired.rows.extend(r.paired.rows);
+        merge_ladder(&mut out, r.ladder);
         let on = format!("on {label}: ");
         out.paired
             .notes
@@ -68,9 +69,29 @@ pub fn side_by_side(parts: Vec<Part>) -> RunReport {
     out
 }
 
+/// Another machine's ladder rows beside the first's when their rungs are
+/// the same; the first's alone when it has one.
+fn merge_ladder(out: &mut RunReport, other: Option<crate::report::ladder::Ladder>) {
+    match (&mut out.ladder, other) {
+        (Some(have), Some(l)) => {
+            let names = |l: &crate::report::ladder::Ladder| -> Vec<String> {
+                l.steps.iter().map(|s| s.name.clone()).collect()
+            };
+            if names(have) == names(&l) {
+                have.rows.extend(l.rows);
+            }
+        }
+        (None, l) => out.ladder = l,
+        _ => {}
+    }
+}
+
 /// Every case key (and ratio row) of `r` labelled with its machine; the
 /// cases of a run other than the report's say which run they are.
 fn label_run(r: &mut RunReport, label: &str, run: Option<i64>) {
+    for row in r.ladder.iter_mut().flat_map(|l| l.rows.iter_mut()) {
+        row.host = label.to_string();
+    }
     for g in &mut r.groups {
         g.key.host = label.to_string();
         g.label = format!("{} · on {label}", g.label);

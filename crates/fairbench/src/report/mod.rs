@@ -19,6 +19,7 @@ pub mod hdr;
 pub mod html;
 pub mod json;
 pub mod json_doc;
+pub mod ladder;
 pub mod machines;
 pub mod markdown;
 pub mod model;

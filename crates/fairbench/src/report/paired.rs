@@ -141,21 +141,51 @@ pub fn pair(x: &BTreeMap<i64, f64>, y: &BTreeMap<i64, f64>) -> Option<Ratio> {
     })
 }
 
+/// One metric of every finished case (sweep steps left out), by case key
+/// and repetition: the values [`build`] pairs.
+pub fn by_key(
+    cases: &[CaseRow],
+    f: fn(&CaseRow) -> Option<f64>,
+) -> BTreeMap<CaseKey, BTreeMap<i64, f64>> {
+    let mut reps: BTreeMap<CaseKey, Reps> = BTreeMap::new();
+    for c in cases
+        .iter()
+        .filter(|c| c.sweep.is_none() && c.state == "done")
+    {
+        reps.entry(CaseKey::of(c))
+            .or_insert_with(|| Reps {
+                first_seq: c.seq,
+                by_rep: BTreeMap::new(),
+            })
+            .by_rep
+            .insert(c.repetition, c);
+    }
+    reps.iter()
+        .map(|(k, r)| (k.clone(), values(r, f)))
+        .collect()
+}
+
 pub const RPS: fn(&CaseRow) -> Option<f64> = |c| c.rps;
 pub const CPU: fn(&CaseRow) -> Option<f64> = |c| c.server_cpu_us_per_request;
 pub const P99: fn(&CaseRow) -> Option<f64> = |c| c.lat_p99.map(|v| v as f64);
 pub const TOTAL_CPU: fn(&CaseRow) -> Option<f64> = CaseRow::total_cpu_us_per_request;
 
 /// The context a case's ratio is taken in: what the key holds but the variant.
-/// A case over HTTP/2 is paired with the reference over the same protocol.
+/// A case over HTTP/2 is paired with the reference over the same protocol,
+/// a ladder's rung with the reference at the same rung.
 fn context(k: &CaseKey) -> (String, i64, String) {
     (
         k.scenario.clone(),
         k.cores,
         format!(
-            "{}{}",
+            "{}{}{}",
             k.load,
-            crate::report::case_key::protocol_label(&k.protocol)
+            crate::report::case_key::protocol_label(&k.protocol),
+            if k.step.is_empty() {
+                String::new()
+            } else {
+                format!(" · step {}", k.step)
+            }
         ),
     )
 }

@@ -57,7 +57,15 @@ pub fn save(
     })?;
     let load_json = load_json(cfg, o);
     let case = store.append_case(run, |seq| {
-        planned_case(seq, &cfg.target.url, o, &load_json, 1, cfg.protocol)
+        url_case(
+            seq,
+            &cfg.target.url,
+            SUITE,
+            label(o),
+            &load_json,
+            1,
+            cfg.protocol,
+        )
     })?;
     let cpus = cfg
         .cpus
@@ -65,6 +73,7 @@ pub fn save(
         .map(crate::args::format_cpus)
         .unwrap_or_default();
     store.mark_running(case, ("", &cpus, false))?;
+    store.record_versions(case, &super::versions::of_url(None))?;
     let mut figures = load_figures(o);
     figures.samples = samples;
     store.record_done(case, &figures)?;
@@ -77,12 +86,14 @@ pub fn save(
     Ok(run)
 }
 
-/// One stored case of a load at a URL: no zoo server, mode or cores
-/// (crate::report::url_case reads it back).
-pub(crate) fn planned_case(
+/// One stored case of a load at a URL, from `load --save` or a suite's
+/// `[[service]]`: no zoo server, mode or cores (crate::report::url_case
+/// reads it back).
+pub(crate) fn url_case(
     seq: usize,
     server: &str,
-    o: &Outcome,
+    scenario: &str,
+    load_label: String,
     load_json: &serde_json::Value,
     repetition: usize,
     protocol: fairbench_engine::Protocol,
@@ -95,15 +106,16 @@ pub(crate) fn planned_case(
         mode: "-".into(),
         response: "default".into(),
         variant_params_json: "{}".into(),
-        scenario: SUITE.into(),
+        scenario: scenario.into(),
         cores: 0,
         cores_requested: "-".into(),
-        load_label: label(o),
+        load_label,
         load_json: load_json.to_string(),
         sweep: None,
         repetition,
-        // What the load spoke (`load --http2`), as a suite's case records it.
+        // What the load spoke (`--http2`), as a zoo case records it.
         protocol: protocol.as_str().into(),
+        step: None,
     }
 }
 

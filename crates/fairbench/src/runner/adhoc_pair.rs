@@ -10,7 +10,7 @@ use std::path::Path;
 
 use fairbench_engine::{LoadConfig, Outcome};
 
-use super::adhoc::{load_json, planned_case, SUITE};
+use super::adhoc::{label, load_json, url_case, SUITE};
 use super::case::load_figures;
 use super::metadata;
 use super::vs::Pair;
@@ -54,9 +54,19 @@ pub fn save_pair(
             };
             let load_json = load_json(cfg, o);
             let case = store.append_case(run, |seq| {
-                planned_case(seq, &side.to_string(), o, &load_json, r + 1, cfg.protocol)
+                let server = side.to_string();
+                url_case(
+                    seq,
+                    &server,
+                    SUITE,
+                    label(o),
+                    &load_json,
+                    r + 1,
+                    cfg.protocol,
+                )
             })?;
             store.mark_running(case, ("", "", false))?;
+            store.record_versions(case, &super::versions::of_url(None))?;
             store.record_done(case, &load_figures(o))?;
         }
     }

@@ -290,6 +290,8 @@ impl Observer for Watch<'_> {
             ..SampleRow::of_interval(s, h)
         });
         self.progress.live(s);
+        crate::output::metrics::interval(s, h);
+        crate::output::metrics::server(s.phase == Phase::Measure, busy, tree.rss_bytes);
         if !self.server.is_alive() {
             self.died = true;
             self.stop.store(true, Ordering::SeqCst);
@@ -327,6 +329,7 @@ pub fn measure(
     } = run_load(load, stop, &mut watch);
     survived(running, db, &watch)?;
     let outcome = answered(running, outcome)?;
+    crate::output::metrics::finish(&outcome);
     still_answers(running, load)?;
     let others = busy.and_then(|b| b.finish(&watch));
     let mut figures = figures(&outcome, &watch);

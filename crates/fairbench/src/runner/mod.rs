@@ -14,6 +14,8 @@ pub mod services;
 pub mod session;
 pub mod stopping;
 mod sweep;
+pub mod time_spent;
+pub mod versions;
 pub mod vs;
 
 use std::path::PathBuf;
@@ -24,6 +26,7 @@ use fairbench_zoo::manifest::ResponseKind;
 use crate::args::format_cpus;
 use crate::fleet::split::LoadSplit;
 use crate::host::start::Started;
+use crate::output::metrics;
 use crate::output::run_progress::RunProgress;
 use crate::stage::placement::Sites;
 use crate::stage::{Act, Stage, StageOptions, Staged};
@@ -71,6 +74,8 @@ pub struct Runner<'a> {
     n: usize,
     failed: usize,
     skipped: usize,
+    versions: versions::CaseVersions,
+    clock: time_spent::RunClock,
 }
 
 impl<'a> Runner<'a> {
@@ -103,6 +108,8 @@ impl<'a> Runner<'a> {
             n: 0,
             failed: 0,
             skipped: 0,
+            versions: versions::CaseVersions::default(),
+            clock: time_spent::RunClock::default(),
         }
     }
 
@@ -151,9 +158,18 @@ impl<'a> Runner<'a> {
             log_name: format!("{:04}-{}.log", self.n, file_safe(label)),
         };
         let progress = &self.progress;
-        self.stage
+        let t0 = std::time::Instant::now();
+        let staged = self
+            .stage
             .serve(&act, &mut |m| progress.note(&format!("  {m}")))
-            .map_err(CaseEnd::from)
+            .map_err(CaseEnd::from);
+        self.clock.served(t0.elapsed());
+        staged
+    }
+
+    /// Where the run's machine time went so far.
+    pub fn time_spent(&self) -> time_spent::TimeSpent {
+        self.clock.spent(self.stage.build_time())
     }
 
     /// A normalized variant that fails its contract is not measured unless
@@ -183,6 +199,10 @@ impl<'a> Runner<'a> {
             return self.end(id, &label, CaseEnd::Skipped { reason });
         }
         self.mark_running(id, &placement)?;
+        let s = &c.subject;
+        let source = self.stage.source_key(&s.server.name, &s.mode);
+        let v = self.versions.of(&s.server, source);
+        self.store.record_versions(id, &v)?;
         let timing = case::Timing {
             warmup: c.subject.warmup,
             duration: c.duration,
@@ -204,9 +224,14 @@ impl<'a> Runner<'a> {
             }
         };
         let db = self.stage.postgres().zip(case_db.as_ref());
+        live_case(&c.subject, &cfg);
+        let t0 = std::time::Instant::now();
         let result = case::measure(&running, &cfg, &placement, &self.progress, db);
+        self.clock.loaded(t0.elapsed(), c.subject.warmup);
         if let (Some(tool), Ok(m)) = (self.calibrate, &result) {
+            let t0 = std::time::Instant::now();
             self.calibrate(id, tool, &cfg, m.figures.outcome_requests, &label)?;
+            self.clock.calibrated(t0.elapsed());
         }
         running.process.stop();
         match result {
@@ -246,7 +271,7 @@ impl<'a> Runner<'a> {
         rate: Option<f64>,
         timing: case::Timing,
     ) -> Result<LoadSplit, String> {
-        case::load_split(
+        let mut split = case::load_split(
             running.port,
             s.protocol,
             running.trust.as_ref(),
@@ -256,7 +281,9 @@ impl<'a> Runner<'a> {
             placement,
             self.stage.layout(),
             timing,
-        )
+        )?;
+        aim_at_family(&mut split, self.stage.layout(), s)?;
+        Ok(split)
     }
 
     /// Stores a measured case with every warning it carries, and shows it.
@@ -394,6 +421,26 @@ impl<'a> Runner<'a> {
 
 /// A case's label as a file name: what is not a letter, digit, `-`, `_`
 /// or `.` becomes `_`.
+/// Names the case about to be measured to the live metrics
+/// (`--metrics-listen`), with the planned rate of all its generators.
+fn live_case(s: &Subject, load: &LoadSplit) {
+    let rate: Option<f64> = load.jobs.iter().map(|j| metrics::planned(&j.config)).sum();
+    let mut labels = vec![
+        ("server", s.server.name.clone()),
+        ("mode", s.mode.clone()),
+        ("variant", s.response.to_string()),
+        ("scenario", s.scenario.name.clone()),
+        ("protocol", s.protocol.as_str().to_string()),
+        ("cores", s.cores.to_string()),
+        ("load", s.load.label()),
+    ];
+    // A ladder's rungs can differ in nothing the labels above name.
+    if let Some(step) = &s.step {
+        labels.push(("step", step.clone()));
+    }
+    metrics::begin(labels, rate);
+}
+
 fn file_safe(label: &str) -> String {
     label
         .chars()
@@ -474,5 +521,35 @@ pub fn planned_case(
         sweep: sweep.map(str::to_string),
         repetition,
         protocol: s.protocol.as_str().to_string(),
+        step: s.step.clone(),
     }
+}
+
+/// Sends a case's load to its own loopback family when it differs from the
+/// run's (a ladder's rung with its own `address_family`): only with server
+/// and load on this machine, as the suite's own `address_family`.
+fn aim_at_family(split: &mut LoadSplit, layout: &Layout, s: &Subject) -> Result<(), String> {
+    // Without a rung, the run's own aim (`run`'s layout) holds: a
+    // topology's generators reach the server at their own addresses.
+    let Some(step) = &s.step else {
+        return Ok(());
+    };
+    let to = s.address_family.loopback();
+    let local = layout.kind == crate::topology::TopologyKind::Local
+        && matches!(layout.server, crate::host::Host::Local);
+    if !local && s.address_family == crate::suite::AddressFamily::Ipv4 {
+        return Ok(());
+    }
+    if layout.clients.iter().all(|c| c.server_addr == to) {
+        return Ok(());
+    }
+    if !local {
+        return Err(format!(
+            "step {step}: address_family sends the load to {to}: only with server and load on this machine (no --topology, --server-host or --client-host)"
+        ));
+    }
+    for job in &mut split.jobs {
+        job.config.target = job.config.target.on_host(to).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

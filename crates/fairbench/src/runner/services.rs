@@ -7,13 +7,15 @@
 
 use std::time::Duration;
 
-use fairbench_engine::{LoadConfig, LoadModel, Outcome, Target};
+use fairbench_engine::{LoadConfig, LoadModel, Outcome};
 
 use super::adhoc::SampleLog;
 use super::case::load_figures;
+use crate::request_options;
 use crate::store::{PlannedCase, Store};
 use crate::suite::order::{case_order, Interleave};
 use crate::suite::{LoadProfile, Service, Suite};
+use crate::thresholds::Threshold;
 
 /// One repetition of one service under one profile.
 #[derive(Debug, Clone)]
@@ -60,39 +62,34 @@ pub fn plan(suite: &Suite) -> Vec<ServiceCase> {
     out
 }
 
-/// The stored form of a planned service case: a URL case.
-pub fn planned_case(seq: usize, suite: &Suite, c: &ServiceCase) -> PlannedCase {
+/// The stored form of a planned service case: a URL case, as `load
+/// --save` stores one.
+pub fn planned_case(seq: usize, suite: &Suite, c: &ServiceCase, cfg: &LoadConfig) -> PlannedCase {
     let mut load_json = serde_json::to_value(&c.load).unwrap_or_default();
     if let Some(m) = load_json.as_object_mut() {
         m.insert("url".into(), c.service.url.clone().into());
-        m.insert("method".into(), "GET".into());
+        m.insert("method".into(), cfg.request.method.clone().into());
         m.insert("warmup_s".into(), suite.warmup.as_secs_f64().into());
         m.insert("duration_s".into(), suite.duration.as_secs_f64().into());
         m.insert("timeout_s".into(), suite.timeout.as_secs_f64().into());
     }
-    PlannedCase {
+    super::adhoc::url_case(
         seq,
-        server: c.service.name.clone(),
-        language: String::new(),
-        framework: String::new(),
-        mode: "-".into(),
-        response: "default".into(),
-        variant_params_json: "{}".into(),
-        scenario: "url".into(),
-        cores: 0,
-        cores_requested: "-".into(),
-        load_label: c.load.label(),
-        load_json: load_json.to_string(),
-        sweep: None,
-        repetition: c.repetition,
-        // A service is spoken to as `config` below does: HTTP/1.1.
-        protocol: fairbench_engine::Protocol::Http1.as_str().into(),
-    }
+        &c.service.name,
+        "url",
+        c.load.label(),
+        &load_json,
+        c.repetition,
+        cfg.protocol,
+    )
 }
 
 /// The engine's settings for one case.
 pub fn config(suite: &Suite, c: &ServiceCase) -> Result<LoadConfig, String> {
-    let target = Target::parse(&c.service.url).map_err(|e| e.to_string())?;
+    let options = &c.service.request;
+    let routes = options.routes(&key)?;
+    request_options::check_routes_used(&[&c.service.url], &routes, &key)?;
+    let target = options.target(&c.service.url, &routes, &key)?;
     let mut cfg = LoadConfig::new(target);
     cfg.duration = suite.duration;
     cfg.warmup = suite.warmup;
@@ -125,8 +122,23 @@ pub fn config(suite: &Suite, c: &ServiceCase) -> Result<LoadConfig, String> {
     }
     cfg.requests = ends.requests;
     cfg.keepalive = ends.keepalive;
-    cfg.validate().map_err(|e| e.to_string())?;
+    options.apply(&c.service.url, &mut cfg, &key)?;
+    cfg.validate()
+        .map_err(|e| request_options::engine_error(&e, &key))?;
     Ok(cfg)
+}
+
+/// A service's option as its suite spells it: the key.
+fn key(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// The service's thresholds, parsed against its targets' names.
+pub fn thresholds(c: &ServiceCase, cfg: &LoadConfig) -> Result<Vec<Threshold>, String> {
+    let names = cfg.mix.as_ref().map_or(&[][..], |m| &m.names[..]);
+    crate::thresholds::parse_all(&c.service.thresholds, names, false)
+        // The parser names load's flag; here the key is the name.
+        .map_err(|e| format!("thresholds: {}", e.replacen("--threshold ", "", 1)))
 }
 
 /// How one case ended.
@@ -140,6 +152,7 @@ pub enum Ended {
 pub fn measure(
     store: &mut Store,
     id: i64,
+    declared: Option<String>,
     cfg: &LoadConfig,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     observer: &mut dyn fairbench_engine::Observer,
@@ -150,9 +163,11 @@ pub fn measure(
         .map(crate::args::format_cpus)
         .unwrap_or_default();
     store.mark_running(id, ("", &cpus, false))?;
+    store.record_versions(id, &super::versions::of_url(declared))?;
     let mut log = SampleLog::default();
     let result = {
-        let mut fan = crate::output::progress::Fanout(vec![observer, &mut log]);
+        let mut live = crate::output::metrics::Live;
+        let mut fan = crate::output::progress::Fanout(vec![observer, &mut log, &mut live]);
         fairbench_engine::run(cfg, stop, &mut fan)
     };
     match result {
@@ -161,6 +176,7 @@ pub fn measure(
             Ok(Ended::Interrupted)
         }
         Ok(o) => {
+            crate::output::metrics::finish(&o);
             let mut figures = load_figures(&o);
             figures.samples = log.samples;
             store.record_done(id, &figures)?;

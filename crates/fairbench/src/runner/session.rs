@@ -138,6 +138,11 @@ pub fn left_to_do(store: &mut Store, id: i64, items: Vec<PlanItem>) -> anyhow::R
                rep: i64| {
         format!("{server}|{mode}|{response}|{scenario}|{cores}|{load}|{rep}")
     };
+    // A ladder's rungs of one case share all the above.
+    let rung = |step: Option<&str>, k: String| match step {
+        Some(step) => format!("{step}|{k}"),
+        None => k,
+    };
     let mut by_key: HashMap<String, PlanItem> = HashMap::new();
     let mut sweeps = Vec::new();
     let done_sweeps: Vec<String> = store.sweeps(id)?.into_iter().map(|s| s.sweep).collect();
@@ -145,14 +150,17 @@ pub fn left_to_do(store: &mut Store, id: i64, items: Vec<PlanItem>) -> anyhow::R
         match &item {
             PlanItem::Case(c) => {
                 let s = &c.subject;
-                let k = key(
-                    &s.server.name,
-                    &s.mode,
-                    s.response.as_str(),
-                    &s.scenario.name,
-                    s.cores as i64,
-                    &s.load.label(),
-                    c.repetition as i64,
+                let k = rung(
+                    s.step.as_deref(),
+                    key(
+                        &s.server.name,
+                        &s.mode,
+                        s.response.as_str(),
+                        &s.scenario.name,
+                        s.cores as i64,
+                        &s.load.label(),
+                        c.repetition as i64,
+                    ),
                 );
                 by_key.insert(k, item);
             }
@@ -169,14 +177,17 @@ pub fn left_to_do(store: &mut Store, id: i64, items: Vec<PlanItem>) -> anyhow::R
         .into_iter()
         .filter(|c| c.state == "pending" && c.sweep.is_none())
     {
-        let k = key(
-            &c.server,
-            &c.mode,
-            &c.response,
-            &c.scenario,
-            c.cores,
-            &c.load_label,
-            c.repetition,
+        let k = rung(
+            c.step.as_deref(),
+            key(
+                &c.server,
+                &c.mode,
+                &c.response,
+                &c.scenario,
+                c.cores,
+                &c.load_label,
+                c.repetition,
+            ),
         );
         match by_key.remove(&k) {
             Some(PlanItem::Case(spec)) => work.push(Work::Case { id: c.id, spec }),
@@ -242,10 +253,14 @@ pub fn execute(
         layout: session.layout,
     };
     let total = work.len();
-    let end = {
+    let (end, spent) = {
         let mut runner = Runner::new(store, run, opts, total, session.quiet);
-        runner.execute(work)
+        let end = runner.execute(work);
+        (end, runner.time_spent())
     };
+    // Kept whatever the end, so that an interrupted run's cost is known.
+    store.set_time_spent(run, &serde_json::to_string(&spent)?)?;
+    eprintln!("{}", spent.line());
     match end {
         Ok(RunEnd::Done { failed, skipped }) => {
             store.set_run_state(run, "done", None)?;

@@ -129,7 +129,11 @@ impl Runner<'_> {
             )
             .map_err(|e| anyhow::anyhow!(e))?;
         let db = self.stage.postgres().zip(w.case_db);
-        match case::measure(w.running, &cfg, w.placement, &self.progress, db) {
+        super::live_case(&step, &cfg);
+        let t0 = std::time::Instant::now();
+        let measured = case::measure(w.running, &cfg, w.placement, &self.progress, db);
+        self.clock.loaded(t0.elapsed(), warmup);
+        match measured {
             Ok(Measured {
                 figures: figs,
                 parts,

@@ -18,6 +18,10 @@ pub struct Builds {
     cache_dir: PathBuf,
     opts: BuildOptions,
     done: HashMap<(String, String), Result<PathBuf, BuildFailure>>,
+    /// The build key of each server and mode built (its source's hash).
+    keys: HashMap<(String, String), String>,
+    /// Time in builds and in checking the cache.
+    spent: std::time::Duration,
 }
 
 impl Builds {
@@ -26,6 +30,8 @@ impl Builds {
             cache_dir,
             opts,
             done: HashMap::new(),
+            keys: HashMap::new(),
+            spent: std::time::Duration::ZERO,
         }
     }
 
@@ -43,7 +49,10 @@ impl Builds {
             return r.clone();
         }
         announce(&format!("build {} {mode} …", server.name));
-        let r = match build::ensure_built_with(server, mode, &self.cache_dir, &self.opts) {
+        let t0 = std::time::Instant::now();
+        let built = build::ensure_built_with(server, mode, &self.cache_dir, &self.opts);
+        self.spent += t0.elapsed();
+        let r = match built {
             Ok(b) => {
                 announce(&match b.status {
                     BuildStatus::Cached => format!("build {} {mode}: cached", server.name),
@@ -53,6 +62,7 @@ impl Builds {
                         b.duration.as_secs_f64()
                     ),
                 });
+                self.keys.insert(key.clone(), b.key);
                 Ok(b.out_dir)
             }
             Err(e) => {
@@ -65,6 +75,20 @@ impl Builds {
         };
         self.done.insert(key, r.clone());
         r
+    }
+}
+
+impl Builds {
+    /// The source key of a server and mode built in this run (what the
+    /// zoo's cache keys the build by), if it was built.
+    pub fn spent(&self) -> std::time::Duration {
+        self.spent
+    }
+
+    pub fn key(&self, server: &str, mode: &str) -> Option<&str> {
+        self.keys
+            .get(&(server.to_string(), mode.to_string()))
+            .map(String::as_str)
     }
 }
 

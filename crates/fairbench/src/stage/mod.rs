@@ -161,6 +161,16 @@ impl Stage {
         self.builds.get(server, mode, announce)
     }
 
+    /// The time this stage spent in builds (and checking the cache).
+    pub fn build_time(&self) -> std::time::Duration {
+        self.builds.spent()
+    }
+
+    /// The source key of a server and mode this stage built.
+    pub fn source_key(&self, server: &str, mode: &str) -> Option<String> {
+        self.builds.key(server, mode).map(str::to_string)
+    }
+
     /// The database, when a case has started it.
     pub fn postgres(&self) -> Option<&Postgres> {
         self.db.as_ref().map(Database::pg)

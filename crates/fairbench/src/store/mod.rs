@@ -11,6 +11,8 @@ mod parts;
 mod readonly;
 mod rows;
 pub mod schema;
+mod time_spent;
+mod versions;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -25,6 +27,7 @@ pub use figures::{CaseFigures, DbFigures};
 pub use lock::RunLock;
 pub use parts::PartRow;
 pub use rows::{CaseRow, NewRun, PlannedCase, RunRow, SampleRow, SweepRow};
+pub use versions::Versions;
 
 pub struct Store {
     conn: Connection,
@@ -517,6 +520,7 @@ mod tests {
                 sweep: None,
                 repetition: 1,
                 protocol: "http/1.1".into(),
+                step: None,
             })
             .unwrap();
         let mut latency = new_histogram();

@@ -89,6 +89,8 @@ pub struct PlannedCase {
     pub repetition: usize,
     /// "http/1.1", "h2c" or "h2" (schema version 6).
     pub protocol: String,
+    /// The suite's `[[step]]` (schema version 12); None without steps.
+    pub step: Option<String>,
 }
 
 pub(crate) fn insert_planned(
@@ -99,10 +101,10 @@ pub(crate) fn insert_planned(
     tx.execute(
         "INSERT INTO cases (run_id, seq, server, language, framework, mode, response,
             variant_params_json, scenario, cores, cores_requested, load_label, load_json,
-            sweep, repetition, protocol, state)
+            sweep, repetition, protocol, step, state)
          VALUES (:run_id, :seq, :server, :language, :framework, :mode, :response,
             :variant_params_json, :scenario, :cores, :cores_requested, :load_label, :load_json,
-            :sweep, :repetition, :protocol, 'pending')",
+            :sweep, :repetition, :protocol, :step, 'pending')",
         named_params! {
             ":run_id": run,
             ":seq": c.seq as i64,
@@ -120,6 +122,7 @@ pub(crate) fn insert_planned(
             ":sweep": c.sweep,
             ":repetition": c.repetition as i64,
             ":protocol": c.protocol,
+            ":step": c.step,
         },
     )?;
     Ok(())
@@ -252,6 +255,9 @@ pub struct CaseRow {
     /// What the case spoke to its server: "http/1.1", "h2c" or "h2"
     /// (version 6; every earlier case is "http/1.1").
     pub protocol: String,
+    /// The ladder's rung it measured (version 12); None without steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 impl CaseRow {
@@ -376,6 +382,7 @@ impl CaseRow {
             db_pool: r.get("db_pool")?,
             generator_containment: r.get("generator_containment")?,
             protocol: r.get("protocol")?,
+            step: r.get("step")?,
             generator_cpuset: r.get("generator_cpuset")?,
             thread_rps_mean: r.get("thread_rps_mean")?,
             thread_rps_stdev: r.get("thread_rps_stdev")?,

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -348,6 +348,19 @@ CREATE TABLE calibrations (
     reason TEXT,
     output TEXT NOT NULL,
     figures_json TEXT
+);
+"#;
+
+// Ladders (issue 39): the suite's `[[step]]` each case measured, which
+// its key holds beside server, scenario, cores and load. NULL without one.
+const V12: &str = r#"
+ALTER TABLE cases ADD COLUMN step TEXT;
+-- What each case measured, by version (store/versions.rs).
+-- Where a run's machine time went (runner/time_spent.rs).
+ALTER TABLE runs ADD COLUMN time_spent_json TEXT;
+CREATE TABLE case_versions (
+    case_id       INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+    versions_json TEXT NOT NULL
 );
 "#;
 

@@ -2,6 +2,8 @@
 
 mod engine;
 mod file;
+#[cfg(test)]
+mod ladder_tests;
 pub mod order;
 pub mod overrides;
 pub mod pairing;
@@ -9,7 +11,7 @@ mod plan;
 pub mod span;
 mod timing;
 
-pub use file::{AddressFamily, Ends, LoadProfile, Service, Suite};
+pub use file::{AddressFamily, Ends, LoadProfile, Service, Step, Suite};
 pub use plan::{
     full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };

@@ -12,7 +12,7 @@ use fairbench_zoo::runnable::{Gap, Runnable, Wanted};
 use fairbench_zoo::toolchain::{self, ToolchainStatus};
 use fairbench_zoo::{NameFilter, Protocol, Scenario, Server, Zoo};
 
-use super::file::{CoreCount, LoadProfile, Suite, SweepSpec};
+use super::file::{AddressFamily, CoreCount, LoadProfile, Step, Suite, SweepSpec};
 use super::order::{case_order, Interleave};
 use crate::args::bounds;
 
@@ -36,16 +36,26 @@ pub struct Subject {
     pub timeout_mode: fairbench_engine::TimeoutMode,
     /// What the server is spoken to in.
     pub protocol: Protocol,
+    /// The ladder's rung (`[[step]]`) this measures; None without steps.
+    pub step: Option<String>,
+    /// The loopback address family the load goes to.
+    pub address_family: AddressFamily,
 }
 
 impl Subject {
     /// "go-nethttp native/default static 1c closed c=50"; with a worker
     /// count apart from the cores, "… 2c w=1 …"; over HTTP/2, "… static
-    /// h2c 1c …" (HTTP/1.1, the default, is not named).
+    /// h2c 1c …" (HTTP/1.1, the default, is not named); a ladder's rung
+    /// first, "[warm-up] go-nethttp …".
     pub fn label(&self) -> String {
         let workers = self.workers.map(|w| format!(" w={w}")).unwrap_or_default();
+        let step = self
+            .step
+            .as_ref()
+            .map(|s| format!("[{s}] "))
+            .unwrap_or_default();
         format!(
-            "{} {}/{} {}{} {}c{workers} {}",
+            "{step}{} {}/{} {}{} {}c{workers} {}",
             self.server.name,
             self.mode,
             self.response,
@@ -185,6 +195,63 @@ fn plan_on(
     cpus: Vec<usize>,
     probe: &dyn Fn(&fairbench_zoo::manifest::Toolchain) -> ToolchainStatus,
 ) -> anyhow::Result<SuitePlan> {
+    if suite.steps.is_empty() {
+        let mut plan = plan_rungs(suite, None, zoo, cpus, probe)?;
+        if suite.interleave == Interleave::Case {
+            plan.items = interleave(plan.items, suite.interleave_seed.unwrap_or(0));
+        }
+        return Ok(plan);
+    }
+    // Every rung's cases in one plan, repetition by repetition, so that
+    // the rungs share the machine's drift as the servers do.
+    let mut out: Option<SuitePlan> = None;
+    for step in &suite.steps {
+        let rung = Suite {
+            responses: step.responses.clone(),
+            address_family: step.address_family,
+            workers: step.workers,
+            warmup: step.warmup,
+            loads: step.loads.clone(),
+            ..suite.clone()
+        };
+        let p = plan_rungs(&rung, Some(step), zoo, cpus.clone(), probe)?;
+        match &mut out {
+            None => out = Some(p),
+            Some(o) => {
+                o.items.extend(p.items);
+                for skip in p.skips {
+                    if !o
+                        .skips
+                        .iter()
+                        .any(|k| k.what == skip.what && k.reason == skip.reason)
+                    {
+                        o.skips.push(skip);
+                    }
+                }
+                o.toolchains.extend(p.toolchains);
+            }
+        }
+    }
+    let mut plan = out.expect("a suite with steps has at least one");
+    plan.items.sort_by_key(|i| match i {
+        PlanItem::Case(c) => c.repetition,
+        PlanItem::Sweep(_) => 1,
+    });
+    if suite.interleave == Interleave::Case {
+        plan.items = interleave(plan.items, suite.interleave_seed.unwrap_or(0));
+    }
+    Ok(plan)
+}
+
+/// The plan of `suite` as one rung (`step`, or the suite without steps),
+/// repetition by repetition.
+fn plan_rungs(
+    suite: &Suite,
+    step: Option<&Step>,
+    zoo: &Zoo,
+    cpus: Vec<usize>,
+    probe: &dyn Fn(&fairbench_zoo::manifest::Toolchain) -> ToolchainStatus,
+) -> anyhow::Result<SuitePlan> {
     let server_filter = filter("servers", &suite.servers)?;
     let mode_filter = filter("modes", &suite.modes)?;
     let scenario_filter = filter("scenarios", &suite.scenarios)?;
@@ -241,10 +308,7 @@ fn plan_on(
         cores: cores.len(),
     }
     .check(suite)?;
-    let mut items = items(suite, &runnable, &cores);
-    if suite.interleave == Interleave::Case {
-        items = interleave(items, suite.interleave_seed.unwrap_or(0));
-    }
+    let items = items(suite, step, &runnable, &cores);
     Ok(SuitePlan {
         items,
         skips,
@@ -413,7 +477,12 @@ impl Dimensions {
 
 /// The plan, repetition by repetition: every runnable variant, protocol,
 /// response, scenario, core count and load.
-fn items(suite: &Suite, runnable: &[Variant], cores: &[(usize, CoreCount)]) -> Vec<PlanItem> {
+fn items(
+    suite: &Suite,
+    step: Option<&Step>,
+    runnable: &[Variant],
+    cores: &[(usize, CoreCount)],
+) -> Vec<PlanItem> {
     let mut items = Vec::new();
     for rep in 1..=suite.repetitions {
         for ((server, mode, run), &protocol) in runnable
@@ -437,6 +506,8 @@ fn items(suite: &Suite, runnable: &[Variant], cores: &[(usize, CoreCount)]) -> V
                                 timeout: suite.timeout,
                                 timeout_mode: suite.timeout_mode,
                                 protocol,
+                                step: step.map(|s| s.name.clone()),
+                                address_family: suite.address_family,
                             };
                             items.extend(item(suite, rep, subject));
                         }

@@ -2,4 +2,5 @@
 
 pub mod functions;
 pub mod glob_halves;
+pub mod outside_paths;
 pub mod processes;

@@ -267,3 +267,15 @@ pub fn temporaries(dir: &Path) -> Vec<String> {
         .filter(|n| n.ends_with(".tmp"))
         .collect()
 }
+
+/// Panics unless `v` is valid against docs/schemas/fairbench-`doc`.schema.json.
+pub fn assert_schema(doc: &str, v: &serde_json::Value) {
+    let schema = repo().join(format!("docs/schemas/fairbench-{doc}.schema.json"));
+    let mut schemas = boon::Schemas::new();
+    let index = boon::Compiler::new()
+        .compile(schema.to_str().unwrap(), &mut schemas)
+        .unwrap();
+    if let Err(e) = schemas.validate(v, index) {
+        panic!("not a valid {doc} document:\n{e:#}");
+    }
+}

@@ -15,6 +15,7 @@ use crate::output::load::hdr_log::HdrLog;
 use crate::output::load::json::LoadJson;
 use crate::output::load::summary;
 use crate::output::load::tls_error;
+use crate::output::metrics;
 use crate::output::progress::{Fanout, LoadProgress};
 use crate::report::json_doc::Doc;
 use crate::runner;
@@ -103,16 +104,18 @@ pub struct LoadArgs {
         help_heading = "Connection and TLS",
         long,
         value_name = "PATH",
-        conflicts_with_all = ["connect_to", "resolve"]
+        conflicts_with_all = ["connect_to", "resolve", "proxy", "proxy_from_env"]
     )]
     pub unix_socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub proxy: crate::args::proxy::ProxyArgs,
     /// The statuses that count as success; any other is a status error. Codes, ranges
     /// and classes, e.g. 200,204,300-399 or 2xx.
     #[arg(
         help_heading = "Request",
         long,
         value_name = "LIST",
-        default_value = "200-399"
+        default_value = crate::request_options::DEFAULT_EXPECT_STATUS
     )]
     pub expect_status: String,
     /// Run this long first without counting it (JIT warm-up, connection set-up).
@@ -172,7 +175,8 @@ pub struct LoadArgs {
     #[arg(
         help_heading = "Comparing, thresholds and the knee",
         long,
-        value_name = "URL_B"
+        value_name = "URL_B",
+        conflicts_with_all = ["proxy", "proxy_from_env"]
     )]
     pub vs: Option<String>,
     /// With --vs: how many times each URL is loaded (at least 2 for an interval), or
@@ -272,6 +276,15 @@ pub struct LoadArgs {
     /// Write per-second latency histograms to FILE as an HdrHistogram interval log.
     #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// Serve live metrics while the load runs: GET http://ADDR/metrics answers OpenMetrics
+    /// text for Prometheus, e.g. 127.0.0.1:9464 (port 0: a free one, printed on stderr).
+    /// Not with --vs, --knee or a split load (docs/metrics.md).
+    #[arg(help_heading = "Output", long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// With --metrics-listen: go on serving the final figures this long after the run, so
+    /// that a scraper's last look sees them.
+    #[arg(help_heading = "Output", long, value_name = "DURATION", default_value = "0s", value_parser = duration)]
+    pub metrics_linger: Duration,
     #[command(flatten, next_help_heading = "Placement")]
     pub place: ClientArgs,
 }
@@ -295,6 +308,11 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let names = cfg.mix.as_ref().map_or(&[][..], |m| &m.names[..]);
     let thresholds =
         thresholds::parse_all(&args.thresholds, names, args.vs.is_some()).map_err(usage)?;
+    if args.metrics_listen.is_some() && (args.vs.is_some() || args.knee.is_some() || args.dump) {
+        return Err(usage(
+            "--metrics-listen: serves a plain load's figures; not with --vs, --knee or --dump",
+        ));
+    }
     if let Some(b) = &args.vs {
         return run_vs(args, &cfg, b, &thresholds);
     }
@@ -315,6 +333,17 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
     let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
     let p = &args.place;
     if p.topology != TopologyKind::Local || p.clients != 1 || !p.client_hosts.is_empty() {
+        if args.metrics_listen.is_some() {
+            return Err(usage(
+                "--metrics-listen: not with a load split over generators",
+            ));
+        }
+        if let Some(via) = &cfg.target.proxy {
+            return Err(usage(format!(
+                "--proxy: {} serves one load generator on this machine only (not with --clients, --client-hosts or --topology)",
+                via.proxy
+            )));
+        }
         return run_fleet(args, &cfg, &thresholds);
     }
     if p.link_rate.is_some() || p.link_delay.is_some() {
@@ -322,16 +351,23 @@ fn run_load(args: &LoadArgs) -> anyhow::Result<i32> {
             "--link-rate and --link-delay shape the virtual link of --topology netns",
         ));
     }
+    let _metrics = metrics::start(args.metrics_listen.as_deref(), args.metrics_linger)?;
+    metrics::begin(vec![("url", args.url.clone())], metrics::planned(&cfg));
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(&cfg);
 
     let mut log = SampleLog::default();
-    let (outcome, hdr) = with_observers(args, &mut progress, &mut log, |obs| {
+    let mut live = metrics::Live;
+    let mut watched = Fanout(vec![&mut progress as &mut dyn Observer, &mut live]);
+    let (outcome, hdr) = with_observers(args, &mut watched, &mut log, |obs| {
         fairbench_engine::run(&cfg, stop, obs)
     })?;
     progress.finish();
     let outcome = match outcome {
-        Ok(o) => o,
+        Ok(o) => {
+            metrics::finish(&o);
+            o
+        }
         Err(RunError::Config(e)) => return Err(usage(flag_error(&e))),
         Err(e) => anyhow::bail!(
             "{}",
@@ -412,7 +448,7 @@ fn save(
 /// half a file); a path it could never be written to is refused first.
 fn with_observers<R>(
     args: &LoadArgs,
-    progress: &mut LoadProgress,
+    progress: &mut dyn Observer,
     log: &mut SampleLog,
     f: impl FnOnce(&mut dyn Observer) -> R,
 ) -> anyhow::Result<(R, HdrFile)> {

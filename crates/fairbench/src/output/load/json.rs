@@ -17,6 +17,9 @@ pub struct LoadJson<'a> {
     /// What the answers' arrival times were taken from: "kernel_stamp" or
     /// "read" (closed loop; a unix socket, which the kernel does not stamp).
     pub answer_clock: fairbench_engine::AnswerClock,
+    /// `--proxy`: the proxy in the path (`http://host:port`, never its
+    /// credentials), whose own time is in every latency; null without one.
+    pub proxy: Option<&'a str>,
     /// "closed" or "rate".
     pub mode: &'static str,
     pub connections: usize,
@@ -57,7 +60,8 @@ pub struct LoadJson<'a> {
     /// The statuses that counted as success; any other is `errors.status`.
     pub expect_status: &'a str,
     pub connections_stats: Sockets,
-    /// Time to open each connection (TCP connect).
+    /// Time to open each connection (TCP connect; through a proxy's
+    /// tunnel, its CONNECT exchange too).
     pub connect_time_us: LatencySummary,
     /// Time of each TLS handshake after the connect; null for http://.
     pub tls_handshake_us: Option<LatencySummary>,
@@ -110,6 +114,7 @@ impl<'a> LoadJson<'a> {
             url,
             address: &o.address,
             answer_clock: o.answer_clock,
+            proxy: o.proxy.as_deref(),
             mode: match o.model {
                 LoadModel::ClosedLoop => "closed",
                 LoadModel::ConstantRate { .. } => "rate",

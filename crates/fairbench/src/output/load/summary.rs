@@ -90,6 +90,9 @@ fn first_line(s: &mut String, url: &str, o: &Outcome) {
             ", a new connection per request"
         }
     );
+    if let Some(proxy) = &o.proxy {
+        let _ = writeln!(s, "via proxy {proxy}: its own time is in every latency");
+    }
     if o.address.starts_with("unix:") && matches!(o.model, LoadModel::ConstantRate { .. }) {
         // Over TCP the kernel's receive stamps time the answers; here the
         // thread's wake-up is part of every latency.

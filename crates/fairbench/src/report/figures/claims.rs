@@ -59,7 +59,12 @@ pub(super) fn claims(r: &RunReport) -> Figure {
             let mut cells = head();
             cells.extend([
                 Cell::text(format!(
-                    "{} {}/{} {} {}c {}",
+                    "{}{} {}/{} {} {}c {}",
+                    if f.key.step.is_empty() {
+                        String::new()
+                    } else {
+                        format!("[{}] ", f.key.step)
+                    },
                     f.key.server,
                     f.key.mode,
                     f.key.response,

@@ -6,6 +6,7 @@
 mod calibration;
 mod claims;
 mod cores;
+mod ladder;
 mod latency;
 mod protocols;
 mod ratio;
@@ -72,6 +73,10 @@ pub fn sections(r: &RunReport) -> Vec<Section> {
         .any(|g| crate::report::claims::mentions(&g.key.server))
     {
         push(&mut out, "claims", "Published claims", "What the publications claimed, judged by this run: see docs/study.md for the claims and where each comes from.", vec![claims::claims(r)]);
+    }
+
+    if let Some(l) = &r.ladder {
+        push(&mut out, "ladder", "Ladder", "From the publication's setup to the corrected one, one change per rung (the suite's [[step]]s, each measured in this run): how each change moved each server variant's ratio to the reference. See docs/study.md, \"The ladder\".", ladder::ladder(l));
     }
 
     push(&mut out, "calibration", "Calibration", "The publication's own tool on the same cases: what it printed beside fairbench's figures computed its way.", calibration::calibration(main).into_iter().collect());

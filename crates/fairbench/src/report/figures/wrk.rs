@@ -58,7 +58,7 @@ pub(super) fn as_wrk_prints(groups: &[&Group]) -> Option<Figure> {
     Some(Figure {
         id: id.to_string(),
         title: "Latency as wrk prints it".into(),
-        caption: "The publications' figures computed their way: wrk 4.x records no answer above its timeout, then adds synthetic samples for every answer of two or more expected intervals (stats_correct, its interval the run's time over each connection's completed requests) before it prints mean, stdev, +/- stdev and percentiles; its request count includes answers after the timeout. fairbench's own figures, beside them, count every request of the window, unanswered ones at their timeout. Lower is better.".into(),
+        caption: "The publications' figures computed their way: wrk 4.x records no answer at or above its timeout, then adds synthetic samples for every answer of two or more expected intervals (stats_correct, its interval the run's time over each connection's completed requests) before it prints mean, stdev, +/- stdev and percentiles; its request count includes answers after the timeout. fairbench's own figures, beside them, count every request of the window, unanswered ones at their timeout. Lower is better.".into(),
         svg: Some(chart.render()),
         table,
     })

@@ -38,6 +38,9 @@ pub struct RunReport {
     /// report's own first; empty for a report of one run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub machines: Vec<Machine>,
+    /// A suite with `[[step]]`s: each variant's ratio rung by rung.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ladder: Option<super::ladder::Ladder>,
 }
 
 /// One of the runs a report puts side by side.
@@ -210,8 +213,14 @@ pub fn build_for(
 ) -> anyhow::Result<RunReport> {
     let mut cases = store.cases(run.id)?;
     let mut paired = paired_of(run, &cases, reference)?;
+    // Before a selection, which may leave the reference out of `cases`.
+    let mut ladder =
+        super::ladder::build(&super::ladder::steps_of(&run.suite_toml), &cases, &paired);
     if let Some(f) = only {
         select_servers(run, f, &mut cases, &mut paired)?;
+        if let Some(l) = &mut ladder {
+            l.rows.retain(|r| f.matches(&r.server));
+        }
     }
     let toolchains: Value = serde_json::from_str(&run.toolchains_json).unwrap_or(Value::Null);
 
@@ -243,6 +252,7 @@ pub fn build_for(
         method: METHOD,
         paired,
         machines: Vec::new(),
+        ladder,
     })
 }
 

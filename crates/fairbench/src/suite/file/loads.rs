@@ -19,7 +19,11 @@ impl Fields<'_> {
         }
         let mut loads = Vec::new();
         for (i, raw) in self.raw.loads.iter().enumerate() {
-            let load = Load { file: self, i, raw };
+            let load = Load {
+                file: self,
+                at: format!("load[{i}]"),
+                raw,
+            };
             loads.push(load.profile(protocols, timing.duration)?);
         }
         for (i, l) in loads.iter().enumerate() {
@@ -28,24 +32,46 @@ impl Fields<'_> {
         }
         Ok(loads)
     }
+
+    /// A `[[step]]`'s `load`, checked as a `[[load]]` is; errors name it
+    /// `AT.FIELD` (`step[2].load.rate`).
+    pub(super) fn step_load(
+        &self,
+        at: &str,
+        raw: &RawLoad,
+        protocols: &[fairbench_zoo::Protocol],
+        timing: Timing,
+    ) -> anyhow::Result<LoadProfile> {
+        let load = Load {
+            file: self,
+            at: at.to_string(),
+            raw,
+        };
+        let profile = load.profile(protocols, timing.duration)?;
+        profile
+            .check(0, timing)
+            .map_err(|(field, m)| self.bad(&field.replacen("load[0]", at, 1), m))?;
+        Ok(profile)
+    }
 }
 
-/// One `[[load]]` being checked: `load[i]` of the file.
+/// One load profile being checked: `load[i]` of the file, or a step's.
 struct Load<'a> {
     file: &'a Fields<'a>,
-    i: usize,
+    /// How its fields are named in errors: `load[1]`, `step[2].load`.
+    at: String,
     raw: &'a RawLoad,
 }
 
 impl Load<'_> {
     /// An error at the field `load[i].NAME`.
     fn bad(&self, name: &str, msg: String) -> anyhow::Error {
-        self.file.bad(&format!("load[{}].{name}", self.i), msg)
+        self.file.bad(&format!("{}.{name}", self.at), msg)
     }
 
     /// The duration `v` of the field `load[i].NAME`.
     fn duration(&self, name: &str, v: &str) -> anyhow::Result<Duration> {
-        self.file.duration(&format!("load[{}].{name}", self.i), v)
+        self.file.duration(&format!("{}.{name}", self.at), v)
     }
 
     /// The profile, its fields checked in the order of the steps below.

@@ -13,8 +13,10 @@ mod profile;
 mod raw;
 mod services;
 mod settings;
+mod steps;
 pub use profile::{Ends, LoadProfile, SweepSpec};
 use raw::*;
+pub use steps::Step;
 
 /// A validated suite.
 #[derive(Debug, Clone, Serialize)]
@@ -61,6 +63,10 @@ pub struct Suite {
     /// instead of zoo servers: nothing is built, started or contained.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<Service>,
+    /// `[[step]]`: the rungs of a ladder, each measured with its own
+    /// settings in the same run; empty for a suite without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
 }
 
 /// Which loopback address a suite's load goes to.
@@ -96,6 +102,15 @@ impl AddressFamily {
 pub struct Service {
     pub name: String,
     pub url: String,
+    /// What its requests are and how it is connected to, as `load`'s
+    /// flags say it; files named relative to the suite file.
+    pub request: crate::request_options::RequestOptions,
+    /// As `load --threshold` takes them; a case that breaks one makes the
+    /// run exit with thresholds' code.
+    pub thresholds: Vec<String>,
+    /// What it runs, as the team names it (a release, a commit): stored
+    /// with each case so `history` can tell versions apart.
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -190,8 +205,17 @@ impl Suite {
         let (interleave, interleave_seed) = file.interleave()?;
         let workers = file.workers()?;
         file.check_no_service_sweep(&services, &loads)?;
+        let steps = file.steps(steps::Base {
+            responses: &raw.responses,
+            address_family: run.address_family,
+            workers,
+            timing,
+            loads: &loads,
+            protocols: &protocols,
+        })?;
         Ok(Suite {
             services,
+            steps,
             workers,
             pairing,
             interleave,

@@ -50,6 +50,10 @@ pub(super) struct RawSuite {
     pub(super) loads: Vec<RawLoad>,
     #[serde(default, rename = "service")]
     pub(super) services: Vec<RawService>,
+    /// `[[step]]`: read as tables, so that a key a step may not set is
+    /// named by `steps.rs` rather than by serde.
+    #[serde(default, rename = "step")]
+    pub(super) steps: Vec<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -57,6 +61,47 @@ pub(super) struct RawSuite {
 pub(super) struct RawService {
     pub(super) name: String,
     pub(super) url: String,
+    #[serde(default)]
+    pub(super) version: Option<String>,
+    // What `load`'s flags of the same names take (crate::request_options).
+    #[serde(default)]
+    pub(super) method: Option<String>,
+    #[serde(default)]
+    pub(super) headers: Vec<String>,
+    #[serde(default)]
+    pub(super) body: Option<String>,
+    #[serde(default)]
+    pub(super) body_file: Option<String>,
+    #[serde(default)]
+    pub(super) targets: Option<String>,
+    #[serde(default)]
+    pub(super) pool: Option<usize>,
+    #[serde(default)]
+    pub(super) seed: Option<u64>,
+    #[serde(default)]
+    pub(super) http2: bool,
+    #[serde(default)]
+    pub(super) streams: Option<usize>,
+    #[serde(default)]
+    pub(super) insecure: bool,
+    #[serde(default)]
+    pub(super) cacert: Option<String>,
+    #[serde(default)]
+    pub(super) cert: Option<String>,
+    #[serde(default)]
+    pub(super) key: Option<String>,
+    #[serde(default)]
+    pub(super) connect_to: Vec<String>,
+    #[serde(default)]
+    pub(super) resolve: Vec<String>,
+    #[serde(default)]
+    pub(super) unix_socket: Option<String>,
+    #[serde(default)]
+    pub(super) proxy: Option<String>,
+    #[serde(default)]
+    pub(super) expect_status: Option<String>,
+    #[serde(default)]
+    pub(super) thresholds: Vec<String>,
 }
 
 #[derive(Deserialize)]

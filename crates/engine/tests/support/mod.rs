@@ -1,0 +1,40 @@
+//! What several of the engine's integration tests share: running a load
+//! to its end, the two load models at the sizes those tests use, and the
+//! pre-run refusal a test expects.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError};
+
+/// Runs `cfg` to its end, unobserved and never stopped.
+pub fn go(cfg: &LoadConfig) -> Result<Outcome, RunError> {
+    run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet)
+}
+
+/// 200 requests in the closed loop (the duration only a safety net).
+pub fn closed_loop(mut cfg: LoadConfig) -> LoadConfig {
+    cfg.model = LoadModel::ClosedLoop;
+    cfg.requests = Some(200);
+    cfg.duration = Duration::from_secs(60);
+    cfg
+}
+
+/// 200 requests a second for 2 s.
+pub fn constant_rate(mut cfg: LoadConfig) -> LoadConfig {
+    cfg.model = LoadModel::ConstantRate { rps: 200.0 };
+    cfg.duration = Duration::from_secs(2);
+    cfg
+}
+
+/// The one line a run refused before it started gives.
+pub fn refused(cfg: &LoadConfig) -> String {
+    match go(cfg) {
+        Err(RunError::Connect(m)) => m,
+        Err(e) => panic!("expected a connect error, got {e}"),
+        Ok(o) => panic!("expected a refusal, the run answered {}", o.requests),
+    }
+}
