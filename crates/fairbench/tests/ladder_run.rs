@@ -129,6 +129,24 @@ fn a_ladder_reports_each_rungs_paired_ratio_and_its_move() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let html = std::fs::read_to_string(&html).unwrap();
     assert!(html.contains("table-ladder-rps") && html.contains("table-ladder-p99"));
+    // The CSV tells the rungs apart by its `step` column.
+    let csv = root.run(&["report", "latest", "--format", "csv"]);
+    let mut r = csv::Reader::from_reader(&csv.stdout[..]);
+    let at = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "step")
+        .expect("a step column");
+    let steps: std::collections::BTreeSet<String> = r
+        .records()
+        .map(|row| row.unwrap()[at].to_string())
+        .collect();
+    assert_eq!(
+        steps,
+        ["binding", "literal"].map(String::from).into(),
+        "{steps:?}"
+    );
     let md = root.run(&["report", "latest", "--format", "md"]);
     let md = String::from_utf8_lossy(&md.stdout).into_owned();
     assert!(md.contains("Ladder"), "{md}");

@@ -99,6 +99,21 @@ fn a_service_over_h2c_is_stored_as_h2c() {
     assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
     let case = stored_case(dir.path());
     assert_eq!(case["protocol"], "h2c", "{case}");
+    // The plan says how each service will be asked before a long run.
+    let dry = run_suite(
+        dir.path(),
+        &format!(
+            "[[service]]\nname = \"h2\"\nurl = \"http://127.0.0.1:{}/\"\nhttp2 = true\n\
+             method = \"POST\"\nthresholds = [\"p99<1s\"]\nversion = \"7\"\n",
+            h2.port
+        ),
+        &["--dry-run"],
+    );
+    let plan = support::stdout(&dry);
+    assert!(
+        plan.contains("(POST, h2c, thresholds p99<1s, version 7)"),
+        "{plan}"
+    );
     assert!(case["requests"].as_u64().unwrap() > 0, "{case}");
 }
 

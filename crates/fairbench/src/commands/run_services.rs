@@ -23,7 +23,7 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
     let cases = services::plan(suite);
     let configs = configs(args, suite, &cases)?;
     if args.dry_run {
-        print_plan(suite, &cases);
+        print_plan(suite, &cases, &configs);
         return Ok(0);
     }
     let _machine = crate::machine_lock::MachineLock::acquire(args.wait)?;
@@ -77,11 +77,34 @@ fn configs(
         .collect()
 }
 
-/// `--dry-run`: the cases, and how long they would take.
-fn print_plan(suite: &Suite, cases: &[ServiceCase]) {
-    println!("suite {}: {}", suite.name, suite.description);
-    for (i, c) in cases.iter().enumerate() {
-        println!("{:>4}  {}  {}", i + 1, c.label(), c.service.url);
+/// `--dry-run`: the cases, how each service is asked (method, protocol,
+/// thresholds, version: what a long run should not surprise anyone with),
+/// and how long they would take.
+fn print_plan(suite: &Suite, cases: &[ServiceCase], configs: &[(LoadConfig, Vec<Threshold>)]) {
+    let text = crate::output::terminal::text;
+    println!(
+        "{}",
+        text(&format!("suite {}: {}", suite.name, suite.description))
+    );
+    for (i, (c, (cfg, _))) in cases.iter().zip(configs).enumerate() {
+        let mut how = vec![
+            cfg.request.method.clone(),
+            cfg.protocol.as_str().to_string(),
+        ];
+        if !c.service.thresholds.is_empty() {
+            how.push(format!("thresholds {}", c.service.thresholds.join(" ")));
+        }
+        if let Some(v) = &c.service.version {
+            how.push(format!("version {v}"));
+        }
+        let line = format!(
+            "{:>4}  {}  {}  ({})",
+            i + 1,
+            c.label(),
+            c.service.url,
+            how.join(", ")
+        );
+        println!("{}", text(&line));
     }
     println!(
         "{} cases of services at their URLs; estimated time {} (nothing to build or start)",

@@ -8,7 +8,7 @@ use super::csv_ratios;
 use crate::report::model::{Group, RunReport};
 use crate::report::stats::Summary;
 
-pub const COLUMNS: [&str; 69] = [
+pub const COLUMNS: [&str; 70] = [
     "run_id",
     "host",
     "server",
@@ -18,6 +18,7 @@ pub const COLUMNS: [&str; 69] = [
     "response",
     "scenario",
     "protocol",
+    "step",
     "cores",
     "cores_requested",
     "load",
@@ -130,6 +131,8 @@ fn case_cells(r: &RunReport, g: &Group) -> Vec<String> {
         } else {
             g.key.protocol.clone()
         },
+        // A ladder's rung: two rungs may differ in nothing else shown here.
+        g.key.step.clone(),
         g.key.cores.to_string(),
         g.cores_requested.clone(),
         g.key.load.clone(),

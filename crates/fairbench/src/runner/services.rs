@@ -117,9 +117,10 @@ pub fn config(suite: &Suite, c: &ServiceCase) -> Result<LoadConfig, String> {
         LoadProfile::Sweep(_) => return Err("a sweep of a service is not supported yet".into()),
     };
     cfg.connections = connections;
-    if let Some(t) = threads {
-        cfg.threads = t;
-    }
+    // Placed as `load` places its one generator (no `--cpus` here).
+    let site = crate::stage::placement::url_generator(None);
+    cfg.threads = threads.unwrap_or(site.default_threads);
+    cfg.cpus = site.cpus;
     cfg.requests = ends.requests;
     cfg.keepalive = ends.keepalive;
     options.apply(&c.service.url, &mut cfg, &key)?;

@@ -110,15 +110,28 @@ pub fn load_sites(layout: &Layout, cpus: Option<&[usize]>) -> Vec<GeneratorSite>
                 cpus: None,
                 default_threads: threads_per_generator(c.info.cpus.len(), c.machine_share),
             },
-            _ => GeneratorSite {
-                cpus: cpus.map(<[usize]>::to_vec),
-                default_threads: threads_per_generator(
-                    cpus.map_or_else(fairbench_engine::default_threads, <[usize]>::len),
-                    c.machine_share,
-                ),
-            },
+            _ => local_site(cpus, c.machine_share),
         })
         .collect()
+}
+
+/// Where the one load generator of a load at a URL runs when nothing is
+/// split (`load`, a suite of `[[service]]`s): on this machine, held to
+/// `cpus` when given, a thread per CPU it may use; the rule of
+/// [`load_sites`] for one generator, so both decide alike.
+pub fn url_generator(cpus: Option<&[usize]>) -> GeneratorSite {
+    local_site(cpus, 1)
+}
+
+/// A generator on this machine, one of `machine_share` there.
+fn local_site(cpus: Option<&[usize]>, machine_share: usize) -> GeneratorSite {
+    GeneratorSite {
+        cpus: cpus.map(<[usize]>::to_vec),
+        default_threads: threads_per_generator(
+            cpus.map_or_else(fairbench_engine::default_threads, <[usize]>::len),
+            machine_share,
+        ),
+    }
 }
 
 /// A generator's default thread count: one per CPU of its machine's share,

@@ -26,12 +26,11 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         .map_err(|e| usage(migrant::url_hint(&args.url).unwrap_or(e)))?;
     let mut cfg = LoadConfig::new(target);
     cfg.connections = args.connections;
-    // One load thread per CPU it is given, unless told otherwise.
-    match (args.threads, &args.cpus) {
-        (Some(t), _) => cfg.threads = t,
-        (None, Some(cpus)) => cfg.threads = cpus.len(),
-        (None, None) => {}
-    }
+    // Placed as every load at a URL is (one thread per CPU it is given),
+    // unless told otherwise.
+    let site = crate::stage::placement::url_generator(args.cpus.as_ref().map(|c| &c.0[..]));
+    cfg.threads = args.threads.unwrap_or(site.default_threads);
+    cfg.cpus = site.cpus;
     cfg.duration = match (args.duration, args.requests) {
         (Some(d), _) => d,
         (None, None) => DEFAULT_DURATION,
@@ -45,7 +44,6 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.timeout_mode = args.timeout_mode;
     cfg.pipeline = args.pipeline;
     cfg.send_ahead = args.send_ahead;
-    cfg.cpus = args.cpus.clone().map(|c| c.0);
     cfg.model = match args.rate {
         None => LoadModel::ClosedLoop,
         Some(rps) => LoadModel::ConstantRate { rps },
