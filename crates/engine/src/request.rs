@@ -67,12 +67,16 @@ impl RequestSpec {
         }
         out.extend_from_slice(target.path.as_bytes());
         out.extend_from_slice(b" HTTP/1.1\r\n");
-        if let Some(auth) = proxy.and_then(crate::proxy::Proxy::authorization) {
-            out.extend_from_slice(b"Proxy-Authorization: ");
-            out.extend_from_slice(auth.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
         let has = |n: &str| self.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+        // A header the user gave wins over the proxy URL's credentials, as
+        // in curl: one Proxy-Authorization, never two.
+        if let Some(auth) = proxy.and_then(crate::proxy::Proxy::authorization) {
+            if !has("proxy-authorization") {
+                out.extend_from_slice(b"Proxy-Authorization: ");
+                out.extend_from_slice(auth.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+        }
         if !has("host") {
             out.extend_from_slice(b"Host: ");
             out.extend_from_slice(target.host_header.as_bytes());
@@ -148,6 +152,31 @@ mod tests {
         let r = String::from_utf8(spec.serialize(&t).unwrap()).unwrap();
         assert_eq!(r.matches("ost:").count(), 1);
         assert!(r.contains("host: example\r\n"));
+    }
+
+    #[test]
+    fn through_a_forwarding_proxy_the_users_proxy_authorization_wins() {
+        let proxy = crate::proxy::Proxy::parse("http://u:p@127.0.0.1:3128").unwrap();
+        let t = Target::parse_proxied("http://127.0.0.1:8080/x", proxy).unwrap();
+        let from_url = String::from_utf8(RequestSpec::default().serialize(&t).unwrap()).unwrap();
+        assert!(
+            from_url.starts_with("GET http://127.0.0.1:8080/x HTTP/1.1\r\n")
+                && from_url.contains("Proxy-Authorization: Basic dTpw\r\n"),
+            "{from_url}"
+        );
+        let spec = RequestSpec {
+            headers: vec![("proxy-authorization".into(), "Bearer t".into())],
+            ..Default::default()
+        };
+        let r = String::from_utf8(spec.serialize(&t).unwrap()).unwrap();
+        assert_eq!(
+            r.to_ascii_lowercase()
+                .matches("proxy-authorization:")
+                .count(),
+            1,
+            "{r}"
+        );
+        assert!(r.contains("proxy-authorization: Bearer t\r\n"), "{r}");
     }
 
     #[test]

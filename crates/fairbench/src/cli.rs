@@ -7,12 +7,7 @@ use crate::commands;
 use crate::usage_error::UsageError;
 
 /// The version and the git revision built from ("unknown" outside a checkout).
-const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (git ",
-    env!("FAIRBENCH_GIT_REVISION"),
-    ")"
-);
+const VERSION: &str = crate::runner::versions::FAIRBENCH;
 
 /// Benchmark HTTP servers fairly: same bytes, pinned cores, honest latency.
 #[derive(Parser, Debug)]

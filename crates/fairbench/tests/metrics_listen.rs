@@ -378,6 +378,42 @@ fn a_bad_address_or_a_port_in_use_is_one_line_and_exit_2() {
     );
 }
 
+#[test]
+fn a_dry_run_checks_the_address_but_listens_on_nothing() {
+    let root = support::root::Root::new(&[("fast-a", &[])]);
+    root.one_case_suite("one", 4, "2s");
+    // A port in use: a run could not listen there, a dry run does not try.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let in_use = taken.local_addr().unwrap().to_string();
+    let dry = |addr: &str| {
+        let started = Instant::now();
+        let out = root.run(&[
+            "run",
+            "--suite",
+            "one",
+            "--dry-run",
+            "--metrics-listen",
+            addr,
+            "--metrics-linger",
+            "120s",
+        ]);
+        (out, started.elapsed())
+    };
+    let (out, took) = dry(&in_use);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("serving OpenMetrics"), "{err}");
+    // Far under the 120 s a served endpoint would linger for.
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let (out, _) = dry("nowhere");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--metrics-listen: expected HOST:PORT"),
+        "{err}"
+    );
+}
+
 /// Debian's Prometheus, on a loopback port, with its data in a temporary
 /// folder; killed by its PID when dropped.
 struct Prometheus {

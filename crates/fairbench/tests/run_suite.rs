@@ -119,8 +119,8 @@ fn tiny_suite_stores_every_number() {
         8
     );
     // Every case records what it measured: the build's source key (the
-    // same for both repetitions of a server), fairbench's version and the
-    // machine.
+    // same for both repetitions of a server), fairbench's version as
+    // `--version` prints it, the toolchain the plan probed, and the machine.
     assert_eq!(
         root.sql::<i64>(
             "SELECT count(DISTINCT json_extract(versions_json, '$.server_source')) FROM case_versions"
@@ -130,7 +130,8 @@ fn tiny_suite_stores_every_number() {
     assert_eq!(
         root.sql::<i64>(
             "SELECT count(*) FROM case_versions WHERE length(json_extract(versions_json, '$.server_source')) = 64
-               AND json_extract(versions_json, '$.fairbench') LIKE '%(%)'
+               AND json_extract(versions_json, '$.fairbench') LIKE '% (git %)'
+               AND json_extract(versions_json, '$.toolchain') LIKE 'python3 3.%'
                AND json_extract(versions_json, '$.machine') LIKE '% CPUs · Linux %'"
         ),
         8

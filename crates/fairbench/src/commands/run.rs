@@ -22,7 +22,13 @@ use crate::usage_error::usage;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     run_end::check_targets(&args)?;
-    let _metrics = metrics::start(args.metrics_listen.as_deref(), args.metrics_linger)?;
+    // A dry run refuses what a run would, but listens on nothing.
+    let _metrics = if args.dry_run {
+        metrics::check(args.metrics_listen.as_deref(), args.metrics_linger)?;
+        None
+    } else {
+        metrics::start(args.metrics_listen.as_deref(), args.metrics_linger)?
+    };
     if let Some(id) = args.resume {
         let zoo = load_zoo(&resolve_root(args.root.as_deref())?)?;
         return resume(&args, &zoo, id);
@@ -113,7 +119,7 @@ fn fresh(args: &RunArgs, zoo: &Zoo, suite: Suite, text: String) -> anyhow::Resul
         sweeps_note(&work),
         args.db.display()
     );
-    let how = session(args, zoo, &suite, plan.cpus, layout);
+    let how = session(args, zoo, &suite, (plan.cpus, &plan.toolchains), layout);
     let code = session::execute(how, &mut store, run, work)?;
     run_end::ended(args, &store, run)?;
     Ok(code)
@@ -156,18 +162,27 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
         sweeps_note(&work)
     );
     session::take_up(&mut store, id, &layout)?;
-    let how = session(args, zoo, &suite, plan.cpus, layout);
+    let how = session(args, zoo, &suite, (plan.cpus, &plan.toolchains), layout);
     let code = session::execute(how, &mut store, id, work)?;
     run_end::ended(args, &store, id)?;
     Ok(code)
 }
+
+/// The plan's toolchain probes, by server name.
+type Probes = std::collections::BTreeMap<
+    String,
+    (
+        fairbench_zoo::Server,
+        fairbench_zoo::toolchain::ToolchainStatus,
+    ),
+>;
 
 /// How the work is executed.
 fn session<'a>(
     args: &'a RunArgs,
     zoo: &'a Zoo,
     suite: &Suite,
-    cpus: Vec<usize>,
+    (cpus, probes): (Vec<usize>, &Probes),
     layout: Layout,
 ) -> Session<'a> {
     Session {
@@ -179,6 +194,7 @@ fn session<'a>(
         ready_timeout: suite.ready_timeout,
         cpus,
         layout,
+        toolchains: crate::runner::versions::toolchains(probes),
     }
 }
 

@@ -50,6 +50,8 @@ pub struct RunOptions {
     /// The largest database pool of the run's servers.
     pub db_max_pool: usize,
     pub calibrate: Option<crate::calibration::Tool>,
+    /// Each server's toolchain and version, as the plan probed them.
+    pub toolchains: versions::Toolchains,
 }
 
 /// One unit of work: a planned case (already stored as pending) or a sweep.
@@ -108,7 +110,7 @@ impl<'a> Runner<'a> {
             n: 0,
             failed: 0,
             skipped: 0,
-            versions: versions::CaseVersions::default(),
+            versions: versions::CaseVersions::new(opts.toolchains),
             clock: time_spent::RunClock::default(),
         }
     }

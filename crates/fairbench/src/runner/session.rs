@@ -30,6 +30,8 @@ pub struct Session<'a> {
     pub ready_timeout: Duration,
     pub cpus: Vec<usize>,
     pub layout: Layout,
+    /// Each server's toolchain and version, as the plan probed them.
+    pub toolchains: super::versions::Toolchains,
 }
 
 /// Each profile's connections fit this machine's open-file limit, split
@@ -251,6 +253,7 @@ pub fn execute(
         ready_timeout: session.ready_timeout,
         cpus: session.cpus,
         layout: session.layout,
+        toolchains: session.toolchains,
     };
     let total = work.len();
     let (end, spent) = {

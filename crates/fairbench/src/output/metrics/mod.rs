@@ -62,15 +62,9 @@ impl Drop for Endpoint {
 /// never a failed run. Prints the bound address, port 0 resolved, on one
 /// line of stderr.
 pub fn start(addr: Option<&str>, linger: Duration) -> anyhow::Result<Option<Endpoint>> {
-    let Some(addr) = addr else {
-        if !linger.is_zero() {
-            return Err(usage(
-                "--metrics-linger: serves on after --metrics-listen ADDR",
-            ));
-        }
+    let Some(at) = check(addr, linger)? else {
         return Ok(None);
     };
-    let at = parse(addr)?;
     let listener = TcpListener::bind(at)
         .map_err(|e| usage(format!("--metrics-listen: cannot listen on {at}: {e}")))?;
     let bound = listener.local_addr().unwrap_or(at);
@@ -89,6 +83,18 @@ pub fn start(addr: Option<&str>, linger: Duration) -> anyhow::Result<Option<Endp
         thread: Some(thread),
         linger,
     }))
+}
+
+/// The flags' mistakes, refused without listening (a dry run's check);
+/// the address to listen on, if any.
+pub fn check(addr: Option<&str>, linger: Duration) -> anyhow::Result<Option<SocketAddr>> {
+    match addr {
+        Some(addr) => parse(addr).map(Some),
+        None if !linger.is_zero() => Err(usage(
+            "--metrics-linger: serves on after --metrics-listen ADDR",
+        )),
+        None => Ok(None),
+    }
 }
 
 /// HOST:PORT (a name, an IPv4 address or a bracketed IPv6 one); port 0
