@@ -18,7 +18,8 @@ use crate::placeholder;
 /// Folders that builds write into or tools fill; never part of the cache key.
 pub const SKIPPED_DIRS: &[&str] = &["node_modules", "target", ".dart_tool", "build"];
 
-/// The stamp file in `{out}` holding the key of the last successful build.
+/// The stamp file in `{out}` holding the key of the last successful build
+/// and the folders it left in the server's own folder (`outputs …`).
 pub const STAMP: &str = ".fairbench-stamp";
 
 #[derive(Debug, Clone)]
@@ -133,7 +134,7 @@ pub fn ensure_built_with(
     let key =
         cache_key(server, mode).map_err(io(format!("cannot read {}", server.dir.display())))?;
     let stamp = std::fs::read_to_string(&stamp_path).unwrap_or_default();
-    if !opts.force && stamp.trim() == key {
+    if !opts.force && stamp_holds(&stamp, &key, &server.dir) {
         return Ok(BuildOutcome {
             status: BuildStatus::Cached,
             out_dir: out,
@@ -169,7 +170,7 @@ pub fn ensure_built_with(
     // tracked file (a lockfile, generated code) must not rebuild every time.
     let key =
         cache_key(server, mode).map_err(io(format!("cannot read {}", server.dir.display())))?;
-    std::fs::write(&stamp_path, format!("{key}\n"))
+    std::fs::write(&stamp_path, stamp_text(&key, &server.dir))
         .map_err(io(format!("cannot write {}", stamp_path.display())))?;
     Ok(BuildOutcome {
         status: BuildStatus::Built,
@@ -181,6 +182,34 @@ pub fn ensure_built_with(
 }
 
 /// Placeholder values of build commands.
+/// The stamp of a build keyed `key` that left `dir` as it is now. A build
+/// may write into the server's own folder what the cache key skips
+/// (`npm ci`'s node_modules, cargo's target): those folders are listed, so
+/// that a cached build whose output was deleted since is built again
+/// instead of started without it.
+fn stamp_text(key: &str, dir: &Path) -> String {
+    let outputs: Vec<&str> = SKIPPED_DIRS
+        .iter()
+        .copied()
+        .filter(|d| dir.join(d).is_dir())
+        .collect();
+    format!("{key}\noutputs {}\n", outputs.join(" "))
+}
+
+/// Whether `stamp` says the build keyed `key` is done and its outputs in
+/// `dir` are still there. A stamp without an `outputs` line (written
+/// before outputs were recorded) does not hold: one rebuild records them.
+fn stamp_holds(stamp: &str, key: &str, dir: &Path) -> bool {
+    let mut lines = stamp.lines();
+    if lines.next().map(str::trim) != Some(key) {
+        return false;
+    }
+    match lines.find_map(|l| l.strip_prefix("outputs")) {
+        Some(list) => list.split_whitespace().all(|d| dir.join(d).is_dir()),
+        None => false,
+    }
+}
+
 fn values(server: &Server, out: &Path) -> HashMap<&'static str, String> {
     let mut v = HashMap::new();
     v.insert("dir", server.dir.display().to_string());
@@ -364,6 +393,30 @@ run = ["{{out}}/run"]
         assert_eq!(o.status, BuildStatus::Built);
         let count = std::fs::read_to_string(o.out_dir.join("count")).unwrap();
         assert_eq!(count.lines().count(), 2);
+    }
+
+    #[test]
+    fn a_cached_build_whose_output_in_the_server_folder_was_deleted_builds_again() {
+        let root = tempfile::tempdir().unwrap();
+        // As `npm ci` does: the build fills node_modules in the server's folder.
+        let s = server(
+            root.path(),
+            r#"["sh", "-c", "mkdir -p node_modules; touch node_modules/dep.js"]"#,
+        );
+        let cache = root.path().join("cache");
+        let built = |want| assert_eq!(ensure_built(&s, "native", &cache).unwrap().status, want);
+        built(BuildStatus::Built);
+        built(BuildStatus::Cached);
+        std::fs::remove_dir_all(s.dir.join("node_modules")).unwrap();
+        built(BuildStatus::Built);
+        assert!(s.dir.join("node_modules/dep.js").exists());
+        built(BuildStatus::Cached);
+        // A stamp of the old form (the key alone) is built again once.
+        let stamp = out_dir(&cache, &s, "native").join(STAMP);
+        let key = std::fs::read_to_string(&stamp).unwrap();
+        std::fs::write(&stamp, key.lines().next().unwrap()).unwrap();
+        built(BuildStatus::Built);
+        built(BuildStatus::Cached);
     }
 
     #[test]
