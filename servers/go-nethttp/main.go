@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,7 +20,13 @@ import (
 )
 
 func main() {
-	port := mustEnv("PORT")
+	// UNIX_SOCKET: a path to listen on instead of PORT (fairbench's
+	// address_family = "unix"); absent, PORT as always.
+	socket := os.Getenv("UNIX_SOCKET")
+	port := ""
+	if socket == "" {
+		port = mustEnv("PORT")
+	}
 	scenario := mustEnv("SCENARIO")
 	response := envOr("RESPONSE", "default")
 	protocol := envOr("PROTOCOL", "http/1.1")
@@ -27,14 +34,22 @@ func main() {
 		if protocol != "http/1.1" {
 			log.Fatalf("the study's code (RESPONSE=study) serves HTTP/1.1 only, as published; PROTOCOL=%s", protocol)
 		}
+		if socket != "" {
+			log.Fatalf("the study's code (RESPONSE=study) listens on PORT only, as published; UNIX_SOCKET=%s", socket)
+		}
 		studyMain(port, scenario)
 		return
 	}
 
 	// Go already sizes GOMAXPROCS from the CPU affinity mask, but fairbench's
-	// contract is "use exactly CORES", so it is not left to inference.
-	if cores, err := strconv.Atoi(envOr("CORES", "1")); err == nil && cores > 0 {
-		runtime.GOMAXPROCS(cores)
+	// contract is "use exactly CORES", so it is not left to inference; a
+	// suite's WORKERS (the study's GOMAXPROCS(1) on all CPUs) wins over it.
+	procs := envOr("WORKERS", "")
+	if procs == "" {
+		procs = envOr("CORES", "1")
+	}
+	if n, err := strconv.Atoi(procs); err == nil && n > 0 {
+		runtime.GOMAXPROCS(n)
 	}
 
 	mux := http.NewServeMux()
@@ -88,30 +103,54 @@ func main() {
 	registerDB(mux)
 
 	// ":port" is the dual-stack any address: [::] with IPv4-mapped addresses.
-	log.Printf("go-nethttp: %s/%s over %s on :%s, GOMAXPROCS=%d", scenario, response, protocol, port, runtime.GOMAXPROCS(0))
-	log.Fatal(serve(&http.Server{Addr: ":" + port, Handler: mux}, protocol))
+	on := ":" + port
+	if socket != "" {
+		on = socket
+	}
+	log.Printf("go-nethttp: %s/%s over %s on %s, GOMAXPROCS=%d", scenario, response, protocol, on, runtime.GOMAXPROCS(0))
+	log.Fatal(serve(&http.Server{Addr: ":" + port, Handler: mux}, protocol, socket))
 }
 
 // serve listens for PROTOCOL: HTTP/1.1 as ListenAndServe does; h2c (HTTP/2
 // with prior knowledge, Go 1.24's Server.Protocols) beside HTTP/1.1 on the
-// same port; h2 over TLS with the run's certificate, chosen by ALPN.
-func serve(srv *http.Server, protocol string) error {
+// same port; h2 over TLS with the run's certificate, chosen by ALPN. The
+// listener is ListenAndServe's (net.Listen "tcp" on Addr), or the unix
+// socket when one is given.
+func serve(srv *http.Server, protocol, socket string) error {
 	var p http.Protocols
 	switch protocol {
 	case "http/1.1":
-		return srv.ListenAndServe()
 	case "h2c":
 		p.SetHTTP1(true)
 		p.SetUnencryptedHTTP2(true)
 		srv.Protocols = &p
-		return srv.ListenAndServe()
 	case "h2":
 		p.SetHTTP1(true)
 		p.SetHTTP2(true)
 		srv.Protocols = &p
-		return srv.ListenAndServeTLS(mustEnv("TLS_CERT"), mustEnv("TLS_KEY"))
+	default:
+		return fmt.Errorf("unknown PROTOCOL %q: expected http/1.1, h2c or h2", protocol)
 	}
-	return fmt.Errorf("unknown PROTOCOL %q: expected http/1.1, h2c or h2", protocol)
+	ln, err := listen(srv.Addr, socket)
+	if err != nil {
+		return err
+	}
+	if protocol == "h2" {
+		return srv.ServeTLS(ln, mustEnv("TLS_CERT"), mustEnv("TLS_KEY"))
+	}
+	return srv.Serve(ln)
+}
+
+// listen opens the TCP address, or the unix socket `socket` when given: a
+// socket file left by a killed server would make Listen fail, so it goes.
+func listen(addr, socket string) (net.Listener, error) {
+	if socket == "" {
+		return net.Listen("tcp", addr)
+	}
+	if err := os.Remove(socket); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	return net.Listen("unix", socket)
 }
 
 func envOr(key, fallback string) string {

@@ -12,6 +12,9 @@ const zlib = require('node:zlib');
 const stack = require('./stack');
 
 const port = Number(process.env.PORT);
+// UNIX_SOCKET: a path to listen on instead of PORT (fairbench's
+// address_family = "unix"); absent, PORT as always.
+const socket = process.env.UNIX_SOCKET || '';
 const scenario = process.env.SCENARIO;
 const normalized = process.env.RESPONSE === 'normalized';
 // `study`: the pure-node file server a comment on the 2012 post asked for, as
@@ -19,6 +22,9 @@ const normalized = process.env.RESPONSE === 'normalized';
 // and dynamic as `default`, since no publication ran node:http on them.
 const study = process.env.RESPONSE === 'study';
 const cores = Math.max(1, Number.parseInt(process.env.CORES || '1', 10) || 1);
+// A suite's WORKERS (the study's one process on all CPUs) wins over CORES:
+// that many processes serve (1: the primary alone, no cluster).
+const workers = Math.max(1, Number.parseInt(process.env.WORKERS || '', 10) || cores);
 const TEXT = 'text/plain; charset=utf-8';
 // http/1.1: node:http. h2c and h2: node:http2 with its compatibility API
 // (the same handlers); h2c with prior knowledge, h2 over TLS by ALPN with the
@@ -27,15 +33,19 @@ const protocol = process.env.PROTOCOL || 'http/1.1';
 if (!['http/1.1', 'h2c', 'h2'].includes(protocol)) fail(`unknown PROTOCOL ${protocol}: expected http/1.1, h2c or h2`);
 if (study && protocol !== 'http/1.1') fail(`the study's code (RESPONSE=study) serves HTTP/1.1 only, as published; PROTOCOL=${protocol}`);
 
-if (!Number.isInteger(port) || port <= 0) fail(`PORT must be a port number, got ${process.env.PORT}`);
+if (study && socket) fail(`the study's code (RESPONSE=study) listens on PORT only, as published; UNIX_SOCKET=${socket}`);
+if (!socket && (!Number.isInteger(port) || port <= 0)) fail(`PORT must be a port number, got ${process.env.PORT}`);
+// A socket file left by a killed server would make listen fail (EADDRINUSE);
+// the primary (or the one process) removes it before anyone listens.
+if (socket && cluster.isPrimary) require('node:fs').rmSync(socket, { force: true });
 
-if (cores > 1 && cluster.isPrimary) {
-  for (let i = 0; i < cores; i++) cluster.fork();
+if (workers > 1 && cluster.isPrimary) {
+  for (let i = 0; i < workers; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     // fairbench stops a server by signalling its whole process group: a
     // worker ended by SIGTERM/SIGINT is that shutdown, not a crash.
     if (signal === 'SIGTERM' || signal === 'SIGINT') process.exit(0);
-    // Any other death leaves fewer than CORES processes serving; a benchmark
+    // Any other death leaves fewer processes serving than asked; a benchmark
     // of the remainder would be silently wrong, so stop loudly instead.
     fail(`worker ${worker.process.pid} exited (${signal || `code ${code}`})`);
   });
@@ -64,8 +74,8 @@ function serve() {
   // falling back to 0.0.0.0 where IPv6 is missing.
   // Listen only once the database pool (if any) is open: a server that
   // answers before it can reach its database would fail its first requests.
-  stack.open(cores).then((conns) => server.listen(port, () => {
-    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} over ${protocol} on :${port} (${cores} process${cores > 1 ? 'es' : ''})${conns ? `, pg pool of ${conns}` : ''}`);
+  stack.open(workers).then((conns) => server.listen(socket || port, () => {
+    console.log(`node-http ${process.pid}: ${scenario}/${process.env.RESPONSE} over ${protocol} on ${socket || `:${port}`} (${workers} process${workers > 1 ? 'es' : ''})${conns ? `, pg pool of ${conns}` : ''}`);
   }), (err) => fail(`database: ${err.message}`));
   server.on('error', (err) => fail(err.message));
 }

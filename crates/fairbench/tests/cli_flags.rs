@@ -45,6 +45,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "servers" => "go-*",
         "scenarios" => "static",
         "protocols" => "http/1.1,h2c",
+        "address-family" => "unix",
         "variant" => "normalized",
         "mode" => "native",
         "reference" => "go-nethttp",

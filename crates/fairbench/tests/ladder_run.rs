@@ -6,6 +6,8 @@
 
 mod support;
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 use support::root::Root;
 use support::{json, serial, text};
@@ -162,4 +164,88 @@ fn a_ladder_reports_each_rungs_paired_ratio_and_its_move() {
         md.contains(r"| \[binding\] slow-srv native/default |"),
         "{md}"
     );
+}
+
+/// The step of the one case still pending after an interrupted ladder.
+fn pending_step(root: &Root) -> String {
+    root.sql("SELECT step FROM cases WHERE state = 'pending'")
+}
+
+#[test]
+fn an_interrupted_ladder_resumes_each_rung_as_planned() {
+    let _serial = serial();
+    let peers = tempfile::NamedTempFile::new().unwrap();
+    let peers_path = peers.path().to_str().unwrap().to_string();
+    let root = Root::new(&[("srv", &["--record-peers", &peers_path])]);
+    root.suite(
+        "ladder",
+        r#"name = "ladder"
+responses = ["default"]
+scenarios = ["static"]
+cores = [1]
+warmup = "0s"
+duration = "4s"
+repetitions = 1
+[[load]]
+model = "closed"
+connections = 2
+threads = 1
+[[step]]
+name = "literal"
+[[step]]
+name = "binding"
+address_family = "ipv6"
+"#,
+    );
+    let child = root
+        .fairbench()
+        .args(["run", "--suite", "ladder", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !(root.db().exists()
+        && rusqlite::Connection::open(root.db())
+            .and_then(|c| {
+                c.query_row("SELECT count(*) FROM cases WHERE state = 'done'", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+            })
+            .unwrap_or(0)
+            >= 1)
+    {
+        assert!(t.elapsed() < Duration::from_secs(60), "no rung finished");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Into the second rung's 4 s.
+    std::thread::sleep(Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    root.assert_no_servers_left();
+    let left = pending_step(&root);
+    let done = root.strings("SELECT step FROM cases WHERE state = 'done'");
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_ne!(done[0], left);
+
+    // Resumed, the pending rung runs with its own settings: the binding
+    // rung's load over IPv6, the literal one's over IPv4 alone (the
+    // readiness probe and checks may reach a server over IPv4 at any rung).
+    std::fs::write(peers.path(), "").unwrap();
+    let out = root.run(&["run", "--resume", "1", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    root.assert_no_servers_left();
+    assert_eq!(
+        root.strings("SELECT step FROM cases WHERE state = 'done' ORDER BY step"),
+        ["binding", "literal"]
+    );
+    assert_eq!(root.sql::<i64>("SELECT count(*) FROM cases"), 2);
+    let seen = std::fs::read_to_string(peers.path()).unwrap();
+    assert_eq!(
+        seen.lines().any(|l| l.starts_with("ipv6")),
+        left == "binding",
+        "{left}: {seen}"
+    );
+    assert!(!seen.is_empty());
 }

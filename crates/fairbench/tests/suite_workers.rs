@@ -5,30 +5,8 @@
 
 mod support;
 
-use std::path::Path;
-
 use support::root::Root;
 use support::{repo, serial, text};
-
-/// Every log line under `dir` that starts with `prefix`.
-fn log_lines(dir: &Path, prefix: &str, out: &mut Vec<String>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            log_lines(&p, prefix, out);
-        } else if p.extension().is_some_and(|x| x == "log") {
-            let t = std::fs::read_to_string(&p).unwrap_or_default();
-            out.extend(
-                t.lines()
-                    .filter(|l| l.starts_with(prefix))
-                    .map(String::from),
-            );
-        }
-    }
-}
 
 fn suite(workers: &str) -> String {
     format!(
@@ -79,8 +57,10 @@ fn workers_is_passed_as_its_own_setting_and_shown_in_the_case_label() {
         // can pass without an answer); the server was started all the same.
         assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
         root.assert_no_servers_left();
-        let mut lines = Vec::new();
-        log_lines(root.path(), "env ", &mut lines);
+        let lines: Vec<String> = support::log_lines(root.path(), std::time::UNIX_EPOCH)
+            .into_iter()
+            .filter(|l| l.starts_with("env "))
+            .collect();
         assert!(!lines.is_empty(), "no server log with the environment");
         assert!(lines.iter().all(|l| l == want), "{field:?}: {lines:?}");
     }

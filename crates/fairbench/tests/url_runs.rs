@@ -613,8 +613,12 @@ fn a_services_suite_with_mistakes_names_the_field() {
             text.replace(
                 "model = \"closed\"",
                 "model = \"sweep\"\nstart_rate = 1\nmax_rate = 2",
+            )
+            .replace(
+                "name = \"api-v2\"",
+                "name = \"api-v2\"\nthresholds = [\"p99<1s\"]",
             ),
-            "field load[0].model",
+            "field service[1].thresholds",
         ),
     ] {
         let bad = bad.replace("ftp://x/", "http://127.0.0.1:9/");

@@ -143,7 +143,8 @@ impl RawResponse {
 pub enum FetchError {
     #[error("cannot connect to {addr}: {source}")]
     Connect {
-        addr: SocketAddr,
+        /// The address, or `unix:` and the socket's path.
+        addr: String,
         source: std::io::Error,
     },
     #[error("no complete response within {}s ({} bytes received)", after.as_secs_f64(), partial.len())]
@@ -193,10 +194,10 @@ impl FetchError {
 pub fn request_bytes(
     method: &str,
     path: &str,
-    addr: SocketAddr,
+    authority: impl std::fmt::Display,
     extra: &[(String, String)],
 ) -> Vec<u8> {
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\n");
     for (name, value) in extra {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -207,8 +208,11 @@ pub fn request_bytes(
 /// Sends `request` to `addr` and reads one response, all within `timeout`.
 pub fn raw(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<RawResponse, FetchError> {
     let start = Instant::now();
-    let mut s = TcpStream::connect_timeout(&addr, timeout)
-        .map_err(|source| FetchError::Connect { addr, source })?;
+    let mut s =
+        TcpStream::connect_timeout(&addr, timeout).map_err(|source| FetchError::Connect {
+            addr: addr.to_string(),
+            source,
+        })?;
     let _ = s.set_nodelay(true);
     s.set_write_timeout(Some(timeout))
         .map_err(|source| FetchError::Io {

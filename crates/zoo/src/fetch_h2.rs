@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use crate::dial::Dial;
 use crate::fetch::{FetchError, Framing, H2Wire, Header, RawResponse, MAX_RESPONSE};
 use crate::Protocol;
 
@@ -34,10 +35,10 @@ pub struct Trust {
 pub fn request_text(
     protocol: Protocol,
     (method, path, headers): (&str, &str, &[(String, String)]),
-    addr: SocketAddr,
+    authority: impl std::fmt::Display,
 ) -> Vec<u8> {
     let mut text = format!(
-        ":method: {method}\n:scheme: {}\n:authority: {addr}\n:path: {path}\n",
+        ":method: {method}\n:scheme: {}\n:authority: {authority}\n:path: {path}\n",
         scheme(protocol)
     );
     for (name, value) in headers {
@@ -72,11 +73,11 @@ fn scheme(protocol: Protocol) -> &'static str {
     }
 }
 
-/// Sends `method path` to `addr` over `protocol` (h2c or h2) and reads the
+/// Sends `method path` to `dial` over `protocol` (h2c or h2) and reads the
 /// whole answer, all within `timeout`.
 pub fn fetch(
     protocol: Protocol,
-    addr: SocketAddr,
+    dial: impl Into<Dial>,
     ask: Ask,
     trust: Option<&Trust>,
     timeout: Duration,
@@ -91,7 +92,8 @@ pub fn fetch(
         })?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now();
-    let run = exchange(protocol, addr, ask, trust, seen.clone());
+    let dial = dial.into();
+    let run = exchange(protocol, &dial, ask, trust, seen.clone());
     let result = rt.block_on(async { tokio::time::timeout(timeout, run).await });
     let partial = || seen.lock().map(|b| b.clone()).unwrap_or_default();
     let (mut r, repeat, alpn) = match result {
@@ -142,7 +144,7 @@ fn http1_answer(protocol: Protocol, e: FetchError) -> FetchError {
 
 /// A failure inside the exchange, before its bytes are attached.
 enum Failure {
-    Connect(std::io::Error, SocketAddr),
+    Connect(std::io::Error, String),
     Io(std::io::Error),
     Protocol(String),
 }
@@ -184,20 +186,36 @@ type Outcome = (RawResponse, Option<()>, Option<String>);
 
 async fn exchange(
     protocol: Protocol,
-    addr: SocketAddr,
+    dial: &Dial,
     ask: Ask<'_>,
     trust: Option<&Trust>,
     seen: Arc<Mutex<Vec<u8>>>,
 ) -> Result<Outcome, Failure> {
+    let addr = match dial {
+        Dial::Tcp(addr) => *addr,
+        Dial::Unix(path) if protocol == Protocol::H2c => {
+            let unix = tokio::net::UnixStream::connect(path)
+                .await
+                .map_err(|e| Failure::Connect(e, dial.to_string()))?;
+            let authority = dial.authority();
+            return over(Recorder::new(unix, seen), protocol, &authority, ask, None).await;
+        }
+        Dial::Unix(_) => {
+            return Err(Failure::Protocol(format!(
+                "{protocol} is not fetched over a unix socket (h2c is)"
+            )))
+        }
+    };
     let tcp = tokio::net::TcpStream::connect(addr)
         .await
-        .map_err(|e| Failure::Connect(e, addr))?;
+        .map_err(|e| Failure::Connect(e, addr.to_string()))?;
     let _ = tcp.set_nodelay(true);
+    let authority = addr.to_string();
     match protocol {
         Protocol::Http1 => Err(Failure::Protocol(
             "HTTP/1.1 is fetched by crate::fetch".into(),
         )),
-        Protocol::H2c => over(Recorder::new(tcp, seen), protocol, addr, ask, None).await,
+        Protocol::H2c => over(Recorder::new(tcp, seen), protocol, &authority, ask, None).await,
         Protocol::H2 => {
             let trust = trust
                 .ok_or_else(|| Failure::Protocol("h2 over TLS needs the run CA to trust".into()))?;
@@ -221,7 +239,7 @@ async fn exchange(
                     ))
                 }
             }
-            over(Recorder::new(tls, seen), protocol, addr, ask, alpn).await
+            over(Recorder::new(tls, seen), protocol, &authority, ask, alpn).await
         }
     }
 }
@@ -257,7 +275,7 @@ async fn connect_tls(
 async fn over<T>(
     io: T,
     protocol: Protocol,
-    addr: SocketAddr,
+    authority: &str,
     (method, path, headers): Ask<'_>,
     alpn: Option<String>,
 ) -> Result<Outcome, Failure>
@@ -271,7 +289,7 @@ where
         .await
         .map_err(h2_failure)?;
     let driver = tokio::spawn(conn);
-    let uri = format!("{}://{addr}{path}", scheme(protocol));
+    let uri = format!("{}://{authority}{path}", scheme(protocol));
     let first = request(send.clone(), (method, &uri, headers)).await;
     let first = match first {
         Ok(r) => r,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::manifest::{ResponseKind, Server};
+use crate::manifest::{ResponseKind, Server, Socket};
 use crate::placeholder;
 use crate::Protocol;
 use fairbench_sys::process::ServerSpec;
@@ -32,6 +32,9 @@ pub struct LaunchParams {
     /// `TLS_CERT` and `TLS_KEY` (PEM files, the chain then the key) for h2
     /// over TLS: the run CA's certificate (crate::pki).
     pub tls: Option<TlsFiles>,
+    /// `UNIX_SOCKET`: the path to listen on instead of `PORT` (which is
+    /// then not given), for a server whose manifest lists `unix`.
+    pub unix_socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +57,8 @@ pub enum LaunchError {
         protocol: Protocol,
         reason: String,
     },
+    #[error("{server} cannot listen on a unix socket: {reason}")]
+    Socket { server: String, reason: String },
     #[error("{0} over TLS needs the run's certificate, and none was made")]
     NoCertificate(Protocol),
 }
@@ -88,10 +93,22 @@ pub fn spec(
     if p.protocol.tls() && p.tls.is_none() {
         return Err(LaunchError::NoCertificate(p.protocol));
     }
+    if p.unix_socket.is_some() && !server.listens(Socket::Unix) {
+        return Err(LaunchError::Socket {
+            server: server.name.clone(),
+            reason: server.why_not_listen(Socket::Unix),
+        });
+    }
     let v = values(server, mode_name, response, p);
 
+    // One listening socket: a server told UNIX_SOCKET has no PORT to
+    // fall back on, so that a wrong one fails its readiness check.
+    let listen = match &p.unix_socket {
+        Some(_) => ("UNIX_SOCKET", v["unix_socket"].clone()),
+        None => ("PORT", v["port"].clone()),
+    };
     let mut env: Vec<(String, String)> = vec![
-        ("PORT".into(), v["port"].clone()),
+        (listen.0.into(), listen.1),
         ("SCENARIO".into(), v["scenario"].clone()),
         ("CORES".into(), v["cores"].clone()),
         ("RESPONSE".into(), v["response"].clone()),
@@ -130,7 +147,15 @@ fn values<'a>(
     v.insert("dir", server.dir.display().to_string());
     v.insert("out", p.out_dir.display().to_string());
     v.insert("files", server.files_dir.display().to_string());
-    v.insert("port", p.port.to_string());
+    // Over a unix socket there is no port: `{port}` is empty, as
+    // `{unix_socket}` is over TCP.
+    let port = p.port.to_string();
+    v.insert(
+        "port",
+        p.unix_socket.as_ref().map_or(port, |_| String::new()),
+    );
+    let socket = p.unix_socket.as_ref().map(|x| x.display().to_string());
+    v.insert("unix_socket", socket.unwrap_or_default());
     v.insert("cores", p.cores.to_string());
     v.insert("scenario", p.scenario.clone());
     v.insert("response", response.as_str().to_string());
@@ -222,6 +247,7 @@ mod tests {
             extra_env: Vec::new(),
             protocol,
             tls,
+            unix_socket: None,
         }
     }
 
@@ -283,5 +309,33 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("needs the run's certificate"), "{e}");
+    }
+
+    #[test]
+    fn a_unix_socket_replaces_the_port_only_where_the_server_listens_on_one() {
+        let (_d, s) = server("sockets = [\"tcp\", \"unix\"]", "");
+        let mut p = params(Protocol::Http1, None);
+        p.unix_socket = Some("/w/1.sock".into());
+        let spec = super::spec(&s, "native", ResponseKind::Default, &p).unwrap();
+        assert_eq!(env(&spec, "UNIX_SOCKET"), Some("/w/1.sock"));
+        assert_eq!(env(&spec, "PORT"), None, "one listening socket");
+        let tcp = super::spec(
+            &s,
+            "native",
+            ResponseKind::Default,
+            &params(Protocol::Http1, None),
+        )
+        .unwrap();
+        assert_eq!(env(&tcp, "PORT"), Some("8080"));
+        assert_eq!(env(&tcp, "UNIX_SOCKET"), None);
+
+        let (_d, s) = server("", "");
+        let e = super::spec(&s, "native", ResponseKind::Default, &p)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "demo cannot listen on a unix socket: not in its server.toml's sockets (tcp)"
+        );
     }
 }

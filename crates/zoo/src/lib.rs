@@ -10,6 +10,7 @@
 pub mod build;
 pub mod contract;
 pub mod database;
+pub mod dial;
 pub mod error;
 pub mod fetch;
 pub mod fetch_h2;

@@ -3,14 +3,14 @@
 //! is started by the caller, so a benchmark runner can check the very
 //! process it is about to load.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
 use crate::contract::{self, GradeContext};
 use crate::database::content;
+use crate::dial::{self, Dial};
 use crate::fetch::{self, FetchError, RawResponse};
 use crate::fetch_h2::{self, Trust};
 use crate::manifest::{Deviation, ResponseKind};
@@ -54,7 +54,7 @@ impl Default for InspectOptions {
 /// HTTP/2, its pseudo-header fields as text) and the answer.
 pub fn fetch_over(
     protocol: Protocol,
-    addr: SocketAddr,
+    addr: &Dial,
     scenario: &Scenario,
     opts: &InspectOptions,
 ) -> (Vec<u8>, Result<RawResponse, FetchError>) {
@@ -70,23 +70,23 @@ pub fn fetch_over(
 /// `protocol`.
 pub fn fetch_to(
     protocol: Protocol,
-    addr: SocketAddr,
+    addr: &Dial,
     (method, path, headers): fetch_h2::Ask,
     opts: &InspectOptions,
 ) -> (Vec<u8>, Result<RawResponse, FetchError>) {
     if protocol.is_h2() {
-        let req = fetch_h2::request_text(protocol, (method, path, headers), addr);
+        let req = fetch_h2::request_text(protocol, (method, path, headers), addr.authority());
         let res = fetch_h2::fetch(
             protocol,
-            addr,
+            addr.clone(),
             (method, path, headers),
             opts.trust.as_ref(),
             opts.fetch_timeout,
         );
         (req, res)
     } else {
-        let req = fetch::request_bytes(method, path, addr, headers);
-        let res = fetch::raw(addr, &req, opts.fetch_timeout);
+        let req = fetch::request_bytes(method, path, addr.authority(), headers);
+        let res = dial::raw(addr, &req, opts.fetch_timeout);
         (req, res)
     }
 }
@@ -170,7 +170,8 @@ impl CaseReport {
     }
 }
 
-/// Checks the server listening on `port` (any address) against `scenario`.
+/// Checks the server listening on `port` (any address) against `scenario`:
+/// over IPv4 and IPv6, each graded for reachability.
 pub fn inspect(
     port: u16,
     scenario: &Scenario,
@@ -179,24 +180,64 @@ pub fn inspect(
     opts: &InspectOptions,
 ) -> CaseReport {
     let [v4, v6] = loopback(port);
-    let fetch_at = |addr: SocketAddr| {
-        let (req, res) = fetch_over(id.protocol, addr, scenario, opts);
-        (req, res, SystemTime::now(), Instant::now())
-    };
-    let (req4, r4, at4, inst4) = fetch_at(v4);
-    let (req6, r6, at6, inst6) = fetch_at(v6);
+    inspect_at(
+        &[Dial::Tcp(v4), Dial::Tcp(v6)],
+        scenario,
+        id,
+        deviations,
+        opts,
+    )
+}
+
+/// Checks the server listening on the unix socket `path` against
+/// `scenario`: the same contract, without the IPv4 and IPv6 rules (it has
+/// no address; its row says neither).
+pub fn inspect_unix(
+    path: &Path,
+    scenario: &Scenario,
+    id: &CaseId,
+    deviations: &[Deviation],
+    opts: &InspectOptions,
+) -> CaseReport {
+    let at = [Dial::Unix(path.to_path_buf())];
+    inspect_at(&at, scenario, id, deviations, opts)
+}
+
+/// One fetch: the request as sent, the answer, and when it came.
+type Fetched = (
+    Vec<u8>,
+    Result<RawResponse, FetchError>,
+    SystemTime,
+    Instant,
+);
+
+/// Fetches at each of `dials` and grades the first answer; two TCP dials
+/// are IPv4 then IPv6, each graded for reachability.
+fn inspect_at(
+    dials: &[Dial],
+    scenario: &Scenario,
+    id: &CaseId,
+    deviations: &[Deviation],
+    opts: &InspectOptions,
+) -> CaseReport {
+    let fetched: Vec<Fetched> = dials
+        .iter()
+        .map(|d| {
+            let (req, res) = fetch_over(id.protocol, d, scenario, opts);
+            (req, res, SystemTime::now(), Instant::now())
+        })
+        .collect();
 
     let mut report = CaseReport::failed(id, deviations, Rule::Fetch, String::new());
     report.rules.clear();
     // A compressed body's size is its compressor's: compared headers only.
     report.body_varies = scenario.needs_database() || scenario.expect.content_encoding.is_some();
 
-    // Grade the IPv4 answer; the IPv6 one if that is all there is.
-    let primary = match (&r4, &r6) {
-        (Ok(r), _) => Some((v4, req4.clone(), r, at4, inst4)),
-        (Err(_), Ok(r)) => Some((v6, req6.clone(), r, at6, inst6)),
-        _ => None,
-    };
+    // Grade the first answer (IPv4's, else IPv6's).
+    let primary = dials
+        .iter()
+        .zip(&fetched)
+        .find_map(|(d, (req, r, at, inst))| r.as_ref().ok().map(|r| (d, req, r, *at, *inst)));
     let ctx_at = |now| GradeContext {
         response: id.response,
         deviations,
@@ -206,13 +247,14 @@ pub fn inspect(
 
     match primary {
         None => {
-            let e = r4.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+            let (req, r, ..) = &fetched[0];
+            let e = r.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
             report.rules.push(RuleResult::new(
                 Rule::Fetch,
                 Grade::Fail,
-                format!("{v4}: {e}"),
+                format!("{}: {e}", dials[0]),
             ));
-            report.raw = Some(exchange(v4, &req4, &r4));
+            report.raw = Some(exchange(&dials[0], req, r));
         }
         Some((addr, req, resp, at, inst)) => {
             report.rules = contract::grade(scenario, resp, &ctx_at(at));
@@ -231,7 +273,7 @@ pub fn inspect(
             }
             report.raw = Some(RawExchange {
                 addr: addr.to_string(),
-                request: req,
+                request: req.clone(),
                 interim: resp.interim.clone(),
                 response: shown_bytes(resp),
                 error: None,
@@ -239,12 +281,17 @@ pub fn inspect(
             report.response = Some(resp.clone());
         }
     }
-    report
-        .rules
-        .push(contract::grade_reachability(Rule::Ipv4, v4, &r4, &ctx));
-    report
-        .rules
-        .push(contract::grade_reachability(Rule::Ipv6, v6, &r6, &ctx));
+    let mut reached = [false, false];
+    if let [Dial::Tcp(v4), Dial::Tcp(v6)] = dials {
+        let (r4, r6) = (&fetched[0].1, &fetched[1].1);
+        report
+            .rules
+            .push(contract::grade_reachability(Rule::Ipv4, *v4, r4, &ctx));
+        report
+            .rules
+            .push(contract::grade_reachability(Rule::Ipv6, *v6, r6, &ctx));
+        reached = [r4.is_ok(), r6.is_ok()];
+    }
 
     report.grade = worst(&report.rules);
     if let Some(resp) = &report.response {
@@ -252,8 +299,8 @@ pub fn inspect(
             (&id.server, &id.mode, id.response, &id.scenario),
             resp,
             &report.rules,
-            r4.is_ok(),
-            r6.is_ok(),
+            reached[0],
+            reached[1],
         ));
     }
     report
@@ -261,7 +308,7 @@ pub fn inspect(
 
 /// The requests after the graded one, to the address that answered it.
 struct Followup<'a> {
-    addr: SocketAddr,
+    addr: &'a Dial,
     scenario: &'a Scenario,
     protocol: Protocol,
     opts: &'a InspectOptions,
@@ -291,8 +338,9 @@ impl Followup<'_> {
     fn database(&self, kind: DbContent) -> Vec<RuleResult> {
         let (scenario, addr, opts) = (self.scenario, self.addr, self.opts);
         let mut get = |p: &str| {
-            let req = fetch::request_bytes(&scenario.method, p, addr, &scenario.headers);
-            fetch::raw(addr, &req, opts.fetch_timeout).map_err(|e| e.to_string())
+            let req =
+                fetch::request_bytes(&scenario.method, p, addr.authority(), &scenario.headers);
+            dial::raw(addr, &req, opts.fetch_timeout).map_err(|e| e.to_string())
         };
         let results = match &opts.database {
             Some(oracle) => content::grade(kind, scenario, &mut get, oracle),
@@ -309,7 +357,7 @@ impl Followup<'_> {
     }
 }
 
-fn exchange(addr: SocketAddr, req: &[u8], r: &Result<RawResponse, FetchError>) -> RawExchange {
+fn exchange(addr: &Dial, req: &[u8], r: &Result<RawResponse, FetchError>) -> RawExchange {
     match r {
         Ok(resp) => RawExchange {
             addr: addr.to_string(),

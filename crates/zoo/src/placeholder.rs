@@ -7,7 +7,9 @@ pub const BUILD_PLACEHOLDERS: &[&str] = &["dir", "out", "files"];
 /// Placeholders valid in the run command and run env: build ones plus the
 /// per-start values (`tls_cert` and `tls_key` are empty unless the start
 /// serves h2 over TLS; `protocol_tag` is the protocol spelled for a file
-/// name, `http1`, `h2c` or `h2`, since `http/1.1` holds a slash).
+/// name, `http1`, `h2c` or `h2`, since `http/1.1` holds a slash;
+/// `unix_socket` is the path a server listens on instead of `port`, empty
+/// over TCP, as `port` is over a unix socket).
 pub const RUN_PLACEHOLDERS: &[&str] = &[
     "dir",
     "out",
@@ -22,6 +24,7 @@ pub const RUN_PLACEHOLDERS: &[&str] = &[
     "protocol_tag",
     "tls_cert",
     "tls_key",
+    "unix_socket",
 ];
 /// Placeholders valid in a mode's `templates` files: the run ones, `{conf}`
 /// included (a pid file or temporary folder of the start's own).

@@ -10,7 +10,7 @@
 //! nothing of the server runs, for that reason, and the ones after it are
 //! not listed (a server without its toolchain has no protocol to miss).
 
-use crate::manifest::{ResponseKind, Server};
+use crate::manifest::{ResponseKind, Server, Socket};
 use crate::toolchain::ToolchainStatus;
 use crate::{Protocol, Scenario};
 
@@ -40,6 +40,9 @@ pub enum Gap {
     Protocol { protocol: Protocol, why: String },
     /// One mode the manifest marks unsupported.
     Mode { mode: String, why: String },
+    /// The whole server: it cannot be told to listen on the socket asked
+    /// for (a suite's or check's `address_family = "unix"`).
+    Socket { socket: Socket, why: String },
 }
 
 impl Gap {
@@ -64,6 +67,7 @@ impl Gap {
                 format!("does not serve {}: {why}", protocol.describe())
             }
             Gap::Mode { why, .. } => format!("unsupported: {why}"),
+            Gap::Socket { socket, why } => format!("cannot listen on a {socket} socket: {why}"),
         }
     }
 }
@@ -95,6 +99,36 @@ impl<'a> Runnable<'_, 'a> {
                 .iter()
                 .flat_map(move |&sc| self.protocols.iter().map(move |&p| (r, sc, p)))
         })
+    }
+}
+
+/// Why h2 is not spoken over a unix socket.
+pub const NO_TLS_OVER_UNIX: &str =
+    "h2 over TLS is not offered over a unix socket (HTTP/1.1 and h2c are)";
+
+impl Runnable<'_, '_> {
+    /// What of it runs listening on `socket`: nothing when its manifest
+    /// does not list the socket (one gap, after a missing toolchain's), and
+    /// over a unix socket no h2 (TLS is TCP's here).
+    pub fn on_socket(&mut self, server: &Server, socket: Socket) {
+        if socket == Socket::Tcp || self.is_empty() {
+            return;
+        }
+        if !server.listens(socket) {
+            self.gaps.push(Gap::Socket {
+                socket,
+                why: server.why_not_listen(socket),
+            });
+            self.modes.clear();
+            return;
+        }
+        if self.protocols.contains(&Protocol::H2) {
+            self.protocols.retain(|p| !p.tls());
+            self.gaps.push(Gap::Protocol {
+                protocol: Protocol::H2,
+                why: NO_TLS_OVER_UNIX.into(),
+            });
+        }
     }
 }
 

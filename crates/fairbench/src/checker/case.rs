@@ -58,6 +58,7 @@ pub(super) fn check_case(
             "{}-{}-{}-{}{over}.log",
             id.server, id.mode, id.response, id.scenario
         ),
+        address_family: plan.address_family,
     };
     let staged = match stage.serve(&act, &mut |m| crate::note!("{m}")) {
         Ok(s) => s,

@@ -246,7 +246,8 @@ impl<'p> Checking<'p, '_> {
             responses: &plan.responses,
             protocols: &plan.protocols,
         };
-        let run = runnable(server, &status, &wanted, modes);
+        let mut run = runnable(server, &status, &wanted, modes);
+        run.on_socket(server, plan.address_family.socket());
         for gap in &run.gaps {
             self.skip(server, gap);
         }
@@ -255,7 +256,9 @@ impl<'p> Checking<'p, '_> {
 
     fn skip(&mut self, server: &Server, gap: &Gap) {
         let (mode, line) = match gap {
-            Gap::Toolchain { .. } | Gap::NoResponse { .. } => (None, gap.reason()),
+            Gap::Toolchain { .. } | Gap::NoResponse { .. } | Gap::Socket { .. } => {
+                (None, gap.reason())
+            }
             Gap::Scenario { scenario, .. } => (None, format!("{scenario}: {}", gap.reason())),
             Gap::Protocol { protocol, .. } => (None, format!("{protocol}: {}", gap.reason())),
             Gap::Mode { mode, .. } => (Some(mode.clone()), gap.reason()),

@@ -6,6 +6,7 @@ use fairbench_zoo::reference::REFERENCE_SERVER;
 use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server, Zoo};
 
 use crate::args::VariantSel;
+use crate::suite::AddressFamily;
 use crate::usage_error::usage;
 
 /// The flags of `check` that choose what is checked, as given.
@@ -23,6 +24,8 @@ pub struct Request<'a> {
     pub reference: &'a str,
     /// The servers run on another host (ssh), whose CPUs are what count.
     pub servers_elsewhere: bool,
+    /// `--address-family`: how the check reaches each server.
+    pub address_family: AddressFamily,
 }
 
 /// What the arguments select, validated.
@@ -36,6 +39,7 @@ pub struct Selection<'z> {
     pub mode: Option<String>,
     pub cpus: Option<Vec<usize>>,
     pub cores: usize,
+    pub address_family: AddressFamily,
 }
 
 /// `--protocols`: known names, each once, and at least one selected server
@@ -102,6 +106,7 @@ pub fn select<'z>(zoo: &'z Zoo, args: &Request) -> anyhow::Result<Selection<'z>>
         mode,
         cpus,
         cores,
+        address_family: args.address_family,
     })
 }
 

@@ -42,6 +42,14 @@ pub struct CheckArgs {
     /// serve one is skipped for it, with its manifest's reason.
     #[arg(long, value_name = "LIST", default_value = "http/1.1")]
     pub protocols: String,
+    /// How the check reaches each server: `ipv4` or `ipv6` (TCP on PORT;
+    /// both loopback addresses are checked either way), or `unix`: each
+    /// server listens on a unix domain socket (UNIX_SOCKET) in the work
+    /// folder, asked over HTTP/1.1 or h2c; a server whose server.toml does
+    /// not list `unix` in its `sockets` is skipped with its reason. As a
+    /// suite's `address_family`.
+    #[arg(long, value_name = "FAMILY", default_value = "ipv4", value_parser = crate::suite::AddressFamily::parse)]
+    pub address_family: crate::suite::AddressFamily,
     /// Compile/run mode (e.g. `native`, `jit`, `exe`; default: every mode).
     #[arg(long, value_name = "M")]
     pub mode: Option<String>,
@@ -116,10 +124,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             cores: args.cores,
             reference: &args.reference,
             servers_elsewhere: args.place.server_host.is_some(),
+            address_family: args.address_family,
         },
     )?;
     // Where the servers run: here, in a namespace, or on an ssh host.
     let layout = Layout::for_check(&args.place)?;
+    if args.address_family == crate::suite::AddressFamily::Unix
+        && !matches!(layout.server, crate::host::Host::Local)
+    {
+        return Err(crate::usage_error::usage(
+            "--address-family unix: a unix socket is reached on this machine only (no --server-host or --topology netns)",
+        ));
+    }
     for n in &layout.notes {
         crate::note!("{n}");
     }

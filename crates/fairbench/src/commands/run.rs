@@ -130,6 +130,19 @@ fn fresh(args: &RunArgs, zoo: &Zoo, suite: Suite, text: String) -> anyhow::Resul
 fn layout(args: &RunArgs, family: suite::AddressFamily) -> anyhow::Result<Layout> {
     let mut layout = Layout::for_run(&args.clients, &args.server)?;
     layout.aim_at(family.loopback()).map_err(usage)?;
+    let here = layout.kind == crate::topology::TopologyKind::Local
+        && matches!(layout.server, crate::host::Host::Local);
+    if family == suite::AddressFamily::Unix && args.calibrate.is_some() {
+        return Err(usage(format!(
+            "--calibrate: {}",
+            suite::AddressFamily::UNIX_CALIBRATE
+        )));
+    }
+    if family == suite::AddressFamily::Unix && !here {
+        return Err(usage(
+            "the suite's address_family = \"unix\" reaches each server on a unix socket of this machine: only with server and load here (no --topology, --server-host or --client-host)",
+        ));
+    }
     for n in &layout.notes {
         eprintln!("{n}");
     }

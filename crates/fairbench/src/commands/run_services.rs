@@ -8,9 +8,9 @@ use crate::output::metrics;
 use crate::output::progress::LoadProgress;
 use crate::report::url_case::NOT_STARTED;
 use crate::runner::metadata;
-use crate::runner::services::{self, Ended, ServiceCase};
+use crate::runner::services::{self, Ended, ServiceCase, SweepEnded};
 use crate::store::{NewRun, RunLock, Store};
-use crate::suite::Suite;
+use crate::suite::{LoadProfile, Suite};
 use crate::thresholds::{self, Threshold};
 use crate::topology::TopologyKind;
 use crate::units;
@@ -31,14 +31,14 @@ pub fn run(args: &RunArgs, suite: &Suite, text: &str) -> anyhow::Result<i32> {
     let mut store = Store::open(&args.db)?;
     let (run, ids) = store_plan(&mut store, suite, text, &cases, &configs)?;
     eprintln!(
-        "run {run}: suite {}, {} cases of {} services at their URLs, results in {}",
+        "run {run}: suite {}, {} of {} services at their URLs, results in {}",
         crate::output::terminal::text(&suite.name),
-        cases.len(),
+        counted(&cases),
         suite.services.len(),
         args.db.display()
     );
     eprintln!("{NOT_STARTED}");
-    let tally = measure_all(&mut store, &cases, &configs, &ids)?;
+    let tally = measure_all(&mut store, run, &cases, &configs, &ids)?;
     let code = if tally.interrupted {
         store.set_run_state(
             run,
@@ -97,6 +97,14 @@ fn print_plan(suite: &Suite, cases: &[ServiceCase], configs: &[(LoadConfig, Vec<
         if let Some(v) = &c.service.version {
             how.push(format!("version {v}"));
         }
+        if let LoadProfile::Sweep(s) = &c.load {
+            how.push(format!(
+                "rate sweep {}..{} req/s, steps of {}",
+                s.start_rate,
+                s.max_rate,
+                humantime::format_duration(s.step_duration)
+            ));
+        }
         let line = format!(
             "{:>4}  {}  {}  ({})",
             i + 1,
@@ -106,23 +114,40 @@ fn print_plan(suite: &Suite, cases: &[ServiceCase], configs: &[(LoadConfig, Vec<
         );
         println!("{}", text(&line));
     }
+    let time: std::time::Duration = cases.iter().map(|c| services::case_time(suite, c)).sum();
     println!(
-        "{} cases of services at their URLs; estimated time {} (nothing to build or start)",
-        cases.len(),
-        humantime::format_duration(services::case_time(suite) * cases.len() as u32)
+        "{} of services at their URLs; estimated time {} (nothing to build or start)",
+        counted(cases),
+        humantime::format_duration(std::time::Duration::from_millis(time.as_millis() as u64))
     );
     println!("{NOT_STARTED}");
 }
 
+/// "6 cases", or "2 cases and 1 sweep": what the plan measures.
+fn counted(cases: &[ServiceCase]) -> String {
+    let sweeps = cases.iter().filter(|c| is_sweep(c)).count();
+    let n = format!("{} cases", cases.len() - sweeps);
+    match sweeps {
+        0 => n,
+        1 => format!("{n} and 1 sweep"),
+        k => format!("{n} and {k} sweeps"),
+    }
+}
+
+fn is_sweep(c: &ServiceCase) -> bool {
+    matches!(c.load, LoadProfile::Sweep(_))
+}
+
 /// Creates the run with its cases stored as pending; returns the run and
-/// its cases' ids, in the plan's order.
+/// its cases' ids, in the plan's order (none for a sweep, whose steps are
+/// stored as they are measured).
 fn store_plan(
     store: &mut Store,
     suite: &Suite,
     text: &str,
     cases: &[ServiceCase],
     configs: &[(LoadConfig, Vec<Threshold>)],
-) -> anyhow::Result<(i64, Vec<i64>)> {
+) -> anyhow::Result<(i64, Vec<Option<i64>>)> {
     let run = store.create_run(&NewRun {
         started_at: crate::store::now_rfc3339(),
         suite: suite.name.clone(),
@@ -130,16 +155,21 @@ fn store_plan(
         git_revision: None,
         host_json: serde_json::to_string(&metadata::host(&[]))?,
         toolchains_json: "{}".into(),
-        planned_cases: cases.len(),
+        planned_cases: cases.iter().filter(|c| !is_sweep(c)).count(),
     })?;
     let planned: Vec<_> = cases
         .iter()
         .zip(configs)
+        .filter(|(c, _)| !is_sweep(c))
         .enumerate()
-        .map(|(seq, (c, (cfg, _)))| services::planned_case(seq, suite, c, cfg))
+        .map(|(seq, (c, (cfg, _)))| services::planned_case(seq, c, cfg))
         .collect();
     store.insert_planned(run, &planned)?;
-    let ids: Vec<i64> = store.cases(run)?.iter().map(|c| c.id).collect();
+    let mut stored = store.cases(run)?.into_iter().map(|c| c.id);
+    let ids = cases
+        .iter()
+        .map(|c| if is_sweep(c) { None } else { stored.next() })
+        .collect();
     Ok((run, ids))
 }
 
@@ -155,11 +185,11 @@ struct Tally {
 /// all are done or the run is interrupted.
 fn measure_all(
     store: &mut Store,
+    run: i64,
     cases: &[ServiceCase],
     configs: &[(LoadConfig, Vec<Threshold>)],
-    ids: &[i64],
+    ids: &[Option<i64>],
 ) -> anyhow::Result<Tally> {
-    let stop = crate::interrupt::flag();
     let mut tally = Tally {
         failed: 0,
         broken: 0,
@@ -170,37 +200,13 @@ fn measure_all(
             tally.interrupted = true;
             break;
         }
-        let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
-        let labels = vec![
-            ("service", c.service.name.clone()),
-            ("url", c.service.url.clone()),
-            ("load", c.load.label()),
-        ];
-        metrics::begin(labels, metrics::planned(cfg));
-        let end = services::measure(
-            store,
-            *id,
-            c.service.version.clone(),
-            cfg,
-            stop.clone(),
-            &mut progress,
-        )?;
-        progress.finish();
-        let mut verdicts = Vec::new();
-        let line = match end {
-            Ended::Done(o) => {
-                verdicts = thresholds::check_all(limits, &o);
-                tally.broken += usize::from(verdicts.iter().any(|v| !v.pass));
-                done_line(&o)
-            }
-            Ended::Failed(reason) => {
-                tally.failed += 1;
-                format!("FAILED: {}", units::one_line(&reason))
-            }
-            Ended::Interrupted => {
-                tally.interrupted = true;
-                break;
-            }
+        let ended = match id {
+            Some(id) => measure_case(store, *id, c, cfg, limits, &mut tally)?,
+            None => sweep_case(store, run, c, cfg, &mut tally)?,
+        };
+        let Some((line, below)) = ended else {
+            tally.interrupted = true;
+            break;
         };
         eprintln!(
             "{}",
@@ -212,9 +218,94 @@ fn measure_all(
                 c.service.url
             ))
         );
-        eprint!("{}", thresholds::table(&verdicts));
+        eprint!("{}", crate::output::terminal::text(&below));
     }
     Ok(tally)
+}
+
+/// Measures one case: its line and what goes under it (the threshold
+/// table), or None when it was interrupted.
+fn measure_case(
+    store: &mut Store,
+    id: i64,
+    c: &ServiceCase,
+    cfg: &LoadConfig,
+    limits: &[Threshold],
+    tally: &mut Tally,
+) -> anyhow::Result<Option<(String, String)>> {
+    let mut progress = LoadProgress::new(cfg.warmup + cfg.duration);
+    let labels = vec![
+        ("service", c.service.name.clone()),
+        ("url", c.service.url.clone()),
+        ("load", c.load.label()),
+    ];
+    metrics::begin(labels, metrics::planned(cfg));
+    let stop = crate::interrupt::flag();
+    let end = services::measure(
+        store,
+        id,
+        c.service.version.clone(),
+        cfg,
+        stop,
+        &mut progress,
+    )?;
+    progress.finish();
+    Ok(match end {
+        Ended::Done(o) => {
+            let verdicts = thresholds::check_all(limits, &o);
+            tally.broken += usize::from(verdicts.iter().any(|v| !v.pass));
+            Some((done_line(&o), thresholds::table(&verdicts)))
+        }
+        Ended::Failed(reason) => {
+            tally.failed += 1;
+            Some((
+                format!("FAILED: {}", units::one_line(&reason)),
+                String::new(),
+            ))
+        }
+        Ended::Interrupted => None,
+    })
+}
+
+/// Searches one service's knee: the knee on its line, and under it the
+/// steps and the knee as `load --knee` prints them; None when interrupted.
+fn sweep_case(
+    store: &mut Store,
+    run: i64,
+    c: &ServiceCase,
+    cfg: &LoadConfig,
+    tally: &mut Tally,
+) -> anyhow::Result<Option<(String, String)>> {
+    Ok(match services::sweep(store, run, c, cfg)? {
+        SweepEnded::Done(r) => {
+            let steps = match r.steps.len() {
+                1 => "1 step".to_string(),
+                n => format!("{n} steps"),
+            };
+            let line = match r.knee_rps {
+                Some(k) => format!("knee {} req/s ({steps})", units::rate(k)),
+                None => format!("no knee: no rate met the objective ({steps})"),
+            };
+            let mut below = r.text(&c.service.url);
+            for st in &r.steps {
+                for w in &st.warnings {
+                    below.push_str(&format!(
+                        "WARNING: {} req/s step: {w}\n",
+                        units::rate(st.offered_rps)
+                    ));
+                }
+            }
+            Some((line, below))
+        }
+        SweepEnded::Failed(reason) => {
+            tally.failed += 1;
+            Some((
+                format!("FAILED: {}", units::one_line(&reason)),
+                String::new(),
+            ))
+        }
+        SweepEnded::Interrupted => None,
+    })
 }
 
 /// A measured case's line: throughput, latency and any errors.

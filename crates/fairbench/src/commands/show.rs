@@ -119,14 +119,17 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             println!("{}", t.line());
         }
         for s in store.sweeps(id)? {
+            let proto = crate::report::case_key::protocol_label(&s.protocol);
+            // A service's sweep (mode "-", no cores) has its name only.
+            let what = match s.mode.as_str() {
+                "-" => format!("{}{proto}", s.server),
+                _ => format!(
+                    "{} {}/{}{proto} {} {}c",
+                    s.server, s.mode, s.response, s.scenario, s.cores
+                ),
+            };
             let line = format!(
-                "sweep {} {}/{}{} {} {}c: {}",
-                s.server,
-                s.mode,
-                s.response,
-                crate::report::case_key::protocol_label(&s.protocol),
-                s.scenario,
-                s.cores,
+                "sweep {what}: {}",
                 match (s.knee_rps, s.state.as_str()) {
                     (Some(k), _) => format!(
                         "knee {} req/s (p{} <= {} µs)",

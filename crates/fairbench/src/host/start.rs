@@ -49,6 +49,9 @@ pub struct StartSpec<'a> {
     pub protocol: Protocol,
     /// The run's CA and certificate, for h2 over TLS.
     pub pki: Option<&'a RunPki>,
+    /// Where it listens: `None`, a free TCP port; a path, that unix domain
+    /// socket (`UNIX_SOCKET`, this machine only), removed when it stops.
+    pub unix_socket: Option<PathBuf>,
 }
 
 impl StartSpec<'_> {
@@ -79,6 +82,8 @@ pub struct Started {
     /// What it serves there, and how a client trusts it (h2 over TLS).
     pub protocol: Protocol,
     pub trust: Option<Trust>,
+    /// The unix socket it listens on instead of `port`.
+    pub unix_socket: Option<SocketFile>,
 }
 
 /// Why a server could not be started; the process, if there was one, is
@@ -144,9 +149,12 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         )));
     }
     let tls = tls_files(host, s)?;
-    let port = host
-        .free_port()
-        .map_err(|e| StartError::NoPort(format!("{e:#}")))?;
+    let port = match &s.unix_socket {
+        Some(path) => unix_socket_here(host, s, path)?,
+        None => host
+            .free_port()
+            .map_err(|e| StartError::NoPort(format!("{e:#}")))?,
+    };
     // On an ssh host: the server's folder, build and files copied there.
     let (server, out_dir) =
         host.stage_server(s.server, s.out_dir)
@@ -161,13 +169,20 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
     let process = host
         .start_server(&spec, port, s.ready_timeout)
         .map_err(StartError::Start)?;
-    if let Err(message) = process.wait_ready(port, s.ready_timeout) {
+    let ready = match &s.unix_socket {
+        Some(path) => wait_unix_ready(&process, path, s.ready_timeout),
+        None => process.wait_ready(port, s.ready_timeout).map(drop),
+    };
+    if let Err(message) = ready {
         let e = StartError::NotReady {
             message,
             log: process.log_location(),
             log_tail: process.log_tail(LOG_TAIL),
         };
         process.stop();
+        if let Some(path) = &s.unix_socket {
+            let _ = std::fs::remove_file(path);
+        }
         return Err(e);
     }
     let id = s.case_id();
@@ -179,18 +194,77 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         trust: trust(s.pki),
         ..s.inspect.clone()
     };
-    let parity = host
-        .with_loopback(port, |p| {
-            parity::inspect(p, s.scenario, &id, deviations, &inspect)
-        })
-        .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}")));
+    let parity = match &s.unix_socket {
+        Some(path) => parity::inspect_unix(path, s.scenario, &id, deviations, &inspect),
+        None => host
+            .with_loopback(port, |p| {
+                parity::inspect(p, s.scenario, &id, deviations, &inspect)
+            })
+            .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}"))),
+    };
     Ok(Started {
         process,
         port,
         parity,
         protocol: s.protocol,
         trust: inspect.trust,
+        unix_socket: s.unix_socket.clone().map(SocketFile),
     })
+}
+
+/// A unix socket is a file of this machine, and h2 is TLS over TCP: a
+/// server here, over HTTP/1.1 or h2c, with no stale file at `path`. Its
+/// port is 0: it has none.
+fn unix_socket_here(host: &Host, s: &StartSpec<'_>, path: &Path) -> Result<u16, StartError> {
+    if !matches!(host, Host::Local) {
+        return Err(StartError::Spec(format!(
+            "{}: a unix socket is reached on this machine only, and the server runs on {}",
+            s.server.name,
+            host.label()
+        )));
+    }
+    if s.protocol.tls() {
+        return Err(StartError::Spec(format!(
+            "{}: {} over a unix socket is not offered (HTTP/1.1 and h2c are)",
+            s.server.name, s.protocol
+        )));
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StartError::Start(format!(
+            "cannot remove the stale socket {}: {e}",
+            path.display()
+        ))),
+        _ => Ok(0),
+    }
+}
+
+/// Polls until the server accepts a connection on its unix socket, it
+/// exits, or `timeout` passes.
+fn wait_unix_ready(
+    process: &crate::host::ServerHandle,
+    path: &Path,
+    timeout: Duration,
+) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(how) = process.exit_description() {
+            return Err(format!(
+                "the server {how} before accepting connections on unix:{}",
+                path.display()
+            ));
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(format!(
+                "not accepting connections on unix:{} after {}s",
+                path.display(),
+                timeout.as_secs_f64()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The certificate and key a server serving h2 over TLS reads: the run's,
@@ -240,6 +314,7 @@ fn launch_params(
             .collect(),
         protocol: s.protocol,
         tls,
+        unix_socket: s.unix_socket.clone(),
     }
 }
 
@@ -267,6 +342,23 @@ fn render_templates(
             .map_err(|e| StartError::Spec(format!("templates: {e}")))?;
     }
     Ok(())
+}
+
+/// The unix socket a started server listens on, removed when this is
+/// dropped: a server stopped by a signal leaves its socket file behind.
+#[derive(Debug)]
+pub struct SocketFile(PathBuf);
+
+impl SocketFile {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl Started {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairbench_engine::{Observer, Outcome, Phase, SecondSample, Target};
+use fairbench_zoo::dial::{Dial, UNIX_AUTHORITY};
 use fairbench_zoo::parity::{self, InspectOptions};
 use fairbench_zoo::{Protocol, Scenario};
 use hdrhistogram::Histogram;
@@ -112,7 +113,7 @@ pub fn case_config(
 /// layout's generators.
 #[allow(clippy::too_many_arguments)]
 pub fn load_split(
-    port: u16,
+    (port, unix_socket): (u16, Option<&std::path::Path>),
     protocol: Protocol,
     trust: Option<&fairbench_zoo::fetch_h2::Trust>,
     scenario: &Scenario,
@@ -126,12 +127,22 @@ pub fn load_split(
     // aimed at its own address of the server. h2 is TLS (ALPN h2), trusting
     // the run's CA only; h2c prior knowledge on http://.
     let scheme = if protocol.tls() { "https" } else { "http" };
-    let origin = format!(
-        "{scheme}://{}:{port}",
-        host::url_host(&layout.clients[0].server_addr)
-    );
+    // Over the server's unix socket (the suite's address_family = "unix"),
+    // as `load --unix-socket` sends it: Host localhost, every generator
+    // at the socket as given.
+    let origin = match unix_socket {
+        Some(_) => format!("{scheme}://{UNIX_AUTHORITY}"),
+        None => format!(
+            "{scheme}://{}:{port}",
+            host::url_host(&layout.clients[0].server_addr)
+        ),
+    };
     let url = format!("{origin}{}", scenario.check_path());
-    let target = Target::parse(&url).map_err(|e| e.to_string())?;
+    let (target, aim) = match unix_socket {
+        Some(path) => (Target::parse_unix(&url, path), Aim::AsGiven),
+        None => (Target::parse(&url), Aim::EachSite),
+    };
+    let target = target.map_err(|e| e.to_string())?;
     let mut cfg = case_config(load, protocol, target, rate_override, t);
     cfg.request.method = scenario.method.clone();
     // The scenario's own request headers, after Host: the bytes `check` sent.
@@ -151,14 +162,7 @@ pub fn load_split(
             SCENARIO_SEED,
         )?;
     }
-    split(
-        &cfg,
-        layout,
-        &sites.generators,
-        load.threads(),
-        Aim::EachSite,
-    )
-    .map_err(|e| e.to_string())
+    split(&cfg, layout, &sites.generators, load.threads(), aim).map_err(|e| e.to_string())
 }
 
 /// Samples the server tree every interval, watches that it is alive, and
@@ -494,10 +498,13 @@ fn still_answers(running: &Started, load: &LoadSplit) -> Result<(), CaseEnd> {
             .process
             .host()
             .with_loopback(running.port, |p| {
-                let addr = host::loopback(p)[0];
+                let addr = match &running.unix_socket {
+                    Some(file) => Dial::Unix(file.path().to_path_buf()),
+                    None => Dial::Tcp(host::loopback(p)[0]),
+                };
                 let (_, answer) = parity::fetch_to(
                     running.protocol,
-                    addr,
+                    &addr,
                     (method, path, &request.headers),
                     &opts,
                 );

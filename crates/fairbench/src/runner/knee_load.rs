@@ -9,7 +9,8 @@ use std::fmt::Write;
 use fairbench_engine::{LoadConfig, LoadModel, Outcome};
 use serde::Serialize;
 
-use super::knee::{Judged, KneeSweep, StepFigures};
+use super::knee::{Judged, KneeSearch, KneeSweep, Objective, StepFigures};
+use crate::suite::SweepSpec;
 use crate::units::{micros, rate};
 
 /// One measured step.
@@ -34,6 +35,23 @@ pub struct KneeResult {
     /// The highest rate that met the objective; None: none did.
     pub knee_rps: Option<f64>,
     pub steps: Vec<Step>,
+}
+
+/// The knee search a suite's sweep profile asks for, with its objective:
+/// for a zoo server's sweep and a `[[service]]`'s alike.
+pub fn sweep_of(spec: &SweepSpec) -> KneeSweep {
+    KneeSweep::new(
+        KneeSearch::new(
+            spec.start_rate,
+            spec.max_rate,
+            spec.step_factor,
+            spec.bisect_steps,
+        ),
+        Objective {
+            quantile: spec.slo_quantile,
+            limit_us: spec.slo.as_micros() as u64,
+        },
+    )
 }
 
 /// Runs the search: `go` measures one step (its config, and whether it is

@@ -158,6 +158,7 @@ impl<'a> Runner<'a> {
             workers: s.workers,
             server_cpus: None,
             log_name: format!("{:04}-{}.log", self.n, file_safe(label)),
+            address_family: s.address_family,
         };
         let progress = &self.progress;
         let t0 = std::time::Instant::now();
@@ -274,7 +275,7 @@ impl<'a> Runner<'a> {
         timing: case::Timing,
     ) -> Result<LoadSplit, String> {
         let mut split = case::load_split(
-            running.port,
+            (running.port, running.unix_socket.as_ref().map(|f| f.path())),
             s.protocol,
             running.trust.as_ref(),
             &s.scenario,
@@ -284,7 +285,9 @@ impl<'a> Runner<'a> {
             self.stage.layout(),
             timing,
         )?;
-        aim_at_family(&mut split, self.stage.layout(), s)?;
+        if running.unix_socket.is_none() {
+            aim_at_family(&mut split, self.stage.layout(), s)?;
+        }
         Ok(split)
     }
 
@@ -434,7 +437,7 @@ fn live_case(s: &Subject, load: &LoadSplit) {
         ("scenario", s.scenario.name.clone()),
         ("protocol", s.protocol.as_str().to_string()),
         ("cores", s.cores.to_string()),
-        ("load", s.load.label()),
+        ("load", s.load_label()),
     ];
     // A ladder's rungs can differ in nothing the labels above name.
     if let Some(step) = &s.step {
@@ -500,6 +503,11 @@ pub fn planned_case(
         m.insert("duration_s".into(), duration.as_secs_f64().into());
         m.insert("timeout_s".into(), s.timeout.as_secs_f64().into());
         m.insert("timeout_mode".into(), s.timeout_mode.as_str().into());
+        // Over a unix socket the figures are not TCP's: the case says so
+        // (TCP's families are the suite's, as they always were).
+        if s.address_family == crate::suite::AddressFamily::Unix {
+            m.insert("address_family".into(), s.address_family.as_str().into());
+        }
     }
     let params = s
         .server
@@ -518,7 +526,7 @@ pub fn planned_case(
         scenario: s.scenario.name.clone(),
         cores: s.cores,
         cores_requested: s.cores_requested.label(),
-        load_label: s.load.label(),
+        load_label: s.load_label(),
         load_json: load_json.to_string(),
         sweep: sweep.map(str::to_string),
         repetition,

@@ -3,7 +3,8 @@
 //! and stored as URL cases (crate::report::url_case), so `show`, `report`
 //! and `compare` read them like any run. Nothing is built, started or
 //! contained: the servers' own CPU and memory are not measured, and the
-//! run says so.
+//! run says so. A sweep profile searches each service's knee with `load
+//! --knee`'s search (runner::knee_load), its steps stored as a zoo sweep's.
 
 use std::time::Duration;
 
@@ -11,11 +12,14 @@ use fairbench_engine::{LoadConfig, LoadModel, Outcome};
 
 use super::adhoc::SampleLog;
 use super::case::load_figures;
-use crate::request_options;
-use crate::store::{PlannedCase, Store};
+use super::knee_load::{self, KneeResult};
+use crate::output::metrics;
+use crate::output::progress::LoadProgress;
+use crate::store::{PlannedCase, Store, SweepRow};
 use crate::suite::order::{case_order, Interleave};
-use crate::suite::{LoadProfile, Service, Suite};
+use crate::suite::{Ends, LoadProfile, Service, Suite};
 use crate::thresholds::Threshold;
+use crate::{request_options, units};
 
 /// One repetition of one service under one profile.
 #[derive(Debug, Clone)]
@@ -38,11 +42,21 @@ impl ServiceCase {
 
 /// Repetitions outermost, as for zoo suites; within one, services × loads
 /// in the file's order, or shuffled and rotated with `interleave = "case"`.
+/// Sweeps, which find one knee each, run once, after the first
+/// repetition's cases (as a zoo suite's do).
 pub fn plan(suite: &Suite) -> Vec<ServiceCase> {
     let mut one: Vec<(Service, LoadProfile)> = Vec::new();
+    let mut sweeps = Vec::new();
     for s in &suite.services {
         for l in &suite.loads {
-            one.push((s.clone(), l.clone()));
+            match l {
+                LoadProfile::Sweep(_) => sweeps.push(ServiceCase {
+                    service: s.clone(),
+                    load: l.clone(),
+                    repetition: 1,
+                }),
+                _ => one.push((s.clone(), l.clone())),
+            }
         }
     }
     let mut out = Vec::new();
@@ -58,20 +72,23 @@ pub fn plan(suite: &Suite) -> Vec<ServiceCase> {
                 repetition: r,
             });
         }
+        if r == 1 {
+            out.append(&mut sweeps);
+        }
     }
     out
 }
 
-/// The stored form of a planned service case: a URL case, as `load
-/// --save` stores one.
-pub fn planned_case(seq: usize, suite: &Suite, c: &ServiceCase, cfg: &LoadConfig) -> PlannedCase {
+/// The stored form of a planned service case (or of a sweep's step): a
+/// URL case, as `load --save` stores one.
+pub fn planned_case(seq: usize, c: &ServiceCase, cfg: &LoadConfig) -> PlannedCase {
     let mut load_json = serde_json::to_value(&c.load).unwrap_or_default();
     if let Some(m) = load_json.as_object_mut() {
         m.insert("url".into(), c.service.url.clone().into());
         m.insert("method".into(), cfg.request.method.clone().into());
-        m.insert("warmup_s".into(), suite.warmup.as_secs_f64().into());
-        m.insert("duration_s".into(), suite.duration.as_secs_f64().into());
-        m.insert("timeout_s".into(), suite.timeout.as_secs_f64().into());
+        m.insert("warmup_s".into(), cfg.warmup.as_secs_f64().into());
+        m.insert("duration_s".into(), cfg.duration.as_secs_f64().into());
+        m.insert("timeout_s".into(), cfg.timeout.as_secs_f64().into());
     }
     super::adhoc::url_case(
         seq,
@@ -114,7 +131,15 @@ pub fn config(suite: &Suite, c: &ServiceCase) -> Result<LoadConfig, String> {
             cfg.model = LoadModel::ConstantRate { rps: *rate };
             (*connections, *threads, *ends)
         }
-        LoadProfile::Sweep(_) => return Err("a sweep of a service is not supported yet".into()),
+        // The first step's settings: the search sets each step's rate,
+        // and the warm-up before the first only.
+        LoadProfile::Sweep(s) => {
+            cfg.model = LoadModel::ConstantRate {
+                rps: s.start_rate.round(),
+            };
+            cfg.duration = s.step_duration;
+            (s.connections, s.threads, Ends::default())
+        }
     };
     cfg.connections = connections;
     // Placed as `load` places its one generator (no `--cpus` here).
@@ -191,7 +216,106 @@ pub fn measure(
     }
 }
 
-/// The suite's warm-up and duration of one case, for the estimate.
-pub fn case_time(suite: &Suite) -> Duration {
-    suite.warmup + suite.duration
+/// The suite's warm-up and duration of one case, or of a sweep's steps
+/// as many as the search is likely to take, for the estimate.
+pub fn case_time(suite: &Suite, c: &ServiceCase) -> Duration {
+    match &c.load {
+        LoadProfile::Sweep(s) => suite.warmup + s.step_duration.mul_f64(s.estimated_steps()),
+        _ => suite.warmup + suite.duration,
+    }
+}
+
+/// How a sweep of a service ended.
+pub enum SweepEnded {
+    /// The search ran its course: its steps, and the knee if a rate met
+    /// the objective.
+    Done(KneeResult),
+    Failed(String),
+    Interrupted,
+}
+
+/// Why a sweep stopped before its search ended.
+enum Stop {
+    Failed(String),
+    Interrupted,
+    Store(anyhow::Error),
+}
+
+/// Searches the knee of `c`, a sweep, with `load --knee`'s search (`cfg`:
+/// its first step), each step stored as a case of the sweep as a zoo
+/// sweep's steps are, and the knee as the sweep's result. An interrupted
+/// step is left pending, the steps before it stored.
+pub fn sweep(
+    store: &mut Store,
+    run: i64,
+    c: &ServiceCase,
+    cfg: &LoadConfig,
+) -> anyhow::Result<SweepEnded> {
+    let LoadProfile::Sweep(spec) = &c.load else {
+        anyhow::bail!("{}: not a sweep", c.label());
+    };
+    let key = format!("{}/{}", c.service.name, c.load.label());
+    let stop = crate::interrupt::flag();
+    let searched = knee_load::search(cfg, knee_load::sweep_of(spec), |step| {
+        if crate::interrupt::interrupted() {
+            return Err(Stop::Interrupted);
+        }
+        let rate = metrics::planned(step).unwrap_or(spec.start_rate);
+        let at = ServiceCase {
+            load: super::sweep::step_load(spec, rate),
+            ..c.clone()
+        };
+        let id = store
+            .append_case(run, |seq| PlannedCase {
+                sweep: Some(key.clone()),
+                ..planned_case(seq, &at, step)
+            })
+            .map_err(Stop::Store)?;
+        // As `load --knee` shows its steps.
+        eprintln!("step: {} req/s offered", units::rate(rate));
+        let labels = vec![
+            ("service", c.service.name.clone()),
+            ("url", c.service.url.clone()),
+            ("load", at.load.label()),
+        ];
+        metrics::begin(labels, Some(rate));
+        let mut progress = LoadProgress::new(step.warmup + step.duration);
+        let version = c.service.version.clone();
+        let ended = measure(store, id, version, step, stop.clone(), &mut progress);
+        progress.finish();
+        match ended.map_err(Stop::Store)? {
+            Ended::Done(o) => Ok(*o),
+            Ended::Failed(reason) => Err(Stop::Failed(reason)),
+            Ended::Interrupted => Err(Stop::Interrupted),
+        }
+    });
+    let row = |knee: Option<f64>, state: &str, reason: Option<&str>| SweepRow {
+        sweep: key.clone(),
+        server: c.service.name.clone(),
+        mode: "-".into(),
+        response: "default".into(),
+        scenario: "url".into(),
+        cores: 0,
+        slo_quantile: spec.slo_quantile,
+        slo_us: spec.slo.as_micros() as i64,
+        knee_rps: knee,
+        state: state.into(),
+        reason: reason.map(str::to_string),
+        protocol: cfg.protocol.as_str().into(),
+    };
+    let failed = match searched {
+        // As `load --knee` exits 1 then: nothing there answered.
+        Ok(r) if r.steps.iter().all(|s| s.answered_rps == 0.0) => {
+            "no request was answered".to_string()
+        }
+        Ok(r) => {
+            store.record_sweep(run, &row(r.knee_rps, "done", None))?;
+            return Ok(SweepEnded::Done(r));
+        }
+        Err(Stop::Failed(reason)) => reason,
+        Err(Stop::Interrupted) => return Ok(SweepEnded::Interrupted),
+        Err(Stop::Store(e)) => return Err(e),
+    };
+    store.record_sweep(run, &row(None, "failed", Some(&failed)))?;
+    Ok(SweepEnded::Failed(failed))
 }

@@ -160,7 +160,7 @@ pub fn left_to_do(store: &mut Store, id: i64, items: Vec<PlanItem>) -> anyhow::R
                         s.response.as_str(),
                         &s.scenario.name,
                         s.cores as i64,
-                        &s.load.label(),
+                        &s.load_label(),
                         c.repetition as i64,
                     ),
                 );

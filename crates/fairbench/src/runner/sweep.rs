@@ -8,7 +8,7 @@ use crate::host::start::Started;
 use crate::stage::placement::Sites;
 use crate::stage::{CaseDb, Staged};
 use crate::store::SweepRow;
-use crate::suite::{LoadProfile, Subject, SweepItem};
+use crate::suite::{LoadProfile, Subject, SweepItem, SweepSpec};
 use crate::units;
 
 use super::case::{self, CaseEnd, Measured};
@@ -105,7 +105,7 @@ impl Runner<'_> {
     ) -> anyhow::Result<Step> {
         let s = w.item;
         let step = Subject {
-            load: step_load(s, rate),
+            load: step_load(&s.spec, rate),
             ..s.subject.clone()
         };
         let id = self.store.append_case(self.run, |seq| {
@@ -226,28 +226,17 @@ impl Runner<'_> {
 
 /// The knee search of a sweep's spec, with its objective.
 fn knee_sweep(s: &SweepItem) -> knee::KneeSweep {
-    knee::KneeSweep::new(
-        knee::KneeSearch::new(
-            s.spec.start_rate,
-            s.spec.max_rate,
-            s.spec.step_factor,
-            s.spec.bisect_steps,
-        ),
-        knee::Objective {
-            quantile: s.spec.slo_quantile,
-            limit_us: s.spec.slo.as_micros() as u64,
-        },
-    )
+    super::knee_load::sweep_of(&s.spec)
 }
 
 /// The constant-rate load of one step of a sweep.
-fn step_load(s: &SweepItem, rate: f64) -> LoadProfile {
+pub(super) fn step_load(spec: &SweepSpec, rate: f64) -> LoadProfile {
     LoadProfile::Rate {
         rate: rate.round(),
-        connections: s.spec.connections,
-        threads: s.spec.threads,
+        connections: spec.connections,
+        threads: spec.threads,
         ends: crate::suite::Ends {
-            streams: s.spec.streams,
+            streams: spec.streams,
             ..Default::default()
         },
     }

@@ -25,6 +25,7 @@ use fairbench_zoo::{Protocol, ResponseKind, Scenario, Server};
 use crate::args::format_cpus;
 use crate::host::start::{start, StartError, StartSpec, Started};
 use crate::host::Host;
+use crate::suite::AddressFamily;
 use crate::topology::Layout;
 use builds::{BuildFailure, Builds};
 use database::Database;
@@ -69,6 +70,9 @@ pub struct Act<'a> {
     pub server_cpus: Option<Vec<usize>>,
     /// The server's log file, in the stage's log folder.
     pub log_name: String,
+    /// How the checks and the load reach the server: TCP on a loopback
+    /// address, or a unix socket the stage names (`unix`).
+    pub address_family: AddressFamily,
 }
 
 /// The database's part in one case: where it ran and the pool the server
@@ -132,7 +136,13 @@ pub struct Stage {
     /// fails with it, rather than trying again.
     db_failed: Option<String>,
     pki: Option<RunPki>,
+    /// Unix sockets named so far: the next one's number.
+    sockets: usize,
 }
+
+/// The longest path a unix socket may have (`sun_path` holds 108 bytes,
+/// the terminating NUL among them).
+const SUN_PATH_MAX: usize = 107;
 
 impl Stage {
     pub fn new(opts: StageOptions) -> Stage {
@@ -143,7 +153,22 @@ impl Stage {
             db: None,
             db_failed: None,
             pki: None,
+            sockets: 0,
         }
+    }
+
+    /// A fresh socket path for one start: in the log folder, or where the
+    /// log folder's path is too long for a socket, in the temporary folder.
+    /// Named by this process too: another check or run may share the log
+    /// folder, and a start removes a stale file at its path.
+    fn socket_path(&mut self) -> PathBuf {
+        self.sockets += 1;
+        let name = format!("{}-{}.sock", std::process::id(), self.sockets);
+        let beside = self.opts.log_dir.join(&name);
+        if beside.as_os_str().len() <= SUN_PATH_MAX {
+            return beside;
+        }
+        std::env::temp_dir().join(format!("fairbench-{name}"))
     }
 
     pub fn layout(&self) -> &Layout {
@@ -207,6 +232,7 @@ impl Stage {
             .get(act.server, act.mode, announce)
             .map_err(Unready::Build)?;
         let log_path = self.opts.log_dir.join(&act.log_name);
+        let unix_socket = (act.address_family == AddressFamily::Unix).then(|| self.socket_path());
         let spec = StartSpec {
             server: act.server,
             mode: act.mode,
@@ -227,6 +253,7 @@ impl Stage {
             },
             protocol: act.protocol,
             pki: self.pki.as_ref(),
+            unix_socket,
         };
         match start(&self.opts.layout.server, &spec) {
             Ok(started) => Ok(Staged {

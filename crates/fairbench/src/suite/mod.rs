@@ -11,7 +11,7 @@ mod plan;
 pub mod span;
 mod timing;
 
-pub use file::{AddressFamily, Ends, LoadProfile, Service, Step, Suite};
+pub use file::{AddressFamily, Ends, LoadProfile, Service, Step, Suite, SweepSpec};
 pub use plan::{
     full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };

@@ -54,8 +54,12 @@ impl Subject {
             .as_ref()
             .map(|s| format!("[{s}] "))
             .unwrap_or_default();
+        let unix = match self.address_family {
+            AddressFamily::Unix => " unix",
+            _ => "",
+        };
         format!(
-            "{step}{} {}/{} {}{} {}c{workers} {}",
+            "{step}{} {}/{} {}{}{unix} {}c{workers} {}",
             self.server.name,
             self.mode,
             self.response,
@@ -64,6 +68,17 @@ impl Subject {
             self.cores,
             self.load.label()
         )
+    }
+
+    /// The load's label as stored with the case (`cases.load_label`): over
+    /// a unix socket it says so ("closed c=50 unix"), so that `show`,
+    /// reports and `compare` never set a socket's figures beside TCP's as
+    /// the same load.
+    pub fn load_label(&self) -> String {
+        match self.address_family {
+            AddressFamily::Unix => format!("{} unix", self.load.label()),
+            _ => self.load.label(),
+        }
     }
 }
 
@@ -146,12 +161,7 @@ impl SuitePlan {
             .map(|i| match i {
                 PlanItem::Case(c) => START + (c.subject.warmup + c.duration).as_secs_f64(),
                 PlanItem::Sweep(s) => {
-                    let coarse = ((s.spec.max_rate / s.spec.start_rate).ln()
-                        / s.spec.step_factor.ln())
-                    .ceil()
-                    .max(0.0)
-                        + 1.0;
-                    let steps = coarse + s.spec.bisect_steps as f64;
+                    let steps = s.spec.estimated_steps();
                     START
                         + s.subject.warmup.as_secs_f64()
                         + steps * (s.spec.step_duration.as_secs_f64() + 0.5)
@@ -281,7 +291,12 @@ fn plan_rungs(
             .map(String::as_str)
             .filter(|m| mode_filter.matches(m))
             .collect();
-        let run = fairbench_zoo::runnable::runnable(s, &status, &wanted, modes.iter().copied());
+        let mut run = fairbench_zoo::runnable::runnable(s, &status, &wanted, modes.iter().copied());
+        run.on_socket(
+            s,
+            step.map_or(suite.address_family, |s| s.address_family)
+                .socket(),
+        );
         skips.extend(run.gaps.iter().map(|gap| gap_skip(s, gap)));
         if modes.is_empty() && status.is_present() {
             let all: Vec<&str> = s.modes.keys().map(String::as_str).collect();
@@ -422,7 +437,7 @@ fn core_counts(
 /// What of server `s` does not run, and why.
 fn gap_skip(s: &Server, gap: &Gap) -> Skip {
     let what = match gap {
-        Gap::Toolchain { .. } | Gap::NoResponse { .. } => s.name.clone(),
+        Gap::Toolchain { .. } | Gap::NoResponse { .. } | Gap::Socket { .. } => s.name.clone(),
         Gap::Scenario { scenario, .. } => format!("{} {scenario}", s.name),
         Gap::Protocol { protocol, .. } => format!("{} {protocol}", s.name),
         Gap::Mode { mode, .. } => format!("{} mode {mode}", s.name),

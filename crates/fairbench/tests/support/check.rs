@@ -3,7 +3,7 @@
 //! marker in their environment.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -225,4 +225,39 @@ pub fn rules_with(case: &Value, grade: &str) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// `fairbench run` of the suite file `suite` over the repository's own zoo,
+/// results in `db`, bounded and leaving nothing behind (as [`fairbench`]).
+pub fn run_repo_suite(suite: &Path, db: &Path, name: &str) -> Run {
+    let root = super::repo();
+    fairbench(
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+        name,
+    )
+}
+
+/// Which of these servers of the repository's zoo can run here (their
+/// toolchain is present).
+pub fn runnable(names: &[&str]) -> Vec<String> {
+    let zoo = fairbench_zoo::Zoo::load(&super::repo()).unwrap();
+    let mut prober = fairbench_zoo::toolchain::Prober::new();
+    names
+        .iter()
+        .filter(|n| {
+            zoo.server(n)
+                .is_some_and(|s| prober.probe(&s.toolchain).is_present())
+        })
+        .map(|n| n.to_string())
+        .collect()
 }

@@ -200,6 +200,29 @@ pub fn require(ok: bool, why: &str) -> bool {
     false
 }
 
+/// The lines of every case log (`*.log`) under `dir`, at any depth, whose
+/// file was written at or after `since`.
+pub fn log_lines(dir: &Path, since: std::time::SystemTime) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(log_lines(&p, since));
+        } else if p.extension().is_some_and(|x| x == "log")
+            && e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since)
+        {
+            let t = std::fs::read_to_string(&p).unwrap_or_default();
+            out.extend(t.lines().map(String::from));
+        }
+    }
+    out
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

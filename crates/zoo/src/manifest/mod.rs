@@ -13,7 +13,9 @@ use crate::rule::Rule;
 use crate::Protocol;
 
 mod parse;
+mod sockets;
 use parse::{validate, RawManifest};
+pub use sockets::Socket;
 
 /// One argv: program and arguments, never run through a shell.
 pub type Argv = Vec<String>;
@@ -60,6 +62,12 @@ pub struct Server {
     /// Why it does not serve a protocol, as its manifest says
     /// (`[protocols_unsupported]`).
     pub protocols_unsupported: IndexMap<Protocol, String>,
+    /// Where it can be told to listen (`sockets = [...]`): TCP always, a
+    /// unix domain socket (`UNIX_SOCKET`) when it says so.
+    pub sockets: Vec<Socket>,
+    /// Why it cannot listen on a socket, as its manifest says
+    /// (`[sockets_unsupported]`).
+    pub sockets_unsupported: IndexMap<Socket, String>,
 }
 
 /// The largest `[db] pool` a manifest may ask for (PostgreSQL's
@@ -282,6 +290,27 @@ impl Server {
                 self.protocols
                     .iter()
                     .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// Whether the server can be told to listen on `socket`.
+    pub fn listens(&self, socket: Socket) -> bool {
+        self.sockets.contains(&socket)
+    }
+
+    /// Why it cannot listen on `socket`: its manifest's reason, or that
+    /// the manifest does not list it.
+    pub fn why_not_listen(&self, socket: Socket) -> String {
+        match self.sockets_unsupported.get(&socket) {
+            Some(reason) => reason.clone(),
+            None => format!(
+                "not in its server.toml's sockets ({})",
+                self.sockets
+                    .iter()
+                    .map(|s| s.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),

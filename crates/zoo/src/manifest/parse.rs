@@ -40,6 +40,10 @@ pub(super) struct RawManifest {
     protocols_unsupported: IndexMap<String, String>,
     #[serde(default)]
     scenarios_unsupported: IndexMap<String, String>,
+    #[serde(default)]
+    sockets: Option<Vec<String>>,
+    #[serde(default)]
+    sockets_unsupported: IndexMap<String, String>,
     db: Option<RawDb>,
 }
 
@@ -242,6 +246,12 @@ pub(super) fn validate(
     let db_pool = db_pool(raw.db.as_ref(), &mut c);
     let (protocols, protocols_unsupported) =
         protocols(raw.protocols, raw.protocols_unsupported, &mut c);
+    let mut socket_errs = Vec::new();
+    let (sockets, sockets_unsupported) =
+        super::sockets::sockets(raw.sockets, raw.sockets_unsupported, &mut socket_errs);
+    for (field, msg) in socket_errs {
+        c.err(field, msg);
+    }
 
     if !c.errors.is_empty() {
         return Err(c.errors);
@@ -273,6 +283,8 @@ pub(super) fn validate(
         db_pool,
         protocols,
         protocols_unsupported,
+        sockets,
+        sockets_unsupported,
     })
 }
 

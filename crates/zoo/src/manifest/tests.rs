@@ -342,6 +342,45 @@ fn protocols_default_to_http1_and_others_say_why_not() {
 }
 
 #[test]
+fn sockets_default_to_tcp_and_a_unix_socket_is_declared_or_explained() {
+    let s = load(GOOD).unwrap();
+    assert_eq!(s.sockets, vec![Socket::Tcp]);
+    assert!(s.listens(Socket::Tcp) && !s.listens(Socket::Unix));
+    assert_eq!(
+        s.why_not_listen(Socket::Unix),
+        "not in its server.toml's sockets (tcp)"
+    );
+    let with = |extra: &str| load(&GOOD.replace("[toolchain]", &format!("{extra}\n[toolchain]")));
+    let s = with("sockets = [\"unix\", \"tcp\"]").unwrap();
+    assert_eq!(s.sockets, vec![Socket::Tcp, Socket::Unix]);
+    let s = load(&format!(
+        "{GOOD}[sockets_unsupported]\nunix = \"binds a port only\"\n"
+    ))
+    .unwrap();
+    assert_eq!(s.why_not_listen(Socket::Unix), "binds a port only");
+    for (bad, field, needle) in [
+        (
+            "sockets = [\"udp\"]",
+            "sockets[0]",
+            "unknown socket \"udp\"",
+        ),
+        ("sockets = [\"unix\"]", "sockets", "\"tcp\" among them"),
+        ("sockets = [\"tcp\", \"tcp\"]", "sockets[1]", "listed twice"),
+        (
+            "sockets = [\"tcp\", \"unix\"]\n[sockets_unsupported]\nunix = \"x\"",
+            "sockets_unsupported.unix",
+            "is in sockets",
+        ),
+    ] {
+        let e = with(bad).unwrap_err();
+        assert_eq!(e[0].field.as_deref(), Some(field), "{}", e[0]);
+        assert!(e[0].message.contains(needle), "{}", e[0]);
+    }
+    let e = load(&format!("{GOOD}[sockets_unsupported]\nunix = \" \"\n")).unwrap_err();
+    assert!(e[0].message.contains("non-empty"), "{}", e[0]);
+}
+
+#[test]
 fn syntax_error_has_line() {
     let e = load("name = \"demo\"\nlanguage = \n").unwrap_err();
     assert_eq!(e[0].line, Some(2), "{}", e[0]);

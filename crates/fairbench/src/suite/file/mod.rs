@@ -48,7 +48,10 @@ pub struct Suite {
     pub ready_timeout: Duration,
     /// The address the load reaches a server on this machine at: `ipv4`
     /// (127.0.0.1, the default) or `ipv6` (::1, as the rebuttal's spot
-    /// checks ran). Servers bind the any address, so both reach them.
+    /// checks ran). Servers bind the any address, so both reach them. Or
+    /// `unix`: each server is told to listen on a unix domain socket
+    /// (`UNIX_SOCKET`) instead of a port, and the checks and the load go
+    /// there; servers whose manifests do not list it are skipped.
     pub address_family: AddressFamily,
     /// The publication's own tool run on each case right after fairbench
     /// measured it, on the same server (`wrk`, `wrk2` or `ab`;
@@ -69,29 +72,53 @@ pub struct Suite {
     pub steps: Vec<Step>,
 }
 
-/// Which loopback address a suite's load goes to.
+/// Which loopback address a suite's load goes to, or a unix socket.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AddressFamily {
     #[default]
     Ipv4,
     Ipv6,
+    Unix,
 }
 
 impl AddressFamily {
+    pub const EXPECTED: &'static str = "ipv4 or ipv6 (TCP), or unix";
+    /// Why a suite over unix sockets is not calibrated.
+    pub const UNIX_CALIBRATE: &'static str =
+        "wrk, wrk2 and ab reach a server over TCP only, and address_family = \"unix\" puts it on a unix socket";
+
     pub fn parse(s: &str) -> Result<AddressFamily, String> {
         match s {
             "ipv4" => Ok(AddressFamily::Ipv4),
             "ipv6" => Ok(AddressFamily::Ipv6),
-            other => Err(format!("expected ipv4 or ipv6, got {other:?}")),
+            "unix" => Ok(AddressFamily::Unix),
+            other => Err(format!("expected {}, got {other:?}", Self::EXPECTED)),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddressFamily::Ipv4 => "ipv4",
+            AddressFamily::Ipv6 => "ipv6",
+            AddressFamily::Unix => "unix",
+        }
+    }
+
+    /// The socket a server is told to listen on for this family.
+    pub fn socket(self) -> fairbench_zoo::manifest::Socket {
+        match self {
+            AddressFamily::Unix => fairbench_zoo::manifest::Socket::Unix,
+            _ => fairbench_zoo::manifest::Socket::Tcp,
         }
     }
 
     /// The loopback address of the family, as a URL's host takes it
-    /// unbracketed.
+    /// unbracketed. A unix socket has none: the IPv4 one stands in, where
+    /// a layout is aimed (the socket itself is the stage's).
     pub fn loopback(self) -> &'static str {
         match self {
-            AddressFamily::Ipv4 => "127.0.0.1",
+            AddressFamily::Ipv4 | AddressFamily::Unix => "127.0.0.1",
             AddressFamily::Ipv6 => "::1",
         }
     }
@@ -204,7 +231,7 @@ impl Suite {
         let pairing = file.pairing()?;
         let (interleave, interleave_seed) = file.interleave()?;
         let workers = file.workers()?;
-        file.check_no_service_sweep(&services, &loads)?;
+        file.check_service_sweeps(&services, &loads)?;
         let steps = file.steps(steps::Base {
             responses: &raw.responses,
             address_family: run.address_family,

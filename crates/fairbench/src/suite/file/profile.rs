@@ -112,6 +112,18 @@ mod humantime_serde_compat {
     }
 }
 
+impl SweepSpec {
+    /// About how many steps the search measures: the coarse ones up to
+    /// `max_rate`, then the bisection (for the run's estimate).
+    pub fn estimated_steps(&self) -> f64 {
+        let coarse = ((self.max_rate / self.start_rate).ln() / self.step_factor.ln())
+            .ceil()
+            .max(0.0)
+            + 1.0;
+        coarse + self.bisect_steps as f64
+    }
+}
+
 impl LoadProfile {
     /// A short stable name: matches cases across runs (`compare`).
     pub fn label(&self) -> String {

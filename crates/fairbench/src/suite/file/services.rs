@@ -101,21 +101,23 @@ impl Fields<'_> {
         }
     }
 
-    /// A suite of services sweeps none of them (yet).
-    pub(super) fn check_no_service_sweep(
+    /// A sweep of a service searches its knee as `load URL --knee` does;
+    /// what only judges one load cannot judge it, so a service with
+    /// thresholds in a suite with a sweep is refused rather than judged
+    /// on some cases and silently not on the sweep.
+    pub(super) fn check_service_sweeps(
         &self,
         services: &[Service],
         loads: &[LoadProfile],
     ) -> anyhow::Result<()> {
-        if let (false, Some(i)) = (
-            services.is_empty(),
-            loads
-                .iter()
-                .position(|l| matches!(l, LoadProfile::Sweep(_))),
-        ) {
+        let sweep = loads
+            .iter()
+            .position(|l| matches!(l, LoadProfile::Sweep(_)));
+        let judged = services.iter().position(|s| !s.thresholds.is_empty());
+        if let (Some(l), Some(i)) = (sweep, judged) {
             return Err(self.bad(
-                &format!("load[{i}].model"),
-                "a sweep of a [[service]] is not supported yet (`fairbench load URL --knee p99<=10ms` searches one URL's knee)".into(),
+                &format!("service[{i}].thresholds"),
+                format!("each checks one load, and load[{l}] is a sweep, which reports the knee itself (as `load --knee` takes no --threshold): put the sweep in a suite of its own"),
             ));
         }
         Ok(())

@@ -167,6 +167,9 @@ impl Fields<'_> {
             .as_deref()
             .map(|t| crate::calibration::Tool::parse(t).map_err(|e| self.bad("calibrate", e)))
             .transpose()?;
+        if calibrate.is_some() && address_family == AddressFamily::Unix {
+            return Err(self.bad("calibrate", AddressFamily::UNIX_CALIBRATE.into()));
+        }
         let repetitions = raw.repetitions.unwrap_or(3);
         if repetitions == 0 {
             return Err(self.bad("repetitions", "must be at least 1".into()));

@@ -169,9 +169,9 @@ impl Fields<'_> {
                 format!("responses = {}", s.responses.join(","))
             }
             "address_family" => {
-                let f = v
-                    .as_str()
-                    .ok_or_else(|| self.bad(field, "expected \"ipv4\" or \"ipv6\"".into()))?;
+                let f = v.as_str().ok_or_else(|| {
+                    self.bad(field, format!("expected {}", AddressFamily::EXPECTED))
+                })?;
                 s.address_family = AddressFamily::parse(f).map_err(|e| self.bad(field, e))?;
                 format!("address_family = {f}")
             }
