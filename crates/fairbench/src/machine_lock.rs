@@ -10,7 +10,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -52,8 +51,7 @@ impl MachineLock {
         let mut file = open(&path)?;
         let mut said = false;
         loop {
-            // SAFETY: flock on a descriptor we own.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            if fairbench_sys::flock::try_lock(&file).unwrap_or(false) {
                 break;
             }
             let holder = holder(&mut file);

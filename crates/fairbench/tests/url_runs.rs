@@ -99,7 +99,7 @@ fn show_and_report_of_a_saved_load_name_the_url_not_zoo_columns() {
     assert_eq!(row[9], "0", "no error: {out}");
     assert!(
         out.contains(&format!(
-            "req/s, p50 and p99 are medians over repetitions; {NOT_STARTED}"
+            "req/s, p50 and p99 are medians over repetitions, errors the sum of them all; {NOT_STARTED}"
         )),
         "{out}"
     );

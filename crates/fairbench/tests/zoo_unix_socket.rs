@@ -77,6 +77,41 @@ fn check_reaches_servers_on_their_unix_socket_and_skips_the_others() {
             c["protocol"].as_str().unwrap().to_string(),
         ));
     }
+    // The text table says so: a dash in the IPV4 and IPV6 columns, not NO.
+    if servers.iter().any(|s| s == "go-nethttp") {
+        let text = fairbench(
+            &[
+                "check",
+                "--root",
+                root.to_str().unwrap(),
+                "--servers",
+                "go-nethttp",
+                "--variant",
+                "normalized",
+                "--scenarios",
+                "static",
+                "--address-family",
+                "unix",
+            ],
+            &[],
+            "unix-check-text",
+        );
+        text.expect_code(0);
+        let lines: Vec<&str> = text.stdout.lines().collect();
+        let header = lines
+            .iter()
+            .find(|l| l.contains("IPV4"))
+            .unwrap_or_else(|| panic!("{}", text.stdout));
+        let row = lines
+            .iter()
+            .find(|l| l.starts_with("go-nethttp"))
+            .unwrap_or_else(|| panic!("{}", text.stdout));
+        for col in ["IPV4", "IPV6"] {
+            let at = header.find(col).unwrap();
+            let cell = row.get(at..).unwrap_or("").split_whitespace().next();
+            assert_eq!(cell, Some("-"), "{col}:\n{header}\n{row}");
+        }
+    }
     for s in servers.iter().filter(|s| *s != "node-express") {
         for p in ["http/1.1", "h2c"] {
             assert!(seen.contains(&(s.clone(), p.into())), "{s} {p}: {seen:?}");

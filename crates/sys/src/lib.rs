@@ -10,10 +10,12 @@
 //!   and the sweep of groups a dead fairbench left.
 //! - [`procfs`]: reading /proc entries, here or as text fetched from
 //!   another host.
+//! - [`flock`]: advisory file locks that die with their holder.
 //! - [`text`]: the one rule that makes foreign bytes (a server's log, its
 //!   headers, a manifest's strings) visible and inert before any output.
 
 pub mod containment;
+pub mod flock;
 pub mod process;
 pub mod procfs;
 pub mod text;

@@ -84,6 +84,10 @@ pub struct Started {
     pub trust: Option<Trust>,
     /// The unix socket it listens on instead of `port`.
     pub unix_socket: Option<SocketFile>,
+    /// The lock on its log's name while it runs (crate::stage's claim):
+    /// a second check or run sharing the log folder names its own log,
+    /// and the configuration beside it (nginx's), otherwise.
+    pub log_claim: Option<std::fs::File>,
 }
 
 /// Why a server could not be started; the process, if there was one, is
@@ -209,6 +213,7 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         protocol: s.protocol,
         trust: inspect.trust,
         unix_socket: s.unix_socket.clone().map(SocketFile),
+        log_claim: None,
     })
 }
 

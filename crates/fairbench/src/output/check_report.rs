@@ -3,7 +3,7 @@
 
 use fairbench_sys::text::escape_bytes;
 use fairbench_zoo::parity::{CaseReport, RawExchange};
-use fairbench_zoo::rule::Grade;
+use fairbench_zoo::rule::{Grade, Rule};
 
 use crate::output::check_table::Table;
 
@@ -202,6 +202,16 @@ fn in_table_order(cases: &[CaseReport]) -> Vec<&CaseReport> {
     sorted
 }
 
+/// Whether the server answered on that loopback family; a dash where the
+/// rule was not graded (a check over a unix socket reaches neither).
+fn family(c: &CaseReport, rule: Rule, answered: bool) -> String {
+    if c.rules.iter().any(|r| r.rule == rule) {
+        yes_no(answered)
+    } else {
+        "-".into()
+    }
+}
+
 /// One case's row; a case without a response row shows dashes and the
 /// rule it failed.
 fn case_cells(c: &CaseReport, h2: bool) -> Vec<String> {
@@ -231,8 +241,8 @@ fn case_cells(c: &CaseReport, h2: bool) -> Vec<String> {
             },
             r.framing.as_str().to_string(),
             format!("{:?}", r.date).to_lowercase(),
-            yes_no(r.ipv4),
-            yes_no(r.ipv6),
+            family(c, Rule::Ipv4, r.ipv4),
+            family(c, Rule::Ipv6, r.ipv6),
             c.grade.to_string(),
             r.header_names.join(", "),
         ]),

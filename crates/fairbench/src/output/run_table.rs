@@ -155,7 +155,7 @@ impl Columns<'_> {
     fn write_footnotes(&self, s: &mut String, cases: &[CaseRow]) {
         let _ = writeln!(
             s,
-            "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions; bytes = header+body of one response"
+            "\nreq/s, p50, p99, CPU/req (server CPU-µs per request) and RSS (server peak) are medians over repetitions, errors the sum of them all; bytes = header+body of one response"
         );
         if self.with_db {
             let _ = writeln!(s, "{}", DB_NOTE);

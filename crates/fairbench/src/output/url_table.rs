@@ -139,7 +139,7 @@ fn write_stages(s: &mut String, name: &str, list: &[StageRow]) {
 fn write_footnotes(s: &mut String, cases: &[CaseRow], extras: &Extras<'_>) {
     let _ = writeln!(
         s,
-        "\nreq/s, p50 and p99 are medians over repetitions; {NOT_STARTED}"
+        "\nreq/s, p50 and p99 are medians over repetitions, errors the sum of them all; {NOT_STARTED}"
     );
     extras.write_wrk_notes(s, cases);
     if let Some(p) = extras.paired {

@@ -231,7 +231,12 @@ impl Stage {
             .builds
             .get(act.server, act.mode, announce)
             .map_err(Unready::Build)?;
-        let log_path = self.opts.log_dir.join(&act.log_name);
+        let (log_path, log_claim) = claim_log(&self.opts.log_dir, &act.log_name).map_err(|e| {
+            Unready::Setup(format!(
+                "cannot claim a log in {}: {e}",
+                self.opts.log_dir.display()
+            ))
+        })?;
         let unix_socket = (act.address_family == AddressFamily::Unix).then(|| self.socket_path());
         let spec = StartSpec {
             server: act.server,
@@ -256,9 +261,12 @@ impl Stage {
             unix_socket,
         };
         match start(&self.opts.layout.server, &spec) {
-            Ok(started) => Ok(Staged {
+            Ok(mut started) => Ok(Staged {
                 sites,
-                started,
+                started: {
+                    started.log_claim = Some(log_claim);
+                    started
+                },
                 db,
                 log_path,
             }),
@@ -383,4 +391,48 @@ pub const NOT_HERE: &str = "the database scenarios need the server on this machi
 /// scenario needs the database; 1 when none does.
 pub fn max_pool<'a>(cases: impl Iterator<Item = (&'a Server, usize)>) -> usize {
     cases.map(|(s, cores)| s.db_pool(cores)).max().unwrap_or(1)
+}
+
+/// `dir/name`, or `dir/<stem>-2.<ext>`, `-3`, … when another live check
+/// or run holds that name (two `check`s of one root at once, or two tests):
+/// each start writes its own log and the configuration derived from its
+/// path (nginx's `<log>.conf/`), never the other's. The name is held by a
+/// lock beside it, released with the returned file.
+fn claim_log(dir: &std::path::Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    std::fs::create_dir_all(dir)?;
+    let path = std::path::Path::new(name);
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(name);
+    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("log");
+    for n in 1..=64 {
+        let candidate = if n == 1 {
+            dir.join(name)
+        } else {
+            dir.join(format!("{stem}-{n}.{ext}"))
+        };
+        let mut lock = candidate.clone().into_os_string();
+        lock.push(".lock");
+        if let Some(file) = fairbench_sys::flock::try_exclusive(std::path::Path::new(&lock))? {
+            return Ok((candidate, file));
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "64 starts of {name} are running at once"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claim_log;
+
+    #[test]
+    fn a_log_name_held_by_a_live_start_goes_to_the_next_free_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, held) = claim_log(dir.path(), "nginx-native-normalized-static.log").unwrap();
+        let (b, _also) = claim_log(dir.path(), "nginx-native-normalized-static.log").unwrap();
+        assert_eq!(a, dir.path().join("nginx-native-normalized-static.log"));
+        assert_eq!(b, dir.path().join("nginx-native-normalized-static-2.log"));
+        drop(held);
+        let (c, _) = claim_log(dir.path(), "nginx-native-normalized-static.log").unwrap();
+        assert_eq!(c, a, "a name is free again once its start ends");
+    }
 }

@@ -3,7 +3,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 pub struct RunLock {
@@ -30,9 +29,7 @@ impl RunLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| anyhow::anyhow!("cannot create lock file {}: {e}", path.display()))?;
-        // SAFETY: flock on a descriptor we own.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
+        if !fairbench_sys::flock::try_lock(&file).unwrap_or(false) {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
             let holder = holder.trim();
