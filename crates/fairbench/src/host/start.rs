@@ -84,7 +84,7 @@ pub struct Started {
     pub trust: Option<Trust>,
     /// The unix socket it listens on instead of `port`.
     pub unix_socket: Option<SocketFile>,
-    /// The lock on its log's name while it runs (crate::stage's claim):
+    /// The lock on its log file while it runs (crate::stage's claim):
     /// a second check or run sharing the log folder names its own log,
     /// and the configuration beside it (nginx's), otherwise.
     pub log_claim: Option<std::fs::File>,

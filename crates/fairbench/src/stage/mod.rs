@@ -397,7 +397,8 @@ pub fn max_pool<'a>(cases: impl Iterator<Item = (&'a Server, usize)>) -> usize {
 /// or run holds that name (two `check`s of one root at once, or two tests):
 /// each start writes its own log and the configuration derived from its
 /// path (nginx's `<log>.conf/`), never the other's. The name is held by a
-/// lock beside it, released with the returned file.
+/// lock on the log file itself (no file beside it), released with the
+/// returned file.
 fn claim_log(dir: &std::path::Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
     std::fs::create_dir_all(dir)?;
     let path = std::path::Path::new(name);
@@ -409,9 +410,7 @@ fn claim_log(dir: &std::path::Path, name: &str) -> std::io::Result<(PathBuf, std
         } else {
             dir.join(format!("{stem}-{n}.{ext}"))
         };
-        let mut lock = candidate.clone().into_os_string();
-        lock.push(".lock");
-        if let Some(file) = fairbench_sys::flock::try_exclusive(std::path::Path::new(&lock))? {
+        if let Some(file) = fairbench_sys::flock::try_exclusive(&candidate)? {
             return Ok((candidate, file));
         }
     }
