@@ -181,21 +181,12 @@ fn resume(args: &RunArgs, zoo: &Zoo, id: i64) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-/// The plan's toolchain probes, by server name.
-type Probes = std::collections::BTreeMap<
-    String,
-    (
-        fairbench_zoo::Server,
-        fairbench_zoo::toolchain::ToolchainStatus,
-    ),
->;
-
 /// How the work is executed.
 fn session<'a>(
     args: &'a RunArgs,
     zoo: &'a Zoo,
     suite: &Suite,
-    (cpus, probes): (Vec<usize>, &Probes),
+    (cpus, probes): (Vec<usize>, &suite::Probes),
     layout: Layout,
 ) -> Session<'a> {
     Session {

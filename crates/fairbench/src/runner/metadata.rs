@@ -1,6 +1,5 @@
 //! What a run was measured on: the machine, the kernel, the versions.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -82,15 +81,7 @@ pub fn git_revision(root: &Path) -> Option<String> {
 }
 
 /// Per server: toolchain status and version, framework and its version.
-pub fn toolchains(
-    probes: &BTreeMap<
-        String,
-        (
-            fairbench_zoo::Server,
-            fairbench_zoo::toolchain::ToolchainStatus,
-        ),
-    >,
-) -> serde_json::Value {
+pub fn toolchains(probes: &crate::suite::Probes) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     for (name, (server, status)) in probes {
         m.insert(

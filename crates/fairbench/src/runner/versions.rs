@@ -53,7 +53,7 @@ pub type Toolchains = BTreeMap<String, Option<String>>;
 
 /// The plan's probes (server name → server and toolchain status) as
 /// [`Toolchains`].
-pub fn toolchains(probes: &BTreeMap<String, (Server, ToolchainStatus)>) -> Toolchains {
+pub fn toolchains(probes: &crate::suite::Probes) -> Toolchains {
     probes
         .iter()
         .map(|(name, (server, status))| {

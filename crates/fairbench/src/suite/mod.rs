@@ -13,6 +13,6 @@ mod timing;
 
 pub use file::{AddressFamily, Ends, LoadProfile, Service, Step, Suite, SweepSpec};
 pub use plan::{
-    full_matrix, plan, CaseSpec, PlanItem, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
+    full_matrix, plan, CaseSpec, PlanItem, Probes, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };
 pub use timing::Timing;

@@ -130,12 +130,15 @@ pub struct Skip {
     pub reason: String,
 }
 
+/// Every server a suite selected, by name, with its toolchain's status.
+pub type Probes = BTreeMap<String, (Server, ToolchainStatus)>;
+
 #[derive(Debug, Clone)]
 pub struct SuitePlan {
     pub items: Vec<PlanItem>,
     pub skips: Vec<Skip>,
     /// Every server the suite selected, with its toolchain status.
-    pub toolchains: BTreeMap<String, (Server, ToolchainStatus)>,
+    pub toolchains: Probes,
     pub cpus: Vec<usize>,
 }
 
