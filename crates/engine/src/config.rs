@@ -86,6 +86,10 @@ pub struct LoadConfig {
     /// connect and any TLS handshake.
     pub keepalive: bool,
     pub warmup: Duration,
+    /// Instead of `warmup`: warm up until the server is steady, at most a
+    /// ceiling ([`crate::warmup`]).
+    #[serde(default)]
+    pub warmup_auto: Option<crate::warmup::AutoWarmup>,
     pub timeout: Duration,
     /// How a request past its timeout is counted (and whether it is
     /// aborted).
@@ -155,6 +159,7 @@ impl LoadConfig {
             requests: None,
             keepalive: true,
             warmup: Duration::ZERO,
+            warmup_auto: None,
             timeout: Duration::from_secs(2),
             timeout_mode: TimeoutMode::Fairbench,
             model: LoadModel::ClosedLoop,
@@ -183,6 +188,7 @@ impl LoadConfig {
             mix.validate()?;
         }
         self.validate_stages()?;
+        validate_warmup(self)?;
         self.validate_placement()
     }
 
@@ -440,6 +446,49 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
+}
+
+/// `auto` combines with one generator starting at once, and not with a
+/// fixed warm-up: several generators would each end their warm-up at their
+/// own second, and their windows would no longer line up.
+fn validate_warmup(cfg: &LoadConfig) -> Result<(), ConfigError> {
+    let Some(auto) = cfg.warmup_auto else {
+        return Ok(());
+    };
+    if !cfg.warmup.is_zero() {
+        return Err(ConfigError::new(
+            "warmup",
+            "give a duration or auto, not both",
+        ));
+    }
+    if auto.window < crate::warmup::MIN_WINDOW {
+        return Err(ConfigError::new(
+            "warmup",
+            "auto's window must be at least 3s (a line and its error need three seconds)",
+        ));
+    }
+    if auto.ceiling < auto.window {
+        return Err(ConfigError::new(
+            "warmup",
+            format!(
+                "auto's ceiling must be at least its window ({}s)",
+                auto.window.as_secs()
+            ),
+        ));
+    }
+    if auto.ceiling > Duration::from_secs(3600) {
+        return Err(ConfigError::new(
+            "warmup",
+            "auto's ceiling must be at most 1h",
+        ));
+    }
+    if cfg.share.count > 1 || cfg.start_at.is_some() {
+        return Err(ConfigError::new(
+            "warmup",
+            "auto needs one generator starting at once (several would end their warm-ups apart)",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -48,6 +48,8 @@ mod target;
 pub mod thread_rate;
 mod timer;
 mod tls;
+pub mod warmup;
+mod warmup_run;
 mod worker;
 pub mod wrk_latency;
 
@@ -65,10 +67,11 @@ pub use outcome::{
 pub use profile::RateStage;
 pub use protocol::Protocol;
 pub use request::RequestSpec;
-pub use run::{run, Observer, Quiet, RunError};
+pub use run::{Observer, Quiet, RunError};
 pub use stats::{ErrorCounts, Failure, LatencySummary, Throughput};
 pub use status::StatusSet;
 pub use target::Target;
 pub use thread_rate::ThreadReqSec;
 pub use tls::TlsOptions;
+pub use warmup_run::run;
 pub use wrk_latency::{wrk_latency, WrkFigures, WrkLatency};

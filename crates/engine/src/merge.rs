@@ -134,6 +134,7 @@ impl Outcome {
                 .first()
                 .map_or_else(String::new, |o| o.address.clone()),
             proxy: parts.first().and_then(|o| o.proxy.clone()),
+            auto_warmup: None,
             answer_clock: parts
                 .first()
                 .map_or_else(Default::default, |o| o.answer_clock),

@@ -361,6 +361,10 @@ pub struct Outcome {
     /// What the answers' arrival times were taken from.
     #[serde(default)]
     pub answer_clock: crate::endpoint::AnswerClock,
+    /// `--warmup auto`: how long the warm-up took and whether it ended
+    /// steady; `None` for a fixed warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_warmup: Option<crate::warmup::WarmupVerdict>,
 }
 
 impl Outcome {
@@ -500,6 +504,12 @@ impl Outcome {
             ));
         }
         self.warn_coverage(&mut w);
+        w.extend(
+            self.auto_warmup
+                .iter()
+                .filter(|v| !v.steady)
+                .map(|v| v.describe()),
+        );
         w
     }
 

@@ -61,11 +61,8 @@ impl From<ConfigError> for RunError {
 /// the first request is due, so that connection set-up is not charged as latency.
 const RATE_LEAD: Nanos = 100_000_000;
 
-/// Runs the load described by `cfg` until its duration has passed (then
-/// drains what is outstanding) or `stop` is set. Whatever was measured until
-/// then is returned either way; a load thread that cannot run (it cannot be
-/// pinned, or it died) voids the run.
-pub fn run(
+/// One pass of a load (`crate::run` is the entry): its warm-up fixed.
+pub(crate) fn run_once(
     cfg: &LoadConfig,
     stop: Arc<AtomicBool>,
     observer: &mut dyn Observer,

@@ -76,6 +76,7 @@ impl Worker {
             address: plan.addr.to_string(),
             // Set by the run, which knows the target.
             proxy: None,
+            auto_warmup: None,
             answer_clock: if self.pacer.is_some() && plan.addr.stamps_arrivals() {
                 crate::endpoint::AnswerClock::KernelStamp
             } else {

@@ -1,6 +1,6 @@
 //! Values typed on the command line and in suite files, each kind with one
 //! parser and one set of rules wherever it appears: counts and rates (SI
-//! suffixes), durations, CPU lists, output formats, variants, percentiles,
+//! suffixes), durations, warm-ups, CPU lists, output formats, variants, percentiles,
 //! run ids, and where the fairbench root is.
 
 pub mod bounds;
@@ -15,6 +15,7 @@ mod root;
 mod run_id;
 mod stages;
 mod variant;
+mod warmup;
 
 pub use count::{count, positive_count, positive_usize, rate};
 pub use cpus::{format_cpus, CpuList};
@@ -25,3 +26,4 @@ pub use root::{load_zoo, resolve_root};
 pub use run_id::{resolve_run, RunSel};
 pub use stages::parse_stages;
 pub use variant::VariantSel;
+pub use warmup::{warmup, Warmup};

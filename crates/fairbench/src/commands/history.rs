@@ -2,11 +2,14 @@
 //! they changed, and a CI verdict (docs/history.md).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::export::{self, Kind};
+use crate::args::{positive_duration, resolve_run, RunSel};
 use crate::history::analysis::{analyse, CaseHistory, Settings};
-use crate::history::series::{collect, Metric};
-use crate::history::{chart, render};
+use crate::history::order::{self, Commits, How, Order};
+use crate::history::series::{collect, Metric, Series};
+use crate::history::{chart, render, within};
 use crate::report::case_key::CaseKey;
 use crate::store::Store;
 use crate::suite::pairing::Pairing;
@@ -74,6 +77,22 @@ pub struct HistoryArgs {
     /// no baseline to pick and no fixed percentage.
     #[arg(long)]
     pub fail_on_change: bool,
+    /// How the points are ordered: date (the runs' start), revision (the
+    /// commit graph of --repo) or version (the server's declared version,
+    /// 1.9 before 1.10). Change points and --fail-on-change follow it.
+    #[arg(long, value_enum, value_name = "ORDER", default_value = "date")]
+    pub order: Order,
+    /// A git checkout of the measured project, for --order revision (for
+    /// the zoo's own servers: fairbench's checkout).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// One run's own drift instead of runs: each case of RUN (an id or
+    /// `latest`) as its per-second series in windows of --window.
+    #[arg(long, value_name = "RUN")]
+    pub within: Option<RunSel>,
+    /// The window of --within [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub window: Option<Duration>,
 }
 
 impl HistoryArgs {
@@ -98,7 +117,25 @@ impl HistoryArgs {
     }
 }
 
-pub fn run(mut args: HistoryArgs) -> anyhow::Result<i32> {
+/// `--within`'s window when none is given: a minute, long enough for a
+/// window's median to shrug off a slow second, short enough for an hour's
+/// soak to give 60 points.
+const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
+
+/// The histories to print, and how they were made.
+struct Gathered {
+    cases: Vec<CaseHistory>,
+    order: &'static str,
+    within: Option<render::Within>,
+    /// The line above the text output that says how points are ordered.
+    header: Option<String>,
+    warnings: Vec<String>,
+    /// What the chart's x axis reads.
+    axis: &'static str,
+}
+
+/// The flags' combinations and values, before anything is read.
+fn check(args: &mut HistoryArgs) -> anyhow::Result<()> {
     if args.json {
         args.format = Format::Json;
     }
@@ -108,71 +145,203 @@ pub fn run(mut args: HistoryArgs) -> anyhow::Result<i32> {
             args.min_change
         )));
     }
+    if args.order == Order::Revision && args.repo.is_none() {
+        return Err(usage(
+            "--order revision needs --repo DIR: a git checkout of the measured project (fairbench's own for the zoo's servers)",
+        ));
+    }
+    if args.repo.is_some() && args.order != Order::Revision {
+        return Err(usage("--repo is read by --order revision only"));
+    }
+    if args.window.is_some() && args.within.is_none() {
+        return Err(usage(
+            "--window cuts the run of --within RUN; give --within",
+        ));
+    }
+    if args.within.is_some() && args.order != Order::Date {
+        return Err(usage(
+            "--order orders runs; --within shows one run's windows in time order",
+        ));
+    }
     if let Some(r) = &args.reference {
         Pairing::from_stored_suite("", Some(r)).map_err(usage)?;
     }
-    for (kind, path) in exports(&args) {
+    for (kind, path) in exports(args) {
         export::check_writable(kind.flag(), path)?;
     }
     if let Some(p) = &args.svg {
         export::check_writable("--svg", p)?;
     }
+    Ok(())
+}
+
+pub fn run(mut args: HistoryArgs) -> anyhow::Result<i32> {
+    check(&mut args)?;
+    let how = match (args.order, &args.repo) {
+        (Order::Revision, Some(dir)) => How::Revision(Commits::read(dir).map_err(usage)?),
+        (Order::Version, _) => How::Version,
+        _ => How::Date,
+    };
     let store = Store::open_read_only(&args.db)?;
-    let all = collect(&store, args.metric, args.reference.as_deref())?;
+    let gathered = match args.within {
+        Some(sel) => within(&args, &store, sel)?,
+        None => across(&args, &store, &how)?,
+    };
+    match gathered {
+        Some(g) => output(&args, &store, g),
+        None => Ok(0),
+    }
+}
+
+/// Each selected case across the stored runs, in the order asked; None
+/// when the database holds no finished run (a line says so).
+fn across(args: &HistoryArgs, store: &Store, how: &How) -> anyhow::Result<Option<Gathered>> {
+    let all = collect(store, args.metric, args.reference.as_deref())?;
     if all.is_empty() {
         println!(
             "{}: no finished run, so no history",
             crate::output::terminal::text(&args.db.display().to_string())
         );
-        return Ok(0);
+        return Ok(None);
     }
-    let settings = Settings {
-        min_change_pct: args.min_change,
-    };
-    let cases: Vec<CaseHistory> = all
-        .into_iter()
-        .filter(|s| args.selects(&s.key))
-        .map(|s| analyse(s, settings))
-        .collect();
-    if cases.is_empty() {
+    let mut selected: Vec<Series> = all.into_iter().filter(|s| args.selects(&s.key)).collect();
+    if selected.is_empty() {
         return Err(usage(
             "no stored case matches --server/--variant/--scenario/--cores/--load (`fairbench history` alone lists every case)",
         ));
     }
+    let warnings: Vec<String> = order::apply(&mut selected, how).into_iter().collect();
+    for w in &warnings {
+        crate::note!("fairbench: {w}");
+    }
+    let settings = Settings {
+        min_change_pct: args.min_change,
+    };
+    Ok(Some(Gathered {
+        cases: selected.into_iter().map(|s| analyse(s, settings)).collect(),
+        order: how.order().as_str(),
+        within: None,
+        header: how.header(),
+        warnings,
+        axis: match how.order() {
+            Order::Date => "run (oldest → newest)",
+            Order::Revision => "run (in commit order)",
+            Order::Version => "run (by the server's declared version)",
+        },
+    }))
+}
+
+/// Each selected case of one run as windows of its per-second series;
+/// None when there is nothing to show (a line says why).
+fn within(args: &HistoryArgs, store: &Store, sel: RunSel) -> anyhow::Result<Option<Gathered>> {
+    let run = resolve_run(store, sel)?;
+    let window = args.window.unwrap_or(DEFAULT_WINDOW);
+    let cases = within::collect(store, &run, window, args.metric, &|k| args.selects(k))?;
+    if cases.is_empty() {
+        if args.has_selector() {
+            return Err(usage(format!(
+                "no finished case of run {} matches --server/--variant/--scenario/--cores/--load",
+                run.id
+            )));
+        }
+        println!("run {}: no finished case, so no drift to show", run.id);
+        return Ok(None);
+    }
+    if let Some(line) = within::too_short(run.id, &cases, window) {
+        if args.format == Format::Text {
+            println!("{line}");
+            return Ok(None);
+        }
+        // The document still follows, for a consumer that expects one.
+        crate::note!("fairbench: {line}");
+    }
+    let left_out = cases.iter().map(|c| c.left_out_s).fold(0.0, f64::max);
+    let settings = Settings {
+        min_change_pct: args.min_change,
+    };
+    let histories = cases
+        .into_iter()
+        .filter(|c| !c.series.points.is_empty())
+        .map(|c| {
+            let mut h = analyse(c.series, settings);
+            h.label = format!("{} · repetition {}", h.label, c.repetition);
+            h
+        })
+        .collect();
+    let w = humantime::format_duration(window);
+    Ok(Some(Gathered {
+        cases: histories,
+        order: "window",
+        within: Some(render::Within {
+            run: run.id,
+            window_s: window.as_secs_f64(),
+        }),
+        header: Some(format!(
+            "run {}: each case's per-second series in windows of {w} from the start of its measurement, a window's figure the median of its seconds{}",
+            run.id,
+            if left_out >= 1.0 {
+                format!("; the last {left_out:.0} s, shorter than a window, left out")
+            } else {
+                String::new()
+            }
+        )),
+        warnings: Vec::new(),
+        axis: "window (seconds from the start of the measurement)",
+    }))
+}
+
+fn output(args: &HistoryArgs, store: &Store, g: Gathered) -> anyhow::Result<i32> {
+    let cases = &g.cases;
     if args.svg.is_some() && cases.len() != 1 {
+        // Within a run each repetition is a series of its own.
+        let what = if g.within.is_some() {
+            "series (one per case and repetition)"
+        } else {
+            "cases"
+        };
         return Err(usage(format!(
-            "--svg: {} cases match; select one (--server, --variant, --scenario, --cores, --load)",
+            "--svg: {} {what} match; select one (--server, --variant, --scenario, --cores, --load)",
             cases.len()
         )));
     }
     let db = store.path().display().to_string();
+    let meta = render::Meta {
+        db: &db,
+        min_change_pct: args.min_change,
+        order: g.order,
+        within: g.within,
+        warnings: &g.warnings,
+    };
+    let header = g.header.map(|h| h + "\n").unwrap_or_default();
+    let one = cases.len() == 1 && (args.has_selector() || args.within.is_some());
     let text = match args.format {
-        Format::Json => crate::output::terminal::json(&render::json(&db, args.min_change, &cases)?),
+        Format::Json => crate::output::terminal::json(&render::json(&meta, cases)?),
         // Its cells went through the visible rule already; the CRLF the
         // format asks for stays.
-        Format::Csv => render::csv(&cases)?,
-        Format::Text if cases.len() == 1 && args.has_selector() => {
-            crate::output::terminal::text(&render::case_table(&cases[0]))
+        Format::Csv => render::csv(cases, g.order)?,
+        Format::Text if one => {
+            crate::output::terminal::text(&(header + &render::case_table(&cases[0])))
         }
-        Format::Text => crate::output::terminal::text(&render::summary(&cases)),
+        Format::Text => crate::output::terminal::text(&(header + &render::summary(cases))),
     };
     print!("{text}");
-    for (kind, path) in exports(&args) {
+    for (kind, path) in exports(args) {
         let text = match kind {
-            Kind::Json => render::json(&db, args.min_change, &cases)?,
-            Kind::Csv | Kind::Markdown => render::csv(&cases)?,
+            Kind::Json => render::json(&meta, cases)?,
+            Kind::Csv | Kind::Markdown => render::csv(cases, g.order)?,
         };
         export::write(kind.flag(), path, &text)?;
     }
     if let Some(p) = &args.svg {
-        export::write("--svg", p, &chart::svg(&cases[0]))?;
+        export::write("--svg", p, &chart::svg(&cases[0], g.axis))?;
     }
     let changed: Vec<&CaseHistory> = cases.iter().filter(|c| c.newest_regressed()).collect();
     if args.fail_on_change && !changed.is_empty() {
         for c in &changed {
             crate::note!(
-                "fairbench: {} changed for the worse at the newest run (--fail-on-change)",
-                c.label
+                "fairbench: {} changed for the worse at the newest {} (--fail-on-change)",
+                c.label,
+                if g.within.is_some() { "window" } else { "run" }
             );
         }
         return Ok(EXIT_CHANGED);

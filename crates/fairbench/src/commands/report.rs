@@ -13,6 +13,8 @@ use crate::store::Store;
 use crate::usage_error::usage;
 use fairbench_zoo::NameFilter;
 
+pub(super) mod history;
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Html,
@@ -103,7 +105,7 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
     let report = model::build_for(&store, &run, args.reference.as_deref(), only.as_ref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
     let report = if args.with.is_empty() {
-        report
+        history::add(report, &store, &run, args.reference.as_deref(), &args.db)
     } else {
         if args.hdr.is_some() {
             return Err(usage("--hdr: writes the logs of one run; leave out --with (or report each run on its own)"));

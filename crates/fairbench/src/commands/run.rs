@@ -113,12 +113,20 @@ fn fresh(args: &RunArgs, zoo: &Zoo, suite: Suite, text: String) -> anyhow::Resul
     let mut store = Store::open(&args.db)?;
     let (run, work) = session::start(&mut store, zoo, &suite, &text, &mut plan, &layout)?;
     eprintln!(
-        "run {run}: suite {}, {} cases{}, results in {}",
+        "run {run}: suite {}, {}{} cases{}, results in {}",
         crate::output::terminal::text(&suite.name),
+        if suite.adaptive.is_some() {
+            "up to "
+        } else {
+            ""
+        },
         cases(&work),
         sweeps_note(&work),
         args.db.display()
     );
+    if let Some(reps) = &suite.adaptive {
+        eprintln!("{}", run_plan::adaptive_note(reps));
+    }
     let how = session(args, zoo, &suite, (plan.cpus, &plan.toolchains), layout);
     let code = session::execute(how, &mut store, run, work)?;
     run_end::ended(args, &store, run)?;
@@ -199,6 +207,7 @@ fn session<'a>(
         cpus,
         layout,
         toolchains: crate::runner::versions::toolchains(probes),
+        adaptive: suite.adaptive,
     }
 }
 

@@ -27,9 +27,12 @@ pub struct RunArgs {
     /// Measurement duration of each case instead of the suite's (e.g. 10s).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Repetitions of each case instead of the suite's.
-    #[arg(long, value_parser = crate::args::bounds::repetitions)]
-    pub repetitions: Option<usize>,
+    /// Repetitions of each case instead of the suite's: a count, or
+    /// until:3%,max:20 to go on until every paired ratio is known to ±3 %
+    /// or its verdict is settled, at most 20 (intervals then widened so
+    /// that 95 % holds across the looks; docs/suites.md).
+    #[arg(long, value_name = "N|until:P%,max:N", value_parser = crate::runner::stopping::Repetitions::parse)]
+    pub repetitions: Option<crate::runner::stopping::Repetitions>,
     /// Only these variants: a response shape (`default`, `normalized` or
     /// `study`), a mode (e.g. `native`, `jit`), or both as MODE/RESPONSE (as
     /// for `check`).
@@ -49,9 +52,10 @@ pub struct RunArgs {
     /// Requests in flight per connection of the one (closed-loop) profile.
     #[arg(long, value_name = "N", value_parser = crate::args::bounds::pipeline)]
     pub pipeline: Option<usize>,
-    /// Warm-up before each case instead of the suite's (e.g. 2s).
-    #[arg(long, value_name = "DURATION", value_parser = crate::args::duration)]
-    pub warmup: Option<Duration>,
+    /// Warm-up before each case instead of the suite's (e.g. 2s, or auto[:CEILING]: until
+    /// the server is steady).
+    #[arg(long, value_name = "DURATION|auto[:CEILING]", value_parser = crate::args::warmup)]
+    pub warmup: Option<crate::args::Warmup>,
     /// Request timeout instead of the suite's (e.g. 2s, 500ms).
     #[arg(long, value_name = "DURATION", value_parser = crate::args::positive_duration)]
     pub timeout: Option<Duration>,

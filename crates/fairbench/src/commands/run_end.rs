@@ -6,6 +6,8 @@ use std::path::Path;
 use super::export::{self, Kind};
 use super::run_args::RunArgs;
 use crate::output::run_table;
+use crate::runner::adaptive;
+use crate::runner::stopping::Stopped;
 use crate::store::Store;
 
 /// The run's table, and its report when asked for (zoo and services alike).
@@ -24,11 +26,36 @@ pub(super) fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<(
                 &store.calibrations(run)?
             ))
         );
+        print!(
+            "{}",
+            crate::output::terminal::text(&stop_lines(store, run)?)
+        );
     }
     if let Some(path) = &args.report {
         write_report(&args.db, run, path);
     }
     export(args, store, run)
+}
+
+/// How an adaptive run stopped, and each ratio at the level its stop
+/// holds for (the table's intervals are 95 % ones, which looking at the
+/// data as it came does not keep): nothing for a fixed count.
+fn stop_lines(store: &Store, run: i64) -> anyhow::Result<String> {
+    let Some(stopped) = store
+        .stopped(run)?
+        .and_then(|j| serde_json::from_str::<Stopped>(&j).ok())
+    else {
+        return Ok(String::new());
+    };
+    let mut out = format!("{}\n", stopped.run_line());
+    for (what, r) in adaptive::ratios(store, run, stopped.level_per_look)? {
+        let shown = r.map_or_else(|| "no interval".to_string(), |r| r.text());
+        out += &format!(
+            "  {what}: {shown} at {:.2} %\n",
+            100.0 * stopped.level_per_look
+        );
+    }
+    Ok(out)
 }
 
 /// The files `--export-json`, `--export-csv` and `--export-markdown` ask
@@ -39,8 +66,7 @@ fn export(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
     if asked.is_empty() {
         return Ok(());
     }
-    let row = crate::args::resolve_run(store, crate::args::RunSel::Id(run))?;
-    let report = crate::report::model::build(store, &row)?;
+    let report = with_history(store, run, &args.db)?;
     let mut failed = Vec::new();
     for (kind, path) in asked {
         let text = match kind {
@@ -82,10 +108,26 @@ pub(super) fn check_targets(args: &RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The run's report as `report` builds it, its History section included.
+fn with_history(
+    store: &Store,
+    run: i64,
+    db: &Path,
+) -> anyhow::Result<crate::report::model::RunReport> {
+    let row = crate::args::resolve_run(store, crate::args::RunSel::Id(run))?;
+    let report = crate::report::model::build(store, &row)?;
+    Ok(super::report::history::add(report, store, &row, None, db))
+}
+
 /// The HTML report, when the report module is built in; a failure here must
 /// not hide the run's own outcome.
 fn write_report(db: &Path, run: i64, path: &Path) {
-    if let Err(e) = crate::report::write_html(db, run, path) {
+    let written = Store::open_read_only(db)
+        .and_then(|store| with_history(&store, run, db))
+        .and_then(|report| {
+            crate::report::write_atomic(path, crate::report::html::render(&report).as_bytes())
+        });
+    if let Err(e) = written {
         eprintln!(
             "fairbench: could not write the report {}: {e:#}",
             path.display()

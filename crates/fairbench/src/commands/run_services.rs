@@ -97,6 +97,9 @@ fn print_plan(suite: &Suite, cases: &[ServiceCase], configs: &[(LoadConfig, Vec<
         if let Some(v) = &c.service.version {
             how.push(format!("version {v}"));
         }
+        if suite.warmup != crate::args::Warmup::default() {
+            how.push(format!("warm-up {}", suite.warmup.label()));
+        }
         if let LoadProfile::Sweep(s) = &c.load {
             how.push(format!(
                 "rate sweep {}..{} req/s, steps of {}",

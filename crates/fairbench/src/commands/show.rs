@@ -118,6 +118,12 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         if let Some(t) = &spent {
             println!("{}", t.line());
         }
+        let stopped = store
+            .stopped(id)?
+            .and_then(|j| serde_json::from_str::<crate::runner::stopping::Stopped>(&j).ok());
+        if let Some(s) = stopped {
+            println!("{}", s.run_line());
+        }
         for s in store.sweeps(id)? {
             let proto = crate::report::case_key::protocol_label(&s.protocol);
             // A service's sweep (mode "-", no cores) has its name only.

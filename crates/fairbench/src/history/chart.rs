@@ -50,7 +50,9 @@ impl Frame {
     }
 }
 
-pub fn svg(h: &CaseHistory) -> String {
+/// `axis` names the points' order, under the x axis (e.g. "run
+/// (oldest → newest)").
+pub fn svg(h: &CaseHistory, axis: &str) -> String {
     let bottom = TOP + PLOT_H;
     let (lo, hi) = y_range(h);
     let f = Frame {
@@ -58,10 +60,16 @@ pub fn svg(h: &CaseHistory) -> String {
         hi,
         step: (WIDTH - LEFT - RIGHT) / h.points.len().max(1) as f64,
     };
-    let title = format!("{} — {} across runs", h.label, h.unit);
+    let within = h.points.iter().any(|p| p.window.is_some());
+    let title = if within {
+        format!("{} — {} within its run", h.label, h.unit)
+    } else {
+        format!("{} — {} across runs", h.label, h.unit)
+    };
     let desc = format!(
-        "{} runs; {} change point(s) beyond ±{:.1} %; values on hover.",
+        "{} {}; {} change point(s) beyond ±{:.1} %; values on hover.",
         h.points.len(),
+        if within { "windows" } else { "runs" },
         h.changes.len(),
         h.floor_pct
     );
@@ -88,11 +96,7 @@ pub fn svg(h: &CaseHistory) -> String {
     s.line(LEFT, TOP, LEFT, bottom, "#888888", 1.0, "");
     s.line(LEFT, bottom, WIDTH - RIGHT, bottom, "#888888", 1.0, "");
     s.text_vertical(18.0, TOP + PLOT_H / 2.0, h.unit);
-    s.x_label(
-        (LEFT + WIDTH - RIGHT) / 2.0,
-        bottom,
-        "run (oldest → newest)",
-    );
+    s.x_label((LEFT + WIDTH - RIGHT) / 2.0, bottom, axis);
     draw_points(&mut s, h, &f);
     draw_changes(&mut s, h, &f);
     // The report inlines its charts in HTML; this one is a file of its
@@ -121,7 +125,7 @@ fn draw_points(s: &mut Svg, h: &CaseHistory, f: &Frame) {
         s.text(
             f.x(i),
             bottom + 16.0,
-            &p.run.to_string(),
+            &p.tag(),
             Anchor::Middle,
             11.0,
             "normal",
@@ -138,9 +142,12 @@ fn draw_points(s: &mut Svg, h: &CaseHistory, f: &Frame) {
         s.polyline(&pts, colour, 2.0, "", Some(&h.label));
     }
     for (i, p) in h.points.iter().enumerate() {
+        let at = match p.window {
+            Some(_) => format!("{} of run {}", p.tag(), p.run),
+            None => format!("run {}", p.run),
+        };
         let tip = format!(
-            "run {} · {} · revision {}\nmedian {} ({}–{})",
-            p.run,
+            "{at} · {} · revision {}\nmedian {} ({}–{})",
             p.started_at,
             p.revision.as_deref().unwrap_or("—"),
             tick_label(p.median),
@@ -158,8 +165,11 @@ fn draw_changes(s: &mut Svg, h: &CaseHistory, f: &Frame) {
         let at = f.x(c.index) - f.step / 2.0;
         s.line(at, TOP, at, TOP + PLOT_H, OKABE_ITO[5], 1.5, "6 3");
         let label = format!(
-            "run {}: {}",
-            c.run_after,
+            "{}: {}",
+            match h.points[c.index].window {
+                Some(_) => h.points[c.index].tag(),
+                None => format!("run {}", c.run_after),
+            },
             c.change_pct
                 .map_or_else(|| "—".into(), |p| format!("{p:+.1} %"))
         );

@@ -6,8 +6,29 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::analysis::{false_alarm_pct, CaseHistory, Change, METHOD};
+use super::series::Point;
 use crate::output::check_table::Table;
 use crate::report::json_doc::{render, Doc};
+
+/// What the document says beside its cases: where they were read and how
+/// their points were ordered.
+pub struct Meta<'a> {
+    pub db: &'a str,
+    pub min_change_pct: f64,
+    /// `date`, `revision`, `version` or, for `--within`, `window`.
+    pub order: &'static str,
+    pub within: Option<Within>,
+    /// The lines printed on standard error (points that could not be
+    /// placed), kept with the document.
+    pub warnings: &'a [String],
+}
+
+/// `--within`'s run and window.
+#[derive(Serialize, Clone, Copy)]
+pub struct Within {
+    pub run: i64,
+    pub window_s: f64,
+}
 
 /// What the JSON document holds beside its cases.
 #[derive(Serialize)]
@@ -16,17 +37,28 @@ struct Body<'a> {
     method: &'static str,
     false_alarm_pct: f64,
     min_change_pct: f64,
+    order: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    within: Option<Within>,
+    warnings: &'a [String],
     cases: &'a [CaseHistory],
 }
 
-pub fn json(db: &str, min_change_pct: f64, cases: &[CaseHistory]) -> anyhow::Result<String> {
+pub fn json(meta: &Meta, cases: &[CaseHistory]) -> anyhow::Result<String> {
     let mut s = render(
         Doc::History,
         &Body {
-            db,
-            method: METHOD,
+            db: meta.db,
+            method: if meta.within.is_some() {
+                super::within::METHOD
+            } else {
+                METHOD
+            },
             false_alarm_pct: false_alarm_pct(),
-            min_change_pct,
+            min_change_pct: meta.min_change_pct,
+            order: meta.order,
+            within: meta.within,
+            warnings: meta.warnings,
             cases,
         },
     )?;
@@ -62,47 +94,45 @@ fn revision(r: &Option<String>) -> &str {
     r.as_deref().unwrap_or("—")
 }
 
-/// One case's series: a row per run, the change points marked.
+fn marker(h: &CaseHistory, i: usize) -> String {
+    h.changes
+        .iter()
+        .find(|c| c.index == i)
+        .map(|c| format!("◆ {}", size(c)))
+        .unwrap_or_default()
+}
+
+/// The interval of a point's median, or — without one.
+fn interval(p: &Point) -> String {
+    if p.confidence > 0.0 {
+        format!("{}–{}", num(p.low), num(p.high))
+    } else {
+        "—".into()
+    }
+}
+
+/// One case's series: a row per run (or per window), the change points
+/// marked.
 pub fn case_table(h: &CaseHistory) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", h.label, h.unit);
-    let mut t = Table::new(&[
-        "run",
-        "date",
-        "revision",
-        "source",
-        "median",
-        "interval",
-        "A/A floor",
-        "ratio",
-        "change",
-    ])
-    .right_align(&[0, 4, 6, 7]);
-    for (i, p) in h.points.iter().enumerate() {
-        let marker = h
-            .changes
-            .iter()
-            .find(|c| c.index == i)
-            .map(|c| format!("◆ {}", size(c)))
-            .unwrap_or_default();
-        t.row(vec![
-            p.run.to_string(),
-            p.started_at.chars().take(10).collect(),
-            revision(&p.revision).chars().take(12).collect(),
-            revision(&p.source).to_string(),
-            num(p.median),
-            if p.confidence > 0.0 {
-                format!("{}–{}", num(p.low), num(p.high))
-            } else {
-                "—".into()
-            },
-            p.noise_floor_pct
-                .map_or_else(|| "—".into(), |f| format!("±{f:.1} %")),
-            p.ratio.map_or_else(|| "—".into(), |r| format!("{r:.3}")),
-            marker,
-        ]);
+    let windows = h.points.iter().any(|p| p.window.is_some());
+    if windows {
+        let mut t = Table::new(&["window", "seconds", "median", "interval", "change"])
+            .right_align(&[0, 1, 2]);
+        for (i, p) in h.points.iter().enumerate() {
+            t.row(vec![
+                p.tag(),
+                p.window.map_or(0, |w| w.seconds).to_string(),
+                num(p.median),
+                interval(p),
+                marker(h, i),
+            ]);
+        }
+        out.push_str(&t.render());
+    } else {
+        out.push_str(&runs_table(h));
     }
-    out.push_str(&t.render());
     let _ = writeln!(
         out,
         "{} change point(s) beyond ±{:.1} % ({} % false alarms on noise-only Gaussian series; docs/history.md)",
@@ -113,11 +143,56 @@ pub fn case_table(h: &CaseHistory) -> String {
     out
 }
 
+fn runs_table(h: &CaseHistory) -> String {
+    // What `--order revision|version` placed each point by, when it did.
+    let placed = h.points.iter().any(|p| p.order_key.is_some());
+    let mut head = vec![
+        "run",
+        "date",
+        "revision",
+        "source",
+        "median",
+        "interval",
+        "A/A floor",
+        "ratio",
+        "change",
+    ];
+    if placed {
+        head.insert(4, "placed by");
+    }
+    let right: &[usize] = if placed { &[0, 5, 7, 8] } else { &[0, 4, 6, 7] };
+    let mut t = Table::new(&head).right_align(right);
+    for (i, p) in h.points.iter().enumerate() {
+        let mut row = vec![
+            p.run.to_string(),
+            p.started_at.chars().take(10).collect(),
+            revision(&p.revision).chars().take(12).collect(),
+            revision(&p.source).to_string(),
+            num(p.median),
+            interval(p),
+            p.noise_floor_pct
+                .map_or_else(|| "—".into(), |f| format!("±{f:.1} %")),
+            p.ratio.map_or_else(|| "—".into(), |r| format!("{r:.3}")),
+            marker(h, i),
+        ];
+        if placed {
+            row.insert(4, revision(&p.order_key).chars().take(24).collect());
+        }
+        t.row(row);
+    }
+    t.render()
+}
+
 /// One line per case with its latest change point, like asv's summary.
 pub fn summary(cases: &[CaseHistory]) -> String {
-    let mut t = Table::new(&["case", "metric", "runs", "latest change"]).right_align(&[2]);
+    let windows = cases
+        .iter()
+        .any(|h| h.points.iter().any(|p| p.window.is_some()));
+    let count = if windows { "windows" } else { "runs" };
+    let mut t = Table::new(&["case", "metric", count, "latest change"]).right_align(&[2]);
     for h in cases {
         let latest = match h.latest_change() {
+            Some(c) if windows => format!("{} at {}", size(c), h.points[c.index].tag()),
             Some(c) => format!(
                 "{} at run {} ({} → {}{})",
                 size(c),
@@ -141,7 +216,7 @@ pub fn summary(cases: &[CaseHistory]) -> String {
     t.render()
 }
 
-const COLUMNS: [&str; 22] = [
+const COLUMNS: [&str; 26] = [
     "case",
     "server",
     "mode",
@@ -164,11 +239,16 @@ const COLUMNS: [&str; 22] = [
     "change_pct",
     "change_ci_low_pct",
     "change_ci_high_pct",
+    "order",
+    "order_key",
+    "window_start_s",
+    "window_end_s",
 ];
 
 /// One row per case and run; a change point's size on the run that
 /// starts it.
-pub fn csv(cases: &[CaseHistory]) -> anyhow::Result<String> {
+/// `order` is the document's (`Meta::order`).
+pub fn csv(cases: &[CaseHistory], order: &str) -> anyhow::Result<String> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(Vec::new());
@@ -200,6 +280,10 @@ pub fn csv(cases: &[CaseHistory]) -> anyhow::Result<String> {
                 opt(c.and_then(|c| c.change_pct)),
                 opt(c.and_then(|c| c.ci_low_pct)),
                 opt(c.and_then(|c| c.ci_high_pct)),
+                order.to_string(),
+                p.order_key.clone().unwrap_or_default(),
+                opt(p.window.map(|w| w.start_s)),
+                opt(p.window.map(|w| w.end_s)),
             ];
             // The csv crate quotes; the cells follow the one visible rule.
             w.write_record(cells.iter().map(|c| fairbench_sys::text::visible(c)))?;

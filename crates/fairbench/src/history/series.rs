@@ -2,9 +2,9 @@
 //! measured it, in the order the runs were made.
 //!
 //! Order: by the run's start time (then its id). A run's recorded git
-//! revision is carried with its point but does not order it: a hash alone
-//! has no order without the repository, and the runs of a CI job are made
-//! in the order of its commits anyway.
+//! revision and its server's declared version are carried with its point;
+//! `history --order revision|version` reorders by them ([`super::order`]),
+//! as a hash alone has no order without the repository.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +16,8 @@ use crate::report::paired::{self, Ratio};
 use crate::report::stats::Summary;
 use crate::store::{CaseRow, RunRow, Store};
 use crate::suite::pairing::Pairing;
+
+pub const MIB: f64 = 1024.0 * 1024.0;
 
 /// The figure a series follows.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -29,6 +31,9 @@ pub enum Metric {
     P99,
     /// Server CPU-µs per request.
     Cpu,
+    /// Server memory (resident set, MiB): its peak over a run; a window's
+    /// (`--within`) is the median of its seconds.
+    Rss,
 }
 
 impl Metric {
@@ -38,6 +43,7 @@ impl Metric {
             Metric::P50 => "p50",
             Metric::P99 => "p99",
             Metric::Cpu => "cpu",
+            Metric::Rss => "rss",
         }
     }
 
@@ -48,6 +54,7 @@ impl Metric {
             Metric::P50 => "p50 latency (µs)",
             Metric::P99 => "p99 latency (µs)",
             Metric::Cpu => "server CPU-µs per request",
+            Metric::Rss => "server memory (MiB)",
         }
     }
 
@@ -61,6 +68,7 @@ impl Metric {
             Metric::P50 => c.lat_p50.map(|v| v as f64),
             Metric::P99 => c.lat_p99.map(|v| v as f64),
             Metric::Cpu => c.server_cpu_us_per_request,
+            Metric::Rss => c.server_rss_peak.map(|b| b as f64 / MIB),
         }
         .filter(|v| v.is_finite())
     }
@@ -71,7 +79,7 @@ impl Metric {
             Metric::Rps => row.rps.as_ref(),
             Metric::P99 => row.p99_us.as_ref(),
             Metric::Cpu => row.cpu_us_per_request.as_ref(),
-            Metric::P50 => None,
+            Metric::P50 | Metric::Rss => None,
         }
     }
 
@@ -96,13 +104,23 @@ pub struct Point {
     /// source key, or its declared version; None for runs stored before
     /// cases recorded versions.
     pub source: Option<String>,
+    /// The version the server's manifest or suite declares
+    /// (store::Versions::declared), what `--order version` orders by.
+    pub declared: Option<String>,
+    /// What `--order revision|version` placed the point by (the revision or
+    /// the version), None in date order or when the point had none.
+    pub order_key: Option<String>,
+    /// For `--within`: the stretch of the run this point summarises.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
     /// The median over the run's finished repetitions, its interval
     /// (order statistics, docs/report.md) and the interval's coverage.
     pub median: f64,
     pub low: f64,
     pub high: f64,
     pub confidence: f64,
-    /// The repetitions' values, in repetition order.
+    /// The repetitions' values, in repetition order; a change's size is
+    /// bootstrapped over them (`--within`: the window's median alone).
     pub values: Vec<f64>,
     /// The run's A/A noise floor (percent), when its suite had A/A twins
     /// that paired.
@@ -111,6 +129,27 @@ pub struct Point {
     pub ratio: Option<f64>,
     pub ratio_low: Option<f64>,
     pub ratio_high: Option<f64>,
+}
+
+/// A stretch of one run's measurement (`history --within`): its seconds
+/// from the start of the measurement.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Window {
+    pub index: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Seconds of the per-second series inside it.
+    pub seconds: usize,
+}
+
+impl Point {
+    /// How a reader names the point: its window's span, else its run.
+    pub fn tag(&self) -> String {
+        match &self.window {
+            Some(w) => format!("{:.0}–{:.0} s", w.start_s, w.end_s),
+            None => self.run.to_string(),
+        }
+    }
 }
 
 /// A case's points, oldest first.
@@ -169,9 +208,12 @@ fn load_runs(store: &Store, reference: Option<&str>) -> anyhow::Result<Vec<RunCa
 /// The point of `key` in one run, if the run has a finished repetition.
 fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
     let done = rc.done.get(key)?;
-    let source = done
-        .iter()
-        .find_map(|&i| rc.versions.get(&rc.cases[i].id)?.source_label());
+    let versions = || {
+        done.iter()
+            .filter_map(|&i| rc.versions.get(&rc.cases[i].id))
+    };
+    let source = versions().find_map(|v| v.source_label());
+    let declared = versions().find_map(|v| v.declared.clone());
     let values: Vec<f64> = done
         .iter()
         .filter_map(|&i| metric.of(&rc.cases[i]))
@@ -186,6 +228,9 @@ fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
         started_at: rc.run.started_at.clone(),
         revision: rc.run.git_revision.clone(),
         source,
+        declared,
+        order_key: None,
+        window: None,
         median: s.median,
         low: s.low,
         high: s.high,

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::suite::order::Interleave;
-use crate::suite::{PlanItem, Suite, SuitePlan};
+use crate::suite::{PlanItem, Repetitions, Suite, SuitePlan};
 
 /// The plan as text (not yet made safe for the terminal).
 pub fn render(suite: &Suite, plan: &SuitePlan) -> String {
@@ -30,7 +30,7 @@ pub fn render(suite: &Suite, plan: &SuitePlan) -> String {
                 "{:>4}  {}  ({} warm-up + {})",
                 i + 1,
                 c.label(),
-                humantime::format_duration(c.subject.warmup),
+                c.subject.warmup.label(),
                 humantime::format_duration(c.duration)
             ),
             PlanItem::Sweep(s) => writeln!(
@@ -44,12 +44,40 @@ pub fn render(suite: &Suite, plan: &SuitePlan) -> String {
         };
     }
     let est = plan.estimate();
+    let secs = |d: std::time::Duration| {
+        humantime::format_duration(std::time::Duration::from_secs(d.as_secs()))
+    };
+    let Some(reps) = &suite.adaptive else {
+        let _ = writeln!(
+            o,
+            "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
+            plan.case_count(),
+            plan.sweep_count(),
+            secs(est)
+        );
+        return o;
+    };
+    let first = reps.looks().first().copied().unwrap_or(reps.max());
+    let _ = writeln!(o, "{}", adaptive_note(reps));
     let _ = writeln!(
         o,
-        "{} cases, {} sweeps; estimated time {} (measurement plus about 3 s to start each server; builds not included)",
+        "up to {} cases, {} sweeps; estimated time {} if every ratio settles at the first look (repetition {first}) to {} at the maximum ({} repetitions) (measurement plus about 3 s to start each server; builds not included)",
         plan.case_count(),
         plan.sweep_count(),
-        humantime::format_duration(std::time::Duration::from_secs(est.as_secs()))
+        secs(plan.estimate_through(first)),
+        secs(est),
+        reps.max()
     );
     o
+}
+
+/// What an adaptive run's repetitions are, in one line.
+pub fn adaptive_note(reps: &Repetitions) -> String {
+    let looks: Vec<String> = reps.looks().iter().map(|l| l.to_string()).collect();
+    format!(
+        "repetitions: {} — until every paired ratio is known to the precision or its verdict is settled; looks after repetitions {}, each interval at {:.2} % so that 95 % holds across the looks",
+        reps.canonical(),
+        looks.join(", "),
+        100.0 * reps.level()
+    )
 }

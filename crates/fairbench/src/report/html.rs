@@ -45,7 +45,8 @@ footer { margin-top: 40px; color: #666; font-size: 0.9em; }
 "#;
 
 pub fn render(r: &RunReport) -> String {
-    let secs = sections(r);
+    let mut secs = sections(r);
+    secs.extend(r.history.as_ref().map(super::history_section::section));
     let mut o = String::with_capacity(256 * 1024);
     let title = format!("fairbench report — run {} ({})", r.run.id, r.run.suite);
     let _ = write!(

@@ -67,7 +67,11 @@ pub fn render(r: &RunReport) -> String {
         }
     }
 
-    for s in sections(r) {
+    let history = r
+        .history
+        .as_ref()
+        .map(crate::report::history_section::section);
+    for s in sections(r).into_iter().chain(history) {
         let _ = writeln!(o, "## {}\n\n{}\n", md(s.title), md(&s.intro));
         for f in &s.figures {
             let _ = writeln!(o, "### {}\n\n{}\n", md(&f.title), md(&f.caption));

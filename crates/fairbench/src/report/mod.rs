@@ -7,7 +7,10 @@
 //! it: [`html`] one self-contained page, [`markdown`], [`csv`] (with
 //! [`csv_ratios`]), [`json`] and [`hdr`] (the merged latency histograms).
 //! Every format reads the same model and figures, so every format says the
-//! same thing. Comparing two runs is `crate::compare`'s.
+//! same thing. Comparing two runs is `crate::compare`'s. The History
+//! section ([`history_section`]) shows [`run_history`], which `report`
+//! fills from `crate::history`: that library builds on this one, so it is
+//! called from the command, never from here.
 
 pub mod case_key;
 pub mod claims;
@@ -16,6 +19,7 @@ pub mod csv_ratios;
 pub mod escape;
 pub mod figures;
 pub mod hdr;
+pub mod history_section;
 pub mod html;
 pub mod json;
 pub mod json_doc;
@@ -27,13 +31,14 @@ pub mod overview;
 pub mod paired;
 pub mod palette;
 pub mod ratio_stats;
+pub mod run_history;
 pub mod stats;
 pub mod svg;
 pub mod table;
 pub mod url_case;
 mod write;
 
-pub use write::{check_target, write_atomic, write_html};
+pub use write::{check_target, write_atomic};
 
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;

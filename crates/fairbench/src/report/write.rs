@@ -1,5 +1,5 @@
-//! Writing a report file: the HTML report of a stored run (for `fairbench
-//! run --report`), and any report text. Whatever the path is, nothing but
+//! Writing a report file (the HTML report `fairbench run --report` asks
+//! for, and any report text). Whatever the path is, nothing but
 //! a report is ever replaced: a regular file (or a new one) is written
 //! atomically, through a temporary file beside it that every failure
 //! removes; a symlink is followed to its target, written the same way; a
@@ -11,19 +11,6 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-
-use crate::args::{resolve_run, RunSel};
-use crate::report::{html, model};
-use crate::store::Store;
-
-/// Writes the HTML report of run `run` in the database `db` to `path` (for
-/// `fairbench run --report`).
-pub fn write_html(db: &Path, run: i64, path: &Path) -> anyhow::Result<()> {
-    let store = Store::open_read_only(db)?;
-    let row = resolve_run(&store, RunSel::Id(run))?;
-    let report = model::build(&store, &row)?;
-    write_atomic(path, html::render(&report).as_bytes())
-}
 
 /// Writes `bytes` to `path` as the module says; a reader of a regular file
 /// never sees half a report.

@@ -75,7 +75,7 @@ pub fn save(
     store.mark_running(case, ("", &cpus, false))?;
     store.record_versions(case, &super::versions::of_url(None))?;
     let mut figures = load_figures(o);
-    figures.samples = samples;
+    figures.samples = SampleRow::number_finally(samples, o);
     store.record_done(case, &figures)?;
     store.set_run_state(
         run,

@@ -600,7 +600,7 @@ fn figures(o: &Outcome, w: &Watch<'_>) -> CaseFigures {
         server_threads_max: Some(w.threads_max),
         server_group_cpu_s: w.group_cpu_s(),
         server_cores_peak: w.cores_peak,
-        samples: w.samples.clone(),
+        samples: SampleRow::number_finally(w.samples.clone(), o),
         ..load_figures(o)
     }
 }

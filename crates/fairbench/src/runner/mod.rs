@@ -2,6 +2,7 @@
 //! case as it finishes. Knows nothing of sockets (the load engine does) or
 //! of how servers are defined (the zoo does).
 
+pub mod adaptive;
 pub mod adhoc;
 pub mod adhoc_pair;
 mod case;
@@ -230,7 +231,9 @@ impl<'a> Runner<'a> {
         live_case(&c.subject, &cfg);
         let t0 = std::time::Instant::now();
         let result = case::measure(&running, &cfg, &placement, &self.progress, db);
-        self.clock.loaded(t0.elapsed(), c.subject.warmup);
+        let warmup = result.as_ref().ok().and_then(|m| m.figures.warmup_taken());
+        self.clock
+            .loaded(t0.elapsed(), warmup.unwrap_or(c.subject.warmup.at_most()));
         if let (Some(tool), Ok(m)) = (self.calibrate, &result) {
             let t0 = std::time::Instant::now();
             self.calibrate(id, tool, &cfg, m.figures.outcome_requests, &label)?;
@@ -499,7 +502,15 @@ pub fn planned_case(
 ) -> PlannedCase {
     let mut load_json = serde_json::to_value(&s.load).unwrap_or_default();
     if let Some(m) = load_json.as_object_mut() {
-        m.insert("warmup_s".into(), s.warmup.as_secs_f64().into());
+        match s.warmup {
+            crate::args::Warmup::Fixed(w) => {
+                m.insert("warmup_s".into(), w.as_secs_f64().into());
+            }
+            crate::args::Warmup::Auto(a) => {
+                m.insert("warmup".into(), "auto".into());
+                m.insert("warmup_ceiling_s".into(), a.ceiling.as_secs_f64().into());
+            }
+        }
         m.insert("duration_s".into(), duration.as_secs_f64().into());
         m.insert("timeout_s".into(), s.timeout.as_secs_f64().into());
         m.insert("timeout_mode".into(), s.timeout_mode.as_str().into());

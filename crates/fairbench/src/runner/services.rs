@@ -109,7 +109,7 @@ pub fn config(suite: &Suite, c: &ServiceCase) -> Result<LoadConfig, String> {
     let target = options.target(&c.service.url, &routes, &key)?;
     let mut cfg = LoadConfig::new(target);
     cfg.duration = suite.duration;
-    cfg.warmup = suite.warmup;
+    suite.warmup.apply(&mut cfg);
     cfg.timeout = suite.timeout;
     let (connections, threads, ends) = match &c.load {
         LoadProfile::Closed {
@@ -204,7 +204,7 @@ pub fn measure(
         Ok(o) => {
             crate::output::metrics::finish(&o);
             let mut figures = load_figures(&o);
-            figures.samples = log.samples;
+            figures.samples = crate::store::SampleRow::number_finally(log.samples, &o);
             store.record_done(id, &figures)?;
             Ok(Ended::Done(Box::new(o)))
         }
@@ -220,8 +220,10 @@ pub fn measure(
 /// as many as the search is likely to take, for the estimate.
 pub fn case_time(suite: &Suite, c: &ServiceCase) -> Duration {
     match &c.load {
-        LoadProfile::Sweep(s) => suite.warmup + s.step_duration.mul_f64(s.estimated_steps()),
-        _ => suite.warmup + suite.duration,
+        LoadProfile::Sweep(s) => {
+            suite.warmup.at_most() + s.step_duration.mul_f64(s.estimated_steps())
+        }
+        _ => suite.warmup.at_most() + suite.duration,
     }
 }
 

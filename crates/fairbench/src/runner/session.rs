@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use fairbench_zoo::Zoo;
 
-use super::{metadata, planned_case, RunEnd, RunOptions, Runner, Work};
+use super::stopping::{Repetitions, Stopped};
+use super::{adaptive, metadata, planned_case, RunEnd, RunOptions, Runner, Work};
 use crate::store::{NewRun, PlannedCase, Store};
 use crate::suite::{self, PlanItem, Suite, SuitePlan};
 use crate::topology::{ClientArgs, Layout};
@@ -32,6 +33,8 @@ pub struct Session<'a> {
     pub layout: Layout,
     /// Each server's toolchain and version, as the plan probed them.
     pub toolchains: super::versions::Toolchains,
+    /// The suite's precision, when it asks for one instead of a count.
+    pub adaptive: Option<Repetitions>,
 }
 
 /// Each profile's connections fit this machine's open-file limit, split
@@ -256,14 +259,23 @@ pub fn execute(
         toolchains: session.toolchains,
     };
     let total = work.len();
-    let (end, spent) = {
+    let db = store.path().to_path_buf();
+    let (end, spent, stop) = {
         let mut runner = Runner::new(store, run, opts, total, session.quiet);
-        let end = runner.execute(work);
-        (end, runner.time_spent())
+        let (end, stop) = match &session.adaptive {
+            Some(reps) => execute_adaptive(&mut runner, (&db, run), reps, work),
+            None => (runner.execute(work), None),
+        };
+        (end, runner.time_spent(), stop)
     };
     // Kept whatever the end, so that an interrupted run's cost is known.
     store.set_time_spent(run, &serde_json::to_string(&spent)?)?;
     eprintln!("{}", spent.line());
+    if let (Some((mut stopped, ran)), Some(reps)) = (stop, &session.adaptive) {
+        let ratios = adaptive::ratios(store, run, reps.level())?;
+        stopped.fixed_design = adaptive::fixed_design(&ratios, stopped.repetitions, &spent, ran);
+        store.record_stop(run, &serde_json::to_string(&stopped)?)?;
+    }
     match end {
         Ok(RunEnd::Done { failed, skipped }) => {
             store.set_run_state(run, "done", None)?;
@@ -287,4 +299,50 @@ pub fn execute(
             Err(e)
         }
     }
+}
+
+/// How an adaptive run ended, and how it stopped with the repetitions this
+/// process ran, when it did.
+type AdaptiveEnd = (anyhow::Result<RunEnd>, Option<(Stopped, usize)>);
+
+/// Executes `work` of run `run` (in the database `db`) part by part,
+/// looking after each repetition of the rule's grid; a look already
+/// complete (a resumed run's) is taken again first. The work after the
+/// stop is not run.
+fn execute_adaptive(
+    runner: &mut Runner,
+    (db, run): (&Path, i64),
+    reps: &Repetitions,
+    work: Vec<Work>,
+) -> AdaptiveEnd {
+    let first = work.iter().map(adaptive::repetition).min();
+    let ran = |at: usize| first.map_or(0, |f| (at + 1).saturating_sub(f));
+    // The runner holds the store it writes: each look reads through a
+    // connection of its own.
+    let look = |at: usize| -> anyhow::Result<Option<Stopped>> {
+        adaptive::look(&Store::open_read_only(db)?, run, reps, at)
+    };
+    for at in adaptive::looks_behind(&work, reps) {
+        match look(at) {
+            Ok(Some(s)) => return (runner.execute(Vec::new()), Some((s, 0))),
+            Ok(None) => {}
+            Err(e) => return (Err(e), None),
+        }
+    }
+    let mut end = Ok(RunEnd::Done {
+        failed: 0,
+        skipped: 0,
+    });
+    for (part, at) in adaptive::segments(work, adaptive::repetition, reps) {
+        end = runner.execute(part);
+        if !matches!(end, Ok(RunEnd::Done { .. })) {
+            return (end, None);
+        }
+        match look(at) {
+            Ok(Some(s)) => return (end, Some((s, ran(at)))),
+            Ok(None) => {}
+            Err(e) => return (Err(e), None),
+        }
+    }
+    (end, None)
 }

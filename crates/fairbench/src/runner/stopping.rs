@@ -41,97 +41,34 @@
 //! (better or worse, whatever more repetitions show), or wholly within it
 //! (no difference that matters). The run stops at the first look where
 //! every reported ratio is settled.
+//!
+//! A suite's run (`repetitions = "until:3%,max:20"`, `runner::adaptive`)
+//! plans `max` repetitions, repetitions outermost as always, and looks
+//! when a repetition of the grid is complete: every paired ratio the run
+//! reports (each variant's primary ratio to its context's reference,
+//! `report::paired`) recomputed at the spent level. With no ratio to
+//! settle (no reference in the run) the first look stops it.
+//!
+//! ## What a fixed design would have spent
+//!
+//! At the stop, each ratio's spread s of its log ratios and the
+//! half-width h = t · s / √k its interval reached (log space, the
+//! interval `ratio_stats` reports) say how many repetitions a fixed,
+//! non-sequential design would have needed for the same precision: the
+//! smallest n ≥ 2 with t₀.₉₇₅,ₙ₋₁ · s / √n ≤ h, its 95 % t-interval needing
+//! no spending. The run's figure is the most any ratio needs. It is the
+//! fixed design with hindsight (it knows s, which no fixed design does
+//! beforehand), so it never needs more than k: the difference is the
+//! price of looking, set against what stopping early saved from the
+//! maximum. Machine time is reckoned as the run's builds once plus each
+//! repetition at the run's own measured cost per repetition.
 
-use crate::args::bounds::{self, MAX_REPETITIONS};
-use crate::report::ratio_stats::{RatioSummary, LEVEL, NEGLIGIBLE};
+pub use crate::suite::Repetitions;
 
-/// The first look: two repetitions give a t-interval with one degree of
-/// freedom, too wide at any spent level to settle anything.
-const FIRST_LOOK: usize = 3;
-
-/// How far apart the looks are, as a factor.
-const LOOK_GROWTH: f64 = 1.4;
-
-/// How many repetitions, as asked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Repetitions {
-    Fixed(usize),
-    /// Until every ratio is within ±`half_width_pct` % (or its verdict is
-    /// settled), at most `max` repetitions.
-    Until {
-        half_width_pct: f64,
-        max: usize,
-    },
-}
+use crate::args::bounds::MAX_REPETITIONS;
+use crate::report::ratio_stats::{t_quantile, RatioSummary, LEVEL, NEGLIGIBLE};
 
 impl Repetitions {
-    /// `N`, or `until:H%,max:M` (also `until:H%` with max 20).
-    pub fn parse(s: &str) -> Result<Repetitions, String> {
-        let s = s.trim();
-        let Some(rest) = s.strip_prefix("until:") else {
-            return bounds::repetitions(s).map(Repetitions::Fixed).map_err(|e| {
-                format!("{e}; expected a count (e.g. 5) or until:PRECISION%,max:N (e.g. until:3%,max:20)")
-            });
-        };
-        let mut parts = rest.split(',');
-        let pct = parts.next().unwrap_or("").trim();
-        let half_width_pct = pct
-            .strip_suffix('%')
-            .and_then(|p| p.trim().parse::<f64>().ok())
-            .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
-            .ok_or_else(|| {
-                format!("{pct:?}: expected a precision in percent above 0, e.g. until:3%")
-            })?;
-        let mut max = 20;
-        for part in parts {
-            let part = part.trim();
-            let n = part.strip_prefix("max:").ok_or_else(|| {
-                format!("{part:?}: expected max:N after the precision, e.g. until:3%,max:20")
-            })?;
-            max = n
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|m| (FIRST_LOOK..=MAX_REPETITIONS).contains(m))
-                .ok_or_else(|| {
-                    format!(
-                        "max:{n}: expected a whole number from {FIRST_LOOK} to {MAX_REPETITIONS}"
-                    )
-                })?;
-        }
-        Ok(Repetitions::Until {
-            half_width_pct,
-            max,
-        })
-    }
-
-    /// The most repetitions this may run.
-    pub fn max(&self) -> usize {
-        match *self {
-            Repetitions::Fixed(n) => n,
-            Repetitions::Until { max, .. } => max,
-        }
-    }
-
-    /// After which repetitions the data is looked at (none for a fixed
-    /// count).
-    pub fn looks(&self) -> Vec<usize> {
-        let Repetitions::Until { max, .. } = *self else {
-            return Vec::new();
-        };
-        let mut looks = vec![];
-        let mut at = FIRST_LOOK as f64;
-        while (at.round() as usize) < max {
-            let n = at.round() as usize;
-            if looks.last() != Some(&n) {
-                looks.push(n);
-            }
-            at = (at * LOOK_GROWTH).max(at + 1.0);
-        }
-        looks.push(max);
-        looks
-    }
-
     /// The level of each interval: 95 % for a fixed count, 1 − 0.05/K with
     /// K looks for an adaptive run.
     pub fn level(&self) -> f64 {
@@ -179,8 +116,42 @@ pub fn settled(r: Option<&RatioSummary>, half_width: f64) -> bool {
     precise || verdict_fixed
 }
 
+/// The repetitions a fixed design needs for the half-width `r`'s interval
+/// reached, from its spread: the smallest n ≥ 2 with
+/// t₀.₉₇₅,ₙ₋₁ · s / √n ≤ h, in log space (see the module's doc). None
+/// without an interval.
+pub fn fixed_repetitions(r: &RatioSummary) -> Option<usize> {
+    let (Some(hi), n) = (r.high, r.values.len()) else {
+        return None;
+    };
+    if n < 2 {
+        return None;
+    }
+    let logs: Vec<f64> = r.values.iter().map(|v| v.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let h = hi.ln() - r.geomean.ln();
+    (2..=MAX_REPETITIONS).find(|&m| {
+        let m = m as f64;
+        t_quantile(0.5 + LEVEL / 2.0, m - 1.0) * sd / m.sqrt() <= h * (1.0 + 1e-9)
+    })
+}
+
+/// What a fixed design would have spent for the precision an adaptive
+/// run reached: its repetitions, and the run's machine time at both counts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FixedDesign {
+    /// The most any ratio needs ([`fixed_repetitions`]).
+    pub repetitions: usize,
+    /// Builds once, then each repetition at the run's own cost per
+    /// repetition; None when no repetition's time was measured.
+    pub time_s: Option<f64>,
+    /// The adaptive run's machine time by the same reckoning.
+    pub adaptive_time_s: Option<f64>,
+}
+
 /// What an adaptive run did, for the summary and the JSON.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Stopped {
     /// The half-width asked for, in percent.
     pub asked_half_width_pct: f64,
@@ -195,6 +166,9 @@ pub struct Stopped {
     pub repetitions: usize,
     /// Every ratio settled before the maximum.
     pub settled: bool,
+    /// A suite's run: what a fixed design would have spent instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_design: Option<FixedDesign>,
 }
 
 impl Stopped {
@@ -214,7 +188,44 @@ impl Stopped {
             family_level: LEVEL,
             repetitions: done,
             settled,
+            fixed_design: None,
         })
+    }
+
+    /// One line for the end of a suite's run and `show`.
+    pub fn run_line(&self) -> String {
+        let why = if self.settled {
+            format!(
+                "every ratio within ±{} % or its verdict settled",
+                self.asked_half_width_pct
+            )
+        } else {
+            format!(
+                "max reached: not every ratio within ±{} %",
+                self.asked_half_width_pct
+            )
+        };
+        let looks: Vec<String> = self.looks.iter().map(|l| l.to_string()).collect();
+        let mut line = format!(
+            "adaptive: stopped at repetition {} of max {} ({why}; looked after {}, each interval at {:.2} % so that 95 % holds across the looks)",
+            self.repetitions,
+            self.max,
+            looks.join(", "),
+            100.0 * self.level_per_look
+        );
+        if let Some(f) = &self.fixed_design {
+            line += &format!(
+                "; a fixed design needed ~{} repetitions for the same precision",
+                f.repetitions
+            );
+            if let (Some(x), Some(y)) = (f.time_s, f.adaptive_time_s) {
+                let d = |s: f64| {
+                    humantime::format_duration(std::time::Duration::from_secs(s.round() as u64))
+                };
+                line += &format!(": {} of machine time against {}", d(x), d(y));
+            }
+        }
+        line
     }
 
     /// One line for the summary.
@@ -247,36 +258,6 @@ impl Stopped {
 mod tests {
     use super::*;
     use crate::seeded::SplitMix64;
-
-    #[test]
-    fn the_forms_parse_and_bad_ones_say_what_was_expected() {
-        assert_eq!(Repetitions::parse("7"), Ok(Repetitions::Fixed(7)));
-        assert_eq!(
-            Repetitions::parse("until:3%,max:20"),
-            Ok(Repetitions::Until {
-                half_width_pct: 3.0,
-                max: 20
-            })
-        );
-        assert_eq!(
-            Repetitions::parse("until:2.5%"),
-            Ok(Repetitions::Until {
-                half_width_pct: 2.5,
-                max: 20
-            })
-        );
-        for bad in [
-            "0",
-            "x",
-            "until:3",
-            "until:0%",
-            "until:3%,max:2",
-            "until:3%,at:9",
-        ] {
-            let e = Repetitions::parse(bad).unwrap_err();
-            assert!(e.contains("expected"), "{bad}: {e}");
-        }
-    }
 
     #[test]
     fn the_looks_are_fixed_by_the_maximum_and_end_at_it() {
@@ -387,6 +368,56 @@ mod tests {
         // Noise that ±3 % cannot resolve in 20 repetitions: the maximum.
         let (_, noisy) = simulate(1.0, 0.3, normal, reps, 200);
         assert!(noisy > 19.0, "{noisy}");
+    }
+
+    #[test]
+    fn a_fixed_design_needs_what_its_own_interval_reaches() {
+        // ln ratios −0.1, 0, +0.1 (s = 0.1) at 99 %: h = 9.925 × 0.1 / √3
+        // = 0.573. At n = 2 a fixed 95 % design is still wider
+        // (12.71 × 0.1 / √2 = 0.899); at 3 it is within (4.30 × 0.1 / √3
+        // = 0.248).
+        let r = RatioSummary::of(&[(-0.1f64).exp(), 1.0, 0.1f64.exp()], 0.99).unwrap();
+        assert_eq!(fixed_repetitions(&r), Some(3));
+        // The same values at 95 %: it needs exactly them.
+        let r95 = RatioSummary::of(&r.values, LEVEL).unwrap();
+        assert_eq!(fixed_repetitions(&r95), Some(3));
+        // Ten values at the spent level of 7 looks: fewer than ten.
+        let ten: Vec<f64> = (0..10)
+            .map(|i| (0.05 * (i as f64 - 4.5) / 3.0).exp())
+            .collect();
+        let spent = RatioSummary::of(&ten, 1.0 - 0.05 / 7.0).unwrap();
+        let n = fixed_repetitions(&spent).unwrap();
+        assert!((5..10).contains(&n), "{n}");
+        // No spread: two repetitions are enough; one value: no interval.
+        let flat = RatioSummary::of(&[1.2, 1.2, 1.2], 0.99).unwrap();
+        assert_eq!(fixed_repetitions(&flat), Some(2));
+        let one = RatioSummary::of(&[1.2], 0.99).unwrap();
+        assert_eq!(fixed_repetitions(&one), None);
+    }
+
+    #[test]
+    fn the_run_line_says_where_it_stopped_and_what_a_fixed_design_costs() {
+        let reps = Repetitions::parse("until:3%,max:6").unwrap();
+        let mut s = Stopped::of(&reps, 3, true).unwrap();
+        s.fixed_design = Some(FixedDesign {
+            repetitions: 2,
+            time_s: Some(10.0),
+            adaptive_time_s: Some(14.0),
+        });
+        let line = s.run_line();
+        assert!(
+            line.starts_with("adaptive: stopped at repetition 3 of max 6 (every ratio within ±3 %"),
+            "{line}"
+        );
+        assert!(line.contains("looked after 3, 4, 6"), "{line}");
+        assert!(
+            line.ends_with("a fixed design needed ~2 repetitions for the same precision: 10s of machine time against 14s"),
+            "{line}"
+        );
+        let back: Stopped = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.run_line(), line);
+        let max = Stopped::of(&reps, 6, false).unwrap().run_line();
+        assert!(max.contains("of max 6 (max reached"), "{max}");
     }
 
     #[test]

@@ -2,8 +2,6 @@
 //! search, each step measured and stored as a case of its own, and the
 //! knee stored as the sweep's result.
 
-use std::time::Duration;
-
 use crate::host::start::Started;
 use crate::stage::placement::Sites;
 use crate::stage::{CaseDb, Staged};
@@ -73,7 +71,7 @@ impl Runner<'_> {
             let warmup = if first {
                 s.subject.warmup
             } else {
-                Duration::ZERO
+                crate::args::Warmup::default()
             };
             first = false;
             match self.step(&session, &mut search, rate, warmup)? {
@@ -101,7 +99,7 @@ impl Runner<'_> {
         w: &Session<'_>,
         search: &mut knee::KneeSweep,
         rate: f64,
-        warmup: Duration,
+        warmup: crate::args::Warmup,
     ) -> anyhow::Result<Step> {
         let s = w.item;
         let step = Subject {
@@ -132,7 +130,7 @@ impl Runner<'_> {
         super::live_case(&step, &cfg);
         let t0 = std::time::Instant::now();
         let measured = case::measure(w.running, &cfg, w.placement, &self.progress, db);
-        self.clock.loaded(t0.elapsed(), warmup);
+        self.clock.loaded(t0.elapsed(), warmup.at_most());
         match measured {
             Ok(Measured {
                 figures: figs,

@@ -60,6 +60,20 @@ pub struct CaseFigures {
     pub samples: Vec<SampleRow>,
 }
 
+impl CaseFigures {
+    /// How long the case warmed up, from its stored warm-up seconds: what
+    /// an `auto` warm-up took (a fixed one takes what it was given).
+    pub fn warmup_taken(&self) -> Option<std::time::Duration> {
+        let warm: f64 = self
+            .samples
+            .iter()
+            .filter(|s| s.phase == "warmup")
+            .map(|s| s.duration_s)
+            .sum();
+        (warm > 0.0).then(|| std::time::Duration::from_secs_f64(warm))
+    }
+}
+
 /// The database's side of a case (version 7).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DbFigures {

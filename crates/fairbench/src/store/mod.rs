@@ -11,6 +11,7 @@ mod parts;
 mod readonly;
 mod rows;
 pub mod schema;
+mod stopped;
 mod time_spent;
 mod versions;
 

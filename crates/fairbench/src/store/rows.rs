@@ -444,6 +444,20 @@ impl SampleRow {
         }
     }
 
+    /// Rows kept live during an `auto` warm-up, numbered as the outcome's
+    /// series is (see `fairbench_engine::warmup`); others are unchanged.
+    pub fn number_finally(
+        mut rows: Vec<SampleRow>,
+        o: &fairbench_engine::Outcome,
+    ) -> Vec<SampleRow> {
+        if let Some(v) = &o.auto_warmup {
+            for r in &mut rows {
+                r.second = v.final_second(r.second);
+            }
+        }
+        rows
+    }
+
     pub(crate) const SELECT: &'static str = "SELECT second, phase, start_s, duration_s, requests,
         errors, bytes, p50_us, p99_us, interval_hist, server_cpu, server_rss, server_threads
         FROM samples";

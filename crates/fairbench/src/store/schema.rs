@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -362,6 +362,13 @@ CREATE TABLE case_versions (
     case_id       INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
     versions_json TEXT NOT NULL
 );
+"#;
+
+// Adaptive repetitions (issue 42): why a run asking for a precision
+// stopped, at which repetition, and what a fixed design would have spent
+// (runner/stopping.rs). NULL for runs of a fixed count and before it.
+const V13: &str = r#"
+ALTER TABLE runs ADD COLUMN stopped_json TEXT;
 "#;
 
 /// A database as an older fairbench left it: the migrations up to

@@ -45,7 +45,7 @@ impl LoadProfile {
         cfg.connections = connections;
         cfg.pipeline = pipeline;
         cfg.model = model;
-        cfg.warmup = t.warmup;
+        t.warmup.apply(&mut cfg);
         cfg.duration = t.duration;
         cfg.timeout = t.timeout;
         cfg.timeout_mode = t.timeout_mode;

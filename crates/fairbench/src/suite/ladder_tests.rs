@@ -17,7 +17,7 @@ fn settings(
         s.response.as_str().to_string(),
         s.address_family.loopback(),
         s.workers,
-        s.warmup,
+        s.warmup.at_most(),
         s.load.label(),
     )
 }

@@ -11,7 +11,7 @@ mod plan;
 pub mod span;
 mod timing;
 
-pub use file::{AddressFamily, Ends, LoadProfile, Service, Step, Suite, SweepSpec};
+pub use file::{AddressFamily, Ends, LoadProfile, Repetitions, Service, Step, Suite, SweepSpec};
 pub use plan::{
     full_matrix, plan, CaseSpec, PlanItem, Probes, Subject, SuitePlan, SweepItem, FULL_MATRIX_CPUS,
 };

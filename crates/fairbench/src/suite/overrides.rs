@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::file::Suite;
+use super::file::{Repetitions, Suite};
 use super::order::{fresh_seed, Interleave};
 use crate::args::VariantSel;
 use crate::usage_error::usage;
@@ -17,13 +17,13 @@ pub struct Overrides<'a> {
     pub scenarios: Option<&'a str>,
     pub cores: Option<&'a str>,
     pub duration: Option<&'a str>,
-    pub repetitions: Option<usize>,
+    pub repetitions: Option<Repetitions>,
     pub variant: Option<&'a VariantSel>,
     pub connections: Option<usize>,
     pub rate: Option<f64>,
     pub threads: Option<usize>,
     pub pipeline: Option<usize>,
-    pub warmup: Option<Duration>,
+    pub warmup: Option<crate::args::Warmup>,
     pub timeout: Option<Duration>,
     pub interleave: Option<Interleave>,
     pub interleave_seed: Option<u64>,
@@ -84,8 +84,14 @@ fn apply(text: &str, a: &Overrides) -> anyhow::Result<String> {
         crate::args::positive_duration(d).map_err(|m| usage(format!("--duration: {m}")))?;
         doc.insert("duration".into(), toml::Value::String(d.to_string()));
     }
-    if let Some(r) = a.repetitions {
-        doc.insert("repetitions".into(), toml::Value::Integer(r as i64));
+    match a.repetitions {
+        Some(Repetitions::Fixed(n)) => {
+            doc.insert("repetitions".into(), toml::Value::Integer(n as i64));
+        }
+        Some(r) => {
+            doc.insert("repetitions".into(), toml::Value::String(r.canonical()));
+        }
+        None => {}
     }
     if let Some(v) = a.variant {
         if let Some(m) = &v.mode {
@@ -97,7 +103,7 @@ fn apply(text: &str, a: &Overrides) -> anyhow::Result<String> {
     }
     let dur = |d: &Duration| toml::Value::String(humantime::format_duration(*d).to_string());
     if let Some(w) = &a.warmup {
-        doc.insert("warmup".into(), dur(w));
+        doc.insert("warmup".into(), toml::Value::String(w.as_toml()));
     }
     if let Some(t) = &a.timeout {
         doc.insert("timeout".into(), dur(t));

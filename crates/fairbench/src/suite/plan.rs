@@ -30,7 +30,7 @@ pub struct Subject {
     /// `WORKERS` for the server when the suite sets it apart from `cores`.
     pub workers: Option<usize>,
     pub load: LoadProfile,
-    pub warmup: Duration,
+    pub warmup: crate::args::Warmup,
     pub timeout: Duration,
     /// How a request past `timeout` is counted (the suite's `timeout_mode`).
     pub timeout_mode: fairbench_engine::TimeoutMode,
@@ -157,16 +157,28 @@ impl SuitePlan {
     /// Measurement time plus a few seconds per server start; sweeps are
     /// estimated at their coarse steps plus the bisection.
     pub fn estimate(&self) -> Duration {
+        self.estimate_through(usize::MAX)
+    }
+
+    /// [`SuitePlan::estimate`] of the repetitions up to `rep` (an adaptive
+    /// run stopping there; sweeps run in the first).
+    pub fn estimate_through(&self, rep: usize) -> Duration {
         const START: f64 = 3.0;
         let secs: f64 = self
             .items
             .iter()
+            .filter(|i| match i {
+                PlanItem::Case(c) => c.repetition <= rep,
+                PlanItem::Sweep(_) => true,
+            })
             .map(|i| match i {
-                PlanItem::Case(c) => START + (c.subject.warmup + c.duration).as_secs_f64(),
+                PlanItem::Case(c) => {
+                    START + (c.subject.warmup.at_most() + c.duration).as_secs_f64()
+                }
                 PlanItem::Sweep(s) => {
                     let steps = s.spec.estimated_steps();
                     START
-                        + s.subject.warmup.as_secs_f64()
+                        + s.subject.warmup.at_most().as_secs_f64()
                         + steps * (s.spec.step_duration.as_secs_f64() + 0.5)
                 }
             })

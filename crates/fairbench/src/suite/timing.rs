@@ -6,7 +6,8 @@ use std::time::Duration;
 /// How long a measurement warms up, lasts, and waits for each response.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
-    pub warmup: Duration,
+    /// A fixed duration or `auto` (until steady, at most a ceiling).
+    pub warmup: crate::args::Warmup,
     pub duration: Duration,
     pub timeout: Duration,
     pub timeout_mode: fairbench_engine::TimeoutMode,

@@ -39,7 +39,7 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     };
     cfg.requests = args.requests;
     cfg.keepalive = !args.no_keepalive;
-    cfg.warmup = args.warmup;
+    args.warmup.apply(&mut cfg);
     cfg.timeout = args.timeout;
     cfg.timeout_mode = args.timeout_mode;
     cfg.pipeline = args.pipeline;

@@ -118,9 +118,10 @@ pub struct LoadArgs {
         default_value = crate::request_options::DEFAULT_EXPECT_STATUS
     )]
     pub expect_status: String,
-    /// Run this long first without counting it (JIT warm-up, connection set-up).
-    #[arg(help_heading = "Load model", long, default_value = "0s", value_parser = duration)]
-    pub warmup: Duration,
+    /// Run this long first without counting it (JIT warm-up, connection set-up); auto:
+    /// until the server is steady, at most 30s (auto:CEILING for another ceiling).
+    #[arg(help_heading = "Load model", long, value_name = "DURATION|auto[:CEILING]", default_value = "0s", value_parser = crate::args::warmup)]
+    pub warmup: crate::args::Warmup,
     /// A request without an answer after this long is aborted and counted as a timeout
     /// (see --timeout-mode).
     #[arg(help_heading = "Load model", long, default_value = "2s", value_parser = positive_duration)]
@@ -511,6 +512,12 @@ fn view(args: &LoadArgs) -> summary::View<'_> {
 fn progress_for(cfg: &LoadConfig) -> LoadProgress {
     match (cfg.requests, cfg.duration) {
         (Some(n), d) if d == REQUESTS_BOUND => LoadProgress::counting(n),
-        _ => LoadProgress::new(cfg.warmup + cfg.duration),
+        _ => LoadProgress::new(
+            cfg.warmup
+                + cfg.warmup_auto.map_or(Duration::ZERO, |a| {
+                    a.ceiling + fairbench_engine::warmup::RECONNECT
+                })
+                + cfg.duration,
+        ),
     }
 }

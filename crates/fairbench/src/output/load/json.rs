@@ -34,6 +34,9 @@ pub struct LoadJson<'a> {
     /// false: a new connection per request (`--no-keepalive`).
     pub keepalive: bool,
     pub warmup_s: f64,
+    /// `--warmup auto` only: how long it took and whether it ended steady.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_warmup: Option<&'a fairbench_engine::warmup::WarmupVerdict>,
     pub duration_s: f64,
     pub timeout_s: f64,
     /// Every request of the measured window and how it ended:
@@ -126,6 +129,7 @@ impl<'a> LoadJson<'a> {
             http2: o.h2.as_ref(),
             keepalive: o.keepalive,
             warmup_s: o.warmup_s,
+            auto_warmup: o.auto_warmup.as_ref(),
             duration_s: o.measured_s,
             timeout_s: o.timeout_s,
             ledger: o.ledger(),

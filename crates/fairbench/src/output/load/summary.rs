@@ -64,7 +64,13 @@ fn first_line(s: &mut String, url: &str, o: &Outcome) {
         LoadModel::ClosedLoop => "closed loop".to_string(),
         LoadModel::ConstantRate { rps } => format!("constant rate {} req/s", rate(rps)),
     };
-    let warm = if o.warmup_s > 0.0 {
+    let warm = if let Some(v) = o.auto_warmup.as_ref().filter(|v| v.steady) {
+        format!(
+            " after {} warm-up (auto: {} steady)",
+            seconds(o.warmup_s),
+            v.watched
+        )
+    } else if o.warmup_s > 0.0 {
         format!(" after {} warm-up", seconds(o.warmup_s))
     } else {
         String::new()

@@ -41,6 +41,10 @@ pub struct RunReport {
     /// A suite with `[[step]]`s: each variant's ratio rung by rung.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ladder: Option<super::ladder::Ladder>,
+    /// This run's cases across the earlier runs of its database (`report`
+    /// only, not with `--with`); absent when no earlier run measured them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::run_history::RunHistory>,
 }
 
 /// One of the runs a report puts side by side.
@@ -253,6 +257,7 @@ pub fn build_for(
         paired,
         machines: Vec::new(),
         ladder,
+        history: None,
     })
 }
 

@@ -11,11 +11,13 @@ use super::pairing::Pairing;
 mod loads;
 mod profile;
 mod raw;
+mod repetitions;
 mod services;
 mod settings;
 mod steps;
 pub use profile::{Ends, LoadProfile, SweepSpec};
 use raw::*;
+pub use repetitions::Repetitions;
 pub use steps::Step;
 
 /// A validated suite.
@@ -37,14 +39,23 @@ pub struct Suite {
     pub workers: Option<usize>,
     pub loads: Vec<LoadProfile>,
     pub duration: Duration,
-    pub warmup: Duration,
+    pub warmup: crate::args::Warmup,
     pub timeout: Duration,
     /// How a request past `timeout` is counted: `fairbench` (aborted, its
     /// connection reopened) or `wrk` (a late answer is a timeout, the
     /// connection kept), for the suites that reproduce wrk's figures.
     #[serde(serialize_with = "mode_name")]
     pub timeout_mode: fairbench_engine::TimeoutMode,
+    /// The repetitions planned: the count, or an adaptive run's maximum.
     pub repetitions: usize,
+    /// `repetitions = "until:3%,max:20"`: repetitions go on until every
+    /// paired ratio is known to the asked precision (runner::stopping);
+    /// None for a fixed count.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "canonical_repetitions"
+    )]
+    pub adaptive: Option<Repetitions>,
     pub ready_timeout: Duration,
     /// The address the load reaches a server on this machine at: `ipv4`
     /// (127.0.0.1, the default) or `ipv6` (::1, as the rebuttal's spot
@@ -155,6 +166,16 @@ fn mode_name<S: serde::Serializer>(
     s.serialize_str(m.as_str())
 }
 
+fn canonical_repetitions<S: serde::Serializer>(
+    r: &Option<Repetitions>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match r {
+        Some(r) => s.serialize_str(&r.canonical()),
+        None => s.serialize_none(),
+    }
+}
+
 fn all<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str("all")
 }
@@ -227,6 +248,12 @@ impl Suite {
         let cores = file.cores()?;
         let timing = file.timing()?;
         let run = file.run_settings()?;
+        if run.adaptive.is_some() && !services.is_empty() {
+            return Err(file.bad(
+                "repetitions",
+                "a suite of [[service]]s runs a fixed count (e.g. 5); a precision (until:…) is for zoo suites and `load --vs`".into(),
+            ));
+        }
         let loads = file.loads(&protocols, timing)?;
         let pairing = file.pairing()?;
         let (interleave, interleave_seed) = file.interleave()?;
@@ -261,6 +288,7 @@ impl Suite {
             timeout: timing.timeout,
             timeout_mode: timing.timeout_mode,
             repetitions: run.repetitions,
+            adaptive: run.adaptive,
             ready_timeout: run.ready_timeout,
             address_family: run.address_family,
             calibrate: run.calibrate,

@@ -30,8 +30,9 @@ pub(super) struct RawSuite {
     pub(super) timeout: Option<String>,
     #[serde(default)]
     pub(super) timeout_mode: Option<String>,
+    /// A count, or a precision to reach as a string ("until:3%,max:20").
     #[serde(default)]
-    pub(super) repetitions: Option<usize>,
+    pub(super) repetitions: Option<toml::Value>,
     #[serde(default)]
     pub(super) ready_timeout: Option<String>,
     #[serde(default)]

@@ -7,11 +7,14 @@ use std::time::Duration;
 use super::super::order::Interleave;
 use super::super::pairing::{Pairing, VariantSpec, DEFAULT_REFERENCE};
 use super::super::timing::Timing;
-use super::{AddressFamily, CoreCount, Fields, Service};
+use super::{AddressFamily, CoreCount, Fields, Repetitions, Service};
 
 /// The settings of how each case runs, apart from its timing.
 pub(super) struct RunSettings {
+    /// The most repetitions the plan holds.
     pub(super) repetitions: usize,
+    /// A precision asked for instead of a count.
+    pub(super) adaptive: Option<Repetitions>,
     pub(super) ready_timeout: Duration,
     pub(super) address_family: AddressFamily,
     pub(super) calibrate: Option<crate::calibration::Tool>,
@@ -121,7 +124,7 @@ impl Fields<'_> {
         let warmup = raw
             .warmup
             .as_deref()
-            .map(|w| self.duration("warmup", w))
+            .map(|w| crate::args::Warmup::parse(w).map_err(|e| self.bad("warmup", e)))
             .transpose()?
             .unwrap_or_default();
         let timeout = raw
@@ -170,18 +173,37 @@ impl Fields<'_> {
         if calibrate.is_some() && address_family == AddressFamily::Unix {
             return Err(self.bad("calibrate", AddressFamily::UNIX_CALIBRATE.into()));
         }
-        let repetitions = raw.repetitions.unwrap_or(3);
-        if repetitions == 0 {
-            return Err(self.bad("repetitions", "must be at least 1".into()));
-        }
-        crate::args::bounds::at_most(repetitions, crate::args::bounds::MAX_REPETITIONS)
-            .map_err(|m| self.bad("repetitions", m))?;
+        let asked = self.repetitions()?;
         Ok(RunSettings {
-            repetitions,
+            repetitions: asked.max(),
+            adaptive: matches!(asked, Repetitions::Until { .. }).then_some(asked),
             ready_timeout,
             address_family,
             calibrate,
         })
+    }
+
+    /// `repetitions`: a count (3 when left out), or a precision as
+    /// `Repetitions::parse` reads it.
+    fn repetitions(&self) -> anyhow::Result<Repetitions> {
+        let bad = |v: &dyn std::fmt::Display| {
+            self.bad(
+                "repetitions",
+                format!("{v}: expected {}", Repetitions::EXPECTED),
+            )
+        };
+        match &self.raw.repetitions {
+            None => Ok(Repetitions::Fixed(3)),
+            Some(toml::Value::Integer(n)) if *n >= 1 => {
+                crate::args::bounds::at_most(*n as usize, crate::args::bounds::MAX_REPETITIONS)
+                    .map(Repetitions::Fixed)
+                    .map_err(|m| self.bad("repetitions", m))
+            }
+            Some(toml::Value::String(s)) => {
+                Repetitions::parse(s).map_err(|e| self.bad("repetitions", e))
+            }
+            Some(other) => Err(bad(other)),
+        }
     }
 
     /// `reference` (the default one when left out) and its `aa` twins.

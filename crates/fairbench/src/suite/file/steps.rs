@@ -2,8 +2,6 @@
 //! publication's setup to a corrected one, one change per rung, every rung
 //! measured in the same run (docs/suites.md, "Steps").
 
-use std::time::Duration;
-
 use serde::Serialize;
 
 use super::super::timing::Timing;
@@ -32,7 +30,7 @@ pub struct Step {
     pub address_family: AddressFamily,
     /// `None`: one worker per core.
     pub workers: Option<usize>,
-    pub warmup: Duration,
+    pub warmup: crate::args::Warmup,
     pub loads: Vec<LoadProfile>,
 }
 
@@ -192,10 +190,13 @@ impl Fields<'_> {
                 )
             }
             "warmup" => {
-                let w = v
-                    .as_str()
-                    .ok_or_else(|| self.bad(field, "expected a duration, e.g. \"10s\"".into()))?;
-                s.warmup = self.duration(field, w)?;
+                let w = v.as_str().ok_or_else(|| {
+                    self.bad(
+                        field,
+                        "expected a duration, e.g. \"10s\", or \"auto\"".into(),
+                    )
+                })?;
+                s.warmup = crate::args::Warmup::parse(w).map_err(|e| self.bad(field, e))?;
                 format!("warmup = {w}")
             }
             _ => {
@@ -241,6 +242,7 @@ impl Fields<'_> {
 mod tests {
     use super::super::Suite;
     use super::*;
+    use std::time::Duration;
 
     const LADDER: &str = r#"
 name = "l"
@@ -291,7 +293,10 @@ load = { model = "rate", rate = 100, connections = 10 }
         assert_eq!(last.responses, ["normalized"]);
         assert_eq!(last.address_family, AddressFamily::Ipv6);
         assert_eq!(last.workers, None);
-        assert_eq!(last.warmup, Duration::from_secs(1));
+        assert_eq!(
+            last.warmup,
+            crate::args::Warmup::Fixed(Duration::from_secs(1))
+        );
         assert_eq!(last.loads[0].label(), "rate 100/s c=10");
         assert_eq!(s.steps[0].workers, Some(1));
         assert_eq!(s.steps[3].changes, ["workers = per-core"]);

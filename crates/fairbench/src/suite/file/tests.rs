@@ -424,3 +424,33 @@ fn a_suite_is_found_by_one_rule_and_a_name_needs_a_root() {
         "{unknown}"
     );
 }
+
+#[test]
+fn repetitions_are_a_count_or_a_precision_and_bad_ones_say_both_forms() {
+    let with = |v: &str| OK.replace("name = \"t\"", &format!("name = \"t\"\nrepetitions = {v}"));
+    let fixed = Suite::parse(&with("5"), "t.toml").unwrap();
+    assert_eq!((fixed.repetitions, fixed.adaptive), (5, None));
+    let want = Some(Repetitions::Until {
+        half_width_pct: 3.0,
+        max: 12,
+    });
+    for v in ["\"until:3%,max:12\"", "\"until ±3 % or 12\""] {
+        let s = Suite::parse(&with(v), "t.toml").unwrap();
+        assert_eq!((s.repetitions, s.adaptive), (12, want), "{v}");
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["adaptive"], "until:3%,max:12");
+    }
+    for v in ["0", "\"until:3\"", "\"until ±3 % or 2\"", "2.5", "\"lots\""] {
+        let e = Suite::parse(&with(v), "suites/t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("suites/t.toml: field repetitions: ")
+                && e.contains("expected")
+                && !e.contains('\n'),
+            "{v}: {e}"
+        );
+    }
+    let e = Suite::parse(&with("0"), "t.toml").unwrap_err().to_string();
+    assert!(e.contains("until:PRECISION%"), "{e}");
+}
