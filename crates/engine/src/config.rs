@@ -461,27 +461,7 @@ fn validate_warmup(cfg: &LoadConfig) -> Result<(), ConfigError> {
             "give a duration or auto, not both",
         ));
     }
-    if auto.window < crate::warmup::MIN_WINDOW {
-        return Err(ConfigError::new(
-            "warmup",
-            "auto's window must be at least 3s (a line and its error need three seconds)",
-        ));
-    }
-    if auto.ceiling < auto.window {
-        return Err(ConfigError::new(
-            "warmup",
-            format!(
-                "auto's ceiling must be at least its window ({}s)",
-                auto.window.as_secs()
-            ),
-        ));
-    }
-    if auto.ceiling > Duration::from_secs(3600) {
-        return Err(ConfigError::new(
-            "warmup",
-            "auto's ceiling must be at most 1h",
-        ));
-    }
+    auto.check().map_err(|m| ConfigError::new("warmup", m))?;
     if cfg.share.count > 1 || cfg.start_at.is_some() {
         return Err(ConfigError::new(
             "warmup",

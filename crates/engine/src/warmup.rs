@@ -83,6 +83,29 @@ impl Default for AutoWarmup {
     }
 }
 
+impl AutoWarmup {
+    /// Its window and ceiling within bounds: the one check the engine's
+    /// configuration and the command line's parser both apply.
+    pub fn check(&self) -> Result<(), String> {
+        if self.window < MIN_WINDOW {
+            return Err(
+                "auto's window must be at least 3s (a line and its error need three seconds)"
+                    .into(),
+            );
+        }
+        if self.ceiling < self.window {
+            return Err(format!(
+                "auto's ceiling must be at least its {}s window",
+                self.window.as_secs()
+            ));
+        }
+        if self.ceiling > Duration::from_secs(3600) {
+            return Err("auto's ceiling must be at most 1h".into());
+        }
+        Ok(())
+    }
+}
+
 /// How an `auto` warm-up went: a result in itself (a JIT server's warm-up
 /// against an AOT one's).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -38,15 +38,7 @@ impl Warmup {
             None => return Err(format!("{s:?}: {EXPECTED}")),
             Some(c) => {
                 auto.ceiling = duration(c).map_err(|e| format!("auto's ceiling: {e}"))?;
-                if auto.ceiling < auto.window {
-                    return Err(format!(
-                        "auto's ceiling must be at least its {}s window",
-                        auto.window.as_secs()
-                    ));
-                }
-                if auto.ceiling > Duration::from_secs(3600) {
-                    return Err("auto's ceiling must be at most 1h".into());
-                }
+                auto.check()?;
             }
         }
         Ok(Warmup::Auto(auto))
