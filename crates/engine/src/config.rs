@@ -345,6 +345,9 @@ impl LoadConfig {
                 format!("must be between 1 and {MAX_STREAMS}"),
             ));
         }
+        if self.protocol == Protocol::H3 {
+            return self.validate_h3();
+        }
         if !self.protocol.is_h2() {
             if self.streams > 1 {
                 return Err(ConfigError::new(
@@ -381,6 +384,25 @@ impl LoadConfig {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// HTTP/3 runs over QUIC to an `https://` URL's own address: no
+    /// proxy, no unix socket, no pipelining, kept-alive connections.
+    fn validate_h3(&self) -> Result<(), ConfigError> {
+        let why = if !self.target.tls {
+            "HTTP/3 runs over QUIC with TLS: it needs an https:// URL"
+        } else if self.target.proxy.is_some() {
+            "HTTP/3 does not go through a proxy here (QUIC is UDP): drop --proxy"
+        } else if self.target.unix_socket.is_some() {
+            "HTTP/3 runs over UDP: it cannot be combined with --unix-socket"
+        } else if !self.keepalive {
+            "cannot be combined with --no-keepalive (a QUIC connection carries many requests)"
+        } else if self.pipeline > 1 {
+            "cannot be combined with --pipeline (HTTP/3 multiplexes: use --streams N)"
+        } else {
+            return Ok(());
+        };
+        Err(ConfigError::new("http3", why))
     }
 
     /// Threads beyond the connection count (or the request count) would

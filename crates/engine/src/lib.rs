@@ -24,6 +24,7 @@ pub mod endpoint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod h2;
+pub mod h3;
 pub mod hex;
 pub mod histogram;
 #[cfg(test)]
@@ -60,6 +61,7 @@ pub use config::{
 pub use config_error::ConfigError;
 pub use endpoint::{AnswerClock, Endpoint};
 pub use h2::H2Report;
+pub use h3::H3Report;
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,

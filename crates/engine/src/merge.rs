@@ -105,6 +105,14 @@ impl Outcome {
                     m.add(h);
                     Some(m)
                 }),
+            h3: parts
+                .iter()
+                .filter_map(|o| o.h3.as_ref())
+                .fold(None, |acc, h| {
+                    let mut m: crate::H3Report = acc.unwrap_or_default();
+                    m.add(h);
+                    Some(m)
+                }),
             pipeline: parts.first().map_or(1, |o| o.pipeline),
             timeout_s,
             warmup_s,

@@ -264,6 +264,10 @@ pub struct Outcome {
     /// GOAWAYs and protocol errors by kind (see [`crate::H2Report`]).
     #[serde(default)]
     pub h2: Option<crate::H2Report>,
+    /// HTTP/3 runs: resets, closes and GOAWAYs by code, handshakes, and
+    /// what QUIC did (see [`crate::H3Report`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h3: Option<crate::H3Report>,
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,

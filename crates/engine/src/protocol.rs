@@ -30,6 +30,11 @@ pub enum Protocol {
     /// HTTP/2 over TLS (`https://` URLs), chosen by ALPN.
     #[serde(rename = "h2")]
     H2,
+    /// HTTP/3 over QUIC (`https://` URLs, UDP), ALPN `h3`. Only `load`
+    /// speaks it so far: it is not among [`Protocol::ALL`], the protocols
+    /// the zoo's servers, suites and `check` are run over.
+    #[serde(rename = "h3")]
+    H3,
 }
 
 impl Protocol {
@@ -42,6 +47,7 @@ impl Protocol {
             Protocol::Http1 => "http/1.1",
             Protocol::H2c => "h2c",
             Protocol::H2 => "h2",
+            Protocol::H3 => "h3",
         }
     }
 
@@ -58,12 +64,12 @@ impl Protocol {
 
     /// HTTP/2, with or without TLS.
     pub fn is_h2(self) -> bool {
-        self != Protocol::Http1
+        matches!(self, Protocol::H2c | Protocol::H2)
     }
 
-    /// A server serving it needs a certificate (h2 over TLS).
+    /// A server serving it needs a certificate (h2 over TLS, h3).
     pub fn tls(self) -> bool {
-        self == Protocol::H2
+        matches!(self, Protocol::H2 | Protocol::H3)
     }
 
     /// How people name it: "HTTP/1.1", "HTTP/2 cleartext (h2c)", "HTTP/2
@@ -73,6 +79,7 @@ impl Protocol {
             Protocol::Http1 => "HTTP/1.1",
             Protocol::H2c => "HTTP/2 cleartext (h2c)",
             Protocol::H2 => "HTTP/2 over TLS (h2)",
+            Protocol::H3 => "HTTP/3 over QUIC (h3)",
         }
     }
 
@@ -81,7 +88,7 @@ impl Protocol {
         match self {
             Protocol::Http1 => None,
             Protocol::H2c => Some(false),
-            Protocol::H2 => Some(true),
+            Protocol::H2 | Protocol::H3 => Some(true),
         }
     }
 
@@ -137,6 +144,9 @@ mod tests {
         }
         assert_eq!(Protocol::parse("HTTP/1.1"), None);
         assert_eq!(Protocol::parse("h3"), None);
+        assert_eq!(Protocol::H3.to_string(), "h3");
+        assert_eq!(serde_json::to_string(&Protocol::H3).unwrap(), "\"h3\"");
+        assert!(!Protocol::H3.is_h2() && Protocol::H3.tls());
         assert_eq!(Protocol::default(), Protocol::Http1);
     }
 }

@@ -19,6 +19,10 @@ pub(crate) struct Entry {
     pub idempotent: bool,
 }
 
+/// Encodes a request's head for the wire.
+pub(crate) type HeadEncoder =
+    fn(&RequestSpec, &crate::target::Target) -> Result<Vec<u8>, ConfigError>;
+
 pub(crate) struct RequestPool {
     bytes: Vec<u8>,
     entries: Vec<Entry>,
@@ -31,11 +35,29 @@ impl RequestPool {
     /// is repeated until it holds `pipeline` entries, so that the requests
     /// a connection sends back to back are one contiguous slice (one write).
     pub fn build(cfg: &LoadConfig) -> Result<RequestPool, ConfigError> {
+        Self::build_encoded(cfg, None)
+    }
+
+    /// The same, each request's head made by `encode` (HTTP/3's QPACK
+    /// field section, which the caller names: this module stays below the
+    /// protocols) and followed by its body.
+    pub fn build_encoded(
+        cfg: &LoadConfig,
+        encode: Option<HeadEncoder>,
+    ) -> Result<RequestPool, ConfigError> {
         let h2 = cfg.protocol.is_h2();
         // (bytes, where the body starts, target, idempotent)
         let wire = |spec: &RequestSpec,
                     target: &crate::target::Target|
          -> Result<(Vec<u8>, usize), ConfigError> {
+            if let Some(encode) = encode {
+                // The method is checked as HTTP/1.1 checks it.
+                spec.serialize(target)?;
+                let mut w = encode(spec, target)?;
+                let n = w.len();
+                w.extend_from_slice(&spec.body);
+                return Ok((w, n));
+            }
             if !h2 {
                 let w = spec.serialize(target)?;
                 let n = w.len();

@@ -68,15 +68,30 @@ pub(crate) fn run_once(
     observer: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     cfg.validate()?;
-    let pool = RequestPool::build(cfg)?;
+    let pool = if cfg.protocol == crate::Protocol::H3 {
+        RequestPool::build_encoded(cfg, Some(crate::h3::qpack::encode))?
+    } else {
+        RequestPool::build(cfg)?
+    };
     let tls = if cfg.target.tls {
         Some(TlsClient::new(&cfg.target, &cfg.tls)?.for_protocol(cfg.protocol))
     } else {
         None
     };
+    // HTTP/3 has a check of its own before the run, and its own threads.
+    let h3 = match (cfg.protocol, &tls) {
+        (crate::Protocol::H3, Some(t)) => {
+            Some(crate::h3::run::prepare(cfg, t).map_err(RunError::Connect)?)
+        }
+        _ => None,
+    };
     // The first of the URL's addresses that accepts a connection is the
     // one measured.
-    let addr = cfg.target.endpoint(preflight(cfg, tls.as_ref())?);
+    let addr = match &h3 {
+        Some(q) => cfg.target.endpoint(q.peer),
+        None => cfg.target.endpoint(preflight(cfg, tls.as_ref())?),
+    };
+    let tls = if h3.is_some() { None } else { tls };
     let plan = Arc::new(thread_plan(cfg, pool, tls, addr, &stop));
     let threads = plan.threads;
 
@@ -85,7 +100,17 @@ pub(crate) fn run_once(
         handles,
         reports,
         mut failure,
-    } = spawn_workers(cfg, &plan, &stop);
+    } = match h3 {
+        Some(q) => {
+            let (handles, reports, failure) = crate::h3::run::spawn_workers(cfg, &plan, &stop, q);
+            Workers {
+                handles,
+                reports,
+                failure,
+            }
+        }
+        None => spawn_workers(cfg, &plan, &stop),
+    };
     let mut intervals = Intervals {
         merger: LiveMerge::new(handles.len()),
         series: Vec::new(),

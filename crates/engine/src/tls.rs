@@ -119,6 +119,17 @@ impl TlsClient {
         }
     }
 
+    /// The same settings for QUIC (`h3`): TLS 1.3, which is all QUIC
+    /// speaks, offering only `h3` by ALPN; the certificate checks
+    /// (`--insecure`, `--cacert`, a client certificate) are these.
+    pub fn quic(&self) -> Result<Arc<quinn_proto::crypto::rustls::QuicClientConfig>, String> {
+        let mut c = (*self.config).clone();
+        c.alpn_protocols = vec![b"h3".to_vec()];
+        quinn_proto::crypto::rustls::QuicClientConfig::try_from(c)
+            .map(Arc::new)
+            .map_err(|e| format!("QUIC's TLS set-up failed: {e}"))
+    }
+
     /// A new client session, its ClientHello queued to be written.
     pub fn session(&self) -> Result<ClientConnection, rustls::Error> {
         ClientConnection::new(self.config.clone(), self.name.clone())

@@ -42,6 +42,8 @@ pub struct RequestOptions {
     pub seed: u64,
     /// h2 by ALPN over TLS, h2c with prior knowledge otherwise.
     pub http2: bool,
+    /// HTTP/3 over QUIC (`load --http3`; no service key yet).
+    pub http3: bool,
     pub streams: Option<usize>,
     pub insecure: bool,
     pub cacert: Option<PathBuf>,
@@ -70,6 +72,7 @@ impl Default for RequestOptions {
             pool: crate::mix::DEFAULT_POOL,
             seed: 1,
             http2: false,
+            http3: false,
             streams: None,
             insecure: false,
             cacert: None,
@@ -145,6 +148,9 @@ impl RequestOptions {
         cfg.tls = self.tls(cfg.target.tls, spell)?;
         if self.http2 {
             cfg.protocol = Protocol::h2_for(cfg.target.tls);
+        }
+        if self.http3 {
+            cfg.protocol = Protocol::H3;
         }
         cfg.streams = self.streams.unwrap_or(fairbench_engine::DEFAULT_STREAMS);
         let mut headers = Vec::new();

@@ -4,7 +4,8 @@
 //! the deterministic servers written for the tests: scripted HTTP/1.1
 //! (plain or TLS, [`scripted`]), a canned keep-alive answer ([`canned`]),
 //! a fast answerer, a recorder and a silent server ([`keepalive`]), a
-//! counting service ([`counting`]) and HTTP/2 ([`h2`]), any of them over a
+//! counting service ([`counting`]), HTTP/2 ([`h2`]) and HTTP/3 (quic-go,
+//! built from Go sources in `fixtures/`: [`h3`]), any of them over a
 //! unix socket ([`unix_relay`]) or behind an HTTP proxy ([`proxy`]); and
 //! the tolerance
 //! rule of every assertion about time ([`timing`]). Every server
@@ -18,6 +19,7 @@ pub mod accept;
 pub mod canned;
 pub mod counting;
 pub mod h2;
+pub mod h3;
 pub mod keepalive;
 pub mod pki;
 pub mod proxy;

@@ -215,6 +215,9 @@ async fn exchange(
         Protocol::Http1 => Err(Failure::Protocol(
             "HTTP/1.1 is fetched by crate::fetch".into(),
         )),
+        Protocol::H3 => Err(Failure::Protocol(
+            "HTTP/3 is not fetched by the zoo yet".into(),
+        )),
         Protocol::H2c => over(Recorder::new(tcp, seen), protocol, &authority, ask, None).await,
         Protocol::H2 => {
             let trust = trust

@@ -178,6 +178,7 @@ fn protocol_tag(p: Protocol) -> &'static str {
         Protocol::Http1 => "http1",
         Protocol::H2c => "h2c",
         Protocol::H2 => "h2",
+        Protocol::H3 => "h3",
     }
 }
 

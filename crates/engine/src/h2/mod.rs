@@ -10,7 +10,7 @@
 pub mod dump;
 pub mod frame;
 pub(crate) mod hpack;
-mod huffman;
+pub(crate) mod huffman;
 pub(crate) mod probe;
 mod report;
 pub(crate) mod request;

@@ -44,6 +44,7 @@ impl Worker {
             h2: plan
                 .h2
                 .then(|| h2_report(self.h2_report, plan.pipeline, &self.h2_frames)),
+            h3: None,
             pipeline: if plan.h2 { 1 } else { plan.pipeline },
             timeout_s: secs(plan.timeout),
             warmup_s: secs(plan.measure_start - plan.start),
@@ -206,14 +207,14 @@ impl Worker {
 }
 
 /// The end of interval `second`, at most the window's `end`.
-pub(super) fn interval_end(plan: &ThreadPlan, second: i64, end: Nanos) -> Nanos {
+pub(crate) fn interval_end(plan: &ThreadPlan, second: i64, end: Nanos) -> Nanos {
     let edge = plan.measure_start as i128 + (second as i128 + 1) * NANOS_PER_SEC as i128;
     (edge.max(0) as u64).min(end)
 }
 
 /// The thread's cost over the window, from its usage at the window's
 /// start (`from`) and end (`to`).
-fn generator(from: Usage, to: Usage) -> Generator {
+pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
     let elapsed = to.at.saturating_sub(from.at).max(1) as f64;
     let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64 / elapsed;
     let busy = busy.min(1.0);
@@ -232,7 +233,10 @@ fn generator(from: Usage, to: Usage) -> Generator {
 }
 
 /// Named parts of the window (targets or stages), each tally with its name.
-fn groups(tallies: Vec<TargetTally>, names: impl Iterator<Item = String>) -> Vec<TargetOutcome> {
+pub(crate) fn groups(
+    tallies: Vec<TargetTally>,
+    names: impl Iterator<Item = String>,
+) -> Vec<TargetOutcome> {
     tallies
         .into_iter()
         .zip(names)
@@ -248,7 +252,7 @@ fn groups(tallies: Vec<TargetTally>, names: impl Iterator<Item = String>) -> Vec
 }
 
 /// This thread's share of a constant rate; `None` in a closed loop.
-fn thread_rate(plan: &ThreadPlan) -> Option<f64> {
+pub(crate) fn thread_rate(plan: &ThreadPlan) -> Option<f64> {
     // A profile's rate is reported as its mean over the window.
     let rate = match &plan.stages {
         Some(st) => plan.rate.map(|_| {
@@ -261,7 +265,7 @@ fn thread_rate(plan: &ThreadPlan) -> Option<f64> {
 }
 
 /// How the thread kept its schedule of `rate` requests per second.
-fn schedule(rate: f64, t: &Tally, never_sent: u64, send_ahead: Nanos) -> Schedule {
+pub(crate) fn schedule(rate: f64, t: &Tally, never_sent: u64, send_ahead: Nanos) -> Schedule {
     let lateness_p99 = if t.lateness.is_empty() {
         0
     } else {

@@ -107,6 +107,9 @@ mod stream;
 mod tls;
 mod tunnel;
 
+// What the HTTP/3 load thread (`crate::h3::load`) shares with this one.
+pub(crate) use books::{generator, groups, interval_end, schedule, thread_rate};
+
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,8 +134,8 @@ use conn::Conn;
 use free::{FreeQueue, Rotation};
 
 const READ_BUF: usize = 64 * 1024;
-const BACKOFF_MIN: Nanos = 10_000_000;
-const BACKOFF_MAX: Nanos = 500_000_000;
+pub(crate) const BACKOFF_MIN: Nanos = 10_000_000;
+pub(crate) const BACKOFF_MAX: Nanos = 500_000_000;
 /// A load thread busier than this may be holding the load back.
 const SATURATED: f64 = 0.9;
 /// Bytes queued on a socket before the kernel wakes the thread for them
@@ -209,13 +212,13 @@ pub(crate) struct ThreadPlan {
     pub thread_start: Option<crate::config::ThreadStart>,
 }
 
-fn scan_every(timeout: Nanos) -> Nanos {
+pub(crate) fn scan_every(timeout: Nanos) -> Nanos {
     (timeout / 20).clamp(1_000_000, 50_000_000)
 }
 
 /// A constant rate's or a rate profile's schedule of this thread's slots;
 /// `None` in a closed loop.
-fn pacer(plan: &ThreadPlan, index: usize) -> Option<AnyPacer> {
+pub(crate) fn pacer(plan: &ThreadPlan, index: usize) -> Option<AnyPacer> {
     plan.rate.map(|rate| match &plan.stages {
         None => AnyPacer::Constant(ConstantPacer::new(
             plan.schedule_start,
@@ -235,7 +238,11 @@ fn pacer(plan: &ThreadPlan, index: usize) -> Option<AnyPacer> {
 
 /// The thread's window end. A constant-rate budget is known up front: the
 /// window ends at the first slot beyond it.
-fn window_end(plan: &ThreadPlan, pacer: Option<&AnyPacer>, budget: Option<u64>) -> Nanos {
+pub(crate) fn window_end(
+    plan: &ThreadPlan,
+    pacer: Option<&AnyPacer>,
+    budget: Option<u64>,
+) -> Nanos {
     match (pacer, budget) {
         (Some(p), Some(n)) => {
             let first = p.due_before(plan.measure_start);
@@ -246,7 +253,7 @@ fn window_end(plan: &ThreadPlan, pacer: Option<&AnyPacer>, budget: Option<u64>) 
 }
 
 /// The thread's ledger for a window ending at `end`, by target and stage.
-fn tally(plan: &ThreadPlan, end: Nanos) -> Tally {
+pub(crate) fn tally(plan: &ThreadPlan, end: Nanos) -> Tally {
     Tally::new(
         plan.measure_start,
         end,
@@ -270,15 +277,15 @@ pub(crate) enum ThreadReport {
 
 /// Thread CPU and scheduler figures at one instant.
 #[derive(Clone, Copy)]
-struct Usage {
-    at: Nanos,
+pub(crate) struct Usage {
+    pub at: Nanos,
     cpu: Nanos,
     run: Nanos,
     wait: Nanos,
 }
 
 impl Usage {
-    fn now() -> Usage {
+    pub fn now() -> Usage {
         let (run, wait) = clock::thread_sched();
         Usage {
             at: clock::now(),

@@ -91,6 +91,7 @@ fn request_options(args: &LoadArgs) -> RequestOptions {
         pool: args.pool,
         seed: args.seed,
         http2: args.http2,
+        http3: args.http3,
         streams: args.streams,
         insecure: args.insecure,
         cacert: args.cacert.clone(),

@@ -212,9 +212,12 @@ pub struct LoadArgs {
     /// Speak HTTP/2: h2 chosen by ALPN on https:// URLs, h2c with prior knowledge on http://.
     #[arg(help_heading = "HTTP/2", long)]
     pub http2: bool,
-    /// With --http2: requests (streams) in flight per connection, as h2load's -m; a server's
-    /// lower SETTINGS_MAX_CONCURRENT_STREAMS wins [default: 1, so that -c is the same
-    /// concurrency over HTTP/1.1 and HTTP/2]
+    /// Speak HTTP/3 over QUIC (UDP) to an https:// URL, ALPN h3.
+    #[arg(help_heading = "HTTP/2", long, conflicts_with_all = ["http2", "dump", "save"])]
+    pub http3: bool,
+    /// With --http2 or --http3: requests (streams) in flight per connection, as h2load's -m; a
+    /// server's lower SETTINGS_MAX_CONCURRENT_STREAMS wins [default: 1, so that -c is the same
+    /// concurrency over HTTP/1.1, HTTP/2 and HTTP/3]
     #[arg(help_heading = "HTTP/2", long, value_name = "N")]
     pub streams: Option<usize>,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.

@@ -25,12 +25,16 @@ pub struct LoadJson<'a> {
     pub connections: usize,
     pub threads: usize,
     pub pipeline: usize,
-    /// "http/1.1", "h2c" or "h2".
+    /// "http/1.1", "h2c", "h2" or "h3".
     pub protocol: Protocol,
     /// HTTP/2 runs only (left out otherwise): settings sent, the server's
     /// stream limit, resets, GOAWAYs and protocol errors by kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http2: Option<&'a H2Report>,
+    /// HTTP/3 runs only (left out otherwise): handshakes, resets, closes
+    /// and GOAWAYs by code, packets sent and lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http3: Option<&'a fairbench_engine::H3Report>,
     /// false: a new connection per request (`--no-keepalive`).
     pub keepalive: bool,
     pub warmup_s: f64,
@@ -127,6 +131,7 @@ impl<'a> LoadJson<'a> {
             pipeline: o.pipeline,
             protocol: o.protocol,
             http2: o.h2.as_ref(),
+            http3: o.h3.as_ref(),
             keepalive: o.keepalive,
             warmup_s: o.warmup_s,
             auto_warmup: o.auto_warmup.as_ref(),

@@ -85,10 +85,11 @@ fn first_line(s: &mut String, url: &str, o: &Outcome) {
         "{url}{at}: {model}, {} connections on {} threads{}{}{warm}",
         o.connections,
         o.threads,
-        match &o.h2 {
-            Some(h) => format!(", {} × {} streams", o.protocol, h.streams),
-            None if o.pipeline > 1 => format!(", pipeline {}", o.pipeline),
-            None => String::new(),
+        match (&o.h2, &o.h3) {
+            (Some(h), _) => format!(", {} × {} streams", o.protocol, h.streams),
+            (_, Some(h)) => format!(", {} × {} streams", o.protocol, h.streams),
+            _ if o.pipeline > 1 => format!(", pipeline {}", o.pipeline),
+            _ => String::new(),
         },
         if o.keepalive {
             ""
@@ -280,6 +281,9 @@ fn connection_lines(s: &mut String, o: &Outcome) {
     );
     if let Some(h) = &o.h2 {
         s.push_str(&http2_lines(h));
+    }
+    if let Some(h) = &o.h3 {
+        s.push_str(&http3_lines(h));
     }
     if o.handshake_time.is_some() {
         let _ = writeln!(
@@ -534,6 +538,68 @@ pub fn timeout_counting(m: fairbench_engine::TimeoutMode) -> &'static str {
             "wrk's way (an answer after the timeout is a timeout, connection kept)"
         }
     }
+}
+
+/// The HTTP/3 lines: QUIC's handshakes and packets, and how streams and
+/// connections ended without an answer, by error code.
+fn http3_lines(h: &fairbench_engine::H3Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "  {:<14}{} QUIC handshakes, {} failed; {} packets sent, {} lost, {} datagrams dropped at the socket",
+        "HTTP/3",
+        count(h.handshakes),
+        count(h.handshake_failures),
+        count(h.packets_sent),
+        count(h.packets_lost),
+        count(h.datagrams_dropped)
+    );
+    let by_code = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{} {k}", count(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut ends = Vec::new();
+    if !h.resets.is_empty() {
+        ends.push(format!(
+            "streams reset by the server: {}",
+            by_code(&h.resets)
+        ));
+    }
+    if !h.closes.is_empty() {
+        ends.push(format!(
+            "connections closed by the server: {}",
+            by_code(&h.closes)
+        ));
+    }
+    if !h.lost.is_empty() {
+        ends.push(format!("connections lost: {}", by_code(&h.lost)));
+    }
+    if h.goaways > 0 {
+        ends.push(format!(
+            "{} GOAWAY ({} streams not processed)",
+            count(h.goaways),
+            count(h.unprocessed)
+        ));
+    }
+    if h.cancelled > 0 {
+        ends.push(format!(
+            "{} streams cancelled at their timeout",
+            count(h.cancelled)
+        ));
+    }
+    if h.protocol_errors > 0 {
+        ends.push(format!(
+            "{} HTTP/3 errors (first: {})",
+            count(h.protocol_errors),
+            h.protocol_error.as_deref().unwrap_or("?")
+        ));
+    }
+    if !ends.is_empty() {
+        let _ = writeln!(s, "  {:<14}{}", "", ends.join("; "));
+    }
+    s
 }
 
 /// The HTTP/2 lines: what the generator announced, what the server

@@ -85,6 +85,7 @@ impl Fields<'_> {
             pool: s.pool.unwrap_or(defaults.pool),
             seed: s.seed.unwrap_or(defaults.seed),
             http2: s.http2,
+            http3: false,
             streams: s.streams,
             insecure: s.insecure,
             cacert: file(&s.cacert),
