@@ -51,6 +51,19 @@ fn an_auto_warm_up_is_reported_and_stored_numbered_like_a_fixed_one() {
         .unwrap();
     assert_eq!(first_measured, 0);
 
+    // Its report shows what the warm-up took, as a suite's does.
+    let (code, out, err) = run(&[
+        "report", "latest", "--db", db, "--format", "json", "-o", "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r = json(&out);
+    let a = &r["groups"][0]["auto_warmup"];
+    assert_eq!(a["ceiling_s"], 12.0, "{r}");
+    // The sum of its stored seconds: the engine's own figure, to within
+    // where those seconds' edges fell.
+    let taken = a["taken_s"]["median"].as_f64().unwrap();
+    assert!((taken - took).abs() < 0.05, "{taken} vs {took}: {r}");
+
     // The text summary says it.
     let (code, out, err) = run(&["load", "--warmup", "auto:6s", "-d", "1s", "-c", "2", &url]);
     assert_eq!(code, 0, "{err}");

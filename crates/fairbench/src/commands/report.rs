@@ -14,6 +14,7 @@ use crate::usage_error::usage;
 use fairbench_zoo::NameFilter;
 
 pub(super) mod history;
+pub(super) mod stop;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -104,6 +105,7 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
         .transpose()?;
     let report = model::build_for(&store, &run, args.reference.as_deref(), only.as_ref())
         .with_context(|| format!("cannot read run {} from {}", run.id, args.db.display()))?;
+    let report = stop::add(report, &store);
     let report = if args.with.is_empty() {
         history::add(report, &store, &run, args.reference.as_deref(), &args.db)
     } else {

@@ -115,7 +115,7 @@ fn with_history(
     db: &Path,
 ) -> anyhow::Result<crate::report::model::RunReport> {
     let row = crate::args::resolve_run(store, crate::args::RunSel::Id(run))?;
-    let report = crate::report::model::build(store, &row)?;
+    let report = super::report::stop::add(crate::report::model::build(store, &row)?, store);
     Ok(super::report::history::add(report, store, &row, None, db))
 }
 

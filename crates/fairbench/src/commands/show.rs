@@ -8,6 +8,7 @@ use crate::args::{resolve_run, RunSel};
 use crate::output::run_table;
 use crate::report::model::paired_of;
 use crate::report::paired::Paired;
+use crate::report::stop::Stop;
 use crate::runner::time_spent::TimeSpent;
 use crate::store::{CaseRow, RunRow, Store, Versions};
 
@@ -45,6 +46,8 @@ struct ShowJson<'a> {
     /// Where the run's machine time went (runs stored since schema 12).
     #[serde(skip_serializing_if = "Option::is_none")]
     time_spent: Option<TimeSpent>,
+    /// How an adaptive run's repetitions stopped; null for a fixed count.
+    stopped: Option<Stop>,
 }
 
 #[derive(Serialize)]
@@ -98,6 +101,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 })
                 .collect(),
             time_spent: spent,
+            stopped: super::report::stop::of(&store, id)?,
         };
         println!(
             "{}",

@@ -73,14 +73,7 @@ pub fn render(r: &RunReport) -> String {
         plural(r.servers.len(), "server"),
         plural(r.groups.len(), "case")
     );
-    if let Some(aa) = &r.paired.aa {
-        let _ = writeln!(
-            o,
-            "<p id=\"aa-check\" class=\"{}\"><strong>{}</strong></p>",
-            if aa.warning { "warn" } else { "aa" },
-            html(&aa.headline)
-        );
-    }
+    header_lines(&mut o, r);
     o.push_str("<h2 id=\"run\">Run and machine</h2>\n");
     table_html(&mut o, &overview::run_table(r), &["meta"], false);
     if overview::is_url_run(r) {
@@ -133,6 +126,31 @@ pub fn render(r: &RunReport) -> String {
         r.run.id
     );
     o
+}
+
+/// What a reader must know before the tables: the A/A check's verdict,
+/// and how an adaptive run's repetitions stopped.
+fn header_lines(o: &mut String, r: &RunReport) {
+    if let Some(aa) = &r.paired.aa {
+        let _ = writeln!(
+            o,
+            "<p id=\"aa-check\" class=\"{}\"><strong>{}</strong></p>",
+            if aa.warning { "warn" } else { "aa" },
+            html(&aa.headline)
+        );
+    }
+    if let Some(stop) = &r.stopped {
+        let _ = writeln!(
+            o,
+            "<p id=\"adaptive-stop\"{}>{}</p>",
+            if stop.reason == super::stop::Reason::Maximum {
+                " class=\"warn\""
+            } else {
+                ""
+            },
+            html(&stop.sentence())
+        );
+    }
 }
 
 fn section_html(o: &mut String, s: &Section) {

@@ -21,6 +21,9 @@ pub fn render(r: &RunReport) -> String {
     if let Some(aa) = &r.paired.aa {
         let _ = writeln!(o, "**{}**\n", md(&aa.headline));
     }
+    if let Some(stop) = &r.stopped {
+        let _ = writeln!(o, "{}\n", md(&stop.sentence()));
+    }
     o.push_str("## Run and machine\n\n");
     table(&mut o, &overview::run_table(r), false);
     if overview::is_url_run(r) {

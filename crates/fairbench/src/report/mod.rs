@@ -33,6 +33,7 @@ pub mod palette;
 pub mod ratio_stats;
 pub mod run_history;
 pub mod stats;
+pub mod stop;
 pub mod svg;
 pub mod table;
 pub mod url_case;

@@ -141,8 +141,16 @@ pub(crate) fn load_json(cfg: &LoadConfig, o: &Outcome) -> serde_json::Value {
         "status_codes": o.status_codes,
     });
     let stages = stage_rows(o);
-    if let (false, Some(m)) = (stages.is_empty(), v.as_object_mut()) {
-        m.insert("stages".into(), serde_json::json!(stages));
+    if let Some(m) = v.as_object_mut() {
+        if !stages.is_empty() {
+            m.insert("stages".into(), serde_json::json!(stages));
+        }
+        // As a zoo case's (runner::planned_case): the report shows what
+        // an `auto` warm-up took.
+        if let Some(a) = cfg.warmup_auto {
+            m.insert("warmup".into(), "auto".into());
+            m.insert("warmup_ceiling_s".into(), a.ceiling.as_secs_f64().into());
+        }
     }
     v
 }

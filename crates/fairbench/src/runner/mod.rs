@@ -116,13 +116,19 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Executes the whole of a run's work, then ends its progress and its
+    /// stage.
     pub fn execute(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
-        let end = self.execute_all(work);
-        self.stage.finish();
+        let end = self.execute_part(work);
+        self.finish();
         end
     }
 
-    fn execute_all(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
+    /// Executes one part of a run's work (an adaptive run's, up to a
+    /// look), keeping the progress bar and the stage for the next part:
+    /// the bar counts the run's cases across the parts, and ends once, at
+    /// [`Runner::finish`].
+    pub fn execute_part(&mut self, work: Vec<Work>) -> anyhow::Result<RunEnd> {
         for w in work {
             if crate::interrupt::interrupted() {
                 break;
@@ -135,7 +141,6 @@ impl<'a> Runner<'a> {
                 break;
             }
         }
-        self.progress.finish();
         Ok(if crate::interrupt::interrupted() {
             RunEnd::Interrupted
         } else {
@@ -144,6 +149,13 @@ impl<'a> Runner<'a> {
                 skipped: self.skipped,
             }
         })
+    }
+
+    /// Ends the run's progress bar and stops what its stage still holds
+    /// (its database): once, after the last part.
+    pub fn finish(&mut self) {
+        self.progress.finish();
+        self.stage.finish();
     }
 
     /// Builds the subject's server and starts it in its place, pinned to

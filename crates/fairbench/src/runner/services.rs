@@ -87,6 +87,12 @@ pub fn planned_case(seq: usize, c: &ServiceCase, cfg: &LoadConfig) -> PlannedCas
         m.insert("url".into(), c.service.url.clone().into());
         m.insert("method".into(), cfg.request.method.clone().into());
         m.insert("warmup_s".into(), cfg.warmup.as_secs_f64().into());
+        // As a zoo case's (runner::planned_case): the report shows what an
+        // `auto` warm-up took.
+        if let Some(a) = cfg.warmup_auto {
+            m.insert("warmup".into(), "auto".into());
+            m.insert("warmup_ceiling_s".into(), a.ceiling.as_secs_f64().into());
+        }
         m.insert("duration_s".into(), cfg.duration.as_secs_f64().into());
         m.insert("timeout_s".into(), cfg.timeout.as_secs_f64().into());
     }

@@ -263,7 +263,11 @@ pub fn execute(
     let (end, spent, stop) = {
         let mut runner = Runner::new(store, run, opts, total, session.quiet);
         let (end, stop) = match &session.adaptive {
-            Some(reps) => execute_adaptive(&mut runner, (&db, run), reps, work),
+            Some(reps) => {
+                let ended = execute_adaptive(&mut runner, (&db, run), reps, work);
+                runner.finish();
+                ended
+            }
             None => (runner.execute(work), None),
         };
         (end, runner.time_spent(), stop)
@@ -308,7 +312,8 @@ type AdaptiveEnd = (anyhow::Result<RunEnd>, Option<(Stopped, usize)>);
 /// Executes `work` of run `run` (in the database `db`) part by part,
 /// looking after each repetition of the rule's grid; a look already
 /// complete (a resumed run's) is taken again first. The work after the
-/// stop is not run.
+/// stop is not run. The runner is left unfinished, its progress bar
+/// standing across the looks: the caller finishes it once.
 fn execute_adaptive(
     runner: &mut Runner,
     (db, run): (&Path, i64),
@@ -324,7 +329,7 @@ fn execute_adaptive(
     };
     for at in adaptive::looks_behind(&work, reps) {
         match look(at) {
-            Ok(Some(s)) => return (runner.execute(Vec::new()), Some((s, 0))),
+            Ok(Some(s)) => return (runner.execute_part(Vec::new()), Some((s, 0))),
             Ok(None) => {}
             Err(e) => return (Err(e), None),
         }
@@ -334,7 +339,7 @@ fn execute_adaptive(
         skipped: 0,
     });
     for (part, at) in adaptive::segments(work, adaptive::repetition, reps) {
-        end = runner.execute(part);
+        end = runner.execute_part(part);
         if !matches!(end, Ok(RunEnd::Done { .. })) {
             return (end, None);
         }

@@ -1,6 +1,6 @@
 //! Warm-up: requests per second second by second, warm-up included.
 
-use super::{by_context, case_series, named_table, Figure};
+use super::{by_context, case_series, columns, key_cells, named_table, Figure};
 use crate::report::model::Group;
 use crate::report::svg::line::{Axis, AxisKind, LineChart, Mark, Point, Series};
 use crate::report::table::{fixed, Cell, Table};
@@ -11,7 +11,7 @@ pub(super) fn warmups(groups: &[&Group]) -> Vec<Figure> {
         .copied()
         .filter(|g| g.warmup.is_some())
         .collect();
-    let mut figs = Vec::new();
+    let mut figs: Vec<Figure> = auto_warmups(groups).into_iter().collect();
     for (i, (ctx, gs)) in by_context(&with).into_iter().enumerate() {
         let id = format!("warmup-{}", i + 1);
         let title = format!("Warm-up — {ctx}");
@@ -123,4 +123,53 @@ fn table(id: &str, gs: &[&Group]) -> Table {
         table.push(row);
     }
     table
+}
+
+/// The warm-up each case measured with `--warmup auto` took, over its
+/// repetitions, and the repetitions the ceiling cut before the server was
+/// steady; None when no case was.
+fn auto_warmups(groups: &[&Group]) -> Option<Figure> {
+    let auto: Vec<(&Group, &crate::report::model::AutoWarmup)> = groups
+        .iter()
+        .filter_map(|g| g.auto_warmup.as_ref().map(|a| (*g, a)))
+        .collect();
+    if auto.is_empty() {
+        return None;
+    }
+    let id = "warmup-auto";
+    let mut table = Table::new(
+        format!("table-{id}"),
+        &columns(&[
+            ("warm-up median (s)", true),
+            ("min (s)", true),
+            ("max (s)", true),
+            ("ceiling (s)", true),
+            ("steady", false),
+        ]),
+    );
+    for (g, a) in auto {
+        let mut row = key_cells(g);
+        let t = a.taken_s.as_ref();
+        row.extend([
+            Cell::opt(t.map(|s| s.median), 1),
+            Cell::opt(t.map(|s| s.min), 1),
+            Cell::opt(t.map(|s| s.max), 1),
+            Cell::opt(a.ceiling_s, 0),
+            Cell::text(match a.not_steady {
+                0 => "yes".to_string(),
+                n => format!(
+                    "⚠ no: {n} of {} repetitions not steady by the ceiling, measured anyway",
+                    a.repetitions.len()
+                ),
+            }),
+        ]);
+        table.push(row);
+    }
+    Some(Figure {
+        id: id.into(),
+        title: "Automatic warm-up (--warmup auto)".into(),
+        caption: "How long each case warmed up before it was measured: until a trend test over the last seconds said the server was steady, at most the ceiling (the reconnect second before the measurement included). The time is a result in itself: a JIT needs longer than an AOT binary. A case not steady by the ceiling was measured anyway, possibly still warming.".into(),
+        svg: None,
+        table,
+    })
 }

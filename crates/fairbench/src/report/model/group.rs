@@ -97,6 +97,10 @@ pub struct Group {
     pub rss_peak: Option<Summary>,
     pub spectrum: Option<Spectrum>,
     pub warmup: Option<Warmup>,
+    /// A case measured with `--warmup auto`: the warm-up each repetition
+    /// took, and whether it ended steady.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_warmup: Option<super::auto_warmup::AutoWarmup>,
     pub case_ids: Vec<i64>,
     /// A URL case's URL, method, load and stages; left out for zoo cases.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -229,13 +233,14 @@ pub(super) fn group(
     let lat = |f: fn(&CaseRow) -> Option<i64>| summary_of(&done, move |c| f(c).map(|v| v as f64));
     let load = LoadInfo::parse(&first.load_json, &first.load_label);
 
-    let (spectrum, warmup) = if sweep.is_none() && !done.is_empty() {
+    let (spectrum, warmup, auto_warmup) = if sweep.is_none() && !done.is_empty() {
         (
             merged_spectrum(store, &done, &mut warnings),
             first_warmup(store, done[0])?,
+            super::auto_warmup::AutoWarmup::of(store, &first.load_json, &done)?,
         )
     } else {
-        (None, None)
+        (None, None, None)
     };
 
     let rps_stdev_1s = summary_of(&done, |c| c.rps_stdev).map(|s| s.median);
@@ -296,6 +301,7 @@ pub(super) fn group(
         rss_peak: lat(|c| c.server_rss_peak),
         spectrum,
         warmup,
+        auto_warmup,
         case_ids: rows.iter().map(|c| c.id).collect(),
         url: crate::report::url_case::UrlLoad::of(first),
         run_id: None,

@@ -12,9 +12,11 @@ use super::palette;
 use super::stats::Summary;
 use crate::store::{CaseRow, RunRow, Store, SweepRow};
 
+mod auto_warmup;
 mod group;
 mod parity;
 mod series;
+pub use auto_warmup::*;
 pub use group::*;
 pub use parity::*;
 pub use series::*;
@@ -45,6 +47,10 @@ pub struct RunReport {
     /// only, not with `--with`); absent when no earlier run measured them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<super::run_history::RunHistory>,
+    /// How an adaptive run's repetitions stopped (`repetitions =
+    /// "until:…"`); null for a fixed count. The commands fill it
+    /// (`report::stop`'s doc says why).
+    pub stopped: Option<super::stop::Stop>,
 }
 
 /// One of the runs a report puts side by side.
@@ -258,6 +264,7 @@ pub fn build_for(
         machines: Vec::new(),
         ladder,
         history: None,
+        stopped: None,
     })
 }
 
