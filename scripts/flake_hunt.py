@@ -14,12 +14,18 @@ the next build is incremental), then copies them and the `fairbench`
 binary into the hunt's folder and runs each copy from its crate's folder
 in the snapshot, as cargo would. Neither a rebuild nor an edit during the
 hunt can change what is hunted: the tests read their golden files, the
-house rules read the sources, and both come from the snapshot. Runs alternate by round: every binary once quiet, then the
-next round; the loaded rounds start one busy loop pinned to each CPU and
-end them (by PID) before the next round. It prints one line per binary
-(runs, failures, the median time of a run) and, under it, each failing
-test with how often it failed and the first line of its message. Exit
-status: 0 when nothing failed, 1 otherwise, 2 on bad arguments.
+house rules read the sources, and both come from the snapshot. Runs
+alternate by round: every binary once, then the next round; the loaded
+rounds start one busy loop pinned to each CPU and end them (by PID)
+before the next round. Within a round `--jobs` binaries (2) run at once,
+the longest first: "quiet" means nothing beside the hunt's own binaries,
+and a timing test meets another binary's load in every round, which CI's
+one-at-a-time order spares it. Each binary runs as CI runs it (libtest's
+--report-time). It prints one line per binary (runs, failures, the median
+wall and CPU time of a run) and, under it, each failing test with how
+often it failed and the first line of its message; then the ten slowest
+tests. Exit status: 0 when nothing failed, 1 otherwise, 2 on bad
+arguments.
 """
 
 import argparse
@@ -31,11 +37,14 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from test_times import TIMED  # noqa: E402  (one reading of libtest's timed lines)
 
 # The hunt covers the integration tests of the engine and the CLI and the
 # unit tests of every crate: a sys unit test that raced a thread's exit
@@ -46,6 +55,8 @@ DEFAULT_SET = [
     ("fairbench", "test"),
 ]
 UNIT_KINDS = ("lib", "bin")
+# Binaries run at once within a round.
+DEFAULT_JOBS = 2
 
 FAILED_LINE = re.compile(r"^test (\S+) \.\.\. FAILED")
 STDOUT_HEAD = re.compile(r"^---- (\S+) stdout ----$")
@@ -98,6 +109,7 @@ def summary_counts(text):
 
 SNAPSHOT = ROOT / "target" / "flake-hunt" / "src"
 HUNT_TARGET = ROOT / "target" / "flake-hunt" / "target"
+TIMINGS = ROOT / "target" / "flake-hunt" / "timings.json"
 
 
 def tree_files():
@@ -230,16 +242,38 @@ class BusyLoops:
 
 
 def run_one(binary, cwd, env, log, limit):
+    """Runs one copy to its end or `limit` seconds; returns its failures,
+    its wall time and the CPU time of the binary and every process it
+    waited for (its test servers among them)."""
     started = time.monotonic()
+    cpu = 0.0
     with open(log, "w") as f:
-        try:
-            p = subprocess.run(
-                [str(binary)], cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, timeout=limit, start_new_session=True,
-            )
-            code = p.returncode
-        except subprocess.TimeoutExpired:
-            code = "timeout"
+        # As CI runs them (scripts/test-runner.sh): every test's time in
+        # the log, so that a slow or slowing test can be named.
+        p = subprocess.Popen(
+            [str(binary), "-Z", "unstable-options", "--report-time"],
+            cwd=cwd, env=dict(env, RUSTC_BOOTSTRAP="1"), stdout=f, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        RUNNING.add(p.pid)
+        code = None
+        # wait4 rather than wait: it gives this child's own resource use,
+        # which RUSAGE_CHILDREN cannot when several binaries run at once.
+        while code is None:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                code = os.waitstatus_to_exitcode(status)
+                cpu = usage.ru_utime + usage.ru_stime
+                p.returncode = code
+            elif time.monotonic() - started > limit:
+                os.killpg(p.pid, signal.SIGKILL)
+                _, _, usage = os.wait4(p.pid, 0)
+                cpu = usage.ru_utime + usage.ru_stime
+                p.returncode = -9
+                code = "timeout"
+            else:
+                time.sleep(0.05)
+        RUNNING.discard(p.pid)
     took = time.monotonic() - started
     text = Path(log).read_text(errors="replace")
     failures = parse_failures(text)
@@ -247,7 +281,43 @@ def run_one(binary, cwd, env, log, limit):
         failures.append(("(binary)", f"killed after {limit} s"))
     elif code != 0 and not failures:
         failures.append(("(binary)", f"exit {code} with no failing test named"))
-    return failures, took
+    return failures, took, cpu
+
+
+# The process groups of the copies running now, ended on Ctrl-C.
+RUNNING = set()
+
+
+def longest_first(copies, expected):
+    """The round's order: the binaries expected to take longest first, so
+    that with several running at once the last to start is a short one
+    (the makespan of a longest-processing-time-first schedule is within
+    4/3 of the best possible)."""
+    return sorted(copies, key=lambda c: -expected.get(c[0], 0.0))
+
+
+def run_round(copies, jobs, start_one):
+    """Runs `start_one(copy)` for every copy, `jobs` at a time."""
+    if jobs <= 1:
+        for c in copies:
+            start_one(c)
+        return
+    queue = list(copies)
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                c = queue.pop(0)
+            start_one(c)
+
+    threads = [threading.Thread(target=worker) for _ in range(min(jobs, len(copies)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def main(argv):
@@ -257,11 +327,18 @@ def main(argv):
     ap.add_argument("--loaded", type=int, default=None, metavar="M", help="runs beside a busy loop on each CPU (5)")
     ap.add_argument("--only", default=None, metavar="REGEX", help="only binaries whose label matches")
     ap.add_argument("--all", action="store_true", help="every test binary of the workspace")
+    ap.add_argument(
+        "--jobs", type=int, default=DEFAULT_JOBS, metavar="J",
+        help=f"binaries run at once, longest first ({DEFAULT_JOBS})",
+    )
     ap.add_argument("--limit", type=int, default=1800, metavar="S", help="seconds one run may take (1800)")
     ap.add_argument("--out", default=None, metavar="DIR", help="the hunt's folder (target/flake-hunt/TIME)")
     args = ap.parse_args(argv)
     quiet = args.quiet if args.quiet is not None else (3 if args.quick else 10)
     loaded = args.loaded if args.loaded is not None else (2 if args.quick else 5)
+    if args.jobs < 1:
+        print("flake-hunt: --jobs must be ≥ 1", file=sys.stderr)
+        return 2
     if quiet < 0 or loaded < 0 or quiet + loaded == 0:
         print("flake-hunt: --quiet and --loaded must be ≥ 0 and not both 0", file=sys.stderr)
         return 2
@@ -296,10 +373,10 @@ def main(argv):
     copies = []
     for label, exe, src in found:
         dst = out / "bin" / exe.name
-        shutil.copy2(exe, dst)
+        keep(exe, dst)
         copies.append((label, dst, crate_dir(src)))
     fb_copy = out / "bin" / "fairbench"
-    shutil.copy2(fairbench, fb_copy)
+    keep(fairbench, fb_copy)
     env = dict(os.environ)
     env["FAIRBENCH_TEST_BIN"] = str(fb_copy)
     # The README install test builds into the target folder it is told:
@@ -313,13 +390,23 @@ def main(argv):
         f"in {out}",
         flush=True,
     )
-    results = defaultdict(lambda: {"quiet": [0, 0], "loaded": [0, 0], "times": [], "fail": Counter(), "msg": {}})
+    results = defaultdict(
+        lambda: {"quiet": [0, 0], "loaded": [0, 0], "times": [], "cpu": [], "fail": Counter(), "msg": {},
+                 "tests": defaultdict(list)}
+    )
+    expected = read_timings()
     busy = BusyLoops()
+    lock = threading.Lock()
 
     def interrupted(_sig, _frame):
         busy.stop()
+        for pid in list(RUNNING):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
         print("\nflake-hunt: interrupted", file=sys.stderr)
-        sys.exit(130)
+        os._exit(130)
 
     signal.signal(signal.SIGINT, interrupted)
     signal.signal(signal.SIGTERM, interrupted)
@@ -328,25 +415,42 @@ def main(argv):
         for cond, i in rounds:
             if cond == "loaded":
                 busy.start()
-            try:
-                for label, exe, cwd in copies:
-                    env["CARGO_MANIFEST_DIR"] = str(cwd)
-                    log = out / "logs" / f"{exe.name}.{cond}{i}.log"
-                    failures, took = run_one(exe, cwd, env, log, args.limit)
+
+            def start_one(copy, cond=cond, i=i):
+                label, exe, cwd = copy
+                run_env = dict(env, CARGO_MANIFEST_DIR=str(cwd))
+                log = out / "logs" / f"{exe.name}.{cond}{i}.log"
+                failures, took, cpu = run_one(exe, cwd, run_env, log, args.limit)
+                with lock:
                     r = results[label]
                     r[cond][0] += 1
                     r["times"].append(took)
+                    r["cpu"].append(cpu)
+                    for m in map(TIMED.match, log.read_text(errors="replace").splitlines()):
+                        if m:
+                            r["tests"][m.group(1)].append(float(m.group(3)))
+                    expected[label] = statistics.median(r["times"])
                     if failures:
                         r[cond][1] += 1
                         for name, msg in failures:
                             r["fail"][(cond, name)] += 1
                             r["msg"].setdefault(name, msg)
-                        print(f"  {cond} {i + 1}: {label}: FAILED {', '.join(n for n, _ in failures)} ({log})", flush=True)
+                        print(
+                            f"  {cond} {i + 1}: {label}: FAILED {', '.join(n for n, _ in failures)} ({log})",
+                            flush=True,
+                        )
+
+            try:
+                run_round(longest_first(copies, expected), args.jobs, start_one)
             finally:
                 busy.stop()
             print(f"flake-hunt: {cond} round {i + 1} done ({time.monotonic() - started:.0f} s)", flush=True)
     finally:
         busy.stop()
+    write_timings(expected)
+    # The copies are ~150 MB each: a hunt's logs and summary are kept, its
+    # binaries not (a disk filled by a few hunts' copies stops everything).
+    shutil.rmtree(out / "bin", ignore_errors=True)
 
     lines = report(copies, results, time.monotonic() - started)
     text = "\n".join(lines)
@@ -356,9 +460,37 @@ def main(argv):
     return 1 if failed else 0
 
 
+def keep(src, dst):
+    """The binary as built now, whatever is built after: a hard link (the
+    linker writes a new file and renames it over the old one, so the link
+    keeps this build's), or a copy where links cannot be made."""
+    if dst.exists():
+        dst.unlink()
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def read_timings():
+    """Each binary's median time in the last hunt, to start the longest
+    first; empty when there was none."""
+    try:
+        return {k: float(v) for k, v in json.loads(TIMINGS.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def write_timings(expected):
+    known = read_timings()
+    known.update(expected)
+    TIMINGS.parent.mkdir(parents=True, exist_ok=True)
+    TIMINGS.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+
+
 def report(copies, results, elapsed):
     width = max(len(label) for label, _, _ in copies)
-    lines = ["", f"{'BINARY':<{width}}  QUIET      LOADED     MEDIAN S"]
+    lines = ["", f"{'BINARY':<{width}}  QUIET      LOADED     MEDIAN S  CPU S"]
     total_runs = total_failed = 0
     for label, _, _ in copies:
         r = results[label]
@@ -366,15 +498,33 @@ def report(copies, results, elapsed):
         total_runs += q[0] + l[0]
         total_failed += q[1] + l[1]
         med = statistics.median(r["times"]) if r["times"] else 0.0
+        cpu = statistics.median(r["cpu"]) if r["cpu"] else 0.0
         lines.append(
-            f"{label:<{width}}  {q[0] - q[1]:>3}/{q[0]:<3} ok  {l[0] - l[1]:>3}/{l[0]:<3} ok  {med:8.1f}"
+            f"{label:<{width}}  {q[0] - q[1]:>3}/{q[0]:<3} ok  {l[0] - l[1]:>3}/{l[0]:<3} ok  {med:8.1f}  {cpu:5.1f}"
         )
         for (cond, name), n in sorted(r["fail"].items()):
             lines.append(f"    {cond}: {name} failed {n}×: {r['msg'].get(name, '')}")
     lines.append(
         f"{total_runs} runs, {total_failed} failed, in {elapsed / 60:.1f} min"
     )
+    lines.extend(slowest_tests(copies, results))
     return lines
+
+
+def slowest_tests(copies, results, n=10):
+    """The tests with the longest median time over the hunt's runs: where
+    the hunt's hour goes."""
+    timed = [
+        (statistics.median(times), name, label)
+        for label, _, _ in copies
+        for name, times in results[label]["tests"].items()
+    ]
+    timed.sort(key=lambda t: -t[0])
+    if not timed:
+        return []
+    out = [f"the {min(n, len(timed))} slowest tests (median s of a run):"]
+    out.extend(f"{t:8.1f}  {name}  ({label})" for t, name, label in timed[:n])
+    return out
 
 
 if __name__ == "__main__":

@@ -138,3 +138,47 @@ def test_a_tree_that_does_not_build_is_one_line_and_exit_1(tmp_path, monkeypatch
     assert code == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "did not build" in err[0], err
+
+
+def test_the_hunt_runs_each_binary_once_a_round_and_never_more_than_jobs_at_once():
+    import threading
+    import time
+
+    hunt = load("flake_hunt")
+    copies = [(f"b{i}", None, None) for i in range(7)]
+    ordered = hunt.longest_first(copies, {"b3": 9.0, "b5": 4.0, "b1": 1.0})
+    assert [c[0] for c in ordered[:3]] == ["b3", "b5", "b1"]
+    seen, running, peak = [], [0], [0]
+    lock = threading.Lock()
+
+    def start_one(copy):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+            seen.append(copy[0])
+
+    hunt.run_round(ordered, 3, start_one)
+    assert sorted(seen) == sorted(c[0] for c in copies)
+    assert peak[0] == 3
+    seen.clear()
+    peak[0] = 0
+    hunt.run_round(ordered, 1, start_one)
+    assert seen == [c[0] for c in ordered] and peak[0] == 1
+
+
+def test_the_hunt_refuses_jobs_below_one(tmp_path, capsys):
+    hunt = load("flake_hunt")
+    assert hunt.main(["--jobs", "0", "--out", str(tmp_path / "h")]) == 2
+    assert "--jobs" in capsys.readouterr().err
+
+
+def test_the_hunt_names_its_slowest_tests_by_median():
+    from collections import defaultdict
+
+    hunt = load("flake_hunt")
+    r = {"a::x": {"tests": defaultdict(list, {"slow": [5.0, 7.0, 6.0], "fast": [0.1]})}}
+    lines = hunt.slowest_tests([("a::x", None, None)], r, n=1)
+    assert lines[1].split() == ["6.0", "slow", "(a::x)"]

@@ -8,8 +8,9 @@
 //! one twin and not the other: that is what the check exists to say. So the
 //! test does not ask for a pass; it asks that a miss is said loudly (the
 //! closing table, the report's top line in its warning style) and a hit
-//! quietly, that the twins' ratio is near 1 (identical code cannot differ
-//! by a quarter), and that the floor printed is the interval's reach.
+//! quietly, that the twins' median repetition is near 1 (identical code
+//! cannot differ by a quarter), and that the floor printed is the
+//! interval's reach.
 
 mod support;
 
@@ -75,9 +76,23 @@ fn the_aa_suite_reports_its_interval_its_verdict_and_its_noise_floor_in_agreemen
     assert!(r["n"].as_u64().unwrap() >= 4, "{r}\n{}", text(&o));
     let (lo, hi) = (r["low"].as_f64().unwrap(), r["high"].as_f64().unwrap());
     let g = r["geomean"].as_f64().unwrap();
+    assert!(lo <= g && g <= hi, "ratio {g} outside [{lo}, {hi}]: {r}");
+    // Identical code cannot differ by a quarter, but a repetition the
+    // machine disturbed can (a hunt saw one twin at 2 % of the other's
+    // rate beside a compiler): the median repetition is near 1 unless the
+    // pairing itself is wrong, and the interval and verdict below must
+    // say how far the disturbed ones reach.
+    let mut values: Vec<f64> = r["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    values.sort_by(f64::total_cmp);
+    let median = (values[(values.len() - 1) / 2] + values[values.len() / 2]) / 2.0;
     assert!(
-        (0.75..1.33).contains(&g) && lo <= g && g <= hi,
-        "identical code, ratio {g} [{lo}, {hi}]: {r}"
+        (0.75..1.33).contains(&median),
+        "identical code, median repetition's ratio {median}: {r}"
     );
     let contains_one = lo <= 1.0 && 1.0 <= hi;
     // For the log: what this machine's floor was.
