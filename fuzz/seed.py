@@ -102,3 +102,44 @@ chunks = {
 }
 for k, v in chunks.items():
     w("chunked", k, v)
+
+
+# HTTP/3 (RFC 9114 frames, RFC 9204 field sections with a zero-capacity
+# table): a request stream's bytes for h3_frames, sections for qpack_decode.
+def qv(v):
+    """A QUIC variable-length integer."""
+    for n, tag in ((1, 0), (2, 0x40), (4, 0x80), (8, 0xC0)):
+        if v < 1 << (8 * n - 2):
+            b = bytearray(v.to_bytes(n, "big"))
+            b[0] |= tag
+            return bytes(b)
+    raise ValueError(v)
+
+
+def f3(kind, payload=b""):
+    return qv(kind) + qv(len(payload)) + payload
+
+
+STATUS_200 = h("0000d9")
+sections = {
+    "status_200": STATUS_200,
+    "rfc9204_b1_path": h("0000510b2f696e6465782e68746d6c"),
+    "rfc9204_b2_dynamic": h("038110"),
+    "literal_name": h("0000") + b"\x23x-a\x01b",
+    "status_then_type": h("0000d9") + h("5f1d") + b"\x0atext/plain",
+    "post_base": h("000010"),
+}
+for k, v in sections.items():
+    w("qpack_decode", k, v)
+stream = {
+    "headers_data": f3(1, STATUS_200) + f3(0, b"hello"),
+    "headers_data_trailers": f3(1, STATUS_200) + f3(0, b"he") + f3(0, b"llo") + f3(1, h("0000") + b"\x23x-a\x01b"),
+    "reserved_type": f3(0x21, b"grease") + f3(1, STATUS_200),
+    "h2_frame_type": f3(1, STATUS_200) + f3(0x02, b"\x00"),
+    "settings_on_request": f3(4) + f3(1, STATUS_200),
+    "long_length": qv(0) + h("c000000000100000") + b"x" * 16,
+    "truncated": f3(1, STATUS_200)[:3],
+    "dynamic_section": f3(1, h("038110")),
+}
+for k, v in stream.items():
+    w("h3_frames", k, v)

@@ -15,6 +15,8 @@ use arbitrary::{Arbitrary, Unstructured};
 use crate::h2::frame;
 use crate::h2::hpack::{Decoder, HpackError};
 use crate::h2::session::{Event, Session};
+use crate::h3::frame::{self as h3frame, FrameReader, Piece};
+use crate::h3::qpack;
 use crate::response::{ParseError, ResponseParser, Step};
 
 /// A decoded header block: its fields, in order.
@@ -516,4 +518,89 @@ impl H2Conn {
             self.open.remove(at);
         }
     }
+}
+
+/// What one HTTP/3 request stream's bytes make: DATA bytes (consecutive
+/// ones added up, as cuts split them), each HEADERS frame's fields as
+/// QPACK decodes them (or its error code), each other frame the reader
+/// keeps; the error that ended the stream; whether it ended on a frame
+/// boundary.
+type H3Stream = (Vec<H3Piece>, Option<u64>, bool);
+
+#[derive(Debug, PartialEq)]
+enum H3Piece {
+    Data(usize),
+    Fields(Result<Fields, u64>),
+    Frame(u64, Vec<u8>),
+}
+
+/// Any bytes as a server's HTTP/3 request stream (frames, QPACK field
+/// sections decoded with the client's zero-capacity table): the same
+/// pieces and error whole or cut anywhere.
+pub fn h3_frames(data: &[u8]) {
+    same_however_cut(data, h3_stream);
+}
+
+fn h3_stream(bytes: &[u8], cuts: &[usize]) -> H3Stream {
+    let mut r = FrameReader::new(MAX_HEAD as u64);
+    let mut got: Vec<H3Piece> = Vec::new();
+    let mut scratch = Vec::new();
+    let mut at = 0;
+    for &edge in cuts.iter().chain([&bytes.len()]) {
+        let edge = edge.clamp(at, bytes.len());
+        let fed = r.feed(&bytes[at..edge], &mut |p| {
+            match p {
+                Piece::Data(n) => match got.last_mut() {
+                    Some(H3Piece::Data(m)) => *m += n,
+                    _ => got.push(H3Piece::Data(n)),
+                },
+                Piece::Frame(h3frame::HEADERS, block) => {
+                    got.push(H3Piece::Fields(qpack_fields(block, &mut scratch)))
+                }
+                Piece::Frame(ty, payload) => got.push(H3Piece::Frame(ty, payload.to_vec())),
+            }
+            Ok(())
+        });
+        at = edge;
+        if let Err(e) = fed {
+            return (got, Some(e.code), false);
+        }
+    }
+    (got, None, r.at_boundary())
+}
+
+fn qpack_fields(block: &[u8], scratch: &mut Vec<u8>) -> Result<Fields, u64> {
+    let mut fields = Vec::new();
+    qpack::decode(block, scratch, |n, v| fields.push((n.to_vec(), v.to_vec())))
+        .map(|()| fields)
+        .map_err(|e| e.code)
+}
+
+/// Any bytes as one QPACK field section, decoded with the client's
+/// zero-capacity table: the same fields (or error) with a scratch buffer
+/// fresh or reused, and the `:status` the load thread reads agreeing with
+/// the decoded fields.
+pub fn qpack_decode(data: &[u8]) -> Result<Fields, u64> {
+    let mut scratch = Vec::new();
+    let first = qpack_fields(data, &mut scratch);
+    scratch.extend_from_slice(b"left over");
+    assert_eq!(
+        first,
+        qpack_fields(data, &mut scratch),
+        "the scratch buffer carried state"
+    );
+    let status = qpack::status(data, &mut scratch).map_err(|e| e.code);
+    match &first {
+        Err(code) => assert_eq!(status, Err(*code), "status() and decode() disagree"),
+        Ok(fields) => {
+            let want = fields
+                .iter()
+                .find(|(k, _)| k == b":status")
+                .and_then(|(_, v)| std::str::from_utf8(v).ok())
+                .filter(|s| s.len() == 3)
+                .and_then(|s| s.parse::<u16>().ok());
+            assert_eq!(status.ok(), want, "status() and the fields disagree");
+        }
+    }
+    first
 }

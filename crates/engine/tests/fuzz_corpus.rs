@@ -30,6 +30,8 @@ fn run(target: &str, data: &[u8]) {
         "http1_response" => fuzzing::http1_response(data),
         "chunked" => fuzzing::chunked(data),
         "conversation" => fuzzing::conversation(data),
+        "h3_frames" => fuzzing::h3_frames(data),
+        "qpack_decode" => drop(fuzzing::qpack_decode(data)),
         other => panic!("fuzz/*/{other}: no such target (add it here)"),
     }
 }
@@ -74,8 +76,21 @@ fn the_corpus_replays_without_a_finding() {
     // Every target has its seeds: a missing folder would test nothing.
     let targets: std::collections::BTreeSet<_> =
         inputs("corpus").into_iter().map(|(t, _)| t).collect();
-    assert_eq!(targets.len(), 6, "{targets:?}");
+    assert_eq!(targets.len(), 8, "{targets:?}");
     assert!(n >= 30, "only {n} inputs");
+}
+
+/// The seeds mean what they say: a cut-anywhere target that errs on
+/// every input would replay "without a finding" too.
+#[test]
+fn the_h3_seeds_decode_as_the_rfcs_say() {
+    let fields = fuzzing::qpack_decode(&[0x00, 0x00, 0xd9]).unwrap();
+    assert_eq!(fields, vec![(b":status".to_vec(), b"200".to_vec())]);
+    let path = std::fs::read(fuzz_dir().join("corpus/qpack_decode/rfc9204_b1_path")).unwrap();
+    let fields = fuzzing::qpack_decode(&path).unwrap();
+    assert_eq!(fields, vec![(b":path".to_vec(), b"/index.html".to_vec())]);
+    // A section that needs the dynamic table the client did not allow.
+    assert_eq!(fuzzing::qpack_decode(&[0x03, 0x81, 0x10]), Err(0x200));
 }
 
 #[test]
@@ -109,7 +124,7 @@ proptest! {
     fn random_inputs_find_nothing(
         target in prop::sample::select(vec![
             "h2_frames", "hpack_decode", "hpack_differential",
-            "http1_response", "chunked", "conversation",
+            "http1_response", "chunked", "conversation", "h3_frames", "qpack_decode",
         ]),
         data in prop::collection::vec(any::<u8>(), 0..600),
     ) {
