@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/quic-go/quic-go/http3"
 )
 
 func main() {
@@ -113,12 +115,19 @@ func main() {
 
 // serve listens for PROTOCOL: HTTP/1.1 as ListenAndServe does; h2c (HTTP/2
 // with prior knowledge, Go 1.24's Server.Protocols) beside HTTP/1.1 on the
-// same port; h2 over TLS with the run's certificate, chosen by ALPN. The
+// same port; h2 over TLS with the run's certificate, chosen by ALPN; h3
+// with quic-go's http3.Server on the UDP port PORT (no TCP listener). The
 // listener is ListenAndServe's (net.Listen "tcp" on Addr), or the unix
 // socket when one is given.
 func serve(srv *http.Server, protocol, socket string) error {
 	var p http.Protocols
 	switch protocol {
+	case "h3":
+		if socket != "" {
+			return fmt.Errorf("PROTOCOL=h3 runs over UDP, not a unix socket")
+		}
+		h3 := &http3.Server{Addr: srv.Addr, Handler: srv.Handler}
+		return h3.ListenAndServeTLS(mustEnv("TLS_CERT"), mustEnv("TLS_KEY"))
 	case "http/1.1":
 	case "h2c":
 		p.SetHTTP1(true)
@@ -129,7 +138,7 @@ func serve(srv *http.Server, protocol, socket string) error {
 		p.SetHTTP2(true)
 		srv.Protocols = &p
 	default:
-		return fmt.Errorf("unknown PROTOCOL %q: expected http/1.1, h2c or h2", protocol)
+		return fmt.Errorf("unknown PROTOCOL %q: expected http/1.1, h2c, h2 or h3", protocol)
 	}
 	ln, err := listen(srv.Addr, socket)
 	if err != nil {

@@ -292,9 +292,10 @@ def test_manifest_fields(server):
     else:
         assert m.get("scenarios") == re.findall(r"'(\w+)'", accepted) == ["static", "dynamic", "file"]
     # dart:io's HttpServer serves HTTP/1.1 only: every Dart server says so
-    # for both HTTP/2 protocols (docs/server-manifest.md, "Protocols").
+    # for both HTTP/2 protocols and for HTTP/3 (docs/server-manifest.md,
+    # "Protocols").
     assert "protocols" not in m
-    assert set(m["protocols_unsupported"]) == {"h2c", "h2"}
+    assert set(m["protocols_unsupported"]) == {"h2c", "h2", "h3"}
     assert all("dart:io's HttpServer" in r for r in m["protocols_unsupported"].values())
     assert m["name"] == server
     assert m["language"] == "Dart"

@@ -61,7 +61,7 @@ pub use config::{
 pub use config_error::ConfigError;
 pub use endpoint::{AnswerClock, Endpoint};
 pub use h2::H2Report;
-pub use h3::H3Report;
+pub use h3::{H3Report, QuicPath, SendWait, UdpCalls};
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,

@@ -492,6 +492,7 @@ impl Outcome {
             ));
         }
         self.warn_schedule(&mut w);
+        w.extend(self.h3.iter().flat_map(|h| h.warnings()));
         self.warn_unsolicited(&mut w);
         if self.generator.contended {
             w.push(format!(

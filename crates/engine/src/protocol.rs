@@ -30,15 +30,13 @@ pub enum Protocol {
     /// HTTP/2 over TLS (`https://` URLs), chosen by ALPN.
     #[serde(rename = "h2")]
     H2,
-    /// HTTP/3 over QUIC (`https://` URLs, UDP), ALPN `h3`. Only `load`
-    /// speaks it so far: it is not among [`Protocol::ALL`], the protocols
-    /// the zoo's servers, suites and `check` are run over.
+    /// HTTP/3 over QUIC (`https://` URLs, UDP), ALPN `h3`.
     #[serde(rename = "h3")]
     H3,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 3] = [Protocol::Http1, Protocol::H2c, Protocol::H2];
+    pub const ALL: [Protocol; 4] = [Protocol::Http1, Protocol::H2c, Protocol::H2, Protocol::H3];
 
     /// As written in URLs' ALPN, manifests, suites, the store and a
     /// server's `PROTOCOL`.
@@ -57,14 +55,27 @@ impl Protocol {
         Protocol::ALL.into_iter().find(|p| p.as_str() == s)
     }
 
-    /// `"http/1.1", "h2c" or "h2"`, for error messages.
+    /// `"http/1.1", "h2c", "h2" or "h3"`, for error messages.
     pub fn expected() -> String {
-        "\"http/1.1\", \"h2c\" or \"h2\"".to_string()
+        "\"http/1.1\", \"h2c\", \"h2\" or \"h3\"".to_string()
     }
 
     /// HTTP/2, with or without TLS.
     pub fn is_h2(self) -> bool {
         matches!(self, Protocol::H2c | Protocol::H2)
+    }
+
+    /// Requests go as streams, many in flight on one connection (a
+    /// profile's `streams`, `--streams`): HTTP/2 and HTTP/3.
+    pub fn multiplexes(self) -> bool {
+        matches!(self, Protocol::H2c | Protocol::H2 | Protocol::H3)
+    }
+
+    /// HTTP/2 or HTTP/3: a status code without a line, lower-case fields,
+    /// none connection-specific, the body framed by frames (DATA) rather
+    /// than by Content-Length or chunks.
+    pub fn is_framed(self) -> bool {
+        matches!(self, Protocol::H2c | Protocol::H2 | Protocol::H3)
     }
 
     /// A server serving it needs a certificate (h2 over TLS, h3).
@@ -116,8 +127,10 @@ impl FromStr for Protocol {
             "http/1.1" => Ok(Protocol::Http1),
             "h2c" => Ok(Protocol::H2c),
             "h2" => Ok(Protocol::H2),
+            "h3" => Ok(Protocol::H3),
             _ => Err(format!(
-                "unknown protocol {s:?}: expected \"http/1.1\", \"h2c\" or \"h2\""
+                "unknown protocol {s:?}: expected {}",
+                Protocol::expected()
             )),
         }
     }
@@ -143,10 +156,15 @@ mod tests {
             assert_eq!(Protocol::parse(p.as_str()), Some(p));
         }
         assert_eq!(Protocol::parse("HTTP/1.1"), None);
-        assert_eq!(Protocol::parse("h3"), None);
+        assert_eq!(Protocol::parse("h3"), Some(Protocol::H3));
+        assert_eq!("H3".parse::<Protocol>(), Ok(Protocol::H3));
+        assert!(e.contains("\"h3\""), "{e}");
         assert_eq!(Protocol::H3.to_string(), "h3");
         assert_eq!(serde_json::to_string(&Protocol::H3).unwrap(), "\"h3\"");
         assert!(!Protocol::H3.is_h2() && Protocol::H3.tls());
+        assert!(Protocol::H3.is_framed() && Protocol::H2c.is_framed());
+        assert!(!Protocol::Http1.is_framed());
+        assert!(Protocol::H3.multiplexes() && !Protocol::Http1.multiplexes());
         assert_eq!(Protocol::default(), Protocol::Http1);
     }
 }

@@ -261,3 +261,90 @@ fn requests_no_stream_could_take_time_out_in_the_ledger() {
     assert!(o.h3.as_ref().unwrap().cancelled >= 20, "{:?}", o.h3);
     assert!(s.behind);
 }
+
+#[test]
+fn the_generators_own_part_is_reported_apart() {
+    let _t = serial();
+    let srv = start(&H3Options {
+        delay: Duration::from_millis(2),
+        ..Default::default()
+    });
+    let mut cfg = config(&srv, 8);
+    cfg.requests = Some(2_000);
+    cfg.duration = Duration::from_secs(30);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.requests, 2_000, "{:?} {:?}", o.ledger(), o.h3);
+    let h3 = o.h3.as_ref().unwrap();
+    // The acknowledgement delay the client announces: QUIC's default.
+    assert_eq!(h3.ack_delay_ms, 25);
+    assert!(h3.acks_sent > 0, "{h3:?}");
+    // QUIC's own view of the path, over both connections: loopback RTTs.
+    let p = &h3.path;
+    assert_eq!(p.connections, 2, "{p:?}");
+    assert!(
+        p.rtt_min_us > 0 && p.rtt_min_us <= p.rtt_smoothed_max_us,
+        "{p:?}"
+    );
+    assert!(p.rtt_smoothed_us < 1_000_000, "{p:?}");
+    assert!(p.cwnd_bytes >= 2_400, "{p:?}");
+    // Every request's wait for its first packet was timed, once.
+    let w = &h3.send_wait;
+    assert!((1_900..=2_000).contains(&w.count), "{w:?}");
+    assert!(w.p50_us <= w.p99_us && w.p99_us <= w.max_us, "{w:?}");
+    // Every datagram went through a counted system call: quinn's packets
+    // (a datagram may coalesce several) are no fewer than the datagrams.
+    let u = &h3.udp;
+    assert!(
+        u.datagrams_sent > 0 && u.datagrams_sent <= h3.packets_sent,
+        "{u:?}"
+    );
+    assert!(
+        u.send_calls <= u.datagrams_sent + h3.datagrams_dropped,
+        "{u:?}"
+    );
+    assert!(u.datagrams_received > 0 && u.recv_calls > 0, "{u:?}");
+    // Eight streams per connection share packets and reads: far fewer
+    // than a send and two reads per request.
+    let per = h3.syscalls_per_request(o.requests).unwrap();
+    assert!(per < 3.0, "{per:.2} UDP system calls per request: {u:?}");
+    // The load thread's own CPU is measured as a TCP thread's, so that a
+    // saturated generator is flagged the same way.
+    assert!(o.generator.cpu_s > 0.0, "{:?}", o.generator);
+    assert!(o.generator.busy_fraction > 0.0, "{:?}", o.generator);
+    assert_eq!(
+        o.generator.saturated,
+        o.generator.busy_fraction > 0.9,
+        "{:?}",
+        o.generator
+    );
+}
+
+#[test]
+fn request_bodies_beyond_the_window_go_out_in_trains_and_wait_for_it() {
+    let _t = serial();
+    let srv = start(&H3Options::default());
+    let mut cfg = config(&srv, 16);
+    cfg.connections = 1;
+    cfg.request.method = "POST".into();
+    cfg.request.body = vec![b'x'; 30_000];
+    cfg.requests = Some(64);
+    cfg.duration = Duration::from_secs(30);
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert_eq!(o.requests, 64, "{:?} {:?}", o.ledger(), o.h3);
+    let h3 = o.h3.as_ref().unwrap();
+    let u = &h3.udp;
+    eprintln!("{u:?} {:?}", h3.send_wait);
+    // 16 × 30 kB at once is far beyond QUIC's first congestion window:
+    // quinn hands over several full datagrams at a time, which go out in
+    // one call each where the kernel has GSO.
+    if !u.gso_refused {
+        assert!(u.datagrams_sent > u.send_calls, "no GSO train: {u:?}");
+    } else {
+        assert!(u.send_calls >= u.datagrams_sent, "{u:?}");
+    }
+    // Some requests waited in the generator for the window: measured.
+    assert!(h3.send_wait.count >= 48, "{:?}", h3.send_wait);
+    assert!(h3.send_wait.max_us > 0, "{:?}", h3.send_wait);
+}

@@ -42,7 +42,8 @@ pub struct RequestOptions {
     pub seed: u64,
     /// h2 by ALPN over TLS, h2c with prior knowledge otherwise.
     pub http2: bool,
-    /// HTTP/3 over QUIC (`load --http3`; no service key yet).
+    /// HTTP/3 over QUIC to an `https://` URL (`--http3`, a service's
+    /// `http3`).
     pub http3: bool,
     pub streams: Option<usize>,
     pub insecure: bool,

@@ -98,6 +98,74 @@ fn show_json_says_why_and_where_the_repetitions_stopped() {
     assert!(r["high"].as_f64().unwrap() < 0.9, "{r}");
 }
 
+/// The text `show` gives each ratio the rule looked at under its stop
+/// line: its interval at each look's level and how it was settled, so the
+/// ratio that kept a run going to its maximum is named.
+#[test]
+fn show_lists_each_ratio_and_how_it_was_settled() {
+    let dir = adaptive_db();
+    let d = dir.path();
+    let text = ok(d, &["show", "1", "--db", "results.db"]);
+    assert!(!text.contains("adaptive:"), "a fixed count: {text}");
+    for (run, how) in [
+        ("2", "settled by its precision"),
+        ("3", "not settled"),
+        ("4", "settled by its verdict"),
+    ] {
+        let text = ok(d, &["show", run, "--db", "results.db"]);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("adaptive: stopped at repetition"))
+            .unwrap_or_else(|| panic!("run {run}: no stop line in\n{text}"));
+        let ratio = lines.get(at + 1).copied().unwrap_or_default();
+        assert!(
+            ratio.starts_with("  ") && ratio.contains(" vs ") && ratio.contains("× ["),
+            "run {run}: {ratio:?}\n{text}"
+        );
+        assert!(ratio.ends_with(how), "run {run}: {ratio:?}");
+    }
+}
+
+/// The report's ratio tables of an adaptive run are at each look's level,
+/// as its stop record: a 95 % interval computed after looking at the data
+/// repeatedly would overstate what is known.
+#[test]
+fn an_adaptive_runs_ratios_are_shown_at_the_level_of_each_look() {
+    let dir = adaptive_db();
+    let d = dir.path();
+    let fixed: Value = serde_json::from_str(&report(d, "1", "json")).unwrap();
+    assert_eq!(fixed["paired"]["level"], 0.95);
+    for run in ["2", "3", "4"] {
+        let json: Value = serde_json::from_str(&report(d, run, "json")).unwrap();
+        let (p, stop) = (&json["paired"], &json["stopped"]);
+        let level = stop["level_per_look"].as_f64().unwrap();
+        assert!(level > 0.95, "run {run}: {level}");
+        assert_eq!(p["level"].as_f64(), Some(level), "run {run}");
+        let notes = p["notes"].to_string();
+        assert!(
+            notes.contains("the level of each look"),
+            "run {run}: {notes}"
+        );
+        // The table's rps ratio is the one the rule stopped on.
+        let rule = &stop["ratios"][0];
+        let row = p["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["role"] != "reference" && !r["rps"].is_null())
+            .unwrap_or_else(|| panic!("run {run}: no ratio row in {p}"));
+        for f in ["geomean", "low", "high"] {
+            let (a, b) = (row["rps"][f].as_f64(), rule[f].as_f64());
+            assert!(
+                matches!((a, b), (Some(a), Some(b)) if (a - b).abs() < 1e-9),
+                "run {run}: {f} {a:?} in the table, {b:?} in the stop record"
+            );
+        }
+        assert_eq!(row["rps"]["level"].as_f64(), Some(level), "run {run}");
+    }
+}
+
 #[test]
 fn the_report_says_under_its_header_how_the_repetitions_stopped() {
     let dir = adaptive_db();

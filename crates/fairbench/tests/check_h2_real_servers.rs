@@ -30,15 +30,6 @@ fn present() -> Vec<&'static str> {
     here
 }
 
-fn cases<'a>(r: &'a Value, protocol: &str) -> Vec<&'a Value> {
-    r["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["protocol"] == protocol)
-        .collect()
-}
-
 fn rule<'a>(c: &'a Value, name: &str) -> Option<&'a Value> {
     c["rules"]
         .as_array()
@@ -210,7 +201,7 @@ fn h2_asked_of_servers_that_do_not_serve_it_is_one_clear_line() {
             "--root",
             root.to_str().unwrap(),
             "--protocols",
-            "h3",
+            "h4",
         ],
         &[],
         "h2-bad-name",
@@ -218,7 +209,7 @@ fn h2_asked_of_servers_that_do_not_serve_it_is_one_clear_line() {
     run.expect_code(2);
     assert!(
         run.stderr.contains(
-            "--protocols: unknown protocol \"h3\"; expected \"http/1.1\", \"h2c\" or \"h2\""
+            "--protocols: unknown protocol \"h4\"; expected \"http/1.1\", \"h2c\", \"h2\" or \"h3\""
         ),
         "{}",
         run.stderr
@@ -228,36 +219,7 @@ fn h2_asked_of_servers_that_do_not_serve_it_is_one_clear_line() {
     if !present().contains(&"go-nethttp") {
         return;
     }
-    let run = fairbench(
-        &[
-            "check",
-            "--root",
-            root.to_str().unwrap(),
-            "--servers",
-            "go-nethttp,java-jdk",
-            "--variant",
-            "normalized",
-            "--scenarios",
-            "static",
-            "--protocols",
-            "h2c",
-            "--json",
-        ],
-        &[],
-        "h2-mixed",
-    );
-    let r = run.json();
-    assert_eq!(cases(&r, "h2c").len(), 1, "{}", run.stderr);
-    let skipped = r["skipped"].as_array().unwrap();
-    assert!(
-        skipped.iter().any(|s| s["server"] == "java-jdk"
-            && s["reason"]
-                .as_str()
-                .unwrap()
-                .starts_with("h2c: does not serve HTTP/2 cleartext (h2c): com.sun.net.httpserver")),
-        "{skipped:?}\n{}",
-        run.stderr
-    );
+    let run = check_skips_the_jdk(&root, "h2c", "HTTP/2 cleartext (h2c)");
     assert!(
         run.stderr.contains("skip java-jdk h2c: does not serve"),
         "{}",

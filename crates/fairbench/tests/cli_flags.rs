@@ -71,6 +71,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "threshold" => "p99<20ms",
         "stages" => "1s:10,2s:10-50",
         "vs" => "http://127.0.0.1:8081/",
+        "vs-protocol" => "h3",
         "knee" => "p99<=20ms",
         "start-rate" | "max-rate" => "100",
         "timeout-mode" => "wrk",

@@ -46,6 +46,20 @@ fn http3_answers_every_stream_and_reports_quic() {
     let l = &j["ledger"];
     assert_eq!(l["planned"], 400);
     assert_eq!(l["answered"], 400, "{l}");
+    // The generator's own part, apart from the latency: its ACK delay,
+    // the requests' wait inside it, its system calls; QUIC's view of the
+    // path beside them.
+    let h3 = &j["http3"];
+    assert_eq!(h3["ack_delay_ms"], 25, "{h3}");
+    assert_eq!(h3["path"]["connections"], 2, "{h3}");
+    assert!(h3["path"]["rtt_min_us"].as_u64().unwrap() > 0, "{h3}");
+    let timed = h3["send_wait"]["count"].as_u64().unwrap();
+    assert!((380..=400).contains(&timed), "{h3}");
+    assert!(h3["udp"]["send_calls"].as_u64().unwrap() > 0, "{h3}");
+    assert!(
+        h3["udp"]["datagrams_received"].as_u64().unwrap() > 0,
+        "{h3}"
+    );
     // The schema closes its objects: the document is valid as printed.
     let path = support::repo().join("docs/schemas/fairbench-load.schema.json");
     let mut schemas = boon::Schemas::new();
@@ -61,6 +75,21 @@ fn http3_answers_every_stream_and_reports_quic() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("h3 × 1 streams"), "{out}");
     assert!(out.contains("QUIC handshakes"), "{out}");
+    // No TCP connect to time over QUIC: the handshake has the line.
+    assert!(
+        !out.contains("  Connect ") && out.contains("  Handshake     "),
+        "{out}"
+    );
+    assert!(
+        out.contains("QUIC path") && out.contains("RTT smoothed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  Client QUIC   ACK delay up to 25 ms"),
+        "{out}"
+    );
+    assert!(out.contains("waited for their first packet"), "{out}");
+    assert!(out.contains("UDP system calls per answer"), "{out}");
 }
 
 #[test]

@@ -32,30 +32,14 @@ streams = 2
 fn a_short_run_over_http1_h2c_and_h2_is_stored_and_labelled_by_protocol() {
     let _guard = serial();
     let root = repo();
-    let go = fairbench_zoo::toolchain::probe(
-        &fairbench_zoo::Zoo::load(&root)
-            .unwrap()
-            .server("go-nethttp")
-            .unwrap()
-            .toolchain,
-    );
-    if !support::require(go.is_present(), "go is not installed") {
+    let go = support::toolchain_present(&root, "go-nethttp");
+    if !support::require(go, "go is not installed") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("h2-short.toml");
-    std::fs::write(&suite, SUITE).unwrap();
     let db = dir.path().join("r.db");
     let html = dir.path().join("r.html");
-    let base = |extra: &[&str]| {
-        let mut c = command();
-        c.args(["run", "--suite"])
-            .arg(&suite)
-            .arg("--root")
-            .arg(&root)
-            .args(extra);
-        c
-    };
+    let base = support::suite_run(dir.path(), SUITE, &root);
 
     // The plan: go-nethttp over each protocol; java-jdk over HTTP/1.1 only,
     // and not runnable over HTTP/2, with its manifest's reason.

@@ -307,7 +307,7 @@ known_deviations = [{ header = "X-Powered-By" }]
 }
 
 #[test]
-fn servers_says_who_serves_http2_and_why_the_others_do_not() {
+fn servers_says_who_serves_http2_and_http3_and_why_the_others_do_not() {
     let run = fairbench(
         &["servers", "--root", repo().to_str().unwrap(), "--json"],
         &[],
@@ -322,27 +322,37 @@ fn servers_says_who_serves_http2_and_why_the_others_do_not() {
             .iter()
             .map(|p| p.as_str().unwrap())
             .collect();
-        if ["go-nethttp", "rust-hyper", "node-http", "nginx"].contains(&name) {
-            assert_eq!(served, ["http/1.1", "h2c", "h2"], "{name}");
-            assert!(s["protocols_unsupported"].as_array().unwrap().is_empty());
-            continue;
-        }
-        // Every other shipped server says why, in its own words.
-        assert_eq!(served, ["http/1.1"], "{name}");
         let gaps = s["protocols_unsupported"].as_array().unwrap();
-        assert_eq!(gaps.len(), 2, "{name}: {gaps:?}");
+        // Every protocol not served says why, in the server's own words.
         for g in gaps {
             assert_eq!(g["declared"], true, "{name}: {g}");
             assert!(g["reason"].as_str().unwrap().len() > 20, "{name}: {g}");
         }
+        let h3_gap = gaps.iter().find(|g| g["protocol"] == "h3");
+        if ["go-nethttp", "rust-hyper"].contains(&name) {
+            assert_eq!(served, ["http/1.1", "h2c", "h2", "h3"], "{name}");
+            assert!(gaps.is_empty(), "{name}: {gaps:?}");
+            continue;
+        }
+        // Everyone else says why not h3.
+        assert!(h3_gap.is_some(), "{name}: {gaps:?}");
+        if ["node-http", "nginx"].contains(&name) {
+            assert_eq!(served, ["http/1.1", "h2c", "h2"], "{name}");
+            assert_eq!(gaps.len(), 1, "{name}: {gaps:?}");
+            continue;
+        }
+        assert_eq!(served, ["http/1.1"], "{name}");
+        assert_eq!(gaps.len(), 3, "{name}: {gaps:?}");
         if name.starts_with("dart-") {
-            assert!(
-                gaps[0]["reason"]
-                    .as_str()
-                    .unwrap()
-                    .contains("dart:io's HttpServer"),
-                "{name}: {gaps:?}"
-            );
+            for g in gaps {
+                assert!(
+                    g["reason"]
+                        .as_str()
+                        .unwrap()
+                        .contains("dart:io's HttpServer"),
+                    "{name}: {g}"
+                );
+            }
         }
     }
     let text = fairbench(
@@ -361,7 +371,14 @@ fn servers_says_who_serves_http2_and_why_the_others_do_not() {
         .lines()
         .find(|l| l.starts_with("go-nethttp "))
         .unwrap();
-    assert!(row.contains("http/1.1, h2c, h2"), "{row}");
+    assert!(row.contains("http/1.1, h2c, h2, h3"), "{row}");
+    assert!(
+        text.stdout.contains(
+            "  nginx does not serve h3: Debian's nginx 1.22.1 is built without ngx_http_v3_module"
+        ),
+        "{}",
+        text.stdout
+    );
 }
 
 /// Each server folder is self-contained, so the two node servers carry the

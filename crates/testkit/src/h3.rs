@@ -33,6 +33,9 @@ pub struct H3Options {
     /// Close each connection after its Nth request with `close_code`.
     pub close_after: u32,
     pub close_code: u64,
+    /// Request streams the server lets each connection have open at once
+    /// (quic-go's `MaxIncomingStreams`).
+    pub streams: u32,
 }
 
 impl Default for H3Options {
@@ -47,6 +50,7 @@ impl Default for H3Options {
             reset_code: 0x10c,
             close_after: 0,
             close_code: 0x101,
+            streams: 1000,
         }
     }
 }
@@ -137,6 +141,7 @@ pub fn start(opts: &H3Options) -> H3Server {
         .arg(format!("-reset-code={}", opts.reset_code))
         .arg(format!("-close-after={}", opts.close_after))
         .arg(format!("-close-code={}", opts.close_code))
+        .arg(format!("-streams={}", opts.streams))
         .arg("-lifetime=5m")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

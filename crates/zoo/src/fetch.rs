@@ -27,6 +27,9 @@ pub enum Framing {
     /// HTTP/2: HEADERS then DATA frames, the end marked by END_STREAM.
     #[serde(rename = "h2-frames")]
     H2Frames,
+    /// HTTP/3: HEADERS then DATA frames, the end marked by the stream's FIN.
+    #[serde(rename = "h3-frames")]
+    H3Frames,
 }
 
 impl Framing {
@@ -37,6 +40,7 @@ impl Framing {
             Framing::Close => "close",
             Framing::None => "none",
             Framing::H2Frames => "h2-frames",
+            Framing::H3Frames => "h3-frames",
         }
     }
 }
@@ -80,12 +84,22 @@ pub struct RawResponse {
     /// Hints`, `100 Continue`), exactly as received.
     pub interim: Vec<u8>,
     pub elapsed: Duration,
-    /// How it was fetched. For HTTP/2, `bytes` are the stream's frames as
-    /// received (after TLS), `head_len` its HEADERS and CONTINUATION
-    /// frames, `version` 2 and `reason` empty.
+    /// How it was fetched. Over HTTP/2 (3), `bytes` are the stream's frames
+    /// as received, `head_len` its HEADERS (and CONTINUATION) frames,
+    /// `version` 2 (3) and `reason` empty.
     pub protocol: crate::Protocol,
-    /// HTTP/2 only: what the frames tell beyond the decoded message.
+    /// HTTP/2 (HTTP/3) only: what the frames tell beyond the message.
     pub h2: Option<H2Wire>,
+    pub h3: Option<H3Wire>,
+}
+
+/// An HTTP/3 answer's frames ([`crate::fetch_h3`]): the QPACK section's
+/// size (every answer's: the table's capacity is 0), DATA lengths, ALPN.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct H3Wire {
+    pub header_block: usize,
+    pub data_frames: Vec<usize>,
+    pub alpn: String,
 }
 
 /// What the frames of an HTTP/2 answer tell beyond the decoded message
@@ -127,7 +141,7 @@ impl RawResponse {
 
     /// The status line as sent, without CRLF; for HTTP/2, `:status N`.
     pub fn status_line(&self) -> String {
-        if self.protocol.is_h2() {
+        if self.protocol.is_framed() {
             return format!(":status {}", self.status);
         }
         let end = self
@@ -160,8 +174,7 @@ pub enum FetchError {
     Malformed { reason: String, partial: Vec<u8> },
     #[error("response larger than {} bytes", MAX_RESPONSE)]
     TooLarge { partial: Vec<u8> },
-    /// HTTP/2 (crate::fetch_h2): the protocol failed, or ALPN did not
-    /// choose it.
+    /// HTTP/2 or HTTP/3: the protocol failed, or ALPN did not choose it.
     #[error("{reason}")]
     Protocol { reason: String, partial: Vec<u8> },
 }
@@ -441,6 +454,7 @@ fn response(head: Head, framing: Framing, buf: &[u8], end: usize, body: Vec<u8>)
         elapsed: Duration::ZERO,
         protocol: crate::Protocol::Http1,
         h2: None,
+        h3: None,
     }
 }
 
@@ -497,7 +511,7 @@ fn complete_final(buf: &[u8], head_only: bool) -> Result<Option<RawResponse>, Fe
                 Ok(Some(response(head, framing, buf, end, body)))
             }
         },
-        Framing::Close | Framing::H2Frames => Ok(None),
+        Framing::Close | Framing::H2Frames | Framing::H3Frames => Ok(None),
     }
 }
 

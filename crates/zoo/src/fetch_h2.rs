@@ -23,7 +23,7 @@ use crate::Protocol;
 /// size the check accepts is never held back by the client.
 const WINDOW: u32 = MAX_RESPONSE as u32;
 
-/// Trust for h2 over TLS: the run CA's certificate, PEM.
+/// Trust for h2 over TLS and h3: the run CA's certificate, PEM.
 #[derive(Debug, Clone)]
 pub struct Trust {
     pub ca_pem: Vec<u8>,
@@ -327,6 +327,7 @@ where
         elapsed: Duration::ZERO,
         protocol,
         h2: None,
+        h3: None,
     };
     Ok((r, repeat, alpn))
 }

@@ -14,6 +14,7 @@ pub mod dial;
 pub mod error;
 pub mod fetch;
 pub mod fetch_h2;
+pub mod fetch_h3;
 pub mod launch;
 pub mod manifest;
 pub mod parity;

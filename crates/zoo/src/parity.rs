@@ -13,6 +13,7 @@ use crate::database::content;
 use crate::dial::{self, Dial};
 use crate::fetch::{self, FetchError, RawResponse};
 use crate::fetch_h2::{self, Trust};
+use crate::fetch_h3;
 use crate::manifest::{Deviation, ResponseKind};
 use crate::row::ComparisonRow;
 use crate::rule::{worst, Grade, Rule, RuleResult};
@@ -36,7 +37,7 @@ pub struct InspectOptions {
     pub fetch_timeout: Duration,
     /// The tables the database scenarios' answers are graded against.
     pub database: Option<crate::database::Oracle>,
-    /// For h2 over TLS: the run CA.
+    /// For h2 over TLS and h3: the run CA.
     pub trust: Option<Trust>,
 }
 
@@ -51,7 +52,7 @@ impl Default for InspectOptions {
 }
 
 /// One request for the scenario over `protocol`: the request as sent (for
-/// HTTP/2, its pseudo-header fields as text) and the answer.
+/// HTTP/2 and HTTP/3, its pseudo-header fields as text) and the answer.
 pub fn fetch_over(
     protocol: Protocol,
     addr: &Dial,
@@ -74,7 +75,16 @@ pub fn fetch_to(
     (method, path, headers): fetch_h2::Ask,
     opts: &InspectOptions,
 ) -> (Vec<u8>, Result<RawResponse, FetchError>) {
-    if protocol.is_h2() {
+    if protocol == Protocol::H3 {
+        let req = fetch_h2::request_text(protocol, (method, path, headers), addr.authority());
+        let res = fetch_h3::fetch(
+            addr,
+            (method, path, headers),
+            opts.trust.as_ref(),
+            opts.fetch_timeout,
+        );
+        (req, res)
+    } else if protocol.is_h2() {
         let req = fetch_h2::request_text(protocol, (method, path, headers), addr.authority());
         let res = fetch_h2::fetch(
             protocol,
@@ -377,9 +387,9 @@ fn exchange(addr: &Dial, req: &[u8], r: &Result<RawResponse, FetchError>) -> Raw
 }
 
 /// The response as `--raw` shows it: HTTP/1.1's bytes as they came; for
-/// HTTP/2 the decoded fields and body (its frames are binary).
+/// HTTP/2 and HTTP/3 the decoded fields and body (their frames are binary).
 fn shown_bytes(r: &RawResponse) -> Vec<u8> {
-    if r.protocol.is_h2() {
+    if r.protocol.is_framed() {
         fetch_h2::response_text(r)
     } else {
         r.bytes.clone()

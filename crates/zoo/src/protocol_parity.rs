@@ -1,7 +1,7 @@
-//! One server, two protocols: its HTTP/2 answer compared field for field
-//! with its HTTP/1.1 answer for the same variant and scenario (the
-//! `http1-fields` rule), and the HTTP/1.1 header bytes set beside the
-//! HTTP/2 header block in the row.
+//! One server, two protocols: its HTTP/2 or HTTP/3 answer compared field
+//! for field with its HTTP/1.1 answer for the same variant and scenario
+//! (the `http1-fields` rule), and the HTTP/1.1 header bytes set beside the
+//! HTTP/2 header block (HTTP/3 field section) in the row.
 
 use crate::contract::CONNECTION_SPECIFIC;
 use crate::fetch::RawResponse;
@@ -9,7 +9,8 @@ use crate::parity::CaseReport;
 use crate::rule::{worst, Grade, Rule, RuleResult};
 use crate::Protocol;
 
-/// For every HTTP/2 case whose server was also checked over HTTP/1.1.
+/// For every HTTP/2 and HTTP/3 case whose server was also checked over
+/// HTTP/1.1.
 pub fn apply_http1_fields(cases: &mut [CaseReport]) {
     let http1: Vec<(String, String, String, usize, RawResponse)> = cases
         .iter()
@@ -24,7 +25,7 @@ pub fn apply_http1_fields(cases: &mut [CaseReport]) {
             ))
         })
         .collect();
-    for case in cases.iter_mut().filter(|c| c.protocol.is_h2()) {
+    for case in cases.iter_mut().filter(|c| c.protocol.is_framed()) {
         let Some((.., h1_bytes, h1)) = http1
             .iter()
             .find(|(s, v, sc, ..)| *s == case.server && *v == case.variant && *sc == case.scenario)
@@ -46,11 +47,16 @@ pub fn apply_http1_fields(cases: &mut [CaseReport]) {
     }
 }
 
-/// The HTTP/2 answer against the HTTP/1.1 one: status, body, and each
-/// field by name. HTTP/1.1's connection-specific fields, a Content-Length
-/// HTTP/2 did not need, and the Date's value (a clock) are expected to
-/// differ; anything else is a warning that names it.
+/// The HTTP/2 (or HTTP/3) answer against the HTTP/1.1 one: status, body,
+/// and each field by name. HTTP/1.1's connection-specific fields, a
+/// Content-Length HTTP/2 did not need, and the Date's value (a clock) are
+/// expected to differ; anything else is a warning that names it.
 pub fn compare(h1: &RawResponse, h2: &RawResponse) -> RuleResult {
+    let over = if h2.protocol == Protocol::H3 {
+        "HTTP/3"
+    } else {
+        "HTTP/2"
+    };
     let mut diffs = Vec::new();
     if h1.status != h2.status {
         diffs.push(format!("status {} vs {}", h2.status, h1.status));
@@ -113,7 +119,7 @@ pub fn compare(h1: &RawResponse, h2: &RawResponse) -> RuleResult {
         diffs.push(format!("only over HTTP/1.1: {}", vis(&only_h1)));
     }
     if !only_h2.is_empty() {
-        diffs.push(format!("only over HTTP/2: {}", vis(&only_h2)));
+        diffs.push(format!("only over {over}: {}", vis(&only_h2)));
     }
     if !changed.is_empty() {
         diffs.push(format!("other value: {}", vis(&changed)));
@@ -121,7 +127,7 @@ pub fn compare(h1: &RawResponse, h2: &RawResponse) -> RuleResult {
     let expected = if dropped.is_empty() {
         String::new()
     } else {
-        format!(" (HTTP/2 needs none of HTTP/1.1's {})", vis(&dropped))
+        format!(" ({over} needs none of HTTP/1.1's {})", vis(&dropped))
     };
     if diffs.is_empty() {
         RuleResult::new(

@@ -180,7 +180,7 @@ impl<'a> Beside<'a> {
     /// Content-Length is optional over HTTP/2 (the stream's end ends the
     /// body): sending it or not is no difference in the fields promised.
     fn optional(&self, n: &str) -> bool {
-        self.case.protocol.is_h2() && n.eq_ignore_ascii_case("content-length")
+        self.case.protocol.is_framed() && n.eq_ignore_ascii_case("content-length")
     }
 
     fn documented_header(&self, n: &str) -> bool {
@@ -199,7 +199,7 @@ impl<'a> Beside<'a> {
         // Over HTTP/2 an extra field the manifest declares is what it is over
         // HTTP/1.1, a known deviation (warn): its cost in the header block
         // depends on the encoder, so it is named, not counted in bytes.
-        let same = self.case.protocol.is_h2()
+        let same = self.case.protocol.is_framed()
             && self
                 .extra_names
                 .iter()
@@ -220,8 +220,13 @@ impl<'a> Beside<'a> {
             .filter(|n| !self.optional(n))
             .map(|n| n.as_str())
             .collect();
+        let codec = if self.case.protocol == crate::Protocol::H3 {
+            "QPACK field section"
+        } else {
+            "HPACK header block"
+        };
         let mut sizes = format!(
-            "HPACK header block {} vs {} bytes (each encoder chooses its own encoding)",
+            "{codec} {} vs {} bytes (each encoder chooses its own encoding)",
             block(row),
             block(rref)
         );

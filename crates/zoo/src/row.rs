@@ -92,8 +92,18 @@ impl ComparisonRow {
                 .map(|h| fairbench_sys::text::visible(&h.name))
                 .collect(),
             header_bytes: r.head_len,
-            header_block: r.h2.as_ref().map(|w| w.header_block),
-            header_block_repeat: r.h2.as_ref().and_then(|w| w.header_block_repeat),
+            header_block: r
+                .h2
+                .as_ref()
+                .map(|w| w.header_block)
+                .or(r.h3.as_ref().map(|w| w.header_block)),
+            // QPACK with no dynamic table (fairbench announces capacity 0,
+            // under load too): a repeated answer is encoded as the first.
+            header_block_repeat: r
+                .h2
+                .as_ref()
+                .and_then(|w| w.header_block_repeat)
+                .or(r.h3.as_ref().map(|w| w.header_block)),
             http1_header_bytes: None,
             body_bytes: r.wire_body_len(),
             payload_bytes: r.body.len(),

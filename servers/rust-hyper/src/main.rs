@@ -2,13 +2,15 @@
 //! request as a general HTTP/1.1 server does. `PROTOCOL` h2c serves HTTP/2
 //! with prior knowledge beside HTTP/1.1 (hyper-util's auto builder tells
 //! them apart by the preface); h2 serves HTTP/2 over TLS (rustls, ALPN h2
-//! then http/1.1) with the run's certificate.
+//! then http/1.1) with the run's certificate; h3 serves HTTP/3 on the UDP
+//! port with h3 over quinn (src/h3.rs), calling the same handler.
 //!
 //! hyper adds `content-length` (the body size is known) and `date` by itself
 //! and nothing else, so `default` and `normalized` are the same handler; the
 //! only thing a hyper user must add is the Content-Type.
 
 mod db;
+mod h3;
 
 use std::convert::Infallible;
 use std::net::{Ipv6Addr, SocketAddr};
@@ -18,7 +20,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -35,6 +36,7 @@ enum Serve {
     Http1,
     H2c,
     H2,
+    H3,
 }
 
 #[derive(Clone, Copy)]
@@ -69,9 +71,10 @@ fn run() -> Result<(), String> {
         Err(_) | Ok("http/1.1") => Serve::Http1,
         Ok("h2c") => Serve::H2c,
         Ok("h2") => Serve::H2,
+        Ok("h3") => Serve::H3,
         Ok(other) => {
             return Err(format!(
-                "unknown PROTOCOL {other:?}: expected http/1.1, h2c or h2"
+                "unknown PROTOCOL {other:?}: expected http/1.1, h2c, h2 or h3"
             ))
         }
     };
@@ -98,13 +101,34 @@ fn run() -> Result<(), String> {
         _ => Bytes::new(),
     };
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cores)
-        .enable_io()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(cores).enable_io();
+    // quinn keeps QUIC's timers on tokio's; hyper over TCP needs none.
+    if protocol == Serve::H3 {
+        builder.enable_time();
+    }
+    let runtime = builder.build().map_err(|e| format!("tokio runtime: {e}"))?;
     runtime.block_on(async move {
         db::init().await?;
+        if protocol == Serve::H3 {
+            let endpoint = h3::endpoint(port)?;
+            eprintln!(
+                "rust-hyper: {}/{} over h3 on udp [::]:{port}, {cores} worker thread(s)",
+                env("SCENARIO")?,
+                std::env::var("RESPONSE").unwrap_or_default(),
+            );
+            let handler: h3::Handler = Arc::new(move |req| {
+                let (file, text) = (file.clone(), text.clone());
+                Box::pin(async move {
+                    match handle(req, scenario, file, text).await {
+                        Ok(res) => res,
+                        Err(never) => match never {},
+                    }
+                })
+            });
+            h3::serve(endpoint, handler).await;
+            return Ok(());
+        }
         let listener = listen(port)?;
         eprintln!(
             "rust-hyper: {}/{} over {} on [::]:{port}, {cores} worker thread(s)",
@@ -194,8 +218,8 @@ fn listen(port: u16) -> Result<TcpListener, String> {
     bind().map_err(|e| format!("listen on {addr}: {e}"))
 }
 
-async fn handle(
-    req: Request<Incoming>,
+async fn handle<B>(
+    req: Request<B>,
     scenario: Scenario,
     file: Option<Arc<PathBuf>>,
     text: Bytes,
@@ -237,7 +261,7 @@ async fn handle(
 
 /// `text`, compressed anew for a request that accepts gzip (flate2 at its
 /// default level, 6), with `Vary: Accept-Encoding` either way.
-fn gzip(req: &Request<Incoming>, text: Bytes) -> Response<Full<Bytes>> {
+fn gzip<B>(req: &Request<B>, text: Bytes) -> Response<Full<Bytes>> {
     use std::io::Write;
     let accepts = req
         .headers()

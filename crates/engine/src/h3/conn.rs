@@ -134,6 +134,7 @@ impl H3Conn {
         if out.is_empty() {
             let _ = s.finish();
         }
+        self.link.handed(crate::clock::now(), true);
         self.requests.insert(
             id.index(),
             Request {
@@ -237,6 +238,8 @@ impl H3Conn {
         };
         let preface = frame::control_stream_preface(MAX_FIELD_SECTION);
         let n = self.link.conn.send_stream(id).write(&preface).unwrap_or(0);
+        // Its frame leaves before the requests': not a request's wait.
+        self.link.handed(crate::clock::now(), false);
         if n < preface.len() {
             return Err(H3Error::new(
                 frame::H3_STREAM_CREATION_ERROR,

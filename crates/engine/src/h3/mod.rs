@@ -9,6 +9,7 @@
 //! with the engine's schedule and ledger (`load`, [`run`]).
 
 pub(crate) mod conn;
+pub mod fetch;
 pub(crate) mod frame;
 mod load;
 pub(crate) mod qpack;
@@ -16,7 +17,8 @@ pub(crate) mod quic;
 mod report;
 pub(crate) mod run;
 pub(crate) mod table;
+mod udp;
 pub(crate) mod varint;
 
 pub use frame::error_name;
-pub use report::H3Report;
+pub use report::{H3Report, QuicPath, SendWait, UdpCalls};

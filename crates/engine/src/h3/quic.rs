@@ -15,6 +15,8 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::collections::VecDeque;
+
 use bytes::BytesMut;
 use quinn_proto::crypto::rustls::QuicClientConfig;
 use quinn_proto::{
@@ -22,13 +24,25 @@ use quinn_proto::{
     IdleTimeout, TransportConfig, VarInt,
 };
 
+use super::report::{H3Report, Waits};
+use super::udp::{self, Gso};
 use crate::clock::{self, Nanos};
 
-/// The largest UDP payload read; QUIC datagrams are far smaller.
-const DATAGRAM: usize = 65_535;
+thread_local! {
+    /// What a thread's connections read into, one after the other.
+    static RX: std::cell::RefCell<udp::RxBatch> = std::cell::RefCell::new(udp::RxBatch::new());
+}
 /// The socket's receive buffer asked for: a large answer arrives in
 /// bursts a flow-control window long, which the default buffer would drop.
 const RECV_BUFFER: libc::c_int = 4 << 20;
+/// Receive windows, bytes: per stream, and per connection.
+const STREAM_WINDOW: u32 = 1_250_000;
+const CONNECTION_WINDOW: u32 = 8 << 20;
+/// The longest the client delays an acknowledgement, ms: quinn announces
+/// QUIC's default `max_ack_delay` (RFC 9000 §18.2) and acknowledges every
+/// second packet at once, the others within this delay or with the next
+/// request.
+pub(crate) const ACK_DELAY_MS: u64 = 25;
 
 /// What every connection of a run shares.
 #[derive(Clone)]
@@ -37,6 +51,7 @@ pub(crate) struct QuicSetup {
     server_name: String,
     /// The engine's clock and quinn's at one moment.
     base: (Instant, Nanos),
+    gso: Gso,
 }
 
 impl QuicSetup {
@@ -50,12 +65,20 @@ impl QuicSetup {
         transport.max_concurrent_bidi_streams(VarInt::from_u32(0));
         transport.max_concurrent_uni_streams(VarInt::from_u32(16));
         transport.max_idle_timeout(IdleTimeout::try_from(idle).ok());
+        // What the server may send ahead of the client's reading: per stream
+        // (quinn's default, 1.25 MB, for one large answer) and per
+        // connection, which quinn leaves unbounded. The load thread reads
+        // as data arrives, so these only bound memory when it falls behind:
+        // 100 connections could otherwise hold every stream's window each.
+        transport.stream_receive_window(VarInt::from_u32(STREAM_WINDOW));
+        transport.receive_window(VarInt::from_u32(CONNECTION_WINDOW));
         let mut client = ClientConfig::new(tls);
         client.transport_config(Arc::new(transport));
         QuicSetup {
             client,
             server_name: server_name.to_string(),
             base: (Instant::now(), clock::now()),
+            gso: Gso::default(),
         }
     }
 
@@ -98,6 +121,7 @@ impl QuicSetup {
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             );
         }
+        let gro = udp::enable_gro(socket.as_raw_fd());
         let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
         let (handle, conn) = endpoint
             .connect(
@@ -114,9 +138,13 @@ impl QuicSetup {
             socket,
             peer,
             setup: self.clone(),
-            buf: Vec::with_capacity(DATAGRAM),
-            rx: vec![0; DATAGRAM].into_boxed_slice(),
+            buf: Vec::with_capacity(udp::GSO_MAX * 1_500),
             dropped: 0,
+            gro,
+            io: Io::default(),
+            handed: VecDeque::new(),
+            stream_frames: 0,
+            waits: Waits::default(),
         })
     }
 }
@@ -130,11 +158,29 @@ pub(crate) struct Link {
     peer: SocketAddr,
     setup: QuicSetup,
     buf: Vec<u8>,
-    /// What one `recv` reads into.
-    rx: Box<[u8]>,
     /// Datagrams not sent because the socket's buffer was full (QUIC
     /// sends them again as lost).
     pub dropped: u64,
+    /// The kernel coalesces the datagrams this socket receives (GRO).
+    gro: bool,
+    io: Io,
+    /// When each piece of stream data not yet sent was handed to quinn,
+    /// oldest first, and whether it was a request's (rather than the
+    /// control stream's).
+    handed: VecDeque<(Nanos, bool)>,
+    /// STREAM frames quinn had sent when last looked at.
+    stream_frames: u64,
+    /// How long requests waited in quinn before their first packet left.
+    waits: Waits,
+}
+
+/// The system calls of one connection's socket and what they carried.
+#[derive(Debug, Default, Clone, Copy)]
+struct Io {
+    send_calls: u64,
+    recv_calls: u64,
+    datagrams_sent: u64,
+    datagrams_received: u64,
 }
 
 impl Link {
@@ -150,27 +196,55 @@ impl Link {
     /// `ConnectionRefused`: nothing listens on the peer's UDP port.
     pub fn receive(&mut self, now: Nanos) -> io::Result<()> {
         let at = self.now(now);
-        loop {
-            match self.socket.recv(&mut self.rx) {
-                Ok(n) => {
-                    self.buf.clear();
-                    let data = BytesMut::from(&self.rx[..n]);
-                    match self
-                        .endpoint
-                        .handle(at, self.peer, None, None, data, &mut self.buf)
-                    {
-                        Some(DatagramEvent::ConnectionEvent(_, ev)) => self.conn.handle_event(ev),
-                        Some(DatagramEvent::Response(t)) => {
-                            let _ = self.socket.send(&self.buf[..t.size]);
+        RX.with(|rx| {
+            let mut rx = rx.borrow_mut();
+            loop {
+                self.io.recv_calls += 1;
+                match udp::recv_batch(self.socket.as_raw_fd(), &mut rx) {
+                    Ok(()) => {
+                        for i in 0..rx.got.len() {
+                            let (n, seg) = rx.got[i];
+                            // A coalesced train (GRO) is its datagrams end
+                            // to end.
+                            let seg = seg.filter(|_| self.gro).unwrap_or(n).max(1);
+                            for d in rx.message(i).chunks(seg) {
+                                self.io.datagrams_received += 1;
+                                self.datagram(at, d);
+                            }
                         }
-                        _ => {}
+                        if rx.got.len() < udp::BATCH {
+                            return Ok(());
+                        }
                     }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
             }
+        })
+    }
+
+    /// Hands one datagram to quinn.
+    fn datagram(&mut self, at: Instant, d: &[u8]) {
+        self.buf.clear();
+        let data = BytesMut::from(d);
+        match self
+            .endpoint
+            .handle(at, self.peer, None, None, data, &mut self.buf)
+        {
+            Some(DatagramEvent::ConnectionEvent(_, ev)) => self.conn.handle_event(ev),
+            Some(DatagramEvent::Response(t)) => {
+                let _ = self.socket.send(&self.buf[..t.size]);
+            }
+            _ => {}
         }
+    }
+
+    /// Stream data was handed to quinn now: its wait for its first packet
+    /// is timed from here (`request`: a request's, rather than the control
+    /// stream's, which is not counted).
+    pub fn handed(&mut self, now: Nanos, request: bool) {
+        self.handed.push_back((now, request));
     }
 
     /// Runs quinn's timers that are due, hands its endpoint events over,
@@ -185,18 +259,79 @@ impl Link {
                 self.conn.handle_event(back);
             }
         }
+        let max = if self.setup.gso.usable() {
+            udp::GSO_MAX
+        } else {
+            1
+        };
         loop {
             self.buf.clear();
-            let Some(t) = self.conn.poll_transmit(at, 1, &mut self.buf) else {
+            let Some(t) = self.conn.poll_transmit(at, max, &mut self.buf) else {
                 return Ok(());
             };
-            match self.socket.send(&self.buf[..t.size]) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.dropped += 1,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.dropped += 1,
-                Err(e) => return Err(e),
+            let sent = udp::send(
+                self.socket.as_raw_fd(),
+                &self.buf[..t.size],
+                t.segment_size,
+                &self.setup.gso,
+            )?;
+            self.io.send_calls += sent.calls;
+            self.io.datagrams_sent += sent.datagrams;
+            self.dropped += sent.dropped;
+            if !self.handed.is_empty() {
+                self.left();
             }
         }
+    }
+
+    /// Ends the wait of the stream data whose first STREAM frame quinn
+    /// just sent, oldest first. quinn sends streams of one priority in the
+    /// order they were written to, and a request's head fits one frame;
+    /// a frame sent again after a loss ends a later request's wait early,
+    /// so with losses the figure errs low.
+    fn left(&mut self) {
+        let frames = self.conn.stats().frame_tx.stream;
+        let new = frames.saturating_sub(self.stream_frames);
+        self.stream_frames = frames;
+        if new == 0 {
+            return;
+        }
+        let now = clock::now();
+        for _ in 0..new {
+            let Some((t, request)) = self.handed.pop_front() else {
+                break;
+            };
+            if request {
+                self.waits.record(now.saturating_sub(t));
+            }
+        }
+    }
+
+    /// Adds what this connection did to `r`: QUIC's packets and its view
+    /// of the path (once the handshake is done: before, the RTT is
+    /// quinn's guess), the socket's system calls, and the requests' waits.
+    pub fn account(&self, r: &mut H3Report, connected: bool) {
+        let stats = self.conn.stats();
+        r.packets_sent += stats.path.sent_packets;
+        r.packets_lost += stats.path.lost_packets;
+        r.datagrams_dropped += self.dropped;
+        r.acks_sent += stats.frame_tx.acks;
+        if connected {
+            r.path.add_connection(
+                stats.path.rtt.as_micros() as u64,
+                stats.path.min_rtt.as_micros() as u64,
+                stats.path.cwnd,
+                stats.path.congestion_events,
+            );
+        }
+        let u = &mut r.udp;
+        u.send_calls += self.io.send_calls;
+        u.recv_calls += self.io.recv_calls;
+        u.datagrams_sent += self.io.datagrams_sent;
+        u.datagrams_received += self.io.datagrams_received;
+        u.gro |= self.gro;
+        u.gso_refused |= !self.setup.gso.usable();
+        r.add_waits(&self.waits);
     }
 
     /// When quinn next needs the thread (a retransmission, an

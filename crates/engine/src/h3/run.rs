@@ -96,8 +96,8 @@ fn handshake(setup: &QuicSetup, peer: SocketAddr, wait: Duration) -> Result<(), 
     }
 }
 
-/// Sleeps until `fd` is readable or `until`.
-fn wait_readable(fd: std::os::fd::RawFd, until: Nanos) {
+/// Sleeps until `fd` is readable or `until` (at most 100 ms at a time).
+pub(super) fn wait_readable(fd: std::os::fd::RawFd, until: Nanos) {
     let ms = until
         .saturating_sub(clock::now())
         .div_ceil(1_000_000)

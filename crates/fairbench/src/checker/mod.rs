@@ -204,7 +204,7 @@ impl<'p> Checking<'p, '_> {
                     c.server,
                     c.variant,
                     c.scenario,
-                    if protocol.is_h2() {
+                    if protocol.is_framed() {
                         format!(" over {protocol}")
                     } else {
                         String::new()

@@ -14,7 +14,8 @@ use crate::store::Store;
 pub(super) fn ended(args: &RunArgs, store: &Store, run: i64) -> anyhow::Result<()> {
     if let (Some(r), cases) = (store.run(run)?, store.cases(run)?) {
         println!();
-        let paired = crate::report::model::paired_of(&r, &cases, None).ok();
+        let level = crate::report::model::look_level(store, run)?;
+        let paired = crate::report::model::paired_at(&r, &cases, None, level).ok();
         print!(
             "{}",
             crate::output::terminal::text(&run_table::render(&r, &cases, paired.as_ref()))

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::args::{resolve_run, RunSel};
 use crate::output::run_table;
-use crate::report::model::paired_of;
+use crate::report::model::{look_level, paired_at};
 use crate::report::paired::Paired;
 use crate::report::stop::Stop;
 use crate::runner::time_spent::TimeSpent;
@@ -68,7 +68,12 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let run = resolve_run(&store, args.run)?;
     let id = run.id;
     let cases = store.cases(id)?;
-    let paired = paired_of(&run, &cases, args.reference.as_deref())?;
+    let paired = paired_at(
+        &run,
+        &cases,
+        args.reference.as_deref(),
+        look_level(&store, id)?,
+    )?;
     let spent: Option<TimeSpent> = store
         .time_spent(id)?
         .and_then(|j| serde_json::from_str(&j).ok());
@@ -122,12 +127,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         if let Some(t) = &spent {
             println!("{}", t.line());
         }
-        let stopped = store
-            .stopped(id)?
-            .and_then(|j| serde_json::from_str::<crate::runner::stopping::Stopped>(&j).ok());
-        if let Some(s) = stopped {
-            println!("{}", s.run_line());
-        }
+        print_stop(&store, id)?;
         for s in store.sweeps(id)? {
             let proto = crate::report::case_key::protocol_label(&s.protocol);
             // A service's sweep (mode "-", no cores) has its name only.
@@ -155,4 +155,22 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// How an adaptive run stopped, then each ratio the rule looked at,
+/// recomputed at each look's level, as the report and `show --json` give
+/// them; nothing for a fixed count.
+fn print_stop(store: &Store, id: i64) -> anyhow::Result<()> {
+    let stopped = store
+        .stopped(id)?
+        .and_then(|j| serde_json::from_str::<crate::runner::stopping::Stopped>(&j).ok());
+    if let Some(s) = stopped {
+        println!("{}", s.run_line());
+        if let Some(stop) = super::report::stop::of(store, id)? {
+            for r in &stop.ratios {
+                println!("  {}", crate::output::terminal::text(&r.line()));
+            }
+        }
+    }
+    Ok(())
 }

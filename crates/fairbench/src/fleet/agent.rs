@@ -122,7 +122,13 @@ fn load(job: &str) -> anyhow::Result<i32> {
     cfg.thread_start = generator.hook();
     let containment = cpus.map(|_| generator.method().as_str().to_string());
     let wait = cfg.timeout.min(Duration::from_secs(5));
-    if let Err(e) = std::net::TcpStream::connect_timeout(&cfg.target.addr, wait) {
+    // HTTP/3 is UDP: nothing listens on the TCP port, and the engine makes
+    // one QUIC handshake before the load instead.
+    let over_tcp = cfg.protocol != fairbench_engine::Protocol::H3;
+    if let Err(e) = over_tcp
+        .then(|| std::net::TcpStream::connect_timeout(&cfg.target.addr, wait))
+        .transpose()
+    {
         return fail(format!("cannot connect to {}: {e}", cfg.target.addr));
     }
     // SIGINT/SIGTERM and `stop` both end the load early, results kept.

@@ -133,6 +133,49 @@ impl ServerHandle {
         }
     }
 
+    /// Polls QUIC handshakes (ALPN h3, the run CA trusted) to its loopback
+    /// `port` until one completes, it exits, or `timeout` passes: over
+    /// HTTP/3 it listens on UDP, where no connection is accepted to tell.
+    pub fn wait_ready_h3(
+        &self,
+        port: u16,
+        trust: Option<&fairbench_zoo::fetch_h2::Trust>,
+        timeout: Duration,
+    ) -> Result<Duration, String> {
+        if let Inner::Remote(_) = self.inner {
+            return Err("h3 is not served on an ssh host (its tunnel carries TCP only)".into());
+        }
+        let start = Instant::now();
+        let deadline = start + timeout;
+        let trust = trust.cloned();
+        self.host
+            .with_loopback(port, |p| {
+                let mut last = String::new();
+                loop {
+                    if let Some(how) = self.exit_description() {
+                        return Err(format!("the server {how} before answering QUIC"));
+                    }
+                    for a in super::loopback(p) {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        let t = left.clamp(Duration::from_millis(1), Duration::from_secs(1));
+                        let dial = fairbench_zoo::dial::Dial::Tcp(a);
+                        match fairbench_zoo::fetch_h3::handshake(&dial, trust.as_ref(), t) {
+                            Ok(()) => return Ok(start.elapsed()),
+                            Err(e) => last = e.to_string(),
+                        }
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(format!(
+                            "no QUIC handshake (h3) on UDP port {p} after {}s: {last}",
+                            timeout.as_secs_f64()
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            })
+            .map_err(|e| e.to_string())?
+    }
+
     /// Where its log is, for people.
     pub fn log_location(&self) -> String {
         match &self.inner {

@@ -3,8 +3,9 @@
 //! sweeps do it: a free port there, the build copied there, the process
 //! started in a control group of its own on its CPUs (the process-group
 //! fallback where none can be made; see crates/sys/src/containment),
-//! waited for until it accepts connections, and that very process checked
-//! against the scenario contract.
+//! waited for until it accepts connections (over h3, until it completes a
+//! QUIC handshake on its UDP port), and that very process checked against
+//! the scenario contract.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -155,6 +156,7 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
     let tls = tls_files(host, s)?;
     let port = match &s.unix_socket {
         Some(path) => unix_socket_here(host, s, path)?,
+        None if s.protocol == Protocol::H3 && matches!(host, Host::Local) => free_udp_port(host)?,
         None => host
             .free_port()
             .map_err(|e| StartError::NoPort(format!("{e:#}")))?,
@@ -175,6 +177,9 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
         .map_err(StartError::Start)?;
     let ready = match &s.unix_socket {
         Some(path) => wait_unix_ready(&process, path, s.ready_timeout),
+        None if s.protocol == Protocol::H3 => process
+            .wait_ready_h3(port, trust(s.pki).as_ref(), s.ready_timeout)
+            .map(drop),
         None => process.wait_ready(port, s.ready_timeout).map(drop),
     };
     if let Err(message) = ready {
@@ -241,6 +246,22 @@ fn unix_socket_here(host: &Host, s: &StartSpec<'_>, path: &Path) -> Result<u16, 
         ))),
         _ => Ok(0),
     }
+}
+
+/// A port free for TCP (what `free_port` finds) that is free for UDP too
+/// on this machine: over h3 the server listens there.
+fn free_udp_port(host: &Host) -> Result<u16, StartError> {
+    for _ in 0..20 {
+        let port = host
+            .free_port()
+            .map_err(|e| StartError::NoPort(format!("{e:#}")))?;
+        if std::net::UdpSocket::bind((std::net::Ipv6Addr::UNSPECIFIED, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(StartError::NoPort(
+        "20 ports free for TCP were all taken for UDP".into(),
+    ))
 }
 
 /// Polls until the server accepts a connection on its unix socket, it

@@ -123,9 +123,9 @@ fn push_prefixed(out: &mut String, prefix: &str, bytes: &[u8]) {
     }
 }
 
-/// " over h2c" for an HTTP/2 case; nothing for HTTP/1.1.
+/// " over h2c" for an HTTP/2 or HTTP/3 case; nothing for HTTP/1.1.
 fn over(c: &CaseReport) -> String {
-    if c.protocol.is_h2() {
+    if c.protocol.is_framed() {
         format!(" over {}", c.protocol)
     } else {
         String::new()
@@ -139,18 +139,29 @@ fn yes_no(b: bool) -> String {
 /// The comparison table and a one-line tally. Skipped servers were already
 /// named, one line each, when they were skipped.
 ///
-/// With HTTP/2 cases, a PROTOCOL column, and beside the header bytes (for
-/// HTTP/2 its HEADERS frames) the HPACK header block, first and repeated
-/// on the connection, and the same server's HTTP/1.1 header bytes.
+/// With HTTP/2 or HTTP/3 cases, a PROTOCOL column, and beside the header
+/// bytes (their HEADERS frames) the HPACK header block (QPACK field
+/// section), first and repeated on the connection, and the same server's
+/// HTTP/1.1 header bytes.
 pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String {
-    let h2 = cases.iter().any(|c| c.protocol.is_h2());
+    let h2 = cases.iter().any(|c| c.protocol.is_framed());
     let vs = format!("VS {reference}");
+    let block = match (
+        cases.iter().any(|c| c.protocol.is_h2()),
+        cases
+            .iter()
+            .any(|c| c.protocol == fairbench_zoo::Protocol::H3),
+    ) {
+        (true, true) => "HPACK/QPACK B",
+        (false, true) => "QPACK B",
+        _ => "HPACK B",
+    };
     let numeric: Vec<usize> = if h2 {
         vec![4, 5, 6, 7, 8, 9, 10]
     } else {
         vec![3, 4, 5, 6, 7]
     };
-    let mut t = Table::new(&columns(h2, &vs)).right_align(&numeric);
+    let mut t = Table::new(&columns(h2, block, &vs)).right_align(&numeric);
     for c in in_table_order(cases) {
         t.row(case_cells(c, h2));
     }
@@ -171,15 +182,16 @@ pub fn summary(cases: &[CaseReport], reference: &str, skipped: usize) -> String 
     out
 }
 
-/// The table's header: the HTTP/2 columns only where a case is HTTP/2.
-fn columns(h2: bool, vs: &str) -> Vec<&str> {
+/// The table's header: the HTTP/2 (and HTTP/3) columns only where a case
+/// is one; `block` names the header block's column.
+fn columns<'a>(h2: bool, block: &'a str, vs: &'a str) -> Vec<&'a str> {
     let mut columns = vec!["SERVER", "VARIANT", "SCENARIO"];
     if h2 {
         columns.push("PROTOCOL");
     }
     columns.extend(["STATUS", "HEADER B"]);
     if h2 {
-        columns.extend(["HPACK B", "H1 HEADER B"]);
+        columns.extend([block, "H1 HEADER B"]);
     }
     columns.extend([
         "BODY B", "TOTAL B", vs, "FRAMING", "DATE", "IPV4", "IPV6", "GRADE", "HEADERS",

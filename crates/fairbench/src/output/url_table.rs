@@ -64,8 +64,15 @@ pub fn render(run: &RunRow, cases: &[CaseRow], paired: Option<&Paired>) -> Strin
 /// A case's row: its URL, method and load, then its medians over the done
 /// repetitions.
 fn row(g: &Folded<'_>, u: &UrlLoad, extras: &Extras<'_>) -> Vec<String> {
+    let c0 = g.first();
     let mut row = vec![
-        g.first().server.clone(),
+        // What it was spoken to over, as a zoo case's name says it: the
+        // same URL over h2 and over h3 are two rows that must not look alike.
+        format!(
+            "{}{}",
+            c0.server,
+            crate::report::case_key::protocol_label(&c0.protocol)
+        ),
         u.url.clone(),
         u.method.clone(),
         u.load.clone(),

@@ -131,11 +131,15 @@ fn values(r: &Reps, f: fn(&CaseRow) -> Option<f64>) -> BTreeMap<i64, f64> {
         .collect()
 }
 
-/// The ratios x/y over the repetitions both have.
+/// The ratios x/y over the repetitions both have, at the usual level.
 pub fn pair(x: &BTreeMap<i64, f64>, y: &BTreeMap<i64, f64>) -> Option<Ratio> {
+    pair_at(x, y, LEVEL)
+}
+
+fn pair_at(x: &BTreeMap<i64, f64>, y: &BTreeMap<i64, f64>, level: f64) -> Option<Ratio> {
     let reps: Vec<i64> = x.keys().filter(|r| y.contains_key(r)).copied().collect();
     let ratios: Vec<f64> = reps.iter().map(|r| x[r] / y[r]).collect();
-    RatioSummary::of(&ratios, LEVEL).map(|summary| Ratio {
+    RatioSummary::of(&ratios, level).map(|summary| Ratio {
         summary,
         repetitions: reps,
     })
@@ -172,15 +176,22 @@ pub const TOTAL_CPU: fn(&CaseRow) -> Option<f64> = CaseRow::total_cpu_us_per_req
 
 /// The context a case's ratio is taken in: what the key holds but the variant.
 /// A case over HTTP/2 is paired with the reference over the same protocol,
-/// a ladder's rung with the reference at the same rung.
+/// a ladder's rung with the reference at the same rung. A URL case is not:
+/// its protocol is part of what it names (`load --vs-protocol`, a service's
+/// `http3`), so B over h3 is compared with A over h2.
 fn context(k: &CaseKey) -> (String, i64, String) {
+    let protocol = if k.is_url() {
+        String::new()
+    } else {
+        crate::report::case_key::protocol_label(&k.protocol)
+    };
     (
         k.scenario.clone(),
         k.cores,
         format!(
             "{}{}{}",
             k.load,
-            crate::report::case_key::protocol_label(&k.protocol),
+            protocol,
             if k.step.is_empty() {
                 String::new()
             } else {
@@ -216,6 +227,14 @@ pub fn reference_keys(
 /// The paired ratios of one run's cases (sweep steps are left out: their
 /// rates are chosen per server, so no two share a context).
 pub fn build(cases: &[CaseRow], pairing: &Pairing) -> Paired {
+    build_at(cases, pairing, LEVEL)
+}
+
+/// As [`build`], every interval at `level`: a run whose repetitions
+/// stopped when the data said so shows them at the level of each look,
+/// the only one at which its stated coverage holds (docs/suites.md,
+/// "Repetitions until a precision").
+pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
     let mut reps: BTreeMap<CaseKey, Reps> = BTreeMap::new();
     for c in cases.iter().filter(|c| c.sweep.is_none()) {
         let e = reps.entry(CaseKey::of(c)).or_insert_with(|| Reps {
@@ -264,10 +283,11 @@ pub fn build(cases: &[CaseRow], pairing: &Pairing) -> Paired {
             note: None,
         };
         if role != Role::Reference {
-            row.rps = pair(&values(x, RPS), &values(y, RPS));
-            row.cpu_us_per_request = pair(&values(x, CPU), &values(y, CPU));
-            row.total_cpu_us_per_request = pair(&values(x, TOTAL_CPU), &values(y, TOTAL_CPU));
-            row.p99_us = pair(&values(x, P99), &values(y, P99));
+            row.rps = pair_at(&values(x, RPS), &values(y, RPS), level);
+            row.cpu_us_per_request = pair_at(&values(x, CPU), &values(y, CPU), level);
+            row.total_cpu_us_per_request =
+                pair_at(&values(x, TOTAL_CPU), &values(y, TOTAL_CPU), level);
+            row.p99_us = pair_at(&values(x, P99), &values(y, P99), level);
             let unpaired: Vec<String> = x
                 .by_rep
                 .keys()
@@ -301,7 +321,7 @@ pub fn build(cases: &[CaseRow], pairing: &Pairing) -> Paired {
     Paired {
         reference: pairing.reference.label(),
         reference_from: pairing.reference_from,
-        level: LEVEL,
+        level,
         method: METHOD,
         rows,
         aa,

@@ -109,6 +109,27 @@ impl Stop {
     }
 }
 
+impl StopRatio {
+    /// One line for `show`: the ratio at the level of each look and how
+    /// it was settled, so that a reader sees which ratio kept the run going.
+    pub fn line(&self) -> String {
+        let figure = match (self.geomean, self.low, self.high) {
+            (Some(g), Some(lo), Some(hi)) => format!("{g:.3}× [{lo:.3}–{hi:.3}]"),
+            (Some(g), _, _) => format!("{g:.3}× (no interval)"),
+            _ => "no ratio".to_string(),
+        };
+        let half = self
+            .half_width_pct
+            .map_or_else(String::new, |h| format!(" ±{h:.1} %"));
+        let how = match self.settled_by {
+            Some(Reason::Precision) => "settled by its precision",
+            Some(Reason::Verdict) => "settled by its verdict",
+            Some(Reason::Maximum) | None => "not settled",
+        };
+        format!("{}: {figure}{half}, {how}", self.ratio)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +157,24 @@ mod tests {
             fixed_design: None,
             ratios,
         }
+    }
+
+    #[test]
+    fn each_ratio_line_says_how_it_was_settled() {
+        assert_eq!(
+            ratio(2.5, Some(Reason::Precision)).line(),
+            "a vs b (static · 1c · closed c=4) req/s: 1.500× [1.400–1.600] ±2.5 %, settled by its precision"
+        );
+        assert!(ratio(9.0, Some(Reason::Verdict))
+            .line()
+            .ends_with("±9.0 %, settled by its verdict"));
+        let mut r = ratio(9.0, None);
+        (r.low, r.high, r.half_width_pct) = (None, None, None);
+        assert!(
+            r.line().ends_with("1.500× (no interval), not settled"),
+            "{}",
+            r.line()
+        );
     }
 
     #[test]

@@ -92,8 +92,8 @@ impl From<Unready> for CaseEnd {
 pub use crate::suite::Timing;
 
 /// The engine's settings for a case of `load` over `protocol`: its HTTP/2
-/// cases carry the profile's streams, its HTTP/1.1 ones one request per
-/// connection (or its pipeline).
+/// and HTTP/3 cases carry the profile's streams, its HTTP/1.1 ones one
+/// request per connection (or its pipeline).
 pub fn case_config(
     load: &LoadProfile,
     protocol: Protocol,
@@ -103,7 +103,7 @@ pub fn case_config(
 ) -> fairbench_engine::LoadConfig {
     let mut cfg = load.engine_config(target, rate_override, t);
     cfg.protocol = protocol;
-    if protocol.is_h2() {
+    if protocol.multiplexes() {
         cfg.streams = load.streams();
     }
     cfg

@@ -150,10 +150,20 @@ impl Pair {
             .collect()
     }
 
-    pub fn text(&self, a: &str, b: &str) -> String {
+    pub fn text(&self, a: &Side, b: &Side) -> String {
         let mut s = String::new();
         let n = self.a.len();
-        let _ = writeln!(s, "A  {a}\nB  {b}");
+        // The protocols are named when they differ: the same URL twice is
+        // then h2 against h3, not an A/A run.
+        let (pa, pb) = if a.protocol == b.protocol {
+            (String::new(), String::new())
+        } else {
+            (
+                format!(" over {}", a.protocol),
+                format!(" over {}", b.protocol),
+            )
+        };
+        let _ = writeln!(s, "A  {}{pa}\nB  {}{pb}", a.url, b.url);
         let _ = writeln!(
             s,
             "{n} repetitions each, in the order {} (seeded, alternating); B/A per repetition: geometric mean [{} interval]",
@@ -190,10 +200,12 @@ impl Pair {
         s
     }
 
-    pub fn json(&self, a: &str, b: &str) -> serde_json::Value {
+    pub fn json(&self, a: &Side, b: &Side) -> serde_json::Value {
         serde_json::json!({
-            "a": a,
-            "b": b,
+            "a": a.url,
+            "b": b.url,
+            "a_protocol": a.protocol,
+            "b_protocol": b.protocol,
             "repetitions": self.a.len(),
             "order": self.order,
             "level": self.level,
@@ -203,6 +215,12 @@ impl Pair {
             "b_runs": self.b.iter().map(figures).collect::<Vec<_>>(),
         })
     }
+}
+
+/// One side of the pair as shown: its URL and what it was loaded over.
+pub struct Side<'a> {
+    pub url: &'a str,
+    pub protocol: fairbench_engine::Protocol,
 }
 
 /// "95 %", or "99.29 %" for a level spent over looks.

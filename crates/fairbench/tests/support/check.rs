@@ -261,3 +261,50 @@ pub fn runnable(names: &[&str]) -> Vec<String> {
         .map(|n| n.to_string())
         .collect()
 }
+
+/// The cases of a check's JSON over `protocol`.
+pub fn cases<'a>(r: &'a Value, protocol: &str) -> Vec<&'a Value> {
+    r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["protocol"] == protocol)
+        .collect()
+}
+
+/// `check --protocols PROTOCOL` of go-nethttp beside java-jdk, which
+/// serves only HTTP/1.1: go-nethttp is checked over it, java-jdk skipped
+/// with its manifest's reason (`why`, as `fairbench servers` gives it),
+/// recorded in the JSON; the run for more assertions.
+pub fn check_skips_the_jdk(root: &Path, protocol: &str, why: &str) -> Run {
+    let run = fairbench(
+        &[
+            "check",
+            "--root",
+            root.to_str().unwrap(),
+            "--servers",
+            "go-nethttp,java-jdk",
+            "--variant",
+            "normalized",
+            "--scenarios",
+            "static",
+            "--protocols",
+            protocol,
+            "--json",
+        ],
+        &[],
+        &format!("{protocol}-mixed"),
+    );
+    let r = run.json();
+    assert_eq!(cases(&r, protocol).len(), 1, "{}", run.stderr);
+    let skipped = r["skipped"].as_array().unwrap();
+    let reason = format!("{protocol}: does not serve {why}: com.sun.net.httpserver");
+    assert!(
+        skipped.iter().any(
+            |s| s["server"] == "java-jdk" && s["reason"].as_str().unwrap().starts_with(&reason)
+        ),
+        "{reason:?} not in {skipped:?}\n{}",
+        run.stderr
+    );
+    run
+}

@@ -291,6 +291,31 @@ pub fn temporaries(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Whether the zoo's `server` can be built here (its toolchain answers
+/// its probe); a test that needs it skips with [`require`] otherwise.
+pub fn toolchain_present(root: &Path, server: &str) -> bool {
+    let zoo = fairbench_zoo::Zoo::load(root).unwrap();
+    let s = zoo.server(server).unwrap();
+    fairbench_zoo::toolchain::probe(&s.toolchain).is_present()
+}
+
+/// The suite `text` written to a file in `dir`, and a `fairbench run`
+/// of it against the zoo at `root` (more arguments added per call).
+pub fn suite_run(dir: &Path, text: &str, root: &Path) -> impl Fn(&[&str]) -> Command {
+    let suite = dir.join("suite.toml");
+    std::fs::write(&suite, text).unwrap();
+    let root = root.to_path_buf();
+    move |extra: &[&str]| {
+        let mut c = command();
+        c.args(["run", "--suite"])
+            .arg(&suite)
+            .arg("--root")
+            .arg(&root)
+            .args(extra);
+        c
+    }
+}
+
 /// Panics unless `v` is valid against docs/schemas/fairbench-`doc`.schema.json.
 pub fn assert_schema(doc: &str, v: &serde_json::Value) {
     let schema = repo().join(format!("docs/schemas/fairbench-{doc}.schema.json"));

@@ -70,7 +70,7 @@ pub fn grade(scenario: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Vec<Ru
         out.push(required_headers(scenario, r));
     }
     out.push(extra_headers(scenario, r, ctx));
-    if r.protocol.is_h2() {
+    if r.protocol.is_framed() {
         out.push(connection_headers(r));
     }
     apply_deviations(out, ctx)
@@ -177,8 +177,9 @@ fn status(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> RuleResult {
             format!("expected {}, got `{line}`", s.expect.status),
         );
     }
-    // HTTP/2 has a status code and no line or reason phrase to compare.
-    if r.protocol.is_h2() {
+    // HTTP/2 and HTTP/3 have a status code and no line or reason phrase
+    // to compare.
+    if r.protocol.is_framed() {
         return RuleResult::new(Rule::Status, Grade::Pass, line);
     }
     if let Some(reason) = canonical_reason(r.status) {
@@ -319,9 +320,15 @@ fn content_type(s: &Scenario, r: &RawResponse, ctx: &GradeContext) -> Option<Rul
 
 fn content_length(r: &RawResponse) -> RuleResult {
     match r.framing {
-        // END_STREAM ends the body; a Content-Length, when sent, must match
-        // it (RFC 9113 §8.1.1; a client treats a mismatch as malformed).
-        Framing::H2Frames => match r.header("content-length") {
+        // END_STREAM (HTTP/2) or the stream's FIN (HTTP/3) ends the body; a
+        // Content-Length, when sent, must match it (RFC 9113 §8.1.1, RFC
+        // 9114 §4.1.2; a client treats a mismatch as malformed).
+        Framing::H2Frames | Framing::H3Frames => match r.header("content-length") {
+            None if r.framing == Framing::H3Frames => RuleResult::new(
+                Rule::ContentLength,
+                Grade::Pass,
+                "absent: HTTP/3 needs none (the stream's end ends the body)",
+            ),
             None => RuleResult::new(
                 Rule::ContentLength,
                 Grade::Pass,
@@ -466,12 +473,13 @@ fn human_secs(skew: f64) -> String {
 }
 
 fn required_headers(s: &Scenario, r: &RawResponse) -> RuleResult {
-    // HTTP/2 frames the body itself: a Content-Length is optional there.
+    // HTTP/2 and HTTP/3 frame the body themselves: a Content-Length is
+    // optional there.
     let required: Vec<&String> = s
         .expect
         .required_headers
         .iter()
-        .filter(|h| !(r.protocol.is_h2() && h.eq_ignore_ascii_case("content-length")))
+        .filter(|h| !(r.protocol.is_framed() && h.eq_ignore_ascii_case("content-length")))
         .collect();
     let missing: Vec<&str> = required
         .iter()

@@ -288,7 +288,7 @@ fn protocols_default_to_http1_and_others_say_why_not() {
         .why_not(Protocol::H2)
         .contains("not in its server.toml's protocols (http/1.1)"));
     let with = |extra: &str| load(&GOOD.replace("[toolchain]", &format!("{extra}\n[toolchain]")));
-    let s = with("protocols = [\"h2\", \"http/1.1\", \"h2c\"]").unwrap();
+    let s = with("protocols = [\"h2\", \"http/1.1\", \"h3\", \"h2c\"]").unwrap();
     assert_eq!(s.protocols, Protocol::ALL.to_vec());
     let s = load(&format!(
         "{GOOD}[protocols_unsupported]\nh2c = \"no HTTP/2 server\"\n"
@@ -297,9 +297,9 @@ fn protocols_default_to_http1_and_others_say_why_not() {
     assert_eq!(s.why_not(Protocol::H2c), "no HTTP/2 server");
     for (bad, field, needle) in [
         (
-            "protocols = [\"h3\"]",
+            "protocols = [\"h4\"]",
             "protocols[0]",
-            "unknown protocol \"h3\"",
+            "unknown protocol \"h4\"",
         ),
         (
             "protocols = [\"h2c\"]",

@@ -104,10 +104,7 @@ impl H3Worker {
         for i in 0..self.slots.len() {
             left.extend(self.slots[i].inflight.drain().map(|(_, r)| r));
             if let Some(mut c) = self.slots[i].conn.take() {
-                let stats = c.link.conn.stats();
-                self.report.packets_sent += stats.path.sent_packets;
-                self.report.packets_lost += stats.path.lost_packets;
-                self.report.datagrams_dropped += c.link.dropped;
+                c.link.account(&mut self.report, c.connected);
                 let at = c.link.now(now);
                 c.link.conn.close(
                     at,

@@ -169,6 +169,7 @@ impl H3Worker {
             sockets: Sockets::default(),
             report: H3Report {
                 streams,
+                ack_delay_ms: super::quic::ACK_DELAY_MS,
                 ..Default::default()
             },
             tls_error: None,
@@ -266,7 +267,7 @@ impl H3Worker {
         let now = clock::now();
         if waited.is_ok() {
             for r in &ready {
-                self.service(r.token, now);
+                self.service(r.token, now, r.readable || r.closed);
             }
             // quinn's own deadlines: retransmissions, delayed ACKs, idle.
             for i in 0..self.slots.len() {
@@ -276,7 +277,7 @@ impl H3Worker {
                     .and_then(|c| c.link.deadline())
                     .is_some_and(|d| d <= now);
                 if due {
-                    self.service(i, now);
+                    self.service(i, now, false);
                 }
             }
         }

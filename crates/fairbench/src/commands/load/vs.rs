@@ -30,12 +30,7 @@ pub(super) fn run_vs(
             "--vs cannot be combined with --hdr-log yet: the paired ratios are printed (and in --json)",
         ));
     }
-    let mut cfg_b = cfg_a.clone();
-    cfg_b.target = Target::parse_routed(url_b, &cfg_a.target.routes)
-        .map_err(|e| usage(format!("--vs: {e}")))?;
-    if cfg_b.target.tls != cfg_a.target.tls {
-        return Err(usage("--vs: both URLs must be http:// or both https://"));
-    }
+    let cfg_b = config_b(args, cfg_a, url_b)?;
     let stop = crate::interrupt::flag();
     let reps = args.repetitions.unwrap_or(Repetitions::Fixed(5));
     let of = match reps {
@@ -66,14 +61,21 @@ pub(super) fn run_vs(
     let b_all = fairbench_engine::Outcome::merge(&b_parts, Vec::new());
     let mut verdicts = thresholds::check_all(ts, &b_all);
     verdicts.extend(pair.check(ts));
-    let url_b = cfg_b.target.url.as_str();
+    let a = runner::vs::Side {
+        url: &args.url,
+        protocol: cfg_a.protocol,
+    };
+    let b = runner::vs::Side {
+        url: cfg_b.target.url.as_str(),
+        protocol: cfg_b.protocol,
+    };
     let mut v = serde_json::json!({
         "fairbench_version": env!("CARGO_PKG_VERSION"),
-        "vs": pair.json(&args.url, url_b),
+        "vs": pair.json(&a, &b),
     });
     add_verdicts(&mut v, &verdicts);
     emit::print(args, Doc::LoadVs, &v, || {
-        pair.text(&args.url, url_b) + &thresholds::table(&verdicts)
+        pair.text(&a, &b) + &thresholds::table(&verdicts)
     })?;
     for (side, runs) in [("A", &pair.a), ("B", &pair.b)] {
         for (i, o) in runs.iter().enumerate() {
@@ -98,4 +100,28 @@ pub(super) fn run_vs(
     }
     emit::export(args, Doc::LoadVs, &v)?;
     Ok(with_verdicts(0, &verdicts))
+}
+
+/// B's settings: A's, at URL_B, over `--vs-protocol` when given.
+fn config_b(args: &LoadArgs, cfg_a: &LoadConfig, url_b: &str) -> anyhow::Result<LoadConfig> {
+    let mut cfg_b = cfg_a.clone();
+    cfg_b.target = Target::parse_routed(url_b, &cfg_a.target.routes)
+        .map_err(|e| usage(format!("--vs: {e}")))?;
+    if cfg_b.target.tls != cfg_a.target.tls {
+        return Err(usage("--vs: both URLs must be http:// or both https://"));
+    }
+    if let Some(p) = args.vs_protocol {
+        cfg_b.protocol = p;
+        cfg_b.validate().map_err(|e| usage(protocol_error(p, &e)))?;
+    }
+    Ok(cfg_b)
+}
+
+/// The engine's objection to URL_B over `p`, named by `--vs-protocol`:
+/// its own flag is the one that chose the protocol, not `--http2`.
+fn protocol_error(p: fairbench_engine::Protocol, e: &fairbench_engine::ConfigError) -> String {
+    match e.field.as_str() {
+        "http2" | "http3" => format!("--vs-protocol {p}: {}", e.message),
+        _ => format!("--vs-protocol {p}: {}", flag_error(e)),
+    }
 }

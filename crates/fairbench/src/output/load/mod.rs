@@ -3,7 +3,9 @@
 //! log, and the one line a failed TLS handshake gets.
 
 pub mod clients;
+pub mod ends;
 pub mod hdr_log;
+pub mod http3;
 pub mod json;
 pub mod json_targets;
 pub mod summary;

@@ -21,9 +21,17 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
     first_line(&mut s, url, o);
     volume_lines(&mut s, o);
     latency_section(&mut s, o, view.percentiles);
-    short_lines(&mut s, "Connect", &o.connect_time);
+    // QUIC has no TCP connect: its handshake (TLS inside) is the next line.
+    if o.h3.is_none() {
+        short_lines(&mut s, "Connect", &o.connect_time);
+    }
     if let Some(h) = &o.handshake_time {
-        short_lines(&mut s, "TLS handshake", h);
+        let label = if o.h3.is_some() {
+            "Handshake"
+        } else {
+            "TLS handshake"
+        };
+        short_lines(&mut s, label, h);
     }
     status_line(&mut s, o);
     errors_line(&mut s, o);
@@ -283,7 +291,7 @@ fn connection_lines(s: &mut String, o: &Outcome) {
         s.push_str(&http2_lines(h));
     }
     if let Some(h) = &o.h3 {
-        s.push_str(&http3_lines(h));
+        s.push_str(&super::http3::lines(h, o.requests));
     }
     if o.handshake_time.is_some() {
         let _ = writeln!(
@@ -540,68 +548,6 @@ pub fn timeout_counting(m: fairbench_engine::TimeoutMode) -> &'static str {
     }
 }
 
-/// The HTTP/3 lines: QUIC's handshakes and packets, and how streams and
-/// connections ended without an answer, by error code.
-fn http3_lines(h: &fairbench_engine::H3Report) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "  {:<14}{} QUIC handshakes, {} failed; {} packets sent, {} lost, {} datagrams dropped at the socket",
-        "HTTP/3",
-        count(h.handshakes),
-        count(h.handshake_failures),
-        count(h.packets_sent),
-        count(h.packets_lost),
-        count(h.datagrams_dropped)
-    );
-    let by_code = |m: &std::collections::BTreeMap<String, u64>| {
-        m.iter()
-            .map(|(k, v)| format!("{} {k}", count(*v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut ends = Vec::new();
-    if !h.resets.is_empty() {
-        ends.push(format!(
-            "streams reset by the server: {}",
-            by_code(&h.resets)
-        ));
-    }
-    if !h.closes.is_empty() {
-        ends.push(format!(
-            "connections closed by the server: {}",
-            by_code(&h.closes)
-        ));
-    }
-    if !h.lost.is_empty() {
-        ends.push(format!("connections lost: {}", by_code(&h.lost)));
-    }
-    if h.goaways > 0 {
-        ends.push(format!(
-            "{} GOAWAY ({} streams not processed)",
-            count(h.goaways),
-            count(h.unprocessed)
-        ));
-    }
-    if h.cancelled > 0 {
-        ends.push(format!(
-            "{} streams cancelled at their timeout",
-            count(h.cancelled)
-        ));
-    }
-    if h.protocol_errors > 0 {
-        ends.push(format!(
-            "{} HTTP/3 errors (first: {})",
-            count(h.protocol_errors),
-            h.protocol_error.as_deref().unwrap_or("?")
-        ));
-    }
-    if !ends.is_empty() {
-        let _ = writeln!(s, "  {:<14}{}", "", ends.join("; "));
-    }
-    s
-}
-
 /// The HTTP/2 lines: what the generator announced, what the server
 /// allowed, and how streams ended without an answer, by kind.
 fn http2_lines(h: &fairbench_engine::H2Report) -> String {
@@ -625,42 +571,22 @@ fn http2_lines(h: &fairbench_engine::H2Report) -> String {
         sent.join(" "),
         h.connection_window
     );
-    let by_code = |m: &std::collections::BTreeMap<String, u64>| {
-        m.iter()
-            .map(|(k, v)| format!("{} {k}", count(*v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let mut ends = Vec::new();
-    if !h.resets.is_empty() {
-        ends.push(format!(
-            "streams reset by the server: {}",
-            by_code(&h.resets)
-        ));
-    }
     if !h.goaways.is_empty() {
         ends.push(format!(
             "GOAWAY: {} ({} streams not processed)",
-            by_code(&h.goaways),
+            super::ends::by_code(&h.goaways),
             count(h.unprocessed)
         ));
     }
-    if h.cancelled > 0 {
-        ends.push(format!(
-            "{} streams cancelled at their timeout",
-            count(h.cancelled)
-        ));
-    }
-    if h.protocol_errors > 0 {
-        ends.push(format!(
+    let errors = (h.protocol_errors > 0).then(|| {
+        format!(
             "{} connections ended for a protocol error (first: {})",
             count(h.protocol_errors),
             h.protocol_error.as_deref().unwrap_or("?")
-        ));
-    }
-    if !ends.is_empty() {
-        let _ = writeln!(s, "  {:<14}{}", "", ends.join("; "));
-    }
+        )
+    });
+    super::ends::line(&mut s, &h.resets, ends, h.cancelled, errors);
     s
 }
 

@@ -1,7 +1,8 @@
-//! HTTP/1.1 beside HTTP/2: for each server variant measured over more than
-//! one protocol in the same context (scenario · cores · load), its median
-//! requests per second over each, one bar per protocol. Shown only when a
-//! run measured some server over several protocols (suites/h2.toml).
+//! HTTP/1.1 beside HTTP/2 and HTTP/3: for each server variant measured over
+//! more than one protocol in the same context (scenario · cores · load), its
+//! median requests per second over each, one bar per protocol. Shown only
+//! when a run measured some server over several protocols (suites/h2.toml,
+//! suites/h3.toml).
 
 use super::{colour, grouped, legend, summary_tip, Figure};
 use crate::report::case_key::cores_label;
@@ -10,7 +11,29 @@ use crate::report::svg::bar::{Bar, BarChart, BarRow};
 use crate::report::table::{fixed, Cell, Table};
 
 /// The protocols in the order shown, and each one's bar opacity.
-const PROTOCOLS: [(&str, f64); 3] = [("http/1.1", 0.35), ("h2c", 0.7), ("h2", 1.0)];
+/// HTTP/3's comes last: the figure's first three kept their shades.
+const PROTOCOLS: [(&str, f64); 4] = [("http/1.1", 0.35), ("h2c", 0.7), ("h2", 1.0), ("h3", 0.5)];
+
+/// "HTTP/1.1 and HTTP/2", "HTTP/1.1, HTTP/2 and HTTP/3": the protocols the
+/// figure's bars are of, by family.
+fn families(groups: &[&Group]) -> String {
+    let has = |f: fn(&str) -> bool| groups.iter().any(|g| f(protocol(g)));
+    let mut names = Vec::new();
+    if has(|p| p == "http/1.1") {
+        names.push("HTTP/1.1");
+    }
+    if has(|p| p == "h2c" || p == "h2") {
+        names.push("HTTP/2");
+    }
+    if has(|p| p == "h3") {
+        names.push("HTTP/3");
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
+}
 
 fn protocol(g: &Group) -> &str {
     match g.key.protocol.as_str() {
@@ -38,6 +61,15 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
     if rows_by.is_empty() {
         return None;
     }
+    let shown: Vec<&Group> = rows_by
+        .iter()
+        .flat_map(|(_, gs)| gs.iter().copied())
+        .collect();
+    let title = format!("Throughput over {}", families(&shown));
+    let present: Vec<(&str, f64)> = PROTOCOLS
+        .into_iter()
+        .filter(|(p, _)| shown.iter().any(|g| protocol(g) == *p))
+        .collect();
     let mut rows = Vec::new();
     let mut table = Table::new(
         "table-protocols".to_string(),
@@ -80,18 +112,18 @@ pub(super) fn protocols(groups: &[&Group]) -> Option<Figure> {
     }
     let chart = BarChart {
         id: "chart-protocols".into(),
-        title: "Throughput over HTTP/1.1 and HTTP/2".into(),
+        title: title.clone(),
         subtitle: Some(
             "median of repetitions, one bar per protocol; whiskers: CI of the median".into(),
         ),
         x_label: "requests per second (req/s)".into(),
         rows,
-        legend: legend(&PROTOCOLS),
+        legend: legend(&present),
     };
     Some(Figure {
         id: "protocols".into(),
-        title: "Throughput over HTTP/1.1 and HTTP/2".into(),
-        caption: "Higher is better. Each server variant over every protocol it was measured in, the same scenario, cores and load: HTTP/1.1, h2c (HTTP/2 with prior knowledge) and h2 (HTTP/2 over TLS, ALPN). Over HTTP/2 a connection carries the load's streams; see the load column. The servers that serve no HTTP/2 (the JDK's HttpServer, every Dart server) are not in this figure: `fairbench servers` says why.".into(),
+        title,
+        caption: "Higher is better. Each server variant over every protocol it was measured in, the same scenario, cores and load: HTTP/1.1, h2c (HTTP/2 with prior knowledge), h2 (HTTP/2 over TLS, ALPN) and h3 (HTTP/3 over QUIC). Over HTTP/2 and HTTP/3 a connection carries the load's streams; see the load column. The servers that serve no HTTP/2 or HTTP/3 (the JDK's HttpServer, every Dart server; Node and nginx as installed here have no HTTP/3) are not in their bars: `fairbench servers` says why.".into(),
         svg: Some(chart.render()),
         table,
     })

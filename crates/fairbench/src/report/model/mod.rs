@@ -222,7 +222,7 @@ pub fn build_for(
     only: Option<&fairbench_zoo::NameFilter>,
 ) -> anyhow::Result<RunReport> {
     let mut cases = store.cases(run.id)?;
-    let mut paired = paired_of(run, &cases, reference)?;
+    let mut paired = paired_at(run, &cases, reference, look_level(store, run.id)?)?;
     // Before a selection, which may leave the reference out of `cases`.
     let mut ladder =
         super::ladder::build(&super::ladder::steps_of(&run.suite_toml), &cases, &paired);
@@ -422,6 +422,30 @@ pub fn paired_of(
     cases: &[CaseRow],
     reference: Option<&str>,
 ) -> anyhow::Result<super::paired::Paired> {
+    paired_at(run, cases, reference, super::ratio_stats::LEVEL)
+}
+
+/// The level the run's ratios are shown at: each look's when its
+/// repetitions stopped adaptively (the stored stop record's
+/// `level_per_look`), else the usual 95 %. Read from the record's JSON so
+/// that the report does not import the runner that writes it.
+pub fn look_level(store: &Store, run: i64) -> anyhow::Result<f64> {
+    let level = store
+        .stopped(run)?
+        .and_then(|j| serde_json::from_str::<Value>(&j).ok())
+        .and_then(|v| v["level_per_look"].as_f64())
+        .filter(|l| *l > 0.0 && *l < 1.0);
+    Ok(level.unwrap_or(super::ratio_stats::LEVEL))
+}
+
+/// As [`paired_of`], every interval at `level` ([`look_level`]), with a
+/// note saying so when it is not the usual one.
+pub fn paired_at(
+    run: &RunRow,
+    cases: &[CaseRow],
+    reference: Option<&str>,
+    level: f64,
+) -> anyhow::Result<super::paired::Paired> {
     let (pairing, note) =
         crate::suite::pairing::Pairing::from_stored_suite(&run.suite_toml, reference)
             .map_err(crate::usage_error::usage)?;
@@ -443,8 +467,14 @@ pub fn paired_of(
             have.join(", ")
         )));
     }
-    let mut p = super::paired::build(cases, &pairing);
+    let mut p = super::paired::build_at(cases, &pairing, level);
     p.notes.extend(note);
+    if level != super::ratio_stats::LEVEL {
+        p.notes.push(format!(
+            "The repetitions stopped when the data allowed: every interval here is at {:.2} %, the level of each look, so that 95 % holds across the looks.",
+            level * 100.0
+        ));
+    }
     Ok(p)
 }
 

@@ -134,15 +134,16 @@ impl Load<'_> {
             return Err(self.bad(
                 "streams",
                 format!(
-                    "{streams}: expected 1 to {} streams per HTTP/2 connection",
+                    "{streams}: expected 1 to {} streams per HTTP/2 or HTTP/3 connection",
                     fairbench_engine::MAX_STREAMS
                 ),
             ));
         }
-        if streams > 1 && !protocols.iter().any(|p| p.is_h2()) {
+        if streams > 1 && !protocols.iter().any(|p| p.multiplexes()) {
             return Err(self.bad(
                 "streams",
-                "applies to HTTP/2 cases only: add \"h2c\" or \"h2\" to protocols".into(),
+                "applies to HTTP/2 and HTTP/3 cases only: add \"h2c\", \"h2\" or \"h3\" to protocols"
+                    .into(),
             ));
         }
         if streams > 1 && l.pipeline.is_some_and(|p| p > 1) {

@@ -82,6 +82,8 @@ pub(super) struct RawService {
     #[serde(default)]
     pub(super) http2: bool,
     #[serde(default)]
+    pub(super) http3: bool,
+    #[serde(default)]
     pub(super) streams: Option<usize>,
     #[serde(default)]
     pub(super) insecure: bool,

@@ -43,6 +43,12 @@ impl Fields<'_> {
                 None => request.target(&s.url, &routes, &|k| k.replace('-', "_")),
             };
             parsed.map_err(|e| self.bad(&format!("service[{i}].url"), e))?;
+            if s.http2 && s.http3 {
+                return Err(self.bad(
+                    &format!("service[{i}].http3"),
+                    "give http2 or http3, not both (a service is loaded over one protocol)".into(),
+                ));
+            }
             if s.body.is_some() && s.body_file.is_some() {
                 return Err(self.bad(
                     &format!("service[{i}].body"),
@@ -85,7 +91,7 @@ impl Fields<'_> {
             pool: s.pool.unwrap_or(defaults.pool),
             seed: s.seed.unwrap_or(defaults.seed),
             http2: s.http2,
-            http3: false,
+            http3: s.http3,
             streams: s.streams,
             insecure: s.insecure,
             cacert: file(&s.cacert),

@@ -93,10 +93,19 @@ fn parses_with_defaults() {
 #[test]
 fn the_shipped_suites_parse_and_aa_declares_its_twins() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for name in ["quick", "study", "sweep", "aa", "ab2012", "h2"] {
+    for name in ["quick", "study", "sweep", "aa", "ab2012", "h2", "h3"] {
         let (s, _) = Suite::resolve(&root, name).unwrap();
         assert_eq!(s.name, name);
     }
+    let (h3, _) = Suite::resolve(&root, "h3").unwrap();
+    assert_eq!(
+        h3.protocols,
+        [
+            fairbench_zoo::Protocol::Http1,
+            fairbench_zoo::Protocol::H2,
+            fairbench_zoo::Protocol::H3
+        ]
+    );
     let (aa, _) = Suite::resolve(&root, "aa").unwrap();
     assert_eq!(aa.interleave, Interleave::Case);
     assert_eq!(aa.pairing.reference.label(), "go-nethttp/native/normalized");
@@ -165,7 +174,7 @@ fn protocols_default_to_http1_and_are_checked() {
     let s = Suite::parse(
         &OK.replace(
             "name = \"t\"",
-            "name = \"t\"\nprotocols = [\"http/1.1\", \"h2c\", \"h2\"]",
+            "name = \"t\"\nprotocols = [\"http/1.1\", \"h2c\", \"h2\", \"h3\"]",
         ),
         "t.toml",
     )
@@ -174,8 +183,8 @@ fn protocols_default_to_http1_and_are_checked() {
     for (bad, needle) in [
         ("protocols = []", "field protocols: expected at least one"),
         (
-            "protocols = [\"h3\"]",
-            "field protocols: \"h3\": expected \"http/1.1\", \"h2c\" or \"h2\"",
+            "protocols = [\"h4\"]",
+            "field protocols: \"h4\": expected \"http/1.1\", \"h2c\", \"h2\" or \"h3\"",
         ),
         (
             "protocols = [\"h2\", \"h2\"]",
@@ -242,7 +251,7 @@ fn streams_apply_to_the_http2_cases_are_labelled_and_checked() {
         ),
         (
             OK.replace("connections = 10", "connections = 10\nstreams = 2"),
-            "field load[0].streams: applies to HTTP/2 cases only",
+            "field load[0].streams: applies to HTTP/2 and HTTP/3 cases only",
         ),
         (
             h2.replace(
