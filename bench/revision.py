@@ -9,7 +9,9 @@ that left requests unanswered is shown and kept out of the medians.
 
 import argparse
 import json
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -27,6 +29,28 @@ def shapes(ca):
         ("h2c closed loop", "h2c", ["--http2", "-c", "10", "--streams", "10"]),
         ("tls closed loop", "https", h1 + ["--cacert", ca]),
     ]
+
+
+def flags_known(binary):
+    """The long flags a build's `load --help` lists."""
+    out = subprocess.run([binary, "load", "--help"], capture_output=True, text=True).stdout
+    return set(re.findall(r"--[a-z0-9-]+", out))
+
+
+def runnable(builds, ca):
+    """The shapes every build can run: an old revision may predate a flag."""
+    known = {name: flags_known(b) for name, b in builds.items()}
+    keep = []
+    for shape in shapes(ca):
+        missing = {n: [f for f in shape[2] if f.startswith("--") and f not in k]
+                   for n, k in known.items()}
+        missing = {n: m for n, m in missing.items() if m}
+        if missing:
+            why = "; ".join(f"{n} has no {' '.join(m)}" for n, m in missing.items())
+            print(f"skipped: {shape[0]} ({why})")
+        else:
+            keep.append(shape)
+    return keep
 
 
 def one(binary, gen_cpu, duration, flags, url):
@@ -59,6 +83,7 @@ def main():
     urls = {"http": f"http://127.0.0.1:{port}/", "https": f"https://127.0.0.1:{tls_port}/",
             "h2c": f"http://127.0.0.1:{h2c_port}/"}
     builds = {a.old_name: a.old, "current": a.new}
+    todo = runnable(builds, ca)
     rows = {}
     try:
         print(f"nginx on CPU {server_cpu}; fairbench on CPU {gen_cpu}; {a.duration} s runs, "
@@ -68,7 +93,7 @@ def main():
             order = list(builds.items())
             if i % 2:
                 order.reverse()
-            for shape, scheme, flags in shapes(ca):
+            for shape, scheme, flags in todo:
                 for name, binary in order:
                     whole, rps, us = one(binary, gen_cpu, a.duration, flags, urls[scheme])
                     mark = "" if whole else "  (unanswered requests: left out)"
@@ -82,7 +107,7 @@ def main():
     print(f"medians; ratio = current / {a.old_name}")
     print(f"{'shape':<16} {'req/s ' + a.old_name:>14} {'req/s now':>10} {'ratio':>6} "
           f"{'µs ' + a.old_name:>11} {'µs now':>8} {'ratio':>6}")
-    for shape, _, _ in shapes(ca):
+    for shape, _, _ in todo:
         old, new = rows.get((shape, a.old_name)), rows.get((shape, "current"))
         if not old or not new:
             print(f"{shape:<16} no complete run of both builds")

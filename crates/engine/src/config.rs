@@ -58,6 +58,29 @@ impl TimeoutMode {
     }
 }
 
+/// How a plain HTTP/1.1 load thread moves its bytes (see the worker's
+/// `uring` module).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// Sends and receives batched through io_uring where the kernel allows
+    /// it, else one system call each.
+    #[default]
+    Auto,
+    /// One `send` and one `recv` system call each, as before io_uring.
+    Epoll,
+}
+
+impl IoMode {
+    pub fn parse(s: &str) -> Result<IoMode, String> {
+        match s {
+            "auto" => Ok(IoMode::Auto),
+            "epoll" => Ok(IoMode::Epoll),
+            other => Err(format!("expected auto or epoll, got {other:?}")),
+        }
+    }
+}
+
 /// It travels whole: a load generator elsewhere (a namespace, an ssh host)
 /// is sent its configuration as JSON; the target is resolved again there.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -107,6 +130,10 @@ pub struct LoadConfig {
     /// the same concurrency over either protocol.
     #[serde(default = "default_streams")]
     pub streams: usize,
+    /// HTTP/3: every connection resumes a session with 0-RTT, its first
+    /// requests sent as early data (`--zero-rtt`; see `h3::tickets`).
+    #[serde(default)]
+    pub zero_rtt: bool,
     /// Constant rate: how long before its planned time a request may go out
     /// when the load thread is awake anyway. Its latency then counts from
     /// the send, never from the later planned time. See `worker` for why a
@@ -134,6 +161,9 @@ pub struct LoadConfig {
     /// It stays with the caller: a generator elsewhere places its own.
     #[serde(skip)]
     pub thread_start: Option<ThreadStart>,
+    /// Whether plain HTTP/1.1 batches its system calls through io_uring.
+    #[serde(default)]
+    pub io: IoMode,
 }
 
 /// A caller's hook run on each load thread as it starts.
@@ -166,6 +196,7 @@ impl LoadConfig {
             pipeline: 1,
             protocol: Protocol::Http1,
             streams: DEFAULT_STREAMS,
+            zero_rtt: false,
             send_ahead: DEFAULT_SEND_AHEAD,
             expect_status: StatusSet::default(),
             tls: TlsOptions::default(),
@@ -174,6 +205,7 @@ impl LoadConfig {
             share: GeneratorShare::default(),
             start_at: None,
             thread_start: None,
+            io: IoMode::Auto,
         }
     }
 
@@ -343,6 +375,12 @@ impl LoadConfig {
             return Err(ConfigError::new(
                 "streams",
                 format!("must be between 1 and {MAX_STREAMS}"),
+            ));
+        }
+        if self.zero_rtt && self.protocol != Protocol::H3 {
+            return Err(ConfigError::new(
+                "zero-rtt",
+                "applies to HTTP/3 only (--http3)",
             ));
         }
         if self.protocol == Protocol::H3 {

@@ -55,13 +55,13 @@ mod worker;
 pub mod wrk_latency;
 
 pub use config::{
-    default_threads, GeneratorShare, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
+    default_threads, GeneratorShare, IoMode, LoadConfig, LoadModel, ThreadStart, TimeoutMode,
     DEFAULT_STREAMS, MAX_STREAMS, MIN_RATE,
 };
 pub use config_error::ConfigError;
 pub use endpoint::{AnswerClock, Endpoint};
 pub use h2::H2Report;
-pub use h3::{H3Report, QuicPath, SendWait, UdpCalls};
+pub use h3::{H3Report, QuicPath, SendWait, UdpCalls, ZeroRtt};
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
     Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
@@ -76,4 +76,10 @@ pub use target::Target;
 pub use thread_rate::ThreadReqSec;
 pub use tls::TlsOptions;
 pub use warmup_run::run;
+
+/// Whether `IoMode::Auto` gets its io_uring on this machine (a kernel with
+/// io_uring that lets this process set one up).
+pub fn io_uring_available() -> bool {
+    worker::uring_available()
+}
 pub use wrk_latency::{wrk_latency, WrkFigures, WrkLatency};

@@ -157,6 +157,11 @@ pub struct Sockets {
     /// TLS handshakes that failed or did not end within the timeout.
     #[serde(default)]
     pub tls_failed: u64,
+    /// Load threads whose plain HTTP/1.1 sends and receives went through
+    /// io_uring (`--io auto` where the kernel allows it); the others made
+    /// one system call each, as `--io epoll` asks.
+    #[serde(default)]
+    pub io_uring_threads: u64,
 }
 
 impl Sockets {
@@ -173,6 +178,7 @@ impl Sockets {
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
         self.tls_failed += o.tls_failed;
+        self.io_uring_threads += o.io_uring_threads;
     }
 }
 

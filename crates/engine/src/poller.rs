@@ -84,6 +84,20 @@ impl Poller {
         self.ctl(libc::EPOLL_CTL_ADD, fd, token as u64, flags as u32)
     }
 
+    /// What `fd` (added by [`Poller::add`]) ends a wait for from now on:
+    /// data to read (`reads`), or only an error or hang-up. A socket the
+    /// caller reads in its own time (never waiting to write) is not woken
+    /// for every datagram, nor for the send space each send frees. With
+    /// `reads`, data already queued ends the next wait.
+    pub fn watch_reads(&self, fd: RawFd, token: usize, reads: bool) -> io::Result<()> {
+        let flags = if reads {
+            libc::EPOLLIN | libc::EPOLLET
+        } else {
+            libc::EPOLLET
+        };
+        self.ctl(libc::EPOLL_CTL_MOD, fd, token as u64, flags as u32)
+    }
+
     /// Stops watching `fd` (closing it would too; this keeps the set exact
     /// when a descriptor number is reused before the close is seen).
     pub fn remove(&self, fd: RawFd) {
@@ -233,6 +247,26 @@ mod tests {
             assert!(now - before < 1_000_000_000, "{} ns", now - before);
             p.remove(a.as_raw_fd());
         }
+    }
+
+    #[test]
+    fn a_socket_not_watched_for_reads_ends_no_wait_until_it_is_again() {
+        let mut p = Poller::new(8, false).unwrap();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        p.add(a.as_raw_fd(), 3).unwrap();
+        p.watch_reads(a.as_raw_fd(), 3, false).unwrap();
+        b.write_all(b"x").unwrap();
+        let mut seen = 0;
+        p.wait(clock::now() + 20_000_000, |_| seen += 1).unwrap();
+        assert_eq!(seen, 0);
+        // Watched again: what is queued ends the next wait at once.
+        p.watch_reads(a.as_raw_fd(), 3, true).unwrap();
+        let mut got = Vec::new();
+        p.wait(clock::now() + 5_000_000_000, |r| got.push(r))
+            .unwrap();
+        assert!(got.iter().any(|r| r.token == 3 && r.readable), "{got:?}");
+        p.remove(a.as_raw_fd());
     }
 
     #[test]

@@ -187,6 +187,7 @@ fn thread_plan(
         threads: cfg.effective_threads(),
         cpus: cfg.cpus.clone(),
         thread_start: cfg.thread_start.clone(),
+        io: cfg.io,
     }
 }
 

@@ -130,6 +130,21 @@ impl TlsClient {
             .map_err(|e| format!("QUIC's TLS set-up failed: {e}"))
     }
 
+    /// [`TlsClient::quic`] with 0-RTT: early data enabled, and sessions
+    /// kept in `store` (which decides which tickets a connection resumes).
+    pub fn quic_early(
+        &self,
+        store: Arc<dyn rustls::client::ClientSessionStore>,
+    ) -> Result<Arc<quinn_proto::crypto::rustls::QuicClientConfig>, String> {
+        let mut c = (*self.config).clone();
+        c.alpn_protocols = vec![b"h3".to_vec()];
+        c.enable_early_data = true;
+        c.resumption = Resumption::store(store);
+        quinn_proto::crypto::rustls::QuicClientConfig::try_from(c)
+            .map(Arc::new)
+            .map_err(|e| format!("QUIC's TLS set-up failed: {e}"))
+    }
+
     /// A new client session, its ClientHello queued to be written.
     pub fn session(&self) -> Result<ClientConnection, rustls::Error> {
         ClientConnection::new(self.config.clone(), self.name.clone())

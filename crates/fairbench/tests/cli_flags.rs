@@ -75,6 +75,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "knee" => "p99<=20ms",
         "start-rate" | "max-rate" => "100",
         "timeout-mode" => "wrk",
+        "io" => "epoll",
         "with" => "results.db:1",
         "connect-to" => "example.test:443:127.0.0.1:8443",
         "resolve" => "example.test:443:127.0.0.1",

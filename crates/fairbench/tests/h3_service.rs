@@ -52,6 +52,10 @@ fn a_service_over_http3_is_measured_and_stored_as_h3() {
     assert_eq!(case["protocol"], "h3", "{case}");
     assert!(case["requests"].as_u64().unwrap() > 0, "{case}");
     assert_eq!(case["err_read"], 0, "{case}");
+    // What QUIC did is stored with the service case, as with `load --save`.
+    let quic = &case["load"]["http3"];
+    assert!(quic["handshakes"].as_u64().unwrap() >= 1, "{case}");
+    assert_eq!(quic["streams"], 2, "{case}");
 }
 
 #[test]

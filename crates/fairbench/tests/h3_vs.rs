@@ -119,8 +119,11 @@ fn both_sides_over_h3() {
         "100",
         "--repetitions",
         "2",
+        // The interval's lower end, not the estimate, is judged: with two
+        // repetitions beside a busy machine it can fall below any positive
+        // ratio one would name, but never to 0 (it is an exponential).
         "--threshold",
-        "ratio.rps>0.001",
+        "ratio.rps>0",
         &url_a,
         "--vs",
         &url_b,

@@ -77,6 +77,7 @@ fn figures(rps: f64, samples: Vec<SampleRow>) -> CaseFigures {
         late_answers: 0,
         wrk: None,
         server_cores_peak: None,
+        http3: None,
         warnings: Vec::new(),
         answered: h.clone(),
         uncorrected: h.clone(),

@@ -1,6 +1,7 @@
 //! A short `run` over HTTP/1.1 and h3 against the real go-nethttp (issue
 //! 44): its h3 case is measured over QUIC with the load's streams, checked
-//! over h3 first, stored and labelled with its protocol, and the report
+//! over h3 first, stored (with what QUIC did) and labelled with its
+//! protocol, and the report
 //! shows the protocols side by side. A server without HTTP/3 is in the
 //! plan as not runnable for it, with its manifest's reason.
 
@@ -82,8 +83,14 @@ fn a_short_run_over_http1_and_h3_is_measured_over_quic_and_labelled() {
             assert_eq!(c["load"]["streams"], 2, "{c:#}");
             assert_eq!(framing, "h3-frames", "{c:#}");
             assert_eq!(c["parity"]["protocol"], "h3", "{c:#}");
+            // What QUIC did is kept with the case: its connections'
+            // handshakes, the packets that carried the answers.
+            let quic = &c["load"]["http3"];
+            assert!(quic["handshakes"].as_u64().unwrap() >= 4, "{c:#}");
+            assert!(quic["packets_sent"].as_u64().unwrap() > 0, "{c:#}");
         } else {
             assert_eq!(framing, "content-length", "{c:#}");
+            assert!(c["load"].get("http3").is_none(), "{c:#}");
         }
     }
 

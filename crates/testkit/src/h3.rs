@@ -36,6 +36,12 @@ pub struct H3Options {
     /// Request streams the server lets each connection have open at once
     /// (quic-go's `MaxIncomingStreams`).
     pub streams: u32,
+    /// Session tickets allow 0-RTT and early data is accepted (quic-go's
+    /// `Allow0RTT`); off, tickets are issued without early data.
+    pub allow_0rtt: bool,
+    /// With `allow_0rtt`: tickets say early data is allowed, but each
+    /// resumption's early data is refused (the session still resumes).
+    pub reject_0rtt: bool,
 }
 
 impl Default for H3Options {
@@ -51,6 +57,8 @@ impl Default for H3Options {
             close_after: 0,
             close_code: 0x101,
             streams: 1000,
+            allow_0rtt: false,
+            reject_0rtt: false,
         }
     }
 }
@@ -142,6 +150,8 @@ pub fn start(opts: &H3Options) -> H3Server {
         .arg(format!("-close-after={}", opts.close_after))
         .arg(format!("-close-code={}", opts.close_code))
         .arg(format!("-streams={}", opts.streams))
+        .arg(format!("-allow-0rtt={}", opts.allow_0rtt))
+        .arg(format!("-reject-0rtt={}", opts.reject_0rtt))
         .arg("-lifetime=5m")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

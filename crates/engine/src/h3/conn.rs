@@ -43,6 +43,15 @@ pub(crate) enum Event {
     /// The server is going away: request streams from index `first` on
     /// were not processed.
     GoAway { first: u64 },
+    /// The handshake of a connection that sent 0-RTT data is done (before
+    /// [`Event::Connected`]): the server accepted the early data, or
+    /// refused it, and then the requests sent early went out again, each
+    /// from its old stream index to its new one (`None`: the server's
+    /// limits left no stream for it now).
+    Early {
+        accepted: bool,
+        moved: Vec<(u64, Option<u64>)>,
+    },
 }
 
 /// Why a connection ended.
@@ -94,6 +103,10 @@ pub(crate) struct H3Conn {
     pub closed: Option<Closed>,
     pub goaway: Option<u64>,
     scratch: Vec<u8>,
+    /// Requests sent as 0-RTT data, by stream index, with their bytes:
+    /// quinn forgets streams whose early data the server refused, so the
+    /// client sends them again.
+    early: Vec<(u64, Vec<u8>)>,
 }
 
 fn code_of(v: VarInt) -> u64 {
@@ -113,7 +126,14 @@ impl H3Conn {
             closed: None,
             goaway: None,
             scratch: Vec::new(),
+            early: Vec::new(),
         }
+    }
+
+    /// Requests may go out before the handshake ends, as 0-RTT data (the
+    /// connection resumed a session whose ticket allows early data).
+    pub fn early(&self) -> bool {
+        !self.connected && self.closed.is_none() && self.link.conn.has_0rtt()
     }
 
     /// Sends a request whose field section is `head` and body `body`;
@@ -128,13 +148,24 @@ impl H3Conn {
             frame::head(frame::DATA, body.len(), &mut out);
             out.extend_from_slice(body);
         }
+        if !self.connected {
+            self.early.push((id.index(), out.clone()));
+        }
+        self.write_request(id, out, true);
+        Some(id.index())
+    }
+
+    /// Writes a request's bytes on stream `id` (what quinn does not take
+    /// now goes when the stream is writable); `first`: its first sending,
+    /// whose wait for its first packet is timed.
+    fn write_request(&mut self, id: StreamId, mut out: Vec<u8>, first: bool) {
         let mut s = self.link.conn.send_stream(id);
         let n = s.write(&out).unwrap_or(0);
         out.drain(..n);
         if out.is_empty() {
             let _ = s.finish();
         }
-        self.link.handed(crate::clock::now(), true);
+        self.link.handed(crate::clock::now(), first);
         self.requests.insert(
             id.index(),
             Request {
@@ -143,7 +174,33 @@ impl H3Conn {
                 out,
             },
         );
-        Some(id.index())
+    }
+
+    /// The handshake of a connection that sent 0-RTT data ended. When the
+    /// server refused the early data, quinn has dropped every stream
+    /// opened before (rather than sending their data again), so each
+    /// request is written again, in order, on a new stream: still one
+    /// request, the same one in the ledger.
+    fn early_settled(&mut self, out: &mut Vec<Event>) {
+        let early = std::mem::take(&mut self.early);
+        if !self.link.conn.has_0rtt() {
+            return;
+        }
+        let accepted = self.link.conn.accepted_0rtt();
+        let mut moved = Vec::new();
+        if !accepted {
+            for (old, _) in &early {
+                self.requests.remove(old);
+            }
+            for (old, bytes) in early {
+                let new = self.link.conn.streams().open(Dir::Bi);
+                if let Some(id) = new {
+                    self.write_request(id, bytes, false);
+                }
+                moved.push((old, new.map(|id| id.index())));
+            }
+        }
+        out.push(Event::Early { accepted, moved });
     }
 
     /// Gives up on request stream `stream`: its sending is reset and its
@@ -230,6 +287,7 @@ impl H3Conn {
                 "the server did not choose h3 by ALPN",
             ));
         }
+        self.early_settled(out);
         let Some(id) = self.link.conn.streams().open(Dir::Uni) else {
             return Err(H3Error::new(
                 frame::H3_STREAM_CREATION_ERROR,

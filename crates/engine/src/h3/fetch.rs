@@ -19,16 +19,21 @@ use super::conn::{Event, H3Conn};
 use super::frame::{self, H3_NO_ERROR};
 use super::qpack;
 use super::quic::QuicSetup;
-use super::run::wait_readable;
 use super::varint;
 use crate::clock::{self, Nanos};
 use crate::request::RequestSpec;
 use crate::target::Target;
 use crate::tls::{TlsClient, TlsOptions};
 
-/// How long the connection may stay silent before quinn gives it up;
-/// the fetch's own timeout is shorter in practice.
-const IDLE: Duration = Duration::from_secs(30);
+/// How long a connection may stay silent before quinn gives it up; the
+/// fetch's own timeout, and a load's requests' timeout, are shorter in
+/// practice.
+pub(super) const IDLE: Duration = Duration::from_secs(30);
+
+/// How long a handshake-only exchange waits, after its handshake, for the
+/// server to confirm it (HANDSHAKE_DONE) and send its session ticket: a
+/// server that sends neither is not waited for longer.
+const SETTLE: Duration = Duration::from_secs(1);
 
 /// Fields HTTP/3 forbids in a message (RFC 9114 §4.2).
 const CONNECTION_SPECIFIC: [&str; 5] = [
@@ -176,6 +181,23 @@ pub fn handshake(url: &str, tls: &TlsOptions, timeout: Duration) -> Result<Durat
     x.run(None, 0).map(|(_, took)| took)
 }
 
+/// One QUIC handshake on `setup` with `peer` within `timeout`: the check
+/// before a load, and each connection that fetches a session ticket for
+/// 0-RTT (`ticket`: wait for the ticket too, within [`SETTLE`]). The
+/// exchange ends only once the server confirmed the handshake (or did not
+/// within [`SETTLE`]), and closes the connection: a server never sees a
+/// handshake left half done, which would count against its limits.
+pub(crate) fn handshake_on(
+    setup: &QuicSetup,
+    peer: SocketAddr,
+    timeout: Duration,
+    ticket: bool,
+) -> Result<Duration, FetchFailure> {
+    let mut x = Exchange::start(setup, peer, timeout)?;
+    x.want_ticket = ticket;
+    x.run(None, 0).map(|(_, took)| took)
+}
+
 /// One connection under way.
 struct Exchange {
     conn: H3Conn,
@@ -183,6 +205,8 @@ struct Exchange {
     began: Instant,
     deadline: Nanos,
     timeout: Duration,
+    /// Handshake only: wait for a session ticket too.
+    want_ticket: bool,
 }
 
 impl Exchange {
@@ -194,18 +218,39 @@ impl Exchange {
             .quic()
             .map_err(setup_failed)?;
         let setup = QuicSetup::new(tls, &target.host, IDLE);
+        Exchange::start(&setup, target.addr, opts.timeout)
+    }
+
+    fn start(
+        setup: &QuicSetup,
+        peer: SocketAddr,
+        timeout: Duration,
+    ) -> Result<Exchange, FetchFailure> {
         let start = clock::now();
-        let peer = target.addr;
-        let link = setup
-            .open(peer, start)
-            .map_err(|e| setup_failed(format!("cannot open a UDP socket to {peer}: {e}")))?;
+        let link = setup.open(peer, start).map_err(|e| {
+            failure(
+                FailureKind::Setup,
+                format!("cannot open a UDP socket to {peer}: {e}"),
+            )
+        })?;
         Ok(Exchange {
             conn: H3Conn::new(link, start),
             peer,
             began: Instant::now(),
-            deadline: start + opts.timeout.as_nanos() as Nanos,
-            timeout: opts.timeout,
+            deadline: start + timeout.as_nanos() as Nanos,
+            timeout,
+            want_ticket: false,
         })
+    }
+
+    /// Handshake only, once connected: whether the server has confirmed
+    /// the handshake (and sent a ticket, when one is wanted: its only
+    /// CRYPTO data after the handshake), or was given [`SETTLE`] to.
+    fn settled(&mut self, crypto_then: u64, connected_at: Nanos, now: Nanos) -> bool {
+        let rx = self.conn.link.conn.stats().frame_rx;
+        let confirmed = rx.handshake_done > 0;
+        let ticket = !self.want_ticket || rx.crypto > crypto_then;
+        (confirmed && ticket) || now >= connected_at + SETTLE.as_nanos() as Nanos
     }
 
     /// Drives the connection until the handshake is done and, with a
@@ -244,6 +289,8 @@ impl Exchange {
     ) -> Result<(Vec<u8>, Duration), FetchFailure> {
         let mut events = Vec::new();
         let mut handshake: Option<Duration> = None;
+        // CRYPTO frames received and the clock when the handshake ended.
+        let mut connected_at = (0, 0);
         loop {
             let now = clock::now();
             self.conn
@@ -253,13 +300,20 @@ impl Exchange {
             self.conn.poll(now, &mut events);
             if handshake.is_none() && events.contains(&Event::Connected) {
                 handshake = Some(self.began.elapsed());
+                connected_at = (self.conn.link.conn.stats().frame_rx.crypto, now);
             }
             if let Some(c) = &self.conn.closed {
                 return Err(self.closed_failure(c.clone(), handshake.is_some()));
             }
             if let Some(took) = handshake {
                 match ask.as_mut() {
-                    None => return Ok((Vec::new(), took)),
+                    // Past the deadline, a handshake done is still done.
+                    None if now >= self.deadline
+                        || self.settled(connected_at.0, connected_at.1, now) =>
+                    {
+                        return Ok((Vec::new(), took))
+                    }
+                    None => {}
                     Some(a) => {
                         a.step(&mut self.conn, max)?;
                         if a.done {
@@ -412,6 +466,21 @@ impl Ask {
         let _ = chunks.finalize();
         r
     }
+}
+
+/// Sleeps until `fd` is readable or `until` (at most 100 ms at a time).
+fn wait_readable(fd: std::os::fd::RawFd, until: Nanos) {
+    let ms = until
+        .saturating_sub(clock::now())
+        .div_ceil(1_000_000)
+        .min(100) as i32;
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut p, 1, ms) };
 }
 
 /// One decoded field section: `:status` (when it had one) and the rest.

@@ -17,8 +17,9 @@ pub(crate) mod quic;
 mod report;
 pub(crate) mod run;
 pub(crate) mod table;
+mod tickets;
 mod udp;
 pub(crate) mod varint;
 
 pub use frame::error_name;
-pub use report::{H3Report, QuicPath, SendWait, UdpCalls};
+pub use report::{H3Report, QuicPath, SendWait, UdpCalls, ZeroRtt};

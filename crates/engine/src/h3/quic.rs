@@ -122,6 +122,7 @@ impl QuicSetup {
             );
         }
         let gro = udp::enable_gro(socket.as_raw_fd());
+        let stamps = udp::enable_timestamps(socket.as_raw_fd());
         let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
         let (handle, conn) = endpoint
             .connect(
@@ -141,6 +142,12 @@ impl QuicSetup {
             buf: Vec::with_capacity(udp::GSO_MAX * 1_500),
             dropped: 0,
             gro,
+            stamps,
+            watch: None,
+            drained_at: now,
+            rx: VecDeque::new(),
+            read_late: Waits::default(),
+            unstamped: 0,
             io: Io::default(),
             handed: VecDeque::new(),
             stream_frames: 0,
@@ -163,6 +170,23 @@ pub(crate) struct Link {
     pub dropped: u64,
     /// The kernel coalesces the datagrams this socket receives (GRO).
     gro: bool,
+    /// The kernel stamps each datagram with its arrival, and every one
+    /// read so far had its stamp: the socket may be read late.
+    stamps: bool,
+    /// What the load thread's poller wakes for on this socket: reads
+    /// (`true`), only errors (`false`: read late), or (`None`) as it was
+    /// registered.
+    pub watch: Option<bool>,
+    /// When a read last found the socket empty: no datagram read since
+    /// arrived before it.
+    drained_at: Nanos,
+    /// Datagrams read and not yet handed to quinn, with their arrival.
+    rx: VecDeque<(BytesMut, Nanos)>,
+    /// How long each stamped datagram waited in the socket: its read
+    /// time less its arrival.
+    read_late: Waits,
+    /// Datagrams read without a stamp (timed at their read).
+    unstamped: u64,
     io: Io,
     /// When each piece of stream data not yet sent was handed to quinn,
     /// oldest first, and whether it was a request's (rather than the
@@ -192,42 +216,88 @@ impl Link {
         self.setup.instant(t)
     }
 
+    /// The socket stamps each datagram with its arrival: it may be read
+    /// late, each datagram still handed to quinn at its arrival.
+    pub fn stamps(&self) -> bool {
+        self.stamps
+    }
+
     /// Reads every datagram queued on the socket into the connection.
     /// `ConnectionRefused`: nothing listens on the peer's UDP port.
     pub fn receive(&mut self, now: Nanos) -> io::Result<()> {
-        let at = self.now(now);
+        loop {
+            let more = self.read(now)?;
+            while self.next_datagram().is_some() {}
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads one batch of the datagrams queued on the socket (`now`: a
+    /// time at or before this call), each with its arrival time, for
+    /// [`Link::next_datagram`] to hand to quinn; true when more may be
+    /// queued.
+    pub fn read(&mut self, now: Nanos) -> io::Result<bool> {
         RX.with(|rx| {
             let mut rx = rx.borrow_mut();
             loop {
                 self.io.recv_calls += 1;
                 match udp::recv_batch(self.socket.as_raw_fd(), &mut rx) {
-                    Ok(()) => {
-                        for i in 0..rx.got.len() {
-                            let (n, seg) = rx.got[i];
-                            // A coalesced train (GRO) is its datagrams end
-                            // to end.
-                            let seg = seg.filter(|_| self.gro).unwrap_or(n).max(1);
-                            for d in rx.message(i).chunks(seg) {
-                                self.io.datagrams_received += 1;
-                                self.datagram(at, d);
-                            }
-                        }
-                        if rx.got.len() < udp::BATCH {
-                            return Ok(());
-                        }
+                    Ok(()) => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        self.drained_at = now;
+                        return Ok(false);
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
+            let read_at = clock::now();
+            let offset = clock::realtime() as i128 - read_at as i128;
+            for i in 0..rx.got.len() {
+                let g = rx.got[i];
+                let at = match g.stamp {
+                    Some(rt) => arrival_time(rt, offset, self.drained_at, read_at),
+                    None => {
+                        // A socket whose kernel gives no stamp is read at
+                        // once from now on (see `h3::load`).
+                        self.stamps = false;
+                        read_at
+                    }
+                };
+                // A coalesced train (GRO) is its datagrams end to end.
+                let seg = g.segment.filter(|_| self.gro).unwrap_or(g.len).max(1);
+                for d in rx.message(i).chunks(seg) {
+                    self.io.datagrams_received += 1;
+                    if g.stamp.is_some() {
+                        self.read_late.record(read_at - at);
+                    } else {
+                        self.unstamped += 1;
+                    }
+                    self.rx.push_back((BytesMut::from(d), at));
+                }
+            }
+            let more = rx.got.len() == udp::BATCH;
+            if !more {
+                self.drained_at = now;
+            }
+            Ok(more)
         })
     }
 
+    /// Hands the next datagram read to quinn, at its arrival (so that its
+    /// RTT samples and the ACK delay it reports are true however late it
+    /// was read); returns that arrival.
+    pub fn next_datagram(&mut self) -> Option<Nanos> {
+        let (d, at) = self.rx.pop_front()?;
+        self.datagram(self.now(at), d);
+        Some(at)
+    }
+
     /// Hands one datagram to quinn.
-    fn datagram(&mut self, at: Instant, d: &[u8]) {
+    fn datagram(&mut self, at: Instant, data: BytesMut) {
         self.buf.clear();
-        let data = BytesMut::from(d);
         match self
             .endpoint
             .handle(at, self.peer, None, None, data, &mut self.buf)
@@ -332,6 +402,7 @@ impl Link {
         u.gro |= self.gro;
         u.gso_refused |= !self.setup.gso.usable();
         r.add_waits(&self.waits);
+        r.reading.add_datagrams(&self.read_late, self.unstamped);
     }
 
     /// When quinn next needs the thread (a retransmission, an
@@ -341,9 +412,35 @@ impl Link {
     }
 }
 
+/// A datagram's arrival stamp `rt` (CLOCK_REALTIME) on the engine's
+/// clock, given `offset` = realtime − monotonic, as the TCP threads time
+/// a segment: trusted only within [`floor`, `now`] (it cannot have come
+/// before its socket was last found empty, nor after its read). Outside
+/// that (the wall clock stepped between the stamp and the read), the read
+/// time `now` stands, which can only lengthen a latency.
+fn arrival_time(rt: u64, offset: i128, floor: Nanos, now: Nanos) -> Nanos {
+    let t = rt as i128 - offset;
+    if t < floor as i128 || t > now as i128 {
+        return now;
+    }
+    t as Nanos
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stamp_is_the_arrival_only_between_the_last_empty_read_and_the_read() {
+        const OFFSET: i128 = 1_700_000_000_000_000_000;
+        let rt = |t: i128| (OFFSET + t) as u64;
+        assert_eq!(arrival_time(rt(5_000), OFFSET, 1_000, 9_000), 5_000);
+        assert_eq!(arrival_time(rt(1_000), OFFSET, 1_000, 9_000), 1_000);
+        // Before the socket was last found empty, or after the read: the
+        // wall clock stepped; the read time stands.
+        assert_eq!(arrival_time(rt(500), OFFSET, 1_000, 9_000), 9_000);
+        assert_eq!(arrival_time(rt(9_500), OFFSET, 1_000, 9_000), 9_000);
+    }
 
     #[test]
     fn the_two_clocks_convert_both_ways() {

@@ -67,8 +67,90 @@ pub struct H3Report {
     /// The UDP sockets' system calls.
     #[serde(default)]
     pub udp: UdpCalls,
+    /// How the load threads read their sockets: the wake-ups, and how
+    /// long datagrams waited in a socket for the thread (never in a
+    /// latency: each datagram is timed by its arrival).
+    #[serde(default)]
+    pub reading: Reading,
+    /// 0-RTT resumption, when asked for (`--zero-rtt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_rtt: Option<ZeroRtt>,
     #[serde(skip)]
     pub(crate) waits: Waits,
+}
+
+/// 0-RTT resumption, counted apart from the full handshakes. The ledger
+/// knows nothing of it: a request sent as early data that the server
+/// refused is sent again by the client and is still one request, timed
+/// from its first send.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZeroRtt {
+    /// Full handshakes made before the run to get the server's session
+    /// tickets, the tickets received, and how many allow early data.
+    pub primed: u64,
+    pub tickets: u64,
+    pub early_tickets: u64,
+    /// Connections that opened with 0-RTT keys (a ticket allowing early
+    /// data), and of those whose handshake ended, how many the server's
+    /// early data accepted or refused.
+    pub tried: u64,
+    pub accepted: u64,
+    pub rejected: u64,
+    /// Requests sent as 0-RTT data, and those of them sent again because
+    /// the server refused their early data.
+    pub early_requests: u64,
+    pub resent: u64,
+    /// The handshake time of the connections that tried 0-RTT (the
+    /// run's handshake percentiles are the others', full 1-RTT ones).
+    pub handshake: SendWait,
+    #[serde(skip)]
+    pub(crate) times: Waits,
+}
+
+impl ZeroRtt {
+    fn add(&mut self, o: &ZeroRtt) {
+        self.primed += o.primed;
+        self.tickets += o.tickets;
+        self.early_tickets += o.early_tickets;
+        self.tried += o.tried;
+        self.accepted += o.accepted;
+        self.rejected += o.rejected;
+        self.early_requests += o.early_requests;
+        self.resent += o.resent;
+        self.times.add(&o.times);
+        self.handshake = self.times.summary();
+    }
+
+    pub(crate) fn handshake_took(&mut self, ns: u64) {
+        self.times.record(ns);
+        self.handshake = self.times.summary();
+    }
+
+    /// One line when 0-RTT was asked for and not (all) used, saying why.
+    pub fn warning(&self) -> Option<String> {
+        if self.tickets == 0 {
+            return Some(
+                "0-RTT was asked (--zero-rtt) but not used: the server issued no session ticket"
+                    .into(),
+            );
+        }
+        if self.early_tickets == 0 {
+            return Some("0-RTT was asked (--zero-rtt) but not used: the server's session tickets allow no early data".into());
+        }
+        if self.tried > 0 && self.accepted == 0 {
+            return Some(format!(
+                "0-RTT was asked (--zero-rtt) but refused: the server refused the early data of all {} connections that tried it, and their requests went again as 1-RTT",
+                self.tried
+            ));
+        }
+        if self.tried == 0 {
+            return Some(
+                "0-RTT was asked (--zero-rtt) but not used: no connection had a ticket to resume"
+                    .into(),
+            );
+        }
+        None
+    }
 }
 
 /// QUIC's estimates of the path, over the connections that completed
@@ -130,6 +212,43 @@ pub struct SendWait {
     pub p50_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
+}
+
+/// How the load threads read their sockets. At a constant rate a thread
+/// sleeps until its next send is due and then reads what arrived (see
+/// `h3::load`): datagrams wait in the socket for it, and quinn is handed
+/// each at its kernel arrival stamp, so the wait is in no latency and no
+/// RTT; it delays the ACKs and flow-control credit the server gets, and
+/// is shown here, beside the ACK delay.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reading {
+    /// Times a load thread's wait ended (a send due, quinn's timer, a
+    /// socket), and of those, the waits a socket ended (a datagram read
+    /// at once, or a socket error).
+    pub wakeups: u64,
+    pub socket_wakeups: u64,
+    /// Per stamped datagram, its read time less its arrival: `count` the
+    /// datagrams timed, µs.
+    pub late: SendWait,
+    /// Datagrams the kernel gave no arrival stamp (their socket is read
+    /// at once, and they are timed at their read).
+    pub unstamped: u64,
+    #[serde(skip)]
+    lateness: Waits,
+}
+
+impl Reading {
+    pub(crate) fn add_datagrams(&mut self, late: &Waits, unstamped: u64) {
+        self.lateness.add(late);
+        self.late = self.lateness.summary();
+        self.unstamped += unstamped;
+    }
+
+    fn add(&mut self, o: &Reading) {
+        self.wakeups += o.wakeups;
+        self.socket_wakeups += o.socket_wakeups;
+        self.add_datagrams(&o.lateness, o.unstamped);
+    }
 }
 
 /// The UDP sockets' system calls and the datagrams they carried: with GSO
@@ -259,6 +378,10 @@ impl H3Report {
         u.datagrams_received += o.udp.datagrams_received;
         u.gso_refused |= o.udp.gso_refused;
         u.gro |= o.udp.gro;
+        self.reading.add(&o.reading);
+        if let Some(z) = &o.zero_rtt {
+            self.zero_rtt.get_or_insert_with(ZeroRtt::default).add(z);
+        }
     }
 
     pub(crate) fn add_waits(&mut self, w: &Waits) {
@@ -278,6 +401,15 @@ impl H3Report {
             w.push(format!(
                 "HTTP/3 requests waited inside the generator before their first packet left (congestion window, pacer or the loop's turn): p99 {} µs, max {} µs; the latency includes that wait",
                 self.send_wait.p99_us, self.send_wait.max_us
+            ));
+        }
+        if let Some(line) = self.zero_rtt.as_ref().and_then(ZeroRtt::warning) {
+            w.push(line);
+        }
+        if self.reading.late.p99_us > 5_000 {
+            w.push(format!(
+                "HTTP/3 datagrams waited in the generator's sockets before it read them: p99 {} µs, max {} µs; each is timed by its arrival (not in the latency), but the server's ACKs and flow-control credit were held back as long",
+                self.reading.late.p99_us, self.reading.late.max_us
             ));
         }
         if self.datagrams_dropped > 0 {
@@ -338,6 +470,34 @@ mod tests {
             "{all}"
         );
         assert!(all.contains("4 QUIC datagrams were not sent"), "{all}");
+    }
+
+    #[test]
+    fn reading_merges_over_threads_and_a_long_wait_is_warned_of() {
+        let mut a = H3Report::default();
+        let mut late = Waits::default();
+        for us in [100, 200, 300] {
+            late.record(us * 1_000);
+        }
+        a.reading.add_datagrams(&late, 2);
+        a.reading.wakeups = 10;
+        a.reading.socket_wakeups = 1;
+        let mut b = H3Report::default();
+        let mut long = Waits::default();
+        for _ in 0..3 {
+            long.record(9_000_000);
+        }
+        b.reading.add_datagrams(&long, 0);
+        b.reading.wakeups = 5;
+        a.add(&b);
+        let r = &a.reading;
+        assert_eq!((r.wakeups, r.socket_wakeups, r.unstamped), (15, 1, 2));
+        assert_eq!(r.late.count, 6);
+        assert_eq!(r.late.max_us, 9_000);
+        assert!(a.reading.late.p99_us > 5_000);
+        let all = a.warnings().join("\n");
+        assert!(all.contains("waited in the generator's sockets"), "{all}");
+        assert!(H3Report::default().warnings().is_empty());
     }
 
     #[test]

@@ -3,27 +3,29 @@
 //! rather than a run of failures), and its load threads.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use super::conn::{Event, H3Conn};
+use super::fetch::{handshake_on, IDLE};
 use super::load::H3Worker;
 use super::quic::QuicSetup;
-use crate::clock::{self, Nanos};
+use super::report::ZeroRtt;
+use super::tickets::{Filler, TicketPool};
 use crate::config::LoadConfig;
 use crate::tls::TlsClient;
 use crate::worker::{ThreadPlan, ThreadReport};
-
-/// How long a connection may stay silent before quinn gives it up; the
-/// requests' own timeout is the engine's.
-const IDLE: Duration = Duration::from_secs(30);
 
 /// What the threads of an HTTP/3 run share, once the check passed.
 pub(crate) struct Prepared {
     pub peer: SocketAddr,
     setup: QuicSetup,
+    /// With `zero_rtt`: what priming the session tickets found.
+    zero_rtt: Option<ZeroRtt>,
 }
+
+/// Priming handshakes under way at once.
+const PRIMERS: usize = 32;
 
 /// Checks that `cfg`'s server answers a QUIC handshake with ALPN h3 (with
 /// a TLS session cache of its own, so the run's first handshakes are
@@ -33,82 +35,55 @@ pub(crate) fn prepare(cfg: &LoadConfig, tls: &TlsClient) -> Result<Prepared, Str
     let own = tls.isolated().quic()?;
     let peer = cfg.target.addr;
     let probe = QuicSetup::new(own, &cfg.target.host, IDLE);
-    handshake(&probe, peer, wait)?;
-    let quic = tls.quic()?;
+    handshake_on(&probe, peer, wait, false).map_err(|e| e.message)?;
+    if !cfg.zero_rtt {
+        let quic = tls.quic()?;
+        return Ok(Prepared {
+            peer,
+            setup: QuicSetup::new(quic, &cfg.target.host, IDLE),
+            zero_rtt: None,
+        });
+    }
+    let pool = TicketPool::new();
+    let filler = QuicSetup::new(
+        tls.quic_early(Arc::new(Filler(pool.clone())))?,
+        &cfg.target.host,
+        IDLE,
+    );
+    let primed = prime(&filler, peer, cfg.connections, wait);
+    let quic = tls.quic_early(pool.clone())?;
     Ok(Prepared {
         peer,
         setup: QuicSetup::new(quic, &cfg.target.host, IDLE),
+        zero_rtt: Some(ZeroRtt {
+            primed,
+            tickets: pool.issued(),
+            early_tickets: pool.early(),
+            ..Default::default()
+        }),
     })
 }
 
-/// One handshake with `peer`, waiting at most `wait`.
-fn handshake(setup: &QuicSetup, peer: SocketAddr, wait: Duration) -> Result<(), String> {
-    let start = clock::now();
-    let deadline = start + wait.as_nanos() as Nanos;
-    let link = setup
-        .open(peer, start)
-        .map_err(|e| format!("cannot open a UDP socket to {peer}: {e}"))?;
-    let mut c = H3Conn::new(link, start);
-    let mut events = Vec::new();
-    loop {
-        let now = clock::now();
-        let io = c.link.receive(now).and_then(|()| c.link.flush(now));
-        if let Err(e) = io {
-            return Err(if e.kind() == std::io::ErrorKind::ConnectionRefused {
-                format!("nothing answers QUIC at {peer} (its UDP port is closed): does the server speak HTTP/3?")
-            } else {
-                format!("QUIC to {peer} failed: {e}")
+/// Before the run: `n` full handshakes, [`PRIMERS`] at a time, each
+/// keeping the session ticket it gets, one for each connection of the
+/// run to resume. Returns how many handshakes completed; one that fails
+/// only leaves a connection without a ticket (it then makes a full
+/// handshake, counted as such).
+fn prime(setup: &QuicSetup, peer: SocketAddr, n: usize, wait: Duration) -> u64 {
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..PRIMERS.min(n) {
+            s.spawn(|| {
+                while next.fetch_add(1, Ordering::Relaxed) < n {
+                    if handshake_on(setup, peer, wait, true).is_ok() {
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
             });
         }
-        c.poll(now, &mut events);
-        if events.contains(&Event::Connected) {
-            let at = c.link.now(now);
-            c.link.conn.close(
-                at,
-                quinn_proto::VarInt::from_u32(crate::h3::frame::H3_NO_ERROR as u32),
-                bytes::Bytes::new(),
-            );
-            let _ = c.link.flush(now);
-            return Ok(());
-        }
-        if let Some(closed) = &c.closed {
-            return Err(format!(
-                "the QUIC handshake with {peer} failed: {}",
-                closed.why
-            ));
-        }
-        if now >= deadline {
-            let heard = c.link.conn.stats().udp_rx.datagrams > 0;
-            return Err(if heard {
-                format!(
-                    "the QUIC handshake with {peer} did not finish within {} ms",
-                    wait.as_millis()
-                )
-            } else {
-                format!(
-                    "nothing answered QUIC at {peer} within {} ms: does the server speak HTTP/3 on that UDP port?",
-                    wait.as_millis()
-                )
-            });
-        }
-        let until = c.link.deadline().unwrap_or(deadline).min(deadline);
-        wait_readable(c.link.fd(), until);
-    }
-}
-
-/// Sleeps until `fd` is readable or `until` (at most 100 ms at a time).
-pub(super) fn wait_readable(fd: std::os::fd::RawFd, until: Nanos) {
-    let ms = until
-        .saturating_sub(clock::now())
-        .div_ceil(1_000_000)
-        .min(100) as i32;
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    unsafe { libc::poll(&mut p, 1, ms) };
+    });
+    done.into_inner()
 }
 
 /// The threads started, where they report, and why one could not start
@@ -150,6 +125,12 @@ pub(crate) fn spawn_workers(
             tx.clone(),
         )
         .map_err(|e| format!("cannot set up a load thread: {e}"))
+        .map(|worker| match &q.zero_rtt {
+            // The priming's figures are counted once, by the first thread.
+            Some(z) if t == 0 => worker.zero_rtt(z.clone()),
+            Some(_) => worker.zero_rtt(ZeroRtt::default()),
+            None => worker,
+        })
         .and_then(|worker| {
             std::thread::Builder::new()
                 .name(format!("fairbench-h3-{t}"))

@@ -9,6 +9,12 @@
 //! given up for the whole run (the shared flag) when the kernel refuses it
 //! (`EIO`, `EINVAL`: no GSO on this path or kernel), that train then going
 //! out one datagram at a time.
+//!
+//! Each message read carries the kernel's receive time where the socket
+//! asked for it (`SO_TIMESTAMPNS`): what lets the load thread read late
+//! and still time each datagram by its arrival (see `h3::load`). A
+//! coalesced train has one stamp, its first segment's arrival: its
+//! segments came in one burst.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -29,6 +35,24 @@ pub(crate) fn enable_gro(fd: RawFd) -> bool {
             fd,
             libc::SOL_UDP,
             libc::UDP_GRO,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    r == 0
+}
+
+/// Asks the kernel to stamp each datagram `fd` receives with its arrival
+/// time (CLOCK_REALTIME, a control message of every read); true when it
+/// agreed.
+pub(crate) fn enable_timestamps(fd: RawFd) -> bool {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt with a valid int option.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
             (&on as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
@@ -130,7 +154,7 @@ fn one(fd: RawFd, buf: &[u8]) -> io::Result<Sent> {
 }
 
 /// Room for the control messages of one datagram: an int (GRO's segment
-/// size) or a u16 (GSO's).
+/// size) and a timespec (the arrival stamp), or a u16 (GSO's).
 #[repr(C, align(8))]
 struct Control([u8; 64]);
 
@@ -166,15 +190,24 @@ pub(crate) const BATCH: usize = 8;
 /// The largest message: a GRO train or one datagram.
 const MESSAGE: usize = 65_535;
 
+/// One message read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Got {
+    pub len: usize,
+    /// Its datagrams' size when the kernel coalesced a train.
+    pub segment: Option<usize>,
+    /// When it arrived (CLOCK_REALTIME ns), where the socket stamps.
+    pub stamp: Option<u64>,
+}
+
 /// Room for one `recvmmsg`: its messages' buffers, control messages and
 /// what each held. One per load thread, shared by its connections (each
 /// reads and hands over its datagrams before the next reads).
 pub(crate) struct RxBatch {
     bufs: Vec<u8>,
     controls: Vec<Control>,
-    /// Each message read: its length, and its datagrams' size when the
-    /// kernel coalesced a train.
-    pub got: Vec<(usize, Option<usize>)>,
+    /// Each message read.
+    pub got: Vec<Got>,
 }
 
 impl RxBatch {
@@ -189,7 +222,7 @@ impl RxBatch {
 
     /// Message `i` of the last read.
     pub fn message(&self, i: usize) -> &[u8] {
-        &self.bufs[i * MESSAGE..][..self.got[i].0]
+        &self.bufs[i * MESSAGE..][..self.got[i].len]
     }
 }
 
@@ -221,27 +254,42 @@ pub(crate) fn recv_batch(fd: RawFd, b: &mut RxBatch) -> io::Result<()> {
     }
     for m in &msgs[..n as usize] {
         // SAFETY: the kernel filled this message's control messages.
-        let seg = unsafe { gro_segment(&m.msg_hdr) };
-        b.got.push((m.msg_len as usize, seg));
+        let (segment, stamp) = unsafe { control(&m.msg_hdr) };
+        b.got.push(Got {
+            len: m.msg_len as usize,
+            segment,
+            stamp,
+        });
     }
     Ok(())
 }
 
-/// The segment size in a message's `UDP_GRO` control message, if any.
+/// What a message's control messages say: the segment size of a
+/// coalesced train (`UDP_GRO`), and the arrival stamp (`SCM_TIMESTAMPNS`,
+/// CLOCK_REALTIME ns; a zero stamp, which the kernel gives before the
+/// option took effect, is none).
 ///
 /// # Safety
-/// `msg` is one the kernel filled by `recvmsg`/`recvmmsg`.
-unsafe fn gro_segment(msg: &libc::msghdr) -> Option<usize> {
-    let mut seg = None;
+/// `msg` is one the kernel filled by `recvmsg`/`recvmmsg`, or one whose
+/// `msg_control` holds well-formed control messages `msg_controllen`
+/// bytes long.
+unsafe fn control(msg: &libc::msghdr) -> (Option<usize>, Option<u64>) {
+    let (mut seg, mut stamp) = (None, None);
     let mut cmsg = libc::CMSG_FIRSTHDR(msg);
     while !cmsg.is_null() {
-        if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
+        let (level, ty) = ((*cmsg).cmsg_level, (*cmsg).cmsg_type);
+        if level == libc::SOL_UDP && ty == libc::UDP_GRO {
             let s = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
             seg = usize::try_from(s).ok().filter(|&s| s > 0);
+        } else if level == libc::SOL_SOCKET && ty == libc::SCM_TIMESTAMPNS {
+            let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
+            if ts.tv_sec > 0 && ts.tv_nsec >= 0 {
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
         }
         cmsg = libc::CMSG_NXTHDR(msg, cmsg);
     }
-    seg
+    (seg, stamp)
 }
 
 #[cfg(test)]
@@ -307,13 +355,102 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(10));
                 continue;
             }
-            for &(n, seg) in &rx.got {
-                let seg = seg.unwrap_or(n);
+            for g in &rx.got {
+                let (n, seg) = (g.len, g.segment.unwrap_or(g.len));
                 assert!(seg <= 1200 && n <= 3000, "{n} {seg}");
                 total += n;
             }
         }
         assert_eq!(total, 3000);
+    }
+
+    /// A control buffer as the kernel writes it: a GRO segment size and
+    /// an arrival stamp, in either order, or neither.
+    fn parsed(
+        gro: Option<libc::c_int>,
+        ts: Option<libc::timespec>,
+    ) -> (Option<usize>, Option<u64>) {
+        let mut control = Control([0; 64]);
+        // SAFETY: an all-zero msghdr is valid; the CMSG_* walk below stays
+        // within `control`, which is large enough for both messages.
+        unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_control = control.0.as_mut_ptr().cast();
+            let int = std::mem::size_of::<libc::c_int>() as u32;
+            let spec = std::mem::size_of::<libc::timespec>() as u32;
+            let mut len = 0;
+            len += gro.map_or(0, |_| libc::CMSG_SPACE(int) as usize);
+            len += ts.map_or(0, |_| libc::CMSG_SPACE(spec) as usize);
+            msg.msg_controllen = len as _;
+            if len == 0 {
+                return control_of(&msg);
+            }
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            if let Some(t) = ts {
+                (*c).cmsg_level = libc::SOL_SOCKET;
+                (*c).cmsg_type = libc::SCM_TIMESTAMPNS;
+                (*c).cmsg_len = libc::CMSG_LEN(spec) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast(), t);
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+            if let Some(g) = gro {
+                (*c).cmsg_level = libc::SOL_UDP;
+                (*c).cmsg_type = libc::UDP_GRO;
+                (*c).cmsg_len = libc::CMSG_LEN(int) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast(), g);
+            }
+            control_of(&msg)
+        }
+    }
+
+    fn control_of(msg: &libc::msghdr) -> (Option<usize>, Option<u64>) {
+        // SAFETY: `parsed` wrote well-formed control messages.
+        unsafe { control(msg) }
+    }
+
+    #[test]
+    fn control_messages_give_the_segment_size_and_the_arrival_stamp() {
+        let ts = |s, ns| libc::timespec {
+            tv_sec: s,
+            tv_nsec: ns,
+        };
+        assert_eq!(
+            parsed(Some(1200), Some(ts(1_700_000_000, 250))),
+            (Some(1200), Some(1_700_000_000_000_000_250))
+        );
+        assert_eq!(parsed(None, Some(ts(3, 7))), (None, Some(3_000_000_007)));
+        assert_eq!(parsed(Some(1350), None), (Some(1350), None));
+        assert_eq!(parsed(None, None), (None, None));
+        // A zero stamp (the option not yet in effect) is no stamp.
+        assert_eq!(parsed(None, Some(ts(0, 0))), (None, None));
+    }
+
+    #[test]
+    fn a_stamping_socket_gives_each_message_its_arrival_time() {
+        let (a, b) = pair();
+        b.set_nonblocking(true).unwrap();
+        let _on = fairbench_testkit::stamps::arrival_stamps_on();
+        assert!(enable_timestamps(b.as_raw_fd()), "SO_TIMESTAMPNS refused");
+        let before = crate::clock::realtime();
+        a.send(&[1; 50]).unwrap();
+        a.send(&[2; 60]).unwrap();
+        let after_send = crate::clock::realtime();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut rx = RxBatch::new();
+        recv_batch(b.as_raw_fd(), &mut rx).unwrap();
+        assert_eq!(rx.got.len(), 2);
+        for g in &rx.got {
+            let t = g.stamp.expect("a stamp on every message");
+            // Stamped on arrival, not at the read 20 ms later.
+            assert!(t >= before && t <= after_send, "{before} {t} {after_send}");
+        }
+        // Without the option: no stamp.
+        let (c, d) = pair();
+        d.set_nonblocking(true).unwrap();
+        c.send(&[3; 10]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        recv_batch(d.as_raw_fd(), &mut rx).unwrap();
+        assert_eq!(rx.got[0].stamp, None);
     }
 
     #[test]

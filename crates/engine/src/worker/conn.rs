@@ -2,6 +2,7 @@
 //! incomplete response head it holds between reads.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use crate::clock::Nanos;
 use crate::ledger::{Req, CREDITED};
@@ -73,6 +74,12 @@ pub(crate) struct Conn {
     pub credited: VecDeque<(Nanos, Req)>,
     /// Answers on the current socket so far.
     pub answers: u32,
+    /// In the io_uring batch's list of sends, and of closed-loop refills
+    /// (see `uring`).
+    pub send_queued: bool,
+    pub refill_queued: bool,
+    /// The dispatch whose batched read found it clean (see `uring`).
+    pub clean_in: u64,
 }
 
 impl super::free::Slot for Conn {
@@ -87,6 +94,48 @@ impl super::free::Slot for Conn {
     }
     fn in_rotation(&mut self) -> &mut bool {
         &mut self.in_rotation
+    }
+}
+
+/// The bytes of the queued requests that go out in one write: the
+/// longest run of consecutive pool entries at the front of `out`
+/// (contiguous bytes), less what of the first is written. `span` gives
+/// an entry's bytes in the pool. Returns (from, to, entries in the run).
+pub fn next_run(
+    out: &VecDeque<u32>,
+    write_pos: usize,
+    span: impl Fn(u32) -> Range<usize>,
+) -> Option<(usize, usize, usize)> {
+    let &first = out.front()?;
+    let mut last = first;
+    let mut k = 1;
+    while k < out.len() && out[k] == last + 1 {
+        last += 1;
+        k += 1;
+    }
+    Some((span(first).start + write_pos, span(last).end, k))
+}
+
+/// The bytes of a run of `k` entries (see [`next_run`]) up to
+/// `at` went out: the entries they finish leave `out`, and the first
+/// one left, if begun, keeps its place in `write_pos`.
+pub fn wrote(
+    out: &mut VecDeque<u32>,
+    write_pos: &mut usize,
+    at: usize,
+    k: usize,
+    span: impl Fn(u32) -> Range<usize>,
+) {
+    *write_pos = 0;
+    for _ in 0..k {
+        let Some(&e) = out.front() else { return };
+        let e = span(e);
+        if e.end <= at {
+            out.pop_front();
+        } else {
+            *write_pos = at - e.start;
+            return;
+        }
     }
 }
 
@@ -126,6 +175,9 @@ impl Conn {
             read_turn: 0,
             credited: VecDeque::new(),
             answers: 0,
+            send_queued: false,
+            refill_queued: false,
+            clean_in: 0,
         }
     }
 

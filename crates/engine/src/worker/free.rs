@@ -54,6 +54,22 @@ impl FreeQueue {
         }
     }
 
+    /// Up to `n` connections, in the order `first` would hand them out if
+    /// each took one request, among those `current(i, stamp)` says its
+    /// entry still stands for; nothing is dropped or changed.
+    pub fn peek(&self, n: usize, mut current: impl FnMut(usize, Nanos) -> bool) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::with_capacity(n);
+        for &(i, stamp) in &self.q {
+            if out.len() >= n {
+                break;
+            }
+            if current(i, stamp) && !out.contains(&i) {
+                out.push(i);
+            }
+        }
+        out
+    }
+
     /// The connection free longest, left queued (a pipelining connection
     /// may take more than one request).
     pub fn first<S: Slot>(&mut self, conns: &mut [S], depth: usize) -> Option<usize> {

@@ -13,11 +13,17 @@ impl Worker {
     /// [`arrival_time`]).
     #[inline]
     pub(super) fn arrival(&self, i: usize, stamp: Option<u64>) -> Nanos {
+        self.arrival_at(i, stamp, clock::now())
+    }
+
+    /// The same for bytes read by `read_at` (an io_uring batch's read).
+    #[inline]
+    pub(super) fn arrival_at(&self, i: usize, stamp: Option<u64>, read_at: Nanos) -> Nanos {
         arrival_time(
             stamp,
             self.realtime_offset,
             self.conns[i].drained_at,
-            clock::now(),
+            read_at,
         )
     }
 
@@ -69,6 +75,9 @@ impl Worker {
     pub(super) fn poll_busy(&mut self) {
         let now = clock::now();
         let depth = self.plan.pipeline;
+        let batched = self.io.active();
+        let mut due = std::mem::take(&mut self.io.polls);
+        due.clear();
         let mut k = 0;
         while k < self.polled.len() {
             let i = self.polled[k];
@@ -82,18 +91,32 @@ impl Worker {
                 && c.has_room(depth)
                 && now.saturating_sub(c.drained_at) < H2_POLL_EVERY;
             if c.read_turn != self.turn && !early {
-                let any = self.read(i, false);
-                let c = &mut self.conns[i];
-                if any {
-                    c.empty_polls = 0;
-                } else if c.state == State::Open && !c.inflight.is_empty() {
-                    c.empty_polls += 1;
-                    if c.empty_polls >= WATCH_AFTER {
-                        self.watch(i);
-                    }
+                if batched {
+                    due.push(i);
+                } else {
+                    let any = self.read(i, false);
+                    self.polled_read(i, any);
                 }
             }
             k += 1;
+        }
+        if batched {
+            // Read together, in one io_uring enter (see `uring`).
+            self.read_polled(&due);
+            self.io.polls = due;
+        }
+    }
+
+    /// A poll of connection `i` found something (`any`) or nothing.
+    pub(super) fn polled_read(&mut self, i: usize, any: bool) {
+        let c = &mut self.conns[i];
+        if any {
+            c.empty_polls = 0;
+        } else if c.state == State::Open && !c.inflight.is_empty() {
+            c.empty_polls += 1;
+            if c.empty_polls >= WATCH_AFTER {
+                self.watch(i);
+            }
         }
     }
 

@@ -5,6 +5,8 @@
 //! directions, so the loop never calls `epoll_ctl` per request (wrk adds and
 //! removes a write event for every request). A short read means the socket is
 //! drained, which spares the extra `read` that would only return EAGAIN.
+//! Over plain HTTP/1.1 the reads and writes of one turn are batched into a
+//! few `io_uring_enter`s where the kernel allows it (see [`uring`]).
 //!
 //! A run has three parts. During the measured window requests are planned
 //! (due on the schedule, or sent as answers free the connections). Then the
@@ -101,11 +103,14 @@ mod faults;
 mod free;
 mod h2;
 mod late;
+mod pin;
+mod ring;
 mod schedule;
 mod sockets;
 mod stream;
 mod tls;
 mod tunnel;
+mod uring;
 
 // What the HTTP/3 load thread (`crate::h3::load`) shares with this one.
 pub(crate) use books::{generator, groups, interval_end, schedule, thread_rate};
@@ -210,6 +215,12 @@ pub(crate) struct ThreadPlan {
     pub threads: usize,
     pub cpus: Option<Vec<usize>>,
     pub thread_start: Option<crate::config::ThreadStart>,
+    pub io: crate::config::IoMode,
+}
+
+/// Whether a load thread can set up its io_uring here.
+pub(crate) fn uring_available() -> bool {
+    ring::Ring::new().is_some()
 }
 
 pub(crate) fn scan_every(timeout: Nanos) -> Nanos {
@@ -379,6 +390,8 @@ pub(crate) struct Worker {
     batch: Vec<(usize, Option<Nanos>)>,
     /// Frames received, by type (0..=9; 10: any other).
     h2_frames: [u64; 11],
+    /// Plain HTTP/1.1's sends and receives batched (see [`uring`]).
+    io: uring::Batch,
 }
 
 impl Worker {
@@ -456,6 +469,7 @@ impl Worker {
             h2_events: Vec::new(),
             batch: Vec::new(),
             h2_frames: [0; 11],
+            io: uring::Batch::default(),
             plan,
         })
     }
@@ -497,13 +511,16 @@ impl Worker {
     }
 
     fn run_inner(mut self) {
+        // On this thread: the ring is set up for a single issuer.
+        self.io = uring::Batch::for_plan(&self.plan);
+        self.sockets.io_uring_threads = u64::from(self.io.active());
         if let Some(hook) = &self.plan.thread_start {
             if let Err(e) = (hook.0)() {
                 return self.fail_to_start(format!("cannot place a load thread: {e}"));
             }
         }
         if let Some(cpus) = &self.plan.cpus {
-            if let Err(e) = pin_current_thread(cpus) {
+            if let Err(e) = pin::current_thread(cpus) {
                 return self
                     .fail_to_start(format!("cannot pin a load thread to CPUs {cpus:?}: {e}"));
             }
@@ -593,6 +610,8 @@ impl Worker {
             self.ready = ready;
             return Err(e);
         }
+        // Closed loop: the turn's sends go out together at its end.
+        let opened = self.pacer.is_none() && self.batch_open();
         // First what decides whether a connection may be given a request:
         // closes, resets, opens, and anything on a connection with nothing
         // in flight. Data and the peer's FIN can arrive in one edge; then a
@@ -609,13 +628,12 @@ impl Worker {
                 self.dispatch();
             }
         }
-        for r in &ready[first..] {
-            self.on_event(r.token, r.readable, r.closed, r.writable);
-        }
+        self.serve_busy(&ready[first..]);
         self.ready = ready;
         if self.deferred {
             self.poll_busy();
         }
+        self.batch_close(opened);
         Ok(())
     }
 
@@ -656,28 +674,6 @@ fn partition<T>(v: &mut [T], mut first: impl FnMut(&T) -> bool) -> usize {
         }
     }
     k
-}
-
-fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
-    if let Some(&bad) = cpus.iter().find(|&&c| c >= libc::CPU_SETSIZE as usize) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("CPU {bad} is beyond what this system can address"),
-        ));
-    }
-    // SAFETY: cpu_set_t is plain data; CPU_SET bounds are checked above.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 #[cfg(test)]

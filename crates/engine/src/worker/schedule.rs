@@ -105,11 +105,14 @@ impl Worker {
             return;
         }
         self.dispatching = true;
+        let opened = self.batch_open();
+        self.read_free();
         self.dispatch_due();
+        self.dispatch_close(opened);
         self.dispatching = false;
     }
 
-    fn dispatch_due(&mut self) {
+    pub(super) fn dispatch_due(&mut self) {
         // Without a free connection the next answer or opened connection
         // resumes dispatching, not the clock.
         loop {
@@ -186,14 +189,22 @@ impl Worker {
             // bytes that came before it cannot be this request's answer, and
             // a system call between the two would widen the window in which
             // stray bytes could pass for one.
-            let now = clock::now();
+            // In an io_uring batch, just before its submission (see `uring`).
+            let later = self.io.open && self.conns[i].state == State::Open;
+            let now = if later { 0 } else { clock::now() };
             let req = if from_retry {
                 self.retry.pop_front().expect("peeked").resent(now)
             } else {
                 let r = self.take_slot();
-                self.tally.first_send(now, r.planned, free_since);
+                if !later {
+                    self.tally.first_send(now, r.planned, free_since);
+                }
                 r.resent(now)
             };
+            if later {
+                let fresh = (!from_retry).then_some(free_since);
+                self.io.unstamped.push((i, fresh));
+            }
             self.conns[i].inflight.push_back(req);
             self.queue_writes(i, 1);
         }

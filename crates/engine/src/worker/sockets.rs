@@ -9,9 +9,10 @@ use crate::histogram::record_ns;
 use crate::response::Step;
 use crate::stats::Failure;
 
-use super::conn::{Parsed, State};
+use super::conn::{next_run, wrote, Parsed, State};
 use super::stream::Stream;
 use super::tls::{Handshake, Transport};
+use super::uring::First;
 use super::{Worker, BACKOFF_MAX, BACKOFF_MIN, LOW_WATER, READ_BUF};
 
 impl Worker {
@@ -269,7 +270,7 @@ impl Worker {
         if self.pacer.is_some() {
             self.free.list(i, &mut self.conns[i], self.plan.pipeline);
             self.dispatch();
-        } else {
+        } else if !self.defer_refill(i) {
             self.refill(i, now);
         }
     }
@@ -281,6 +282,13 @@ impl Worker {
             self.flush_frames(i);
             return;
         }
+        if !self.queue_send(i) {
+            self.flush_writes_now(i);
+        }
+    }
+
+    /// `flush_writes` with today's calls, now.
+    pub(super) fn flush_writes_now(&mut self, i: usize) {
         let pool = &self.plan.pool;
         let wire = pool.bytes();
         let c = &mut self.conns[i];
@@ -297,37 +305,22 @@ impl Worker {
                 Err(_) => failed = true,
             }
         }
-        while let Some(&first) = c.out.front() {
+        let span = |e: u32| {
+            let e = pool.entry(e);
+            e.start..e.end
+        };
+        while let Some((from, to, k)) = next_run(&c.out, c.write_pos, span) {
             if failed {
                 break;
             }
-            let mut last = first;
-            let mut k = 1;
-            while k < c.out.len() && c.out[k] == last + 1 {
-                last += 1;
-                k += 1;
-            }
-            let from = pool.entry(first).start + c.write_pos;
-            let to = pool.entry(last).end;
-            let n = to - from;
             match s.write(&wire[from..to]) {
                 Ok(0) => {
                     failed = true;
                     break;
                 }
                 Ok(w) => {
-                    let at = from + w;
-                    c.write_pos = 0;
-                    for _ in 0..k {
-                        let e = pool.entry(c.out[0]);
-                        if e.end <= at {
-                            c.out.pop_front();
-                        } else {
-                            c.write_pos = at - e.start;
-                            break;
-                        }
-                    }
-                    if w < n {
+                    wrote(&mut c.out, &mut c.write_pos, from + w, k, span);
+                    if w < to - from {
                         // Socket buffer full: the writable edge resumes us.
                         break;
                     }
@@ -351,7 +344,7 @@ impl Worker {
     /// to be read: read what arrived first, so that requests queued behind
     /// the close are sent again rather than failed. Only what is then still
     /// unanswered failed with the write.
-    fn write_failed(&mut self, i: usize) {
+    pub(super) fn write_failed(&mut self, i: usize) {
         // The read buffer may be lent out: this runs inside another
         // connection's read. A rare path: a buffer of its own.
         let mut buf = vec![0u8; READ_BUF];
@@ -376,6 +369,13 @@ impl Worker {
     /// closed, whose end-of-stream would otherwise never be seen. True when
     /// anything happened: bytes, the end of the stream, or an error.
     pub(super) fn read(&mut self, i: usize, closed: bool) -> bool {
+        self.read_after(i, closed, None)
+    }
+
+    /// Like [`Self::read`], after a first read already made through the
+    /// io_uring batch (see `uring`): its result is taken as the loop's
+    /// first, and the loop goes on only where that one would have.
+    pub(super) fn read_after(&mut self, i: usize, closed: bool, first: Option<First<'_>>) -> bool {
         // A read can run inside another's: an answer dispatches what is
         // due, and over HTTP/2 a connection read late is read before it
         // takes a second stream. The inner one reads into the spare buffer
@@ -395,7 +395,15 @@ impl Worker {
         let stamped = self.stamped();
         self.conns[i].read_turn = self.turn;
         let mut any = false;
-        while let Some(s) = self.conns[i].stream.as_mut() {
+        let mut more = true;
+        // The socket was last found drained by the batch's read, unless the
+        // loop below reads on.
+        let mut drained_at = None;
+        if let Some(f) = first {
+            drained_at = Some(f.at);
+            (any, more) = self.take_first(i, closed, f);
+        }
+        while let Some(s) = self.conns[i].stream.as_mut().filter(|_| more) {
             let got = if stamped {
                 s.read_stamped(&mut buf[..])
             } else {
@@ -418,6 +426,7 @@ impl Worker {
                     if n < buf.len() && !closed && drains {
                         break;
                     }
+                    self.refill_before_reading_on(i);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -429,7 +438,7 @@ impl Worker {
             }
         }
         if let Some(c) = self.conns.get_mut(i) {
-            c.drained_at = clock::now();
+            c.drained_at = drained_at.filter(|_| !more).unwrap_or_else(clock::now);
         }
         if nested {
             self.spare_buf = buf;
@@ -437,6 +446,35 @@ impl Worker {
             self.buf = buf;
         }
         any
+    }
+
+    /// The first read of `read_after`, made through the batch: (whether
+    /// anything happened, whether the read loop goes on), as that loop would
+    /// have taken the same result.
+    fn take_first(&mut self, i: usize, closed: bool, f: First<'_>) -> (bool, bool) {
+        match f.result {
+            0 => {
+                self.on_eof(i);
+                (true, false)
+            }
+            n if n > 0 => {
+                let n = n as usize;
+                let now = self.arrival_at(i, f.stamp, f.at);
+                self.tally.bytes(now, n);
+                let go_on = self.process(i, f.data(n), now);
+                let more = go_on && (n == f.room || closed);
+                if more {
+                    self.refill_before_reading_on(i);
+                }
+                (true, more)
+            }
+            e if e == -libc::EAGAIN => (false, false),
+            e if e == -libc::EINTR => (false, true),
+            _ => {
+                self.fail(i, Failure::Read);
+                (true, false)
+            }
+        }
     }
 
     /// Parses what arrived at `now`; returns false when the connection was
@@ -515,14 +553,14 @@ impl Worker {
                 }
                 self.free.list(i, &mut self.conns[i], self.plan.pipeline);
                 self.dispatch();
-            } else {
+            } else if !self.defer_refill(i) {
                 self.refill(i, now);
             }
         }
         true
     }
 
-    fn on_eof(&mut self, i: usize) {
+    pub(super) fn on_eof(&mut self, i: usize) {
         let now = clock::now();
         self.sockets.closed_by_server += 1;
         if self.plan.h2 {
@@ -558,6 +596,11 @@ impl Worker {
         // HTTP/2 frames on an idle connection (PING, SETTINGS, GOAWAY) are
         // the protocol's own, read as they come.
         if c.state != State::Open || !c.inflight.is_empty() || c.h2.is_some() {
+            return true;
+        }
+        let clean_in = std::mem::take(&mut c.clean_in);
+        if clean_in != 0 && clean_in == self.io.dispatch_id {
+            // Read in this dispatch's batch, and found empty (see `uring`).
             return true;
         }
         let Some(s) = c.stream.as_mut() else {

@@ -337,11 +337,17 @@ fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<(usize, Op
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok((n as usize, stamp_of(&msg)))
+}
+
+/// The receive stamp among the control messages of a `recvmsg` (also one
+/// made through io_uring: the kernel sets `msg_controllen` either way).
+pub(super) fn stamp_of(msg: &libc::msghdr) -> Option<u64> {
     let mut stamp = None;
     // SAFETY: the CMSG_* walk stays within msg_controllen, which the kernel
     // set; the timestamp is read unaligned from within that buffer.
     unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        let mut c = libc::CMSG_FIRSTHDR(msg);
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                 let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
@@ -349,8 +355,8 @@ fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<(usize, Op
                     stamp = Some(ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64);
                 }
             }
-            c = libc::CMSG_NXTHDR(&msg, c);
+            c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    Ok((n as usize, stamp))
+    stamp
 }

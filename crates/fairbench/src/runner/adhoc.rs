@@ -145,12 +145,6 @@ pub(crate) fn load_json(cfg: &LoadConfig, o: &Outcome) -> serde_json::Value {
         if !stages.is_empty() {
             m.insert("stages".into(), serde_json::json!(stages));
         }
-        // What QUIC did (resets, closes and losses by code, handshakes,
-        // packets): the ledger's errors broken down, kept with the run as
-        // `load --json` prints them (`http3`).
-        if let Some(h3) = &o.h3 {
-            m.insert("http3".into(), serde_json::json!(h3));
-        }
         // As a zoo case's (runner::planned_case): the report shows what
         // an `auto` warm-up took.
         if let Some(a) = cfg.warmup_auto {

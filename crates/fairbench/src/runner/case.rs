@@ -641,6 +641,7 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         late_answers: o.late_answers,
         wrk: o.wrk_figures(),
         server_cores_peak: None,
+        http3: o.h3.clone(),
         warnings: o.warnings(),
         latency: o.latency.clone(),
         answered: o.answered_latency.clone(),

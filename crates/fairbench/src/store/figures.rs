@@ -50,6 +50,10 @@ pub struct CaseFigures {
     pub wrk: Option<fairbench_engine::WrkFigures>,
     /// The most cores the server kept busy in one second of the measurement.
     pub server_cores_peak: Option<f64>,
+    /// What QUIC did over an h3 case (handshakes, resets, closes, losses,
+    /// the client's own acknowledgement and send waits), kept in the case's
+    /// `load_json` as `http3`, as `load --json` prints it.
+    pub http3: Option<fairbench_engine::H3Report>,
     pub warnings: Vec<String>,
     /// Every request of the window, unanswered ones included.
     pub latency: Histogram<u64>,
@@ -97,9 +101,27 @@ pub(crate) fn update_figures(
 ) -> rusqlite::Result<()> {
     update_load_figures(tx, case, f)?;
     update_wrk_figures(tx, case, f)?;
+    if let Some(h3) = &f.http3 {
+        update_http3(tx, case, h3)?;
+    }
     if let Some(db) = &f.db {
         update_db_figures(tx, case, db, f.outcome_requests)?;
     }
+    Ok(())
+}
+
+/// The QUIC counters join what the case planned (`load_json`): a reader
+/// of a stored h3 case finds them where a `load --save` case has them.
+fn update_http3(
+    tx: &Transaction<'_>,
+    case: i64,
+    h3: &fairbench_engine::H3Report,
+) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(h3).unwrap_or_else(|_| "{}".into());
+    tx.execute(
+        "UPDATE cases SET load_json = json_set(load_json, '$.http3', json(?2)) WHERE id = ?1",
+        rusqlite::params![case, json],
+    )?;
     Ok(())
 }
 

@@ -517,7 +517,7 @@ mod tests {
                 cores: 1,
                 cores_requested: "1".into(),
                 load_label: "closed c=1".into(),
-                load_json: "{}".into(),
+                load_json: r#"{"model":"closed"}"#.into(),
                 sweep: None,
                 repetition: 1,
                 protocol: "http/1.1".into(),
@@ -583,6 +583,11 @@ mod tests {
                 requests: 4,
             }),
             server_cores_peak: Some(1.75),
+            http3: Some({
+                let mut h3 = fairbench_engine::H3Report::default();
+                (h3.handshakes, h3.packets_lost) = (3, 2);
+                h3
+            }),
             warnings: Vec::new(),
             latency,
             answered: answered.clone(),
@@ -610,6 +615,11 @@ mod tests {
         );
         assert_eq!(c.wrk_lat_within_stdev, Some(50.0));
         assert_eq!(c.server_cores_peak, Some(1.75));
+        // QUIC's counters join the case's load, what was there kept.
+        let load: serde_json::Value = serde_json::from_str(&c.load_json).unwrap();
+        assert_eq!(load["http3"]["handshakes"], 3);
+        assert_eq!(load["http3"]["packets_lost"], 2);
+        assert_eq!(load["model"], "closed");
     }
 
     #[test]

@@ -8,14 +8,16 @@
 //! the per-second series. What differs is QUIC's:
 //!
 //! - each connection is a connected UDP socket registered in the poller,
-//!   quinn's state machine fed every datagram as it arrives and polled
-//!   for the datagrams to send, and woken at quinn's own deadline (loss
-//!   detection, acknowledgement delay, idle timeout) as at the schedule's;
+//!   quinn's state machine fed each datagram at its arrival (read at once,
+//!   or late: see below) and polled for the datagrams to send, and woken
+//!   at quinn's own deadline (loss detection, acknowledgement delay, idle
+//!   timeout) as at the schedule's;
 //! - a connection takes requests once its handshake is done, timed apart
 //!   (`handshake_time`), up to `--streams` at once, each on a request
 //!   stream of its own, answered in any order;
 //! - an answer is timed when its stream ends (the last DATA and the FIN
-//!   read), at a constant rate from its planned time;
+//!   handed over): at the arrival of the datagram that ended it, at a
+//!   constant rate from its planned time;
 //! - a stream the server resets fails its request (`read`), a connection
 //!   the server closes fails the requests it carried (`read`), by error
 //!   code in the [`crate::H3Report`]; a GOAWAY's unprocessed requests go
@@ -24,8 +26,45 @@
 //! - a handshake that fails is `tls`, one that gets no answer at all
 //!   within the timeout `connect`, and the connection is opened again
 //!   after a back-off, as over TCP.
+//!
+//! # Reading late
+//!
+//! As the TCP threads do (see `worker`'s "Reading late"), at a constant
+//! rate datagrams do not wake the thread. Each socket asks the kernel to
+//! stamp each datagram with its arrival (`SO_TIMESTAMPNS`; a GRO train has
+//! one stamp for its segments, which came in one burst). A socket read
+//! late is registered for errors only, so the thread sleeps until its next
+//! send is due (or quinn's deadline), then reads every such socket with
+//! requests in flight, handing quinn one datagram at a time at its
+//! arrival and taking the connection's events before the next: an answer
+//! is timed at the stamp of the datagram that completed it, quinn's RTT
+//! samples are taken from the arrival, and the ACK delay it sends counts
+//! from it (the server takes the wait out of its RTT). What is due is
+//! then dispatched, and each connection's ACKs leave with its requests.
+//! The wait in the socket (read time less stamp, per datagram) and the
+//! wake-ups are reported apart (`H3Report::reading`, the `Client reads`
+//! line), beside the ACK delay.
+//!
+//! This can change no figure, because whatever cannot be timed by a
+//! stamp, or could be held back by an unread socket, still wakes the
+//! thread, or is read within a bound (see `late`):
+//! - a socket read late with requests in flight is read at least every
+//!   `READ_LATE_MAX` (1 ms, a 25th of the `max_ack_delay` quinn announces):
+//!   the server's ACKs, and its flow-control credit, are never held back
+//!   long enough to slow it;
+//! - sockets wake the thread at once in the closed loop (each answer frees
+//!   the next request), when the thread's sends are more than
+//!   `READ_LATE_MAX` apart (reading late would cost more wake-ups than the
+//!   datagrams'), during the drain, whenever a due request finds no stream
+//!   (every connection full, or the server's stream credit used up: the
+//!   next answer frees one), during a handshake, on a socket the kernel
+//!   gives no stamp, and on a connection idle for `IDLE_LATE_MAX` (a
+//!   close, a GOAWAY or an ACK then wakes the thread);
+//! - a socket error wakes the thread always; a connection read late and
+//!   not read within `READ_LATE_MAX` is read before it takes a request.
 
 mod books;
+mod late;
 mod streams;
 
 use std::collections::{HashMap, VecDeque};
@@ -74,8 +113,9 @@ impl Slot {
         }
     }
 
+    /// Takes requests: its handshake is done, or it resumed with 0-RTT.
     fn ready(&self) -> bool {
-        !self.going_away && self.conn.as_ref().is_some_and(|c| c.connected)
+        !self.going_away && self.conn.as_ref().is_some_and(|c| c.connected || c.early())
     }
 }
 
@@ -115,6 +155,8 @@ pub(crate) struct H3Worker {
     tls_error: Option<String>,
     events: Vec<Event>,
     ready: Vec<Ready>,
+    /// Which sockets are read late (see the module doc).
+    late: late::Late,
 }
 
 impl H3Worker {
@@ -175,6 +217,7 @@ impl H3Worker {
             tls_error: None,
             events: Vec::new(),
             ready: Vec::with_capacity(1024),
+            late: late::Late::default(),
             plan,
         })
     }
@@ -236,6 +279,7 @@ impl H3Worker {
                 self.next_scan = now + self.scan_every;
             }
             self.dispatch(now);
+            self.send_pending(now);
             if let Err(e) = self.turn(now) {
                 let _ = self
                     .tx
@@ -257,10 +301,11 @@ impl H3Worker {
         ));
     }
 
-    /// One turn: sleep until something is due or a socket is readable,
-    /// then serve every connection that needs it.
+    /// One turn: sleep until something is due or a socket that wakes the
+    /// thread is readable, then serve every connection that needs it, and
+    /// read the sockets read late (their sends wait for the dispatch).
     fn turn(&mut self, now: Nanos) -> std::io::Result<()> {
-        let wake = self.wake_at(now);
+        let wake = self.wake_reading(now);
         let mut ready = std::mem::take(&mut self.ready);
         ready.clear();
         let waited = self.poller.wait(wake, |r| ready.push(r));
@@ -269,6 +314,7 @@ impl H3Worker {
             for r in &ready {
                 self.service(r.token, now, r.readable || r.closed);
             }
+            self.after_wait(now, !ready.is_empty());
             // quinn's own deadlines: retransmissions, delayed ACKs, idle.
             for i in 0..self.slots.len() {
                 let due = self.slots[i]

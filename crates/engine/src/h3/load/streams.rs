@@ -23,9 +23,17 @@ impl H3Worker {
         });
         match opened {
             Ok(link) => {
+                let early = link.conn.has_0rtt();
                 let s = &mut self.slots[i];
                 s.conn = Some(H3Conn::new(link, now));
                 s.going_away = false;
+                if early {
+                    // It takes requests from now on, as 0-RTT data.
+                    s.free_since = now;
+                    if let Some(z) = self.report.zero_rtt.as_mut() {
+                        z.tried += 1;
+                    }
+                }
             }
             Err(e) => {
                 self.tls_error
@@ -49,17 +57,22 @@ impl H3Worker {
     /// Serves connection `i`: what its socket received, quinn's timers,
     /// the events, and what is to be sent.
     pub(super) fn service(&mut self, i: usize, now: Nanos, readable: bool) {
+        // Only a socket epoll named has datagrams: reading the others
+        // (a timer's turn) costs a system call that finds nothing.
+        if readable {
+            self.take_in(i, now);
+        }
+        self.send_out(i, now);
+    }
+
+    /// After connection `i` was read: quinn's timers, what it has to send
+    /// (in a closed loop with the requests its answers made room for),
+    /// and its end if it closed.
+    pub(super) fn send_out(&mut self, i: usize, now: Nanos) {
         let Some(c) = self.slots[i].conn.as_mut() else {
             return;
         };
-        // Only a socket epoll named has datagrams: reading the others
-        // (a timer's turn) costs a system call that finds nothing.
-        let read = if readable {
-            c.link.receive(now)
-        } else {
-            Ok(())
-        };
-        let mut io = read.and_then(|()| c.link.flush(now));
+        let mut io = c.link.flush(now);
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         c.poll(now, &mut events);
@@ -97,7 +110,7 @@ impl H3Worker {
 
     /// The socket failed: `ConnectionRefused` means nothing listens on the
     /// server's UDP port.
-    fn io_failed(&mut self, i: usize, now: Nanos, e: std::io::Error) {
+    pub(super) fn io_failed(&mut self, i: usize, now: Nanos, e: std::io::Error) {
         let Some(c) = self.slots[i].conn.as_mut() else {
             return;
         };
@@ -128,14 +141,18 @@ impl H3Worker {
         let _ = now;
     }
 
-    fn on_event(&mut self, i: usize, ev: Event, now: Nanos) {
+    pub(super) fn on_event(&mut self, i: usize, ev: Event, now: Nanos) {
         match ev {
             Event::Connected => {
                 let s = &mut self.slots[i];
                 s.failures = 0;
                 s.free_since = now;
                 let started = s.conn.as_ref().map_or(now, |c| c.started);
-                record_ns(&mut self.handshake_time, now.saturating_sub(started));
+                let early = s.conn.as_ref().is_some_and(|c| c.link.conn.has_0rtt());
+                match self.report.zero_rtt.as_mut() {
+                    Some(z) if early => z.handshake_took(now.saturating_sub(started)),
+                    _ => record_ns(&mut self.handshake_time, now.saturating_sub(started)),
+                }
                 self.sockets.opened += 1;
                 self.sockets.tls_handshakes += 1;
                 self.report.handshakes += 1;
@@ -148,7 +165,9 @@ impl H3Worker {
             Event::Data { len, .. } => self.tally.bytes(now, len),
             Event::Done { stream } => {
                 if let Some(r) = self.remove(i, stream, now) {
-                    self.tally.answered(now, r, r.status);
+                    // `now`: the arrival of the datagram that completed it;
+                    // never before its request left (a wall-clock step).
+                    self.tally.answered(now.max(r.sent), r, r.status);
                 }
             }
             Event::Reset {
@@ -169,6 +188,7 @@ impl H3Worker {
                     }
                 }
             }
+            Event::Early { accepted, moved } => self.early_settled(i, accepted, &moved),
             Event::GoAway { first } => {
                 self.report.goaways += 1;
                 self.slots[i].going_away = true;
@@ -188,6 +208,52 @@ impl H3Worker {
                 }
             }
         }
+    }
+
+    /// Connection `i`'s 0-RTT data was accepted or refused; refused, its
+    /// requests went out again on new streams (`moved`), each still the
+    /// same request of the ledger, timed from its first send. One the
+    /// server's limits left no stream for waits to go out again, as a
+    /// GOAWAY's unprocessed requests do.
+    fn early_settled(&mut self, i: usize, accepted: bool, moved: &[(u64, Option<u64>)]) {
+        if let Some(z) = self.report.zero_rtt.as_mut() {
+            if accepted {
+                // Early data accepted: the session was resumed.
+                z.accepted += 1;
+                self.sockets.tls_resumed += 1;
+            } else {
+                z.rejected += 1;
+                z.resent += moved.len() as u64;
+            }
+        }
+        let s = &mut self.slots[i];
+        let taken: Vec<(Option<u64>, Req)> = moved
+            .iter()
+            .filter_map(|&(old, new)| s.inflight.remove(&old).map(|r| (new, r)))
+            .collect();
+        for (new, r) in taken {
+            match new {
+                Some(n) => {
+                    s.inflight.insert(
+                        n,
+                        Req {
+                            stream: n as u32,
+                            ..r
+                        },
+                    );
+                }
+                None => {
+                    self.sockets.retried += 1;
+                    self.retry.push_back(r);
+                }
+            }
+        }
+    }
+
+    /// Counts the priming's figures and 0-RTT's (`--zero-rtt`).
+    pub(crate) fn zero_rtt(mut self, z: crate::h3::ZeroRtt) -> Self {
+        self.report.zero_rtt = Some(z);
+        self
     }
 
     /// Takes the request of stream `stream` off connection `i`.
@@ -291,8 +357,12 @@ impl H3Worker {
             self.retry.push_front(r);
             return false;
         };
+        let early = !c.connected;
         match c.start(&wire[e.start..e.body], &wire[e.body..e.end]) {
             Some(stream) => {
+                if let Some(z) = self.report.zero_rtt.as_mut().filter(|_| early) {
+                    z.early_requests += 1;
+                }
                 self.slots[i].inflight.insert(
                     stream,
                     Req {
@@ -367,6 +437,9 @@ impl H3Worker {
         }
         self.next_due = None;
         let mut touched: Vec<usize> = Vec::new();
+        // A due request that finds no stream makes every socket wake the
+        // thread until one does (see `late`).
+        let mut starved = false;
         loop {
             let retry = self.retry.front().map(|r| r.planned);
             let slot = self
@@ -394,7 +467,8 @@ impl H3Worker {
                 .last()
                 .copied()
                 .filter(|&i| self.slots[i].ready() && self.slots[i].inflight.len() < self.streams);
-            let Some(i) = stay.or_else(|| self.roomiest()) else {
+            let Some(i) = stay.or_else(|| self.roomiest_read(now)) else {
+                starved = true;
                 break;
             };
             let now = clock::now();
@@ -407,12 +481,14 @@ impl H3Worker {
                 r.resent(now)
             };
             if !self.send(i, r) {
+                starved = true;
                 break;
             }
             if !touched.contains(&i) {
                 touched.push(i);
             }
         }
+        self.late.starved = starved;
         for i in touched {
             if let Some(c) = self.slots[i].conn.as_mut() {
                 if let Err(e) = c.link.flush(now) {
@@ -424,7 +500,7 @@ impl H3Worker {
 
     /// The open connection with the fewest requests in flight, if any has
     /// room.
-    fn roomiest(&self) -> Option<usize> {
+    pub(super) fn roomiest(&self) -> Option<usize> {
         (0..self.slots.len())
             .filter(|&i| self.slots[i].ready() && self.slots[i].inflight.len() < self.streams)
             .min_by_key(|&i| self.slots[i].inflight.len())

@@ -44,6 +44,7 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
     cfg.timeout_mode = args.timeout_mode;
     cfg.pipeline = args.pipeline;
     cfg.send_ahead = args.send_ahead;
+    cfg.io = args.io;
     cfg.model = match args.rate {
         None => LoadModel::ClosedLoop,
         Some(rps) => LoadModel::ConstantRate { rps },
@@ -55,6 +56,7 @@ pub(super) fn config(args: &LoadArgs) -> anyhow::Result<LoadConfig> {
         cfg.duration = stages.iter().map(|s| s.duration).sum();
         cfg.stages = Some(stages.clone());
     }
+    cfg.zero_rtt = args.zero_rtt;
     options.apply(&args.url, &mut cfg, &flag).map_err(usage)?;
     cfg.validate().map_err(|e| usage(flag_error(&e)))?;
     let generators = args.place.client_hosts.len().max(args.place.clients);

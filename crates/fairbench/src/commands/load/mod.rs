@@ -146,6 +146,10 @@ pub struct LoadArgs {
     /// its time, paying a wake-up per request (docs/load-json.md, "Sending ahead").
     #[arg(help_heading = "Load model", long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
     pub send_ahead: Duration,
+    /// How plain HTTP/1.1 moves its bytes: auto (sends and receives batched through io_uring
+    /// where the kernel allows it, else one system call each) or epoll (one system call each).
+    #[arg(help_heading = "Load model", long, value_name = "MODE", default_value = "auto", value_parser = fairbench_engine::IoMode::parse)]
+    pub io: fairbench_engine::IoMode,
     /// HTTP method.
     #[arg(help_heading = "Request", short = 'm', long, default_value = "GET")]
     pub method: String,
@@ -228,6 +232,9 @@ pub struct LoadArgs {
     /// concurrency over HTTP/1.1, HTTP/2 and HTTP/3]
     #[arg(help_heading = "HTTP/2", long, value_name = "N")]
     pub streams: Option<usize>,
+    /// With --http3: ask for 0-RTT resumption (tickets fetched first; requests sent as early data).
+    #[arg(help_heading = "HTTP/2", long)]
+    pub zero_rtt: bool,
     /// Pin the load threads to these CPUs, e.g. 0 or 0,2-3.
     #[arg(help_heading = "Placement", long, value_name = "LIST")]
     pub cpus: Option<CpuList>,

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use fairbench_engine::H3Report;
+use fairbench_engine::{H3Report, ZeroRtt};
 
 use super::ends::by_code;
 use crate::units::{bytes, count, micros};
@@ -25,6 +25,9 @@ pub fn lines(h: &H3Report, answered: u64) -> String {
         count(h.packets_lost),
         count(h.datagrams_dropped)
     );
+    if let Some(z) = &h.zero_rtt {
+        zero_rtt_line(&mut s, z);
+    }
     let mut ends = Vec::new();
     if !h.closes.is_empty() {
         ends.push(format!(
@@ -52,7 +55,37 @@ pub fn lines(h: &H3Report, answered: u64) -> String {
     super::ends::line(&mut s, &h.resets, ends, h.cancelled, errors);
     path_line(&mut s, h);
     generator_line(&mut s, h, answered);
+    reading_line(&mut s, h, answered);
     s
+}
+
+/// 0-RTT resumption (`--zero-rtt`), apart from the full handshakes, whose
+/// percentiles are the 1-RTT line's.
+fn zero_rtt_line(s: &mut String, z: &ZeroRtt) {
+    let hs = &z.handshake;
+    let took = if hs.count > 0 {
+        format!(
+            "; 0-RTT handshakes p50 {}, p99 {}, max {} (the 1-RTT line has the full ones)",
+            micros(hs.p50_us as f64),
+            micros(hs.p99_us as f64),
+            micros(hs.max_us as f64)
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "  {:<14}{} connections tried it: {} accepted, {} refused; {} requests sent as early data ({} sent again){took}; {} tickets ({} allowing early data) from {} handshakes before the run",
+        "0-RTT",
+        count(z.tried),
+        count(z.accepted),
+        count(z.rejected),
+        count(z.early_requests),
+        count(z.resent),
+        count(z.tickets),
+        count(z.early_tickets),
+        count(z.primed)
+    );
 }
 
 /// QUIC's estimates of the path, at the connections' ends.
@@ -111,9 +144,71 @@ fn generator_line(s: &mut String, h: &H3Report, answered: u64) {
     );
 }
 
+/// How the load threads read their sockets: what woke them, and how long
+/// datagrams waited in a socket (each timed by its arrival stamp, so in no
+/// latency; the server's ACKs waited as long).
+fn reading_line(s: &mut String, h: &H3Report, answered: u64) {
+    let r = &h.reading;
+    if r.wakeups == 0 {
+        return;
+    }
+    let late = &r.late;
+    let waited = if late.count > 0 {
+        format!(
+            "datagrams waited in the socket p50 {}, p99 {}, max {} (timed by their arrival: not in the latency)",
+            micros(late.p50_us as f64),
+            micros(late.p99_us as f64),
+            micros(late.max_us as f64)
+        )
+    } else {
+        "no datagram stamped on arrival".to_string()
+    };
+    let per = if answered > 0 {
+        format!(" ({:.2} per answer)", r.wakeups as f64 / answered as f64)
+    } else {
+        String::new()
+    };
+    let unstamped = if r.unstamped > 0 {
+        format!("; {} datagrams without a stamp", count(r.unstamped))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "  {:<14}{waited}; {} wake-ups{per}, {} by a socket{unstamped}",
+        "Client reads",
+        count(r.wakeups),
+        count(r.socket_wakeups)
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[allow(clippy::field_reassign_with_default)]
+    #[test]
+    fn the_reading_delay_and_wake_ups_are_shown() {
+        let mut h = H3Report::default();
+        assert!(!lines(&h, 0).contains("Client reads"));
+        h.reading.wakeups = 900;
+        h.reading.socket_wakeups = 12;
+        h.reading.late = fairbench_engine::SendWait {
+            count: 2_000,
+            p50_us: 310,
+            p99_us: 980,
+            max_us: 4_200,
+        };
+        let s = lines(&h, 1_000);
+        assert!(
+            s.contains("datagrams waited in the socket p50 310 µs, p99 980 µs, max 4.20 ms"),
+            "{s}"
+        );
+        assert!(
+            s.contains("900 wake-ups (0.90 per answer), 12 by a socket"),
+            "{s}"
+        );
+    }
 
     // The report's histogram is the engine's own: no struct literal here.
     #[allow(clippy::field_reassign_with_default)]
@@ -147,5 +242,30 @@ mod tests {
         assert!(s.contains("p50 12 µs, p99 340 µs, max 1.50 ms"), "{s}");
         assert!(s.contains("1.50 UDP system calls per answer"), "{s}");
         assert!(s.contains("GSO, GRO"), "{s}");
+        assert!(!s.contains("0-RTT"), "{s}");
+    }
+
+    #[allow(clippy::field_reassign_with_default)]
+    #[test]
+    fn zero_rtt_is_counted_apart() {
+        let mut h = H3Report::default();
+        let mut z = ZeroRtt::default();
+        z.primed = 4;
+        z.tickets = 4;
+        z.early_tickets = 4;
+        z.tried = 4;
+        z.accepted = 3;
+        z.rejected = 1;
+        z.early_requests = 40;
+        z.resent = 10;
+        z.handshake.count = 4;
+        z.handshake.p50_us = 300;
+        h.zero_rtt = Some(z);
+        let s = lines(&h, 1_000);
+        assert!(
+            s.contains("4 connections tried it: 3 accepted, 1 refused; 40 requests sent as early data (10 sent again)"),
+            "{s}"
+        );
+        assert!(s.contains("0-RTT handshakes p50 300 µs"), "{s}");
     }
 }

@@ -26,10 +26,12 @@ pub fn render(url: &str, o: &Outcome, view: &View<'_>) -> String {
         short_lines(&mut s, "Connect", &o.connect_time);
     }
     if let Some(h) = &o.handshake_time {
-        let label = if o.h3.is_some() {
-            "Handshake"
-        } else {
-            "TLS handshake"
+        // Beside a 0-RTT line, the full handshakes are named by their
+        // round trips, so that neither line reads as all of them.
+        let label = match &o.h3 {
+            Some(h3) if h3.zero_rtt.is_some() => "1-RTT",
+            Some(_) => "Handshake",
+            None => "TLS handshake",
         };
         short_lines(&mut s, label, h);
     }
