@@ -4,7 +4,6 @@ the same nginx, pinned as bench/loadgen.sh pins them. Prints each run, the
 medians, the ratio of the medians and the median of the per-pair ratios.
 """
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -21,31 +20,21 @@ MODES = ["epoll", "auto"]
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = revision.parser(runs=5)
     ap.add_argument("--fairbench", required=True)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--duration", type=int, default=6)
     a = ap.parse_args()
     server_cpu, gen_cpu = loadgen.cpus()
     work = tempfile.mkdtemp(prefix="fairbench-io-bench-")
     port = loadgen.free_port()
     nginx = loadgen.start_nginx(port, server_cpu, work + "/h1")
     url = f"http://127.0.0.1:{port}/"
-    rows = {}
     try:
         print(f"nginx on CPU {server_cpu}; fairbench on CPU {gen_cpu}; {a.duration} s runs, "
               f"{a.runs} alternating runs of --io epoll and --io auto (io_uring)")
-        print(f"{'run':>3}  {'shape':<13} {'--io':<6} {'req/s':>9} {'CPU-µs/req':>11}")
-        for i in range(a.runs):
-            order = MODES if i % 2 == 0 else MODES[::-1]
-            for shape, flags in SHAPES:
-                for mode in order:
-                    whole, rps, us = revision.one(a.fairbench, gen_cpu, a.duration,
-                                                  flags + ["--io", mode], url)
-                    mark = "" if whole else "  (unanswered requests: left out)"
-                    print(f"{i + 1:>3}  {shape:<13} {mode:<6} {rps:>9.0f} {us:>11.2f}{mark}")
-                    if whole:
-                        rows.setdefault((shape, mode), {})[i] = (rps, us)
+        rows = revision.alternate(a.runs, SHAPES, MODES,
+                                  lambda shape, mode: revision.one(
+                                      a.fairbench, gen_cpu, a.duration,
+                                      shape[1] + ["--io", mode], url))
     finally:
         loadgen.stop(nginx)
     print()

@@ -62,13 +62,40 @@ def one(binary, gen_cpu, duration, flags, url):
     return whole, n / j["duration_s"], cpu * 1e6 / n
 
 
-def main():
+def parser(runs):
+    """The options every alternating bench takes: --runs (default `runs`)
+    and --duration in seconds."""
     ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--duration", type=int, default=6)
+    return ap
+
+
+def alternate(runs, shapes, sides, measure):
+    """Measures every shape (a tuple, its name first) on every side (a
+    name) `runs` times, the sides' order reversed every other run so that
+    drift favours neither; prints each run. `measure(shape, side)` gives
+    (every request answered, req/s, CPU-µs per request). Returns
+    {(shape name, side): {run: (req/s, µs)}} of the runs answered whole."""
+    rows = {}
+    print(f"{'run':>3}  {'shape':<16} {'side':<8} {'req/s':>9} {'CPU-µs/req':>11}")
+    for i in range(runs):
+        order = sides if i % 2 == 0 else sides[::-1]
+        for shape in shapes:
+            for side in order:
+                whole, rps, us = measure(shape, side)
+                mark = "" if whole else "  (unanswered requests: left out)"
+                print(f"{i + 1:>3}  {shape[0]:<16} {side:<8} {rps:>9.0f} {us:>11.2f}{mark}")
+                if whole:
+                    rows.setdefault((shape[0], side), {})[i] = (rps, us)
+    return rows
+
+
+def main():
+    ap = parser(runs=3)
     ap.add_argument("--old", required=True)
     ap.add_argument("--old-name", required=True)
     ap.add_argument("--new", required=True)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=6)
     a = ap.parse_args()
     server_cpu, gen_cpu = loadgen.cpus()
     work = tempfile.mkdtemp(prefix="fairbench-revision-bench-")
@@ -84,22 +111,12 @@ def main():
             "h2c": f"http://127.0.0.1:{h2c_port}/"}
     builds = {a.old_name: a.old, "current": a.new}
     todo = runnable(builds, ca)
-    rows = {}
     try:
         print(f"nginx on CPU {server_cpu}; fairbench on CPU {gen_cpu}; {a.duration} s runs, "
               f"{a.runs} alternating runs of {a.old_name} and the current tree")
-        print(f"{'run':>3}  {'shape':<16} {'build':<8} {'req/s':>9} {'CPU-µs/req':>11}")
-        for i in range(a.runs):
-            order = list(builds.items())
-            if i % 2:
-                order.reverse()
-            for shape, scheme, flags in todo:
-                for name, binary in order:
-                    whole, rps, us = one(binary, gen_cpu, a.duration, flags, urls[scheme])
-                    mark = "" if whole else "  (unanswered requests: left out)"
-                    print(f"{i + 1:>3}  {shape:<16} {name:<8} {rps:>9.0f} {us:>11.2f}{mark}")
-                    if whole:
-                        rows.setdefault((shape, name), []).append((rps, us))
+        rows = alternate(a.runs, todo, list(builds),
+                         lambda shape, name: one(builds[name], gen_cpu, a.duration,
+                                                 shape[2], urls[shape[1]]))
     finally:
         loadgen.stop(h1)
         loadgen.stop(h2)
@@ -112,7 +129,7 @@ def main():
         if not old or not new:
             print(f"{shape:<16} no complete run of both builds")
             continue
-        med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+        med = lambda rs, k: statistics.median(r[k] for r in rs.values())  # noqa: E731
         r0, r1, u0, u1 = med(old, 0), med(new, 0), med(old, 1), med(new, 1)
         print(f"{shape:<16} {r0:>14.0f} {r1:>10.0f} {r1 / r0:>6.3f} {u0:>11.2f} {u1:>8.2f} {u1 / u0:>6.3f}")
 

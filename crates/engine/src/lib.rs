@@ -43,6 +43,8 @@ mod request_pool;
 pub mod response;
 pub mod route;
 mod run;
+mod sockopt;
+pub mod stamps;
 pub mod stats;
 mod status;
 mod target;

@@ -16,6 +16,7 @@ use crate::dial::dial_with;
 use crate::merge::LiveMerge;
 use crate::outcome::{Outcome, Phase, SecondSample};
 use crate::request_pool::RequestPool;
+use crate::stamps::ArrivalStamps;
 use crate::tls::TlsClient;
 use crate::worker::{ThreadPlan, ThreadReport, Worker};
 
@@ -60,6 +61,9 @@ impl From<ConfigError> for RunError {
 /// How long the constant-rate schedule waits for connections to open before
 /// the first request is due, so that connection set-up is not charged as latency.
 const RATE_LEAD: Nanos = 100_000_000;
+/// How long a run waits for the kernel's arrival stamps to come on: a
+/// workqueue item, microseconds on an idle machine.
+const STAMPS_WITHIN: Duration = Duration::from_millis(200);
 
 /// One pass of a load (`crate::run` is the entry): its warm-up fixed.
 pub(crate) fn run_once(
@@ -92,6 +96,12 @@ pub(crate) fn run_once(
         None => cfg.target.endpoint(preflight(cfg, tls.as_ref())?),
     };
     let tls = if h3.is_some() { None } else { tls };
+    // A constant rate reads late and times each answer by its arrival
+    // stamp: stamping on before the first answer, not some while after.
+    let _stamps = match cfg.model {
+        LoadModel::ConstantRate { .. } => ArrivalStamps::on(STAMPS_WITHIN),
+        LoadModel::ClosedLoop => None,
+    };
     let plan = Arc::new(thread_plan(cfg, pool, tls, addr, &stop));
     let threads = plan.threads;
 

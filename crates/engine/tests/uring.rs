@@ -39,6 +39,17 @@ fn assert_balanced(o: &Outcome, what: &str) {
     assert!(l.balances(), "{what}: {l:?}");
 }
 
+/// Runs `cfg`, a budget of `n` requests: its ledger balances and every
+/// request it planned was answered.
+fn answered_whole(cfg: &LoadConfig, n: u64, what: &str) -> Outcome {
+    let o = go(cfg);
+    let l = o.ledger();
+    assert_balanced(&o, what);
+    assert_eq!(l.planned, n, "{what}: {l:?}");
+    assert_eq!(l.answered, n, "{what}: {l:?}");
+    o
+}
+
 #[test]
 fn a_budget_is_answered_whole_either_way() {
     let _g = serial();
@@ -48,12 +59,8 @@ fn a_budget_is_answered_whole_either_way() {
             let mut cfg = config(&server.url("/"), io);
             cfg.requests = Some(3_000);
             cfg.pipeline = pipeline;
-            let o = go(&cfg);
-            let l = o.ledger();
             let what = format!("{io:?}, pipeline {pipeline}");
-            assert_balanced(&o, &what);
-            assert_eq!(l.planned, 3_000, "{what}: {l:?}");
-            assert_eq!(l.answered, 3_000, "{what}: {l:?}");
+            let o = answered_whole(&cfg, 3_000, &what);
             assert_eq!(o.errors.status, 0, "{what}");
         }
     }
@@ -67,11 +74,7 @@ fn a_constant_rate_is_answered_whole_either_way() {
         let mut cfg = config(&server.url("/"), io);
         cfg.model = LoadModel::ConstantRate { rps: 2_000.0 };
         cfg.requests = Some(1_000);
-        let o = go(&cfg);
-        let l = o.ledger();
-        assert_balanced(&o, &format!("{io:?}"));
-        assert_eq!(l.planned, 1_000, "{io:?}: {l:?}");
-        assert_eq!(l.answered, 1_000, "{io:?}: {l:?}");
+        let o = answered_whole(&cfg, 1_000, &format!("{io:?}"));
         // Every request was timed as sent, and sent once.
         assert_eq!(o.sockets.retried, 0, "{io:?}");
     }
@@ -89,11 +92,7 @@ fn requests_due_together_are_answered_whole_either_way() {
         cfg.model = LoadModel::ConstantRate { rps: 10_000.0 };
         cfg.send_ahead = Duration::from_millis(1);
         cfg.requests = Some(3_000);
-        let o = go(&cfg);
-        let l = o.ledger();
-        assert_balanced(&o, &format!("{io:?}"));
-        assert_eq!(l.planned, 3_000, "{io:?}: {l:?}");
-        assert_eq!(l.answered, 3_000, "{io:?}: {l:?}");
+        let o = answered_whole(&cfg, 3_000, &format!("{io:?}"));
         let s = &o.sockets;
         assert_eq!(s.unsolicited_responses + s.stray_bytes, 0, "{io:?}: {s:?}");
     }

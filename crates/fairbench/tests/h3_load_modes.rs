@@ -5,27 +5,17 @@
 
 mod support;
 
-use fairbench_testkit::h3::{start, H3Options, H3Server};
+use fairbench_testkit::h3::{start, H3Options};
 use serde_json::Value;
-use support::load::{json, run};
+use support::load::{json, reach_h3, run};
 use support::serial;
-
-/// The server's URL and a `--cacert` file for it, kept while `dir` lives.
-fn reach(srv: &H3Server, dir: &tempfile::TempDir) -> (String, String) {
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, &srv.ca_pem).unwrap();
-    (
-        format!("https://127.0.0.1:{}/", srv.addr.port()),
-        ca.to_str().unwrap().to_string(),
-    )
-}
 
 #[test]
 fn thresholds_judge_an_http3_load() {
     let _serial = serial();
     let srv = start(&H3Options::default());
     let dir = tempfile::tempdir().unwrap();
-    let (url, ca) = reach(&srv, &dir);
+    let (url, ca) = reach_h3(&srv, &dir);
     let load = |threshold: &str| {
         run(&[
             "load",
@@ -68,7 +58,7 @@ fn stages_plan_an_http3_load_stage_by_stage() {
     let _serial = serial();
     let srv = start(&H3Options::default());
     let dir = tempfile::tempdir().unwrap();
-    let (url, ca) = reach(&srv, &dir);
+    let (url, ca) = reach_h3(&srv, &dir);
     let (code, out, err) = run(&[
         "load",
         "--http3",
@@ -102,7 +92,7 @@ fn the_knee_is_searched_over_http3() {
     let _serial = serial();
     let srv = start(&H3Options::default());
     let dir = tempfile::tempdir().unwrap();
-    let (url, ca) = reach(&srv, &dir);
+    let (url, ca) = reach_h3(&srv, &dir);
     // Two short steps (50 and 100 req/s), each well within a generous
     // objective: the knee is the highest.
     let (code, out, err) = run(&[
@@ -142,7 +132,7 @@ fn a_targets_file_is_sent_over_http3_and_counted_by_target() {
     let _serial = serial();
     let srv = start(&H3Options::default());
     let dir = tempfile::tempdir().unwrap();
-    let (url, ca) = reach(&srv, &dir);
+    let (url, ca) = reach_h3(&srv, &dir);
     let file = dir.path().join("targets.toml");
     std::fs::write(
         &file,
@@ -193,7 +183,7 @@ fn a_load_split_over_generators_speaks_http3() {
     let _serial = serial();
     let srv = start(&H3Options::default());
     let dir = tempfile::tempdir().unwrap();
-    let (url, ca) = reach(&srv, &dir);
+    let (url, ca) = reach_h3(&srv, &dir);
     // Two generator processes here, two connections each: nothing listens
     // on the URL's TCP port, so no generator may ask TCP first.
     let (code, out, err) = run(&[

@@ -6,7 +6,7 @@
 mod support;
 
 use fairbench_testkit::h3::{start, H3Options};
-use support::load::run;
+use support::load::{load_h3, reach_h3, run};
 use support::serial;
 
 fn ok(args: &[&str]) -> String {
@@ -20,30 +20,10 @@ fn a_saved_http3_load_is_stored_over_h3_with_its_quic_counters() {
     let _serial = serial();
     let srv = start(&H3Options::default());
     let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, &srv.ca_pem).unwrap();
-    let ca = ca.to_str().unwrap();
+    let (url, _) = reach_h3(&srv, &dir);
     let db = dir.path().join("r.db");
     let db = db.to_str().unwrap();
-    let url = format!("https://127.0.0.1:{}/", srv.addr.port());
-    let (code, out, err) = run(&[
-        "load",
-        "--http3",
-        "--streams",
-        "2",
-        "--cacert",
-        ca,
-        "-c",
-        "2",
-        "-t",
-        "1",
-        "-n",
-        "200",
-        "--save",
-        "--db",
-        db,
-        &url,
-    ]);
+    let (code, out, err) = load_h3(&srv, &["-n", "200", "--save", "--db", db]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("saved as run 1"), "{err}");
 
@@ -53,7 +33,7 @@ fn a_saved_http3_load_is_stored_over_h3_with_its_quic_counters() {
     assert_eq!(case["protocol"], "h3", "{case}");
     assert_eq!(case["server"], url.as_str(), "{case}");
     let h3 = &case["load"]["http3"];
-    assert_eq!(h3["streams"], 2, "{case}");
+    assert_eq!(h3["streams"], 4, "{case}");
     assert_eq!(h3["handshakes"], 2, "{case}");
     assert_eq!(h3["handshake_failures"], 0, "{case}");
     assert!(h3["packets_sent"].as_u64().unwrap() > 0, "{case}");

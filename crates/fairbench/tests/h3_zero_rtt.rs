@@ -7,36 +7,14 @@
 mod support;
 
 use fairbench_testkit::h3::{start, H3Options, H3Server};
-use support::load::run;
-
-fn ca_file(dir: &tempfile::TempDir, pem: &str) -> String {
-    let p = dir.path().join("ca.pem");
-    std::fs::write(&p, pem).unwrap();
-    p.to_str().unwrap().to_string()
-}
+use support::load::{load_h3, run};
 
 /// `load --http3 --zero-rtt` with `more` flags; its exit code, stdout and
 /// stderr.
 fn load(srv: &H3Server, more: &[&str]) -> (i32, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = ca_file(&dir, &srv.ca_pem);
-    let url = format!("https://127.0.0.1:{}/", srv.addr.port());
-    let mut args = vec![
-        "load",
-        "--http3",
-        "--zero-rtt",
-        "--streams",
-        "4",
-        "--cacert",
-        &ca,
-        "-c",
-        "2",
-        "-t",
-        "1",
-    ];
+    let mut args = vec!["--zero-rtt"];
     args.extend_from_slice(more);
-    args.push(&url);
-    run(&args)
+    load_h3(srv, &args)
 }
 
 fn json_of(out: &str) -> serde_json::Value {

@@ -6,36 +6,12 @@
 mod support;
 
 use fairbench_testkit::h3::{start, H3Options};
-use support::load::{run, Server, HELLO};
-
-fn ca_file(dir: &tempfile::TempDir, pem: &str) -> String {
-    let p = dir.path().join("ca.pem");
-    std::fs::write(&p, pem).unwrap();
-    p.to_str().unwrap().to_string()
-}
+use support::load::{load_h3, reach_h3, run, Server, HELLO};
 
 #[test]
 fn http3_answers_every_stream_and_reports_quic() {
     let srv = start(&H3Options::default());
-    let dir = tempfile::tempdir().unwrap();
-    let ca = ca_file(&dir, &srv.ca_pem);
-    let url = format!("https://127.0.0.1:{}/", srv.addr.port());
-    let (code, out, err) = run(&[
-        "load",
-        "--http3",
-        "--streams",
-        "4",
-        "--cacert",
-        &ca,
-        "-c",
-        "2",
-        "-t",
-        "1",
-        "-n",
-        "400",
-        "--json",
-        &url,
-    ]);
+    let (code, out, err) = load_h3(&srv, &["-n", "400", "--json"]);
     assert_eq!(code, 0, "{out}{err}");
     let j: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(j["protocol"], "h3");
@@ -71,6 +47,8 @@ fn http3_answers_every_stream_and_reports_quic() {
         panic!("not a valid fairbench-load document:\n{e:#}");
     }
 
+    let dir = tempfile::tempdir().unwrap();
+    let (url, ca) = reach_h3(&srv, &dir);
     let (code, out, err) = run(&["load", "--http3", "--cacert", &ca, "-d", "1s", &url]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("h3 × 1 streams"), "{out}");

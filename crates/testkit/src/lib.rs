@@ -24,7 +24,6 @@ pub mod keepalive;
 pub mod pki;
 pub mod proxy;
 pub mod scripted;
-pub mod stamps;
 pub mod timing;
 pub mod unix_relay;
 

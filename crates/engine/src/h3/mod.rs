@@ -18,7 +18,7 @@ mod report;
 pub(crate) mod run;
 pub(crate) mod table;
 mod tickets;
-mod udp;
+pub(crate) mod udp;
 pub(crate) mod varint;
 
 pub use frame::error_name;

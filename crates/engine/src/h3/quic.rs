@@ -110,17 +110,13 @@ impl QuicSetup {
         let socket = UdpSocket::bind(local)?;
         socket.connect(peer)?;
         socket.set_nonblocking(true)?;
-        // SAFETY: setsockopt with a valid int option; failure only leaves
-        // the default size.
-        unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUF,
-                (&RECV_BUFFER as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
+        // Refused, the default size stays.
+        let _ = crate::sockopt::set_int_option(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            RECV_BUFFER,
+        );
         let gro = udp::enable_gro(socket.as_raw_fd());
         let stamps = udp::enable_timestamps(socket.as_raw_fd());
         let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);

@@ -21,6 +21,8 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use crate::sockopt::set_int_option;
+
 /// At most this many datagrams in one train (quinn's `max_datagrams`): the
 /// kernel's limit is 64 segments or 64 KiB, whichever is less.
 pub(crate) const GSO_MAX: usize = 10;
@@ -28,36 +30,14 @@ pub(crate) const GSO_MAX: usize = 10;
 /// Asks the kernel to coalesce the datagrams it receives on `fd`; true
 /// when it agreed.
 pub(crate) fn enable_gro(fd: RawFd) -> bool {
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt with a valid int option.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_UDP,
-            libc::UDP_GRO,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    r == 0
+    set_int_option(fd, libc::SOL_UDP, libc::UDP_GRO, 1).is_ok()
 }
 
 /// Asks the kernel to stamp each datagram `fd` receives with its arrival
 /// time (CLOCK_REALTIME, a control message of every read); true when it
 /// agreed.
 pub(crate) fn enable_timestamps(fd: RawFd) -> bool {
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt with a valid int option.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    r == 0
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).is_ok()
 }
 
 /// What the run knows of GSO: given up once the kernel refused it.
@@ -429,7 +409,8 @@ mod tests {
     fn a_stamping_socket_gives_each_message_its_arrival_time() {
         let (a, b) = pair();
         b.set_nonblocking(true).unwrap();
-        let _on = fairbench_testkit::stamps::arrival_stamps_on();
+        let _on = crate::stamps::ArrivalStamps::on(std::time::Duration::from_secs(1))
+            .expect("arrival stamps");
         assert!(enable_timestamps(b.as_raw_fd()), "SO_TIMESTAMPNS refused");
         let before = crate::clock::realtime();
         a.send(&[1; 50]).unwrap();

@@ -224,24 +224,15 @@ mod tests {
             eprintln!("io_uring unavailable here: nothing to check");
             return;
         };
-        let _on = fairbench_testkit::stamps::arrival_stamps_on();
+        let _on = crate::stamps::ArrivalStamps::on(std::time::Duration::from_secs(1))
+            .expect("arrival stamps");
         // A unix socket stamps nothing: TCP over loopback.
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let mut a_peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (a, _) = l.accept().unwrap();
         a.set_nonblocking(true).unwrap();
-        let on: libc::c_int = 1;
-        // SAFETY: a valid socket and an int option.
-        let r = unsafe {
-            libc::setsockopt(
-                a.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        assert_eq!(r, 0);
+        crate::sockopt::set_int_option(a.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
+            .unwrap();
         let (b, _b_peer) = pair();
         a_peer.write_all(b"stamped").unwrap();
         // Bounded: loopback delivers at once; the wait is for a slow machine.

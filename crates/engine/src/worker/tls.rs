@@ -127,20 +127,7 @@ impl Transport {
     }
 
     fn set_socket_option(&self, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-        // SAFETY: a valid descriptor and an int option of the right size.
-        let r = unsafe {
-            libc::setsockopt(
-                self.sock().as_raw_fd(),
-                libc::SOL_SOCKET,
-                name,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        crate::sockopt::set_int_option(self.sock().as_raw_fd(), libc::SOL_SOCKET, name, value)
     }
 
     /// Plaintext from `data`, as much as is taken.

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use fairbench_engine::{H3Report, ZeroRtt};
+use fairbench_engine::{H3Report, SendWait, ZeroRtt};
 
 use super::ends::by_code;
 use crate::units::{bytes, count, micros};
@@ -65,10 +65,8 @@ fn zero_rtt_line(s: &mut String, z: &ZeroRtt) {
     let hs = &z.handshake;
     let took = if hs.count > 0 {
         format!(
-            "; 0-RTT handshakes p50 {}, p99 {}, max {} (the 1-RTT line has the full ones)",
-            micros(hs.p50_us as f64),
-            micros(hs.p99_us as f64),
-            micros(hs.max_us as f64)
+            "; 0-RTT handshakes {} (the 1-RTT line has the full ones)",
+            percentiles(hs)
         )
     } else {
         String::new()
@@ -111,12 +109,7 @@ fn path_line(s: &mut String, h: &H3Report) {
 fn generator_line(s: &mut String, h: &H3Report, answered: u64) {
     let w = &h.send_wait;
     let wait = if w.count > 0 {
-        format!(
-            "requests waited for their first packet p50 {}, p99 {}, max {}",
-            micros(w.p50_us as f64),
-            micros(w.p99_us as f64),
-            micros(w.max_us as f64)
-        )
+        format!("requests waited for their first packet {}", percentiles(w))
     } else {
         "no request's first packet timed".to_string()
     };
@@ -155,10 +148,8 @@ fn reading_line(s: &mut String, h: &H3Report, answered: u64) {
     let late = &r.late;
     let waited = if late.count > 0 {
         format!(
-            "datagrams waited in the socket p50 {}, p99 {}, max {} (timed by their arrival: not in the latency)",
-            micros(late.p50_us as f64),
-            micros(late.p99_us as f64),
-            micros(late.max_us as f64)
+            "datagrams waited in the socket {} (timed by their arrival: not in the latency)",
+            percentiles(late)
         )
     } else {
         "no datagram stamped on arrival".to_string()
@@ -180,6 +171,16 @@ fn reading_line(s: &mut String, h: &H3Report, answered: u64) {
         count(r.wakeups),
         count(r.socket_wakeups)
     );
+}
+
+/// "p50 X, p99 Y, max Z" of a generator-side wait.
+fn percentiles(w: &SendWait) -> String {
+    format!(
+        "p50 {}, p99 {}, max {}",
+        micros(w.p50_us as f64),
+        micros(w.p99_us as f64),
+        micros(w.max_us as f64)
+    )
 }
 
 #[cfg(test)]
