@@ -10,13 +10,28 @@ use std::path::Path;
 /// exclusively, if no other open file holds its lock; `Ok(None)` when one
 /// does. The lock lasts as long as the returned file.
 pub fn try_exclusive(path: &Path) -> io::Result<Option<File>> {
-    let file = OpenOptions::new()
+    let file = open(path)?;
+    Ok(try_lock(&file)?.then_some(file))
+}
+
+/// `path` opened (created when missing, never truncated) and locked
+/// exclusively, waiting for any other holder to let go.
+pub fn exclusive(path: &Path) -> io::Result<File> {
+    let file = open(path)?;
+    // SAFETY: flock on a descriptor `file` keeps open for the call.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+fn open(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(path)?;
-    Ok(try_lock(&file)?.then_some(file))
+        .open(path)
 }
 
 /// Locks the open `file` exclusively unless another open file holds its
@@ -43,6 +58,15 @@ mod tests {
         let first = try_exclusive(&p).unwrap().expect("free");
         assert!(try_exclusive(&p).unwrap().is_none());
         drop(first);
-        assert!(try_exclusive(&p).unwrap().is_some());
+        let again = try_exclusive(&p).unwrap().expect("free again");
+        // A waiting locker gets the lock once the holder lets go.
+        let waiter = {
+            let p = p.clone();
+            std::thread::spawn(move || exclusive(&p).map(|_| ()))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "took a held lock");
+        drop(again);
+        waiter.join().unwrap().unwrap();
     }
 }

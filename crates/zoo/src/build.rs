@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -128,7 +127,8 @@ pub fn ensure_built_with(
 
     // Two fairbench processes building the same mode take turns.
     let lock_path = out.with_file_name(format!("{mode_name}.lock"));
-    let _lock = lock(&lock_path).map_err(io(format!("cannot lock {}", lock_path.display())))?;
+    let _lock = fairbench_sys::flock::exclusive(&lock_path)
+        .map_err(io(format!("cannot lock {}", lock_path.display())))?;
 
     let stamp_path = out.join(STAMP);
     let key =
@@ -319,20 +319,6 @@ fn hash_dir(dir: &Path, rel: &Path, h: &mut Sha256) -> std::io::Result<()> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// An exclusive advisory lock, released when the file is dropped.
-fn lock(path: &Path) -> std::io::Result<File> {
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
-    // SAFETY: flock on a file descriptor we own.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(f)
 }
 
 #[cfg(test)]

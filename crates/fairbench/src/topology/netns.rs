@@ -11,7 +11,6 @@
 //! either, found and removed by the next fairbench that builds a topology.
 
 use std::net::Ipv4Addr;
-use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -289,16 +288,9 @@ struct AddressLock {
 
 impl AddressLock {
     fn take() -> anyhow::Result<AddressLock> {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open("/run/fairbench-netns.lock")
-            .map_err(|e| anyhow!("cannot open /run/fairbench-netns.lock: {e}"))?;
-        // SAFETY: flock on a valid descriptor; released when the file closes.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            bail!("cannot lock /run/fairbench-netns.lock");
-        }
+        let path = "/run/fairbench-netns.lock";
+        let f = fairbench_sys::flock::exclusive(std::path::Path::new(path))
+            .map_err(|e| anyhow!("cannot lock {path}: {e}"))?;
         Ok(AddressLock { _file: f })
     }
 }
