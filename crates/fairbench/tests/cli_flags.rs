@@ -64,6 +64,7 @@ fn sample(flag: &str) -> Option<&'static str> {
         "repo" => ".",
         "within" => "latest",
         "window" => "30s",
+        "repetition" => "1",
         "svg" => "/tmp/x.svg",
         "targets" => "/tmp/targets.toml",
         "pool" => "100",

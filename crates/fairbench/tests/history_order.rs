@@ -420,32 +420,90 @@ fn order_flags_used_wrongly_are_one_line_usage_errors() {
     assert!(err.contains("--window"), "{err}");
 }
 
-/// A run of `seconds` measured seconds (after 3 of warm-up) whose req/s
-/// and memory step at `step_s`.
+/// A repetition's per-second series: `seconds` measured seconds (after 3
+/// of warm-up) whose req/s and memory step at `step_s`.
+fn soak_series(seconds: i64, step_s: i64) -> Vec<SampleRow> {
+    let mut s: Vec<SampleRow> = (-3..0).map(|i| second(i, 300.0, 100, "warmup")).collect();
+    s.extend((0..seconds).map(|i| {
+        // ±1 % of second-to-second noise, the same every run.
+        let wobble = 1.0 + 0.01 * ((i * 7 % 5) - 2) as f64 / 2.0;
+        let (rps, rss) = if i < step_s {
+            (1000.0, 100)
+        } else {
+            (800.0, 200)
+        };
+        second(i, rps * wobble, rss, "measure")
+    }));
+    s
+}
+
+/// A run of one repetition of [`soak_series`].
 fn soak(db: &Path, seconds: i64, step_s: i64) -> i64 {
-    let series = |_: usize| {
-        let mut s: Vec<SampleRow> = (-3..0).map(|i| second(i, 300.0, 100, "warmup")).collect();
-        s.extend((0..seconds).map(|i| {
-            // ±1 % of second-to-second noise, the same every run.
-            let wobble = 1.0 + 0.01 * ((i * 7 % 5) - 2) as f64 / 2.0;
-            let (rps, rss) = if i < step_s {
-                (1000.0, 100)
-            } else {
-                (800.0, 200)
-            };
-            second(i, rps * wobble, rss, "measure")
-        }));
-        s
-    };
     store_run(
         db,
         Stored {
             started: day(1),
             revision: Some("0123456789ab"),
             declared: None,
-            repetitions: vec![(950.0, series(0))],
+            repetitions: vec![(950.0, soak_series(seconds, step_s))],
         },
     )
+}
+
+/// `history --within RUN --repetition N --svg FILE`: each repetition is a
+/// series, and the chart needs one.
+#[test]
+fn within_a_run_of_several_repetitions_one_is_picked_for_the_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let id = store_run(
+        &db,
+        Stored {
+            started: day(1),
+            revision: None,
+            declared: None,
+            repetitions: vec![
+                (950.0, soak_series(245, 150)),
+                (950.0, soak_series(245, 90)),
+            ],
+        },
+    )
+    .to_string();
+    let svg = dir.path().join("w.svg");
+    let svg = svg.to_str().unwrap();
+    let base = ["--within", &id, "--window", "30s", "--svg", svg];
+    // Two series: the one-line refusal names the flag that picks one.
+    let (code, out, err) = history(&db, &base);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("2 series") && err.contains("--repetition"),
+        "{err}"
+    );
+
+    let (code, out, err) = history(&db, &[&base[..], &["--repetition", "2", "--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1, "{v}");
+    // The second repetition's step, at 90 s: the fourth window.
+    let changes = cases[0]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{v}");
+    assert_eq!(changes[0]["index"], 3, "{v}");
+    let chart = std::fs::read_to_string(svg).unwrap();
+    assert!(chart.contains("90–120 s"), "{chart}");
+
+    // A repetition the run does not have, none, or one without --within.
+    for (args, line) in [
+        (vec!["--within", &id, "--repetition", "3"], "--repetition"),
+        (vec!["--within", &id, "--repetition", "0"], "1 or more"),
+        (vec!["--repetition", "1"], "--within"),
+    ] {
+        let (code, out, err) = history(&db, &args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(line), "{args:?}: {err}");
+    }
 }
 
 #[test]

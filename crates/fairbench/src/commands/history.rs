@@ -93,6 +93,10 @@ pub struct HistoryArgs {
     /// The window of --within [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub window: Option<Duration>,
+    /// With --within: only repetition N of each case (numbered from 1, as
+    /// `show` numbers them).
+    #[arg(long, value_name = "N")]
+    pub repetition: Option<i64>,
 }
 
 impl HistoryArgs {
@@ -156,6 +160,16 @@ fn check(args: &mut HistoryArgs) -> anyhow::Result<()> {
     if args.window.is_some() && args.within.is_none() {
         return Err(usage(
             "--window cuts the run of --within RUN; give --within",
+        ));
+    }
+    if args.repetition.is_some() && args.within.is_none() {
+        return Err(usage(
+            "--repetition picks a repetition of the run of --within RUN; give --within",
+        ));
+    }
+    if args.repetition.is_some_and(|n| n < 1) {
+        return Err(usage(
+            "--repetition: expected a repetition number, 1 or more",
         ));
     }
     if args.within.is_some() && args.order != Order::Date {
@@ -236,11 +250,14 @@ fn across(args: &HistoryArgs, store: &Store, how: &How) -> anyhow::Result<Option
 fn within(args: &HistoryArgs, store: &Store, sel: RunSel) -> anyhow::Result<Option<Gathered>> {
     let run = resolve_run(store, sel)?;
     let window = args.window.unwrap_or(DEFAULT_WINDOW);
-    let cases = within::collect(store, &run, window, args.metric, &|k| args.selects(k))?;
+    let mut cases = within::collect(store, &run, window, args.metric, &|k| args.selects(k))?;
+    if let Some(n) = args.repetition {
+        cases.retain(|c| c.repetition == n);
+    }
     if cases.is_empty() {
-        if args.has_selector() {
+        if args.has_selector() || args.repetition.is_some() {
             return Err(usage(format!(
-                "no finished case of run {} matches --server/--variant/--scenario/--cores/--load",
+                "no finished case of run {} matches --server/--variant/--scenario/--cores/--load/--repetition",
                 run.id
             )));
         }
@@ -299,8 +316,13 @@ fn output(args: &HistoryArgs, store: &Store, g: Gathered) -> anyhow::Result<i32>
         } else {
             "cases"
         };
+        let repetition = if g.within.is_some() {
+            ", --repetition"
+        } else {
+            ""
+        };
         return Err(usage(format!(
-            "--svg: {} {what} match; select one (--server, --variant, --scenario, --cores, --load)",
+            "--svg: {} {what} match; select one (--server, --variant, --scenario, --cores, --load{repetition})",
             cases.len()
         )));
     }
