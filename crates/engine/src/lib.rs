@@ -44,7 +44,7 @@ pub mod response;
 pub mod route;
 mod run;
 mod sockopt;
-pub mod stamps;
+mod stamps;
 pub mod stats;
 mod status;
 mod target;

@@ -19,7 +19,7 @@ use crate::h3::udp::{recv_batch, RxBatch};
 use crate::sockopt::set_int_option;
 
 /// A socket that asks for stamps; stamping stays on while it lives.
-pub struct ArrivalStamps {
+pub(crate) struct ArrivalStamps {
     _rx: UdpSocket,
 }
 
@@ -32,7 +32,7 @@ impl ArrivalStamps {
     /// over loopback is stamped before it is read. `None` when none was:
     /// the kernel gives no arrival stamps here (or not yet), and a late
     /// read's time stands as the answer's, later than its arrival.
-    pub fn on(within: Duration) -> Option<ArrivalStamps> {
+    pub(crate) fn on(within: Duration) -> Option<ArrivalStamps> {
         let tx = UdpSocket::bind("127.0.0.1:0").ok()?;
         let rx = UdpSocket::bind("127.0.0.1:0").ok()?;
         tx.connect(rx.local_addr().ok()?).ok()?;
