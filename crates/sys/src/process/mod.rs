@@ -8,7 +8,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -121,13 +121,7 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// A TCP port that was free a moment ago, found by binding port 0 on the
-/// any-address and letting go. Another process may take it in between;
-/// a server that fails to bind then shows that in its log.
-pub fn free_port() -> std::io::Result<u16> {
-    let l = TcpListener::bind("[::]:0").or_else(|_| TcpListener::bind("0.0.0.0:0"))?;
-    Ok(l.local_addr()?.port())
-}
+pub use crate::port::free_port;
 
 /// The loopback addresses of a port: `127.0.0.1` and `[::1]`.
 pub fn loopback(port: u16) -> [SocketAddr; 2] {
