@@ -496,7 +496,10 @@ fn within_a_run_of_several_repetitions_one_is_picked_for_the_chart() {
     // A repetition the run does not have, none, or one without --within.
     for (args, line) in [
         (vec!["--within", &id, "--repetition", "3"], "--repetition"),
-        (vec!["--within", &id, "--repetition", "0"], "1 or more"),
+        (
+            vec!["--within", &id, "--repetition", "0"],
+            "must be at least 1",
+        ),
         (vec!["--repetition", "1"], "--within"),
     ] {
         let (code, out, err) = history(&db, &args);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::export::{self, Kind};
-use crate::args::{positive_duration, resolve_run, RunSel};
+use crate::args::{positive_duration, positive_usize, resolve_run, RunSel};
 use crate::history::analysis::{analyse, CaseHistory, Settings};
 use crate::history::order::{self, Commits, How, Order};
 use crate::history::series::{collect, Metric, Series};
@@ -95,8 +95,8 @@ pub struct HistoryArgs {
     pub window: Option<Duration>,
     /// With --within: only repetition N of each case (numbered from 1, as
     /// `show` numbers them).
-    #[arg(long, value_name = "N")]
-    pub repetition: Option<i64>,
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub repetition: Option<usize>,
 }
 
 impl HistoryArgs {
@@ -165,11 +165,6 @@ fn check(args: &mut HistoryArgs) -> anyhow::Result<()> {
     if args.repetition.is_some() && args.within.is_none() {
         return Err(usage(
             "--repetition picks a repetition of the run of --within RUN; give --within",
-        ));
-    }
-    if args.repetition.is_some_and(|n| n < 1) {
-        return Err(usage(
-            "--repetition: expected a repetition number, 1 or more",
         ));
     }
     if args.within.is_some() && args.order != Order::Date {
@@ -252,7 +247,7 @@ fn within(args: &HistoryArgs, store: &Store, sel: RunSel) -> anyhow::Result<Opti
     let window = args.window.unwrap_or(DEFAULT_WINDOW);
     let mut cases = within::collect(store, &run, window, args.metric, &|k| args.selects(k))?;
     if let Some(n) = args.repetition {
-        cases.retain(|c| c.repetition == n);
+        cases.retain(|c| usize::try_from(c.repetition).ok() == Some(n));
     }
     if cases.is_empty() {
         if args.has_selector() || args.repetition.is_some() {
