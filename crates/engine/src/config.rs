@@ -164,6 +164,12 @@ pub struct LoadConfig {
     /// Whether plain HTTP/1.1 batches its system calls through io_uring.
     #[serde(default)]
     pub io: IoMode,
+    /// Plays a kernel that gives TCP arrivals no receive stamps (one that
+    /// ignores `SO_TIMESTAMPNS`): the option is not asked for. For the tests
+    /// of what the engine does then; no flag sets it.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub unstamped_kernel: bool,
 }
 
 /// A caller's hook run on each load thread as it starts.
@@ -206,6 +212,7 @@ impl LoadConfig {
             start_at: None,
             thread_start: None,
             io: IoMode::Auto,
+            unstamped_kernel: false,
         }
     }
 

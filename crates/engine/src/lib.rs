@@ -23,6 +23,7 @@ pub mod dial;
 pub mod endpoint;
 #[doc(hidden)]
 pub mod fuzzing;
+mod generator;
 pub mod h2;
 pub mod h3;
 pub mod hex;

@@ -18,7 +18,7 @@ use hdrhistogram::Histogram;
 use crate::histogram::new_histogram;
 use crate::outcome::{Generator, Outcome, SecondSample, Sockets, TargetOutcome};
 use crate::stats::ErrorCounts;
-use crate::{LoadModel, Schedule};
+use crate::{AnswerClock, LoadModel, Schedule};
 
 /// Interval `second` of several parts as one.
 pub fn merge_interval(
@@ -143,9 +143,7 @@ impl Outcome {
                 .map_or_else(String::new, |o| o.address.clone()),
             proxy: parts.first().and_then(|o| o.proxy.clone()),
             auto_warmup: None,
-            answer_clock: parts
-                .first()
-                .map_or_else(Default::default, |o| o.answer_clock),
+            answer_clock: answer_clock(parts.iter().map(|o| o.answer_clock)),
             targets,
             stages,
             stage_plan: parts
@@ -286,6 +284,13 @@ fn add_schedule(merged: &mut Option<Schedule>, s: &Schedule) {
     m.behind |= s.behind;
 }
 
+/// Stamped only if every part's answers were.
+fn answer_clock(parts: impl Iterator<Item = AnswerClock>) -> AnswerClock {
+    parts
+        .reduce(|a, b| if a == b { a } else { AnswerClock::Read })
+        .unwrap_or_default()
+}
+
 /// The generators' cost as one: CPU summed, the busiest thread deciding
 /// saturation.
 fn merge_generator(parts: &[&Outcome], cpu_s: f64, thread_busy: Vec<f64>) -> Generator {
@@ -306,6 +311,7 @@ fn merge_generator(parts: &[&Outcome], cpu_s: f64, thread_busy: Vec<f64>) -> Gen
             .iter()
             .filter_map(|o| o.generator.steal_fraction)
             .reduce(f64::max),
+        unstamped: Generator::merge_unstamped(parts.iter().map(|o| o.generator.unstamped)),
     }
 }
 
@@ -455,6 +461,19 @@ mod tests {
         assert_eq!(h.len(), 100);
         assert_eq!(s.p50_us, 100);
         assert!(h.equivalent(s.p99_us, 10_000));
+    }
+
+    #[test]
+    fn merged_answers_are_stamped_only_if_every_parts_were() {
+        use AnswerClock::{KernelStamp, Read};
+        let clock = |v: &[AnswerClock]| answer_clock(v.iter().copied());
+        assert_eq!(clock(&[KernelStamp, KernelStamp]), KernelStamp);
+        assert_eq!(clock(&[KernelStamp, Read]), Read);
+        assert_eq!(clock(&[Read, KernelStamp]), Read);
+        assert_eq!(clock(&[]), Read);
+        let late = |v: &[Option<u64>]| Generator::merge_unstamped(v.iter().copied());
+        assert_eq!(late(&[None, None]), None);
+        assert_eq!(late(&[None, Some(2), Some(0)]), Some(2));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::config::LoadModel;
+pub use crate::generator::{Generator, CONTENDED};
 use crate::stats::{ErrorCounts, LatencySummary, Throughput};
 use crate::status::StatusSet;
 
@@ -213,35 +214,6 @@ impl Ledger {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Generator {
-    /// User + system CPU seconds of the load threads during the measured
-    /// window (warm-up and drain excluded).
-    pub cpu_s: f64,
-    /// The busiest load thread's share of the window that it was not waiting
-    /// for events: on a CPU, or ready to run and waiting for one (a thread
-    /// that shares its CPU is busy while it waits its turn).
-    pub busy_fraction: f64,
-    /// Each load thread's busy share, in thread order.
-    #[serde(default)]
-    pub thread_busy: Vec<f64>,
-    /// The busiest thread above 90 %: the generator, not the server, may be
-    /// the bottleneck.
-    pub saturated: bool,
-    /// The largest share of the window a load thread spent ready to run but
-    /// waiting for its CPU (another process or thread on it).
-    #[serde(default)]
-    pub wait_fraction: f64,
-    /// `wait_fraction` above `CONTENDED`: the generator shared its CPU,
-    /// so what it offered (throughput, above all) is a lower bound.
-    #[serde(default)]
-    pub contended: bool,
-    /// Share of the machine's CPU time the hypervisor stole during the run
-    /// (/proc/stat), when readable. Above `STEAL_WARN` the numbers are not
-    /// steady: the machine itself was being slowed from outside.
-    pub steal_fraction: Option<f64>,
-}
-
 fn yes() -> bool {
     true
 }
@@ -249,13 +221,6 @@ fn yes() -> bool {
 fn default_expected() -> String {
     StatusSet::default().as_str().to_string()
 }
-
-/// Hypervisor steal above this share of CPU time makes a result suspect.
-pub const STEAL_WARN: f64 = 0.05;
-
-/// A load thread that waited for its CPU this share of the window or more
-/// was contended: something else ran there.
-pub const CONTENDED: f64 = 0.05;
 
 /// It travels whole (load agents send it as JSON, histograms encoded; see
 /// [`crate::histogram`]), so a generator elsewhere reports exactly what one
@@ -491,29 +456,12 @@ impl Outcome {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         self.warn_failures(&mut w);
-        if self.generator.saturated {
-            w.push(format!(
-                "load generator saturated: throughput is a lower bound (busiest load thread {:.0}% busy)",
-                self.generator.busy_fraction * 100.0
-            ));
-        }
+        w.extend(self.generator.warnings());
         self.warn_schedule(&mut w);
         w.extend(self.h3.iter().flat_map(|h| h.warnings()));
         self.warn_unsolicited(&mut w);
-        if self.generator.contended {
-            w.push(format!(
-                "a load thread waited for its CPU {:.0}% of the time (another process ran on the generator's CPUs): what it offered, throughput above all, is a lower bound",
-                self.generator.wait_fraction * 100.0
-            ));
-        }
         self.warn_redirects(&mut w);
         self.warn_connection_faults(&mut w);
-        if let Some(st) = self.generator.steal_fraction.filter(|&f| f > STEAL_WARN) {
-            w.push(format!(
-                "the hypervisor stole {:.0}% of this machine's CPU time during the run (/proc/stat steal): server and generator were slowed from outside, so these figures are not steady; measure again when the host is quieter",
-                st * 100.0
-            ));
-        }
         self.warn_coverage(&mut w);
         w.extend(
             self.auto_warmup

@@ -198,6 +198,7 @@ fn thread_plan(
         cpus: cfg.cpus.clone(),
         thread_start: cfg.thread_start.clone(),
         io: cfg.io,
+        unstamped_kernel: cfg.unstamped_kernel,
     }
 }
 

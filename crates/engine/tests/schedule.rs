@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fairbench_engine::{clock, run, LoadConfig, LoadModel, Outcome, Quiet, Target};
+use fairbench_engine::{clock, run, AnswerClock, LoadConfig, LoadModel, Outcome, Quiet, Target};
 use fairbench_testkit::scripted::{Reply, TestServer};
 use fairbench_testkit::serial;
 use fairbench_testkit::timing::Slack;
@@ -155,14 +155,46 @@ fn answers_read_late_are_timed_when_they_arrived() {
     // 50 requests a second, answers below the reading-late low-water mark:
     // they do not wake the thread, which reads them at a later turn. Timed
     // by the kernel's receive stamp (or read within a few ms), latency is
-    // the server's 5 ms; a loop that read them at its next send, 20 ms
-    // apart, would put every one of them near 20 ms.
+    // the server's 5 ms; timed at their read, most would be near 10 ms.
+    let o = five_ms_answers_at_50_a_second(false);
+    assert_eq!(o.answer_clock, AnswerClock::KernelStamp);
+    assert_eq!(o.generator.unstamped, None);
+    assert!(
+        !o.warnings().iter().any(|w| w.contains("SO_TIMESTAMPNS")),
+        "{:?}",
+        o.warnings()
+    );
+}
+
+#[test]
+fn without_the_kernels_stamps_answers_wake_the_thread_and_say_so() {
+    let _timing = serial();
+    // A kernel that gives TCP no receive stamps (played: the option is not
+    // asked for): answers read late would be timed at a read ms after them. The first answer without a stamp turns reading late off;
+    // the rest are read as they come, near the server's 5 ms, and the run
+    // says how its answers were timed.
+    let o = five_ms_answers_at_50_a_second(true);
+    assert_eq!(o.answer_clock, AnswerClock::Read);
+    // The thread had 4 connections, one request in flight at most on each.
+    let late = o
+        .generator
+        .unstamped
+        .expect("the missing stamps are reported");
+    assert!(late <= 4, "{late} read late");
+    let w = o.warnings();
+    assert!(w.iter().any(|w| w.contains("no receive stamps")), "{w:?}");
+}
+
+/// 50 requests a second for 2 s, each answered after 5 ms, latency checked
+/// near 5 ms; `unstamped`: the kernel plays one that gives no stamps.
+fn five_ms_answers_at_50_a_second(unstamped: bool) -> Outcome {
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
         delay: Duration::from_millis(5),
         ..Reply::ok()
     });
     let mut cfg = rate_config(&srv.url("/"), 50.0, 4);
     cfg.duration = Duration::from_secs(2);
+    cfg.unstamped_kernel = unstamped;
     let o = go(&cfg);
     assert!(o.ledger().balances());
     assert!(o.requests >= 90, "{:?}", o.ledger());
@@ -172,6 +204,16 @@ fn answers_read_late_are_timed_when_they_arrived() {
     assert!(o.latency.min() >= 5_000, "min {} µs", o.latency.min());
     let p10 = o.latency.value_at_quantile(0.1);
     assert!(p10 < 12_000, "p10 {p10} µs: the read time, not the arrival");
+    // The median within the tolerance rule of the server's 5 ms; answers
+    // read late without stamps put it near 10 ms on a quiet machine (the
+    // thread polls every 5 ms), above this bound.
+    let p50 = o.latency.value_at_quantile(0.5);
+    let bound = Slack::of_run(p99_late(&o)).above(5_000);
+    assert!(
+        p50 <= bound,
+        "p50 {p50} µs above {bound} µs: answers read late"
+    );
+    o
 }
 
 #[test]

@@ -21,7 +21,15 @@ impl Worker {
                 (u, u)
             }
         };
-        let generator = generator(from, to);
+        let answer_clock = if self.stamped() && self.unstamped.is_none() {
+            crate::endpoint::AnswerClock::KernelStamp
+        } else {
+            crate::endpoint::AnswerClock::Read
+        };
+        let generator = Generator {
+            unstamped: self.unstamped,
+            ..generator(from, to)
+        };
         let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
@@ -78,11 +86,7 @@ impl Worker {
             // Set by the run, which knows the target.
             proxy: None,
             auto_warmup: None,
-            answer_clock: if self.pacer.is_some() && plan.addr.stamps_arrivals() {
-                crate::endpoint::AnswerClock::KernelStamp
-            } else {
-                crate::endpoint::AnswerClock::Read
-            },
+            answer_clock,
             targets,
             stages,
             stage_plan: plan.stages.clone().unwrap_or_default(),
@@ -229,6 +233,7 @@ pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
         wait_fraction: waiting,
         contended: waiting >= CONTENDED,
         steal_fraction: None,
+        unstamped: None,
     }
 }
 

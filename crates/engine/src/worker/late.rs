@@ -8,17 +8,30 @@ use super::conn::State;
 use super::{Worker, H2_POLL_EVERY, LOW_WATER, WATCH_AFTER};
 
 impl Worker {
+    /// Constant rate: answers are timed by the kernel's receive stamps,
+    /// whether read late (plain TCP) or as they come (TLS), so the thread's
+    /// own wake-up is never charged to the server. A unix socket has none
+    /// (see [`Endpoint::stamps_arrivals`]): its answers are read as they come.
+    ///
+    /// [`Endpoint::stamps_arrivals`]: crate::Endpoint::stamps_arrivals
+    pub(super) fn stamped(&self) -> bool {
+        self.pacer.is_some() && self.plan.addr.stamps_arrivals()
+    }
+
     /// When bytes just read from connection `i` arrived: the kernel's
     /// receive timestamp where there is one, else now (see
     /// [`arrival_time`]).
     #[inline]
-    pub(super) fn arrival(&self, i: usize, stamp: Option<u64>) -> Nanos {
+    pub(super) fn arrival(&mut self, i: usize, stamp: Option<u64>) -> Nanos {
         self.arrival_at(i, stamp, clock::now())
     }
 
     /// The same for bytes read by `read_at` (an io_uring batch's read).
     #[inline]
-    pub(super) fn arrival_at(&self, i: usize, stamp: Option<u64>, read_at: Nanos) -> Nanos {
+    pub(super) fn arrival_at(&mut self, i: usize, stamp: Option<u64>, read_at: Nanos) -> Nanos {
+        if self.deferred && matches!(stamp, None | Some(0)) {
+            self.stamps_missing();
+        }
         arrival_time(
             stamp,
             self.realtime_offset,
@@ -131,6 +144,31 @@ impl Worker {
             if s.set_low_water(1).is_ok() {
                 c.lowat = 1;
             }
+        }
+    }
+
+    /// The kernel does not stamp this run's arrivals: it refused the option
+    /// when connecting, or bytes just read came without a stamp. Reading
+    /// late would then time answers at a read that may come a send interval
+    /// after them, charging the generator's schedule to the server; from now
+    /// on every answer wakes the thread instead and is timed as it is read,
+    /// as in the closed loop (the generator's wake-up in it, microseconds
+    /// rather than a send interval). The requests in flight on connections
+    /// read late until now are counted: each answer among them that already
+    /// came is read after it came, and timed then.
+    pub(super) fn stamps_missing(&mut self) {
+        if !self.deferred {
+            return;
+        }
+        let late: usize = (self.conns.iter())
+            .filter(|c| c.lowat == LOW_WATER)
+            .map(|c| c.inflight.len())
+            .sum();
+        self.unstamped = Some(late as u64);
+        self.deferred = false;
+        self.watch_all();
+        for i in 0..self.conns.len() {
+            self.watch(i);
         }
     }
 

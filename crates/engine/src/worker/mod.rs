@@ -216,6 +216,8 @@ pub(crate) struct ThreadPlan {
     pub cpus: Option<Vec<usize>>,
     pub thread_start: Option<crate::config::ThreadStart>,
     pub io: crate::config::IoMode,
+    /// `LoadConfig::unstamped_kernel`.
+    pub unstamped_kernel: bool,
 }
 
 /// Whether a load thread can set up its io_uring here.
@@ -330,6 +332,9 @@ pub(crate) struct Worker {
     /// Constant rate over plain TCP: small answers are read late, timed by
     /// the kernel's receive stamps (see "Reading late").
     deferred: bool,
+    /// The kernel gave answers no receive stamps: reads made late before
+    /// that was seen (see [`late`]'s `stamps_missing`).
+    unstamped: Option<u64>,
     /// Connections with a request in flight whose answers do not wake the
     /// thread: read at every turn (reading late).
     polled: Vec<usize>,
@@ -436,6 +441,7 @@ impl Worker {
             dispatching: false,
             starved: false,
             deferred,
+            unstamped: None,
             polled: Vec::with_capacity(connections),
             turn: 0,
             realtime_offset: 0,
@@ -491,14 +497,6 @@ impl Worker {
                 "a load thread panicked: {msg}"
             )));
         }
-    }
-
-    /// Constant rate: answers are timed by the kernel's receive stamps,
-    /// whether read late (plain TCP) or as they come (TLS), so the thread's
-    /// own wake-up is never charged to the server. A unix socket has none
-    /// (see [`Endpoint::stamps_arrivals`]): its answers are read as they come.
-    fn stamped(&self) -> bool {
-        self.pacer.is_some() && self.plan.addr.stamps_arrivals()
     }
 
     fn stopped(&self) -> bool {

@@ -34,10 +34,11 @@ impl Worker {
                         }
                     },
                 };
-                if self.stamped() {
-                    // Without stamps the read time stands (later, never
-                    // earlier).
-                    let _ = transport.stamp_arrivals();
+                if self.stamped()
+                    && !self.plan.unstamped_kernel
+                    && transport.stamp_arrivals().is_err()
+                {
+                    self.stamps_missing();
                 }
                 let c = &mut self.conns[i];
                 if self.deferred {

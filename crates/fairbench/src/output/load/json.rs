@@ -17,6 +17,11 @@ pub struct LoadJson<'a> {
     /// What the answers' arrival times were taken from: "kernel_stamp" or
     /// "read" (closed loop; a unix socket, which the kernel does not stamp).
     pub answer_clock: fairbench_engine::AnswerClock,
+    /// A constant rate over TCP whose answers came without the kernel's
+    /// receive stamps: the requests that may have been read late before
+    /// that was seen (the rest woke the thread); absent when stamps came.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstamped_late_reads: Option<u64>,
     /// `--proxy`: the proxy in the path (`http://host:port`, never its
     /// credentials), whose own time is in every latency; null without one.
     pub proxy: Option<&'a str>,
@@ -121,6 +126,7 @@ impl<'a> LoadJson<'a> {
             url,
             address: &o.address,
             answer_clock: o.answer_clock,
+            unstamped_late_reads: o.generator.unstamped,
             proxy: o.proxy.as_deref(),
             mode: match o.model {
                 LoadModel::ClosedLoop => "closed",

@@ -1,0 +1,86 @@
+//! What the load generator itself did during a run: the CPU it spent, how
+//! busy and how contended its threads were, and whether the kernel timed
+//! the answers' arrivals for it. Each is a way the generator, not the
+//! server, could shape a figure, so each that did is said out loud.
+
+use serde::{Deserialize, Serialize};
+
+/// Hypervisor steal above this share of CPU time makes a result suspect.
+pub const STEAL_WARN: f64 = 0.05;
+
+/// A load thread that waited for its CPU this share of the window or more
+/// was contended: something else ran there.
+pub const CONTENDED: f64 = 0.05;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Generator {
+    /// User + system CPU seconds of the load threads during the measured
+    /// window (warm-up and drain excluded).
+    pub cpu_s: f64,
+    /// The busiest load thread's share of the window that it was not waiting
+    /// for events: on a CPU, or ready to run and waiting for one (a thread
+    /// that shares its CPU is busy while it waits its turn).
+    pub busy_fraction: f64,
+    /// Each load thread's busy share, in thread order.
+    #[serde(default)]
+    pub thread_busy: Vec<f64>,
+    /// The busiest thread above 90 %: the generator, not the server, may be
+    /// the bottleneck.
+    pub saturated: bool,
+    /// The largest share of the window a load thread spent ready to run but
+    /// waiting for its CPU (another process or thread on it).
+    #[serde(default)]
+    pub wait_fraction: f64,
+    /// `wait_fraction` above `CONTENDED`: the generator shared its CPU,
+    /// so what it offered (throughput, above all) is a lower bound.
+    #[serde(default)]
+    pub contended: bool,
+    /// Share of the machine's CPU time the hypervisor stole during the run
+    /// (/proc/stat), when readable. Above `STEAL_WARN` the numbers are not
+    /// steady: the machine itself was being slowed from outside.
+    pub steal_fraction: Option<f64>,
+    /// A constant rate over TCP whose answers came without the kernel's
+    /// receive stamps (a kernel that refuses or ignores `SO_TIMESTAMPNS`):
+    /// from the first such answer every answer woke its load thread and was
+    /// timed when read, as in the closed loop. The count is of reads made
+    /// late before that, each timed at its read: later than its bytes came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstamped: Option<u64>,
+}
+
+impl Generator {
+    /// The loud lines: each way the generator may have shaped the figures.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.saturated {
+            w.push(format!(
+                "load generator saturated: throughput is a lower bound (busiest load thread {:.0}% busy)",
+                self.busy_fraction * 100.0
+            ));
+        }
+        if self.contended {
+            w.push(format!(
+                "a load thread waited for its CPU {:.0}% of the time (another process ran on the generator's CPUs): what it offered, throughput above all, is a lower bound",
+                self.wait_fraction * 100.0
+            ));
+        }
+        if let Some(st) = self.steal_fraction.filter(|&f| f > STEAL_WARN) {
+            w.push(format!(
+                "the hypervisor stole {:.0}% of this machine's CPU time during the run (/proc/stat steal): server and generator were slowed from outside, so these figures are not steady; measure again when the host is quieter",
+                st * 100.0
+            ));
+        }
+        if let Some(late) = self.unstamped {
+            w.push(format!(
+                "the kernel gave this run's TCP answers no receive stamps (SO_TIMESTAMPNS): answers woke the load threads and were timed when read, as in the closed loop, so each latency includes the generator's wake-up; {late} read late before that were timed at their read, later than they came"
+            ));
+        }
+        w
+    }
+
+    /// Several generators' (or threads') kernel stamps as one: missing if
+    /// any missed them, the late reads summed.
+    pub(crate) fn merge_unstamped(parts: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+        parts.flatten().reduce(|a, b| a + b)
+    }
+}
