@@ -11,12 +11,14 @@
 //! - [`procfs`]: reading /proc entries, here or as text fetched from
 //!   another host.
 //! - [`flock`]: advisory file locks that die with their holder.
+//! - [`listener`]: whether the socket on a server's port is the server's.
 //! - [`port`]: ports for servers, chosen where the kernel picks none.
 //! - [`text`]: the one rule that makes foreign bytes (a server's log, its
 //!   headers, a manifest's strings) visible and inert before any output.
 
 pub mod containment;
 pub mod flock;
+pub mod listener;
 pub mod port;
 pub mod process;
 pub mod procfs;

@@ -10,7 +10,9 @@
 //! fresh clone's CI once graded another test's server that way). Below the
 //! range the kernel never picks a port by itself, so only a process that
 //! names its port can take one; fairbench's own choices start at random
-//! places in a band of thousands, so two of them rarely meet.
+//! places in a band of thousands, so two of them rarely meet. When they
+//! do, the readiness check finds the port held by a process that is not
+//! the server's and refuses to measure it (see [`crate::listener`]).
 
 use std::io;
 use std::net::{TcpListener, UdpSocket};

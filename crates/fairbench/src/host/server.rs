@@ -12,7 +12,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use fairbench_sys::containment::{Method, Usage};
-use fairbench_sys::process::{self, GroupGuard, ServerProcess, ServerSpec};
+use fairbench_sys::listener::Proto;
+use fairbench_sys::process::{self, GroupGuard, ReadyError, ServerProcess, ServerSpec};
 
 use super::{quote, Host, SshSession};
 
@@ -136,6 +137,7 @@ impl ServerHandle {
     /// Polls QUIC handshakes (ALPN h3, the run CA trusted) to its loopback
     /// `port` until one completes, it exits, or `timeout` passes: over
     /// HTTP/3 it listens on UDP, where no connection is accepted to tell.
+    /// What answered must be the server's, as over TCP.
     pub fn wait_ready_h3(
         &self,
         port: u16,
@@ -160,7 +162,7 @@ impl ServerHandle {
                         let t = left.clamp(Duration::from_millis(1), Duration::from_secs(1));
                         let dial = fairbench_zoo::dial::Dial::Tcp(a);
                         match fairbench_zoo::fetch_h3::handshake(&dial, trust.as_ref(), t) {
-                            Ok(()) => return Ok(start.elapsed()),
+                            Ok(()) => return self.own_udp(port).map(|()| start.elapsed()),
                             Err(e) => last = e.to_string(),
                         }
                     }
@@ -174,6 +176,17 @@ impl ServerHandle {
                 }
             })
             .map_err(|e| e.to_string())?
+    }
+
+    /// Refuses a UDP `port` held by a process that is not the server's.
+    fn own_udp(&self, port: u16) -> Result<(), String> {
+        let Inner::Process(p) = &self.inner else {
+            return Ok(());
+        };
+        match p.foreign_holder(port, Proto::Udp) {
+            Some(holder) => Err(ReadyError::Foreign { port, holder }.to_string()),
+            None => Ok(()),
+        }
     }
 
     /// Where its log is, for people.

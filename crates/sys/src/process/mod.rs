@@ -16,6 +16,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::containment::{self, CreateError, Group, Joiner, Method, Purpose, Usage};
+use crate::listener::{self, Proto};
 
 pub mod bounded;
 mod child;
@@ -195,6 +196,8 @@ pub enum ReadyError {
     Exited { status: ExitStatus },
     #[error("did not answer on {addrs} within {}s", after.as_secs_f64())]
     Timeout { after: Duration, addrs: String },
+    #[error("port {port} answered, but not from the server: {holder} holds it, so its answers would be measured as the server's")]
+    Foreign { port: u16, holder: String },
 }
 
 #[derive(Debug)]
@@ -367,7 +370,8 @@ impl ServerProcess {
     }
 
     /// Polls TCP connects to `addrs` until one succeeds (the server is
-    /// ready), the process exits, or `timeout` passes.
+    /// ready), the process exits, or `timeout` passes. What answered must
+    /// be the server's (see [`crate::listener`]).
     pub fn wait_ready(
         &self,
         addrs: &[SocketAddr],
@@ -385,7 +389,13 @@ impl ServerProcess {
                     .min(Duration::from_millis(250))
                     .max(Duration::from_millis(1));
                 if TcpStream::connect_timeout(a, t).is_ok() {
-                    return Ok(start.elapsed());
+                    return match self.foreign_holder(a.port(), Proto::Tcp) {
+                        Some(holder) => Err(ReadyError::Foreign {
+                            port: a.port(),
+                            holder,
+                        }),
+                        None => Ok(start.elapsed()),
+                    };
                 }
             }
             if Instant::now() >= deadline {
@@ -400,6 +410,21 @@ impl ServerProcess {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The process holding a socket on `port` that is not this server's,
+    /// when one does (see [`crate::listener`]).
+    pub fn foreign_holder(&self, port: u16, proto: Proto) -> Option<String> {
+        let members = match &self.group {
+            Some(g) => g.members(),
+            None => group_members(self.pid as i32),
+        };
+        let server = listener::Server {
+            leader: self.pid,
+            members: &members,
+            contained: self.group.is_some(),
+        };
+        listener::foreign_holder(&server, port, proto)
     }
 
     /// SIGTERM to every process of the server, SIGKILL to all that are

@@ -25,6 +25,32 @@ fn exits_are_reported_with_log() {
 }
 
 #[test]
+fn a_port_another_process_holds_is_refused_and_the_holder_named() {
+    // The port answers at once, but from this (older) test process, not
+    // from the server, which never listens: its answers must not be
+    // measured as the server's.
+    let d = tempfile::tempdir().unwrap();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let p = ServerProcess::start(&spec(d.path(), "sleep 30")).unwrap();
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let e = p.wait_ready(&[addr], Duration::from_secs(10)).unwrap_err();
+    let me = std::process::id();
+    assert!(
+        matches!(&e, ReadyError::Foreign { port: q, holder } if *q == port && holder.starts_with(&format!("pid {me} ("))),
+        "{e}"
+    );
+    assert!(e.to_string().contains("not from the server"), "{e}");
+    p.stop();
+    // A server that listens there itself is ready.
+    drop(held);
+    let script = format!("exec python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", {port})); s.listen(); time.sleep(30)'");
+    let p = ServerProcess::start(&spec(d.path(), &script)).unwrap();
+    p.wait_ready(&[addr], Duration::from_secs(10)).unwrap();
+    p.stop();
+}
+
+#[test]
 fn stop_kills_a_group_that_ignores_sigterm() {
     let d = tempfile::tempdir().unwrap();
     let p =
