@@ -46,6 +46,22 @@ pub struct Generator {
     /// late before that, each timed at its read: later than its bytes came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unstamped: Option<u64>,
+    /// A CPU quota on the load threads' control group (or an ancestor's:
+    /// a container's, a CI runner's) paused them during the window; the
+    /// group held off the CPUs longest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota_pause: Option<QuotaPause>,
+}
+
+/// How long a CPU quota paused the generator, and on which control group
+/// it was set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuotaPause {
+    /// The group's throttled time over the window: summed over the CPUs
+    /// its threads were held off, so it can exceed the window (1.2–1.3 s
+    /// of a 1 s window for two threads on two CPUs held to a fifth of one).
+    pub throttled_s: f64,
+    pub group: String,
 }
 
 impl Generator {
@@ -59,8 +75,13 @@ impl Generator {
             ));
         }
         if self.contended {
+            // The scheduler counts a quota's pause as waiting for a CPU.
+            let why = match self.quota_pause {
+                Some(_) => "its CPU quota paused it, or another process ran on its CPUs",
+                None => "another process ran on the generator's CPUs",
+            };
             w.push(format!(
-                "a load thread waited for its CPU {:.0}% of the time (another process ran on the generator's CPUs): what it offered, throughput above all, is a lower bound",
+                "a load thread waited for its CPU {:.0}% of the time ({why}): what it offered, throughput above all, is a lower bound",
                 self.wait_fraction * 100.0
             ));
         }
@@ -70,12 +91,28 @@ impl Generator {
                 st * 100.0
             ));
         }
+        if let Some(q) = &self.quota_pause {
+            w.push(format!(
+                "a CPU quota paused the load generator: control group {} was held off the CPUs {:.3} s in all during the window (cpu.stat throttled time, summed over CPUs); paused, it sent and read nothing, so what it offered is a lower bound and latency includes its pauses; anything else in that group, a server started inside it too, paused with it",
+                fairbench_sys::text::visible(&q.group),
+                q.throttled_s,
+            ));
+        }
         if let Some(late) = self.unstamped {
             w.push(format!(
                 "the kernel gave this run's TCP answers no receive stamps (SO_TIMESTAMPNS): answers woke the load threads and were timed when read, as in the closed loop, so each latency includes the generator's wake-up; {late} read late before that were timed at their read, later than they came"
             ));
         }
         w
+    }
+
+    /// Several generators' (or threads') quota pauses as one: the longest.
+    pub(crate) fn merge_quota(
+        parts: impl Iterator<Item = Option<QuotaPause>>,
+    ) -> Option<QuotaPause> {
+        parts
+            .flatten()
+            .reduce(|a, b| if b.throttled_s > a.throttled_s { b } else { a })
     }
 
     /// Several generators' (or threads') kernel stamps as one: missing if

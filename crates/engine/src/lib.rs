@@ -63,6 +63,7 @@ pub use config::{
 };
 pub use config_error::ConfigError;
 pub use endpoint::{AnswerClock, Endpoint};
+pub use generator::QuotaPause;
 pub use h2::H2Report;
 pub use h3::{H3Report, QuicPath, SendWait, UdpCalls, ZeroRtt};
 pub use mix::{MixRequest, RequestMix};

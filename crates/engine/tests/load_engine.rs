@@ -401,3 +401,50 @@ fn the_thread_start_hook_runs_on_every_load_thread_and_can_void_the_run() {
         ),
     }
 }
+
+#[test]
+fn a_cpu_quota_that_pauses_the_load_threads_is_reported() {
+    let _serial = serial();
+    // The load threads in a control group of 2 ms of CPU per 10 ms: they
+    // are held off the CPUs most of the window, which the generator's other
+    // measures of itself would put down to another process at most.
+    let Some((g, cpu)) = fairbench_sys::containment::throttle::quota_group(10_000, 2_000) else {
+        eprintln!("skipped: no cgroup v1 cpu controller to place threads under");
+        return;
+    };
+    let g = Arc::new(g);
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_millis(1000);
+    let joined = g.clone();
+    cfg.thread_start = Some(fairbench_engine::ThreadStart(Arc::new(move || {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() } as u32;
+        joined.add_thread(tid).map_err(|e| e.to_string())
+    })));
+    let o = go(&cfg);
+    drop(cfg);
+    let _ = g.remove();
+    assert!(o.requests > 0);
+    let q = o
+        .generator
+        .quota_pause
+        .as_ref()
+        .expect("the pauses are reported");
+    // A closed loop spins for its CPU: held off about 80 % of the second on
+    // each CPU (1.2–1.3 s in all here).
+    assert!(q.throttled_s > 0.1, "{q:?}");
+    assert_eq!(q.group, cpu.display().to_string());
+    let w = o.warnings();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("a CPU quota paused the load generator")),
+        "{w:?}"
+    );
+    // Linux counts the pauses as waiting for a CPU (76 % here): the
+    // contention line must not put them down to another process alone.
+    assert!(
+        !w.iter().any(|w| w.contains("(another process ran on")),
+        "{w:?}"
+    );
+}

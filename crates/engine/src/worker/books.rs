@@ -3,6 +3,7 @@
 //! in the ledger.
 
 use crate::clock::{Nanos, NANOS_PER_SEC};
+use crate::generator::QuotaPause;
 use crate::ledger::{Tally, TargetTally};
 use crate::outcome::{Generator, Outcome, Phase, Schedule, SecondSample, TargetOutcome, CONTENDED};
 use crate::stats::Failure;
@@ -13,12 +14,13 @@ use super::{ThreadPlan, ThreadReport, Usage, Worker, SATURATED};
 
 impl Worker {
     /// This thread's part of the run's outcome.
-    pub(super) fn result(self, now: Nanos, interrupted: bool) -> Outcome {
-        let (from, to) = match (self.window_from, self.window_to) {
+    pub(super) fn result(mut self, now: Nanos, interrupted: bool) -> Outcome {
+        let window_end = self.window_to.as_ref().map_or(now, |u| u.at).min(self.end);
+        let (from, to) = match (self.window_from.take(), self.window_to.take()) {
             (Some(a), Some(b)) if b.at > a.at => (a, b),
             _ => {
-                let u = Usage::now();
-                (u, u)
+                let u = Usage::now(&self.quota);
+                (u.clone(), u)
             }
         };
         let answer_clock = if self.stamped() && self.unstamped.is_none() {
@@ -30,7 +32,6 @@ impl Worker {
             unstamped: self.unstamped,
             ..generator(from, to)
         };
-        let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
         t.settle();
@@ -234,6 +235,13 @@ pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
         contended: waiting >= CONTENDED,
         steal_fraction: None,
         unstamped: None,
+        quota_pause: to
+            .throttled
+            .since(&from.throttled)
+            .map(|(ns, group)| QuotaPause {
+                throttled_s: ns as f64 / NANOS_PER_SEC as f64,
+                group: group.display().to_string(),
+            }),
     }
 }
 

@@ -111,6 +111,7 @@ mod stream;
 mod tls;
 mod tunnel;
 mod uring;
+mod usage;
 
 // What the HTTP/3 load thread (`crate::h3::load`) shares with this one.
 pub(crate) use books::{generator, groups, interval_end, schedule, thread_rate};
@@ -136,7 +137,9 @@ use crate::stats::Failure;
 use crate::status::StatusSet;
 use crate::tls::TlsClient;
 use conn::Conn;
+use fairbench_sys::containment::throttle::Throttled;
 use free::{FreeQueue, Rotation};
+pub(crate) use usage::Usage;
 
 const READ_BUF: usize = 64 * 1024;
 pub(crate) const BACKOFF_MIN: Nanos = 10_000_000;
@@ -288,27 +291,6 @@ pub(crate) enum ThreadReport {
     Failed(String),
 }
 
-/// Thread CPU and scheduler figures at one instant.
-#[derive(Clone, Copy)]
-pub(crate) struct Usage {
-    pub at: Nanos,
-    cpu: Nanos,
-    run: Nanos,
-    wait: Nanos,
-}
-
-impl Usage {
-    pub fn now() -> Usage {
-        let (run, wait) = clock::thread_sched();
-        Usage {
-            at: clock::now(),
-            cpu: clock::thread_cpu(),
-            run,
-            wait,
-        }
-    }
-}
-
 pub(crate) struct Worker {
     index: usize,
     plan: Arc<ThreadPlan>,
@@ -369,6 +351,8 @@ pub(crate) struct Worker {
     iv_end: Nanos,
     next_scan: Nanos,
     scan_every: Nanos,
+    /// This thread's control groups, found once it is placed.
+    quota: Throttled,
     window_from: Option<Usage>,
     window_to: Option<Usage>,
     never_sent: u64,
@@ -462,6 +446,7 @@ impl Worker {
             iv_end,
             next_scan: 0,
             scan_every: scan_every(plan.timeout),
+            quota: Throttled::default(),
             window_from: None,
             window_to: None,
             never_sent: 0,
@@ -523,6 +508,7 @@ impl Worker {
                     .fail_to_start(format!("cannot pin a load thread to CPUs {cpus:?}: {e}"));
             }
         }
+        self.quota = Throttled::of_this_thread();
         if self.pacer.is_some() {
             // The default 50 µs slack would make every timer wake-up late.
             // SAFETY: prctl with integer arguments only.
@@ -540,7 +526,7 @@ impl Worker {
         loop {
             let now = clock::now();
             if self.window_from.is_none() && now >= self.plan.measure_start {
-                self.window_from = Some(Usage::now());
+                self.window_from = Some(Usage::now(&self.quota));
             }
             // Every whole interval that has passed is sent on its own, even
             // when this thread was descheduled across several of them.
@@ -552,7 +538,7 @@ impl Worker {
                 break;
             }
             if !self.draining && now >= self.end {
-                self.window_to = Some(Usage::now());
+                self.window_to = Some(Usage::now(&self.quota));
                 self.flush_interval(self.end);
                 self.draining = true;
                 // The drain ends when the last answer comes: every answer
@@ -579,7 +565,7 @@ impl Worker {
         }
         let now = clock::now();
         if self.window_to.is_none() {
-            self.window_to = Some(Usage::now());
+            self.window_to = Some(Usage::now(&self.quota));
         }
         self.close_books(now, interrupted);
         // The interval in progress is sent even if partial: it holds real

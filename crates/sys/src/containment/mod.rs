@@ -21,6 +21,7 @@ pub mod mounts;
 pub mod name;
 mod registry;
 mod sweep;
+pub mod throttle;
 
 use std::sync::OnceLock;
 

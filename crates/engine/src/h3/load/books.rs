@@ -160,15 +160,15 @@ impl H3Worker {
     }
 
     /// This thread's part of the run's outcome.
-    pub(super) fn result(self, now: Nanos, interrupted: bool) -> Outcome {
-        let (from, to) = match (self.window_from, self.window_to) {
+    pub(super) fn result(mut self, now: Nanos, interrupted: bool) -> Outcome {
+        let window_end = self.window_to.as_ref().map_or(now, |u| u.at).min(self.end);
+        let (from, to) = match (self.window_from.take(), self.window_to.take()) {
             (Some(a), Some(b)) if b.at > a.at => (a, b),
             _ => {
-                let u = Usage::now();
-                (u, u)
+                let u = Usage::now(&self.quota);
+                (u.clone(), u)
             }
         };
-        let window_end = self.window_to.map_or(now, |u| u.at).min(self.end);
         let plan = &self.plan;
         let mut t = self.tally;
         t.settle();

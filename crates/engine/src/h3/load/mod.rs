@@ -67,6 +67,7 @@ mod books;
 mod late;
 mod streams;
 
+use fairbench_sys::containment::throttle::Throttled;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,6 +147,8 @@ pub(crate) struct H3Worker {
     iv_end: Nanos,
     next_scan: Nanos,
     scan_every: Nanos,
+    /// This thread's control groups (see `worker::Usage`).
+    quota: Throttled,
     window_from: Option<Usage>,
     window_to: Option<Usage>,
     never_sent: u64,
@@ -204,6 +207,7 @@ impl H3Worker {
             iv_end,
             next_scan: 0,
             scan_every: crate::worker::scan_every(plan.timeout),
+            quota: Throttled::default(),
             window_from: None,
             window_to: None,
             never_sent: 0,
@@ -245,6 +249,7 @@ impl H3Worker {
     }
 
     fn run_inner(mut self) {
+        self.quota = Throttled::of_this_thread();
         if self.pacer.is_some() {
             // SAFETY: prctl with integer arguments only.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
@@ -257,7 +262,7 @@ impl H3Worker {
         loop {
             let now = clock::now();
             if self.window_from.is_none() && now >= self.plan.measure_start {
-                self.window_from = Some(Usage::now());
+                self.window_from = Some(Usage::now(&self.quota));
             }
             while now >= self.iv_end && self.iv_end < self.end {
                 self.flush_interval(self.iv_end);
@@ -267,7 +272,7 @@ impl H3Worker {
                 break;
             }
             if !self.draining && now >= self.end {
-                self.window_to = Some(Usage::now());
+                self.window_to = Some(Usage::now(&self.quota));
                 self.flush_interval(self.end);
                 self.draining = true;
             }
@@ -290,7 +295,7 @@ impl H3Worker {
         }
         let now = clock::now();
         if self.window_to.is_none() {
-            self.window_to = Some(Usage::now());
+            self.window_to = Some(Usage::now(&self.quota));
         }
         self.close_books(now, interrupted);
         self.flush_interval(now);

@@ -104,6 +104,10 @@ pub struct LoadJson<'a> {
     /// `generator_wait_fraction` ≥ 5 %: something else ran on the
     /// generator's CPUs; throughput is a lower bound.
     pub generator_contended: bool,
+    /// A CPU quota paused the load threads: for how long, and on which
+    /// control group; absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator_quota_pause: Option<&'a fairbench_engine::QuotaPause>,
     /// Share of the machine's CPU time stolen by the hypervisor during the run.
     pub host_steal_fraction: Option<f64>,
     pub saturated: bool,
@@ -181,6 +185,7 @@ impl<'a> LoadJson<'a> {
             generator_thread_busy: &o.generator.thread_busy,
             generator_wait_fraction: o.generator.wait_fraction,
             generator_contended: o.generator.contended,
+            generator_quota_pause: o.generator.quota_pause.as_ref(),
             host_steal_fraction: o.generator.steal_fraction,
             saturated: o.generator.saturated,
             interrupted: o.interrupted,
