@@ -6,6 +6,8 @@
 //! QUIC one clear error. Bounds are generous: the machine is small and
 //! shared; the properties are not.
 
+mod support;
+
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -347,4 +349,60 @@ fn request_bodies_beyond_the_window_go_out_in_trains_and_wait_for_it() {
     // Some requests waited in the generator for the window: measured.
     assert!(h3.send_wait.count >= 48, "{:?}", h3.send_wait);
     assert!(h3.send_wait.max_us > 0, "{:?}", h3.send_wait);
+}
+
+#[test]
+fn load_threads_are_placed_and_pinned_as_asked() {
+    let _t = serial();
+    use std::sync::Mutex;
+    // Each HTTP/3 load thread runs the caller's hook (fairbench's own puts
+    // the generator in its control group) and is pinned to the CPUs asked,
+    // as a TCP one is: a run that says where its generator ran must not
+    // have let it run beside the server.
+    let srv = start(&H3Options::default());
+    let mut cfg = config(&srv, 1);
+    let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    cfg.cpus = Some(vec![last]);
+    let tids: Arc<Mutex<Vec<(String, i32)>>> = Arc::default();
+    let seen = tids.clone();
+    cfg.thread_start = Some(fairbench_engine::ThreadStart(Arc::new(move || {
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        // SAFETY: gettid has no preconditions.
+        seen.lock().unwrap().push((name, unsafe { libc::gettid() }));
+        Ok(())
+    })));
+    // While the run goes on, the load thread's allowed CPUs are read.
+    let watched = tids.clone();
+    let watcher = std::thread::spawn(move || {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            let first = watched.lock().unwrap().first().cloned();
+            if let Some((_, tid)) = first {
+                let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status"));
+                let allowed = status.ok().and_then(|s| {
+                    s.lines()
+                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                        .map(|v| v.trim().to_string())
+                });
+                if allowed.as_deref() == Some(last.to_string().as_str()) {
+                    return allowed;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    });
+    let o = go(&cfg);
+    assert_balanced(&o);
+    assert!(o.requests > 0);
+    let names: Vec<String> = tids
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(n, _)| n.clone())
+        .collect();
+    assert_eq!(names, ["fairbench-h3-0"]);
+    assert_eq!(watcher.join().unwrap(), Some(last.to_string()));
+
+    support::voided_by_a_failing_hook(cfg);
 }

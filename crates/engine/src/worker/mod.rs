@@ -103,7 +103,7 @@ mod faults;
 mod free;
 mod h2;
 mod late;
-mod pin;
+pub(crate) mod pin;
 mod ring;
 mod schedule;
 mod sockets;
@@ -497,16 +497,8 @@ impl Worker {
         // On this thread: the ring is set up for a single issuer.
         self.io = uring::Batch::for_plan(&self.plan);
         self.sockets.io_uring_threads = u64::from(self.io.active());
-        if let Some(hook) = &self.plan.thread_start {
-            if let Err(e) = (hook.0)() {
-                return self.fail_to_start(format!("cannot place a load thread: {e}"));
-            }
-        }
-        if let Some(cpus) = &self.plan.cpus {
-            if let Err(e) = pin::current_thread(cpus) {
-                return self
-                    .fail_to_start(format!("cannot pin a load thread to CPUs {cpus:?}: {e}"));
-            }
+        if let Err(why) = pin::place(&self.plan) {
+            return self.fail_to_start(why);
         }
         self.quota = Throttled::of_this_thread();
         if self.pacer.is_some() {

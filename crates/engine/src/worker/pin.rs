@@ -1,6 +1,22 @@
-//! Pinning a load thread to the CPUs it was given.
+//! Placing a load thread where the run asked: the caller's hook (into a
+//! control group, say), then the CPUs it was given. Every kind of load
+//! thread starts here, so none runs where the run says it did not.
 
 use std::io;
+
+use super::ThreadPlan;
+
+/// Places the calling load thread as `plan` asks; the error voids the run.
+pub(crate) fn place(plan: &ThreadPlan) -> Result<(), String> {
+    if let Some(hook) = &plan.thread_start {
+        (hook.0)().map_err(|e| format!("cannot place a load thread: {e}"))?;
+    }
+    if let Some(cpus) = &plan.cpus {
+        current_thread(cpus)
+            .map_err(|e| format!("cannot pin a load thread to CPUs {cpus:?}: {e}"))?;
+    }
+    Ok(())
+}
 
 pub(super) fn current_thread(cpus: &[usize]) -> io::Result<()> {
     if let Some(&bad) = cpus.iter().find(|&&c| c >= libc::CPU_SETSIZE as usize) {

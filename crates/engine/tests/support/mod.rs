@@ -1,6 +1,6 @@
 //! What several of the engine's integration tests share: running a load
-//! to its end, the two load models at the sizes those tests use, and the
-//! pre-run refusal a test expects.
+//! to its end, the two load models at the sizes those tests use, the
+//! pre-run refusal a test expects, and a load thread that cannot be placed.
 
 #![allow(dead_code)]
 
@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError};
+use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, ThreadStart};
 
 /// Runs `cfg` to its end, unobserved and never stopped.
 pub fn go(cfg: &LoadConfig) -> Result<Outcome, RunError> {
@@ -36,5 +36,20 @@ pub fn refused(cfg: &LoadConfig) -> String {
         Err(RunError::Connect(m)) => m,
         Err(e) => panic!("expected a connect error, got {e}"),
         Ok(o) => panic!("expected a refusal, the run answered {}", o.requests),
+    }
+}
+
+/// `cfg` run with a thread hook that fails: the run is void, with the
+/// hook's reason.
+pub fn voided_by_a_failing_hook(mut cfg: LoadConfig) {
+    cfg.thread_start = Some(ThreadStart(Arc::new(|| Err("no room in the group".into()))));
+    match go(&cfg) {
+        Err(RunError::System(m)) => {
+            assert_eq!(m, "cannot place a load thread: no room in the group")
+        }
+        other => panic!(
+            "expected a system error, got {:?}",
+            other.map(|o| o.requests)
+        ),
     }
 }

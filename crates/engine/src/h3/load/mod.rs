@@ -249,6 +249,11 @@ impl H3Worker {
     }
 
     fn run_inner(mut self) {
+        if let Err(why) = crate::worker::pin::place(&self.plan) {
+            self.halt.store(true, Ordering::Relaxed);
+            let _ = self.tx.send(ThreadReport::Failed(why));
+            return;
+        }
         self.quota = Throttled::of_this_thread();
         if self.pacer.is_some() {
             // SAFETY: prctl with integer arguments only.
