@@ -173,7 +173,10 @@ def build(select_all):
         "cargo", "test", "--workspace", "--no-run",
         "--message-format=json-render-diagnostics",
     ]
-    env = dict(os.environ, CARGO_TARGET_DIR=str(HUNT_TARGET))
+    # Without incremental caches: each hunt's snapshot differs, and their
+    # caches piled up until the hunt's target filled the disk (39 GB after
+    # a few days' hunts, on 2026-11-30); the dependencies stay built.
+    env = dict(os.environ, CARGO_TARGET_DIR=str(HUNT_TARGET), CARGO_INCREMENTAL="0")
     out = subprocess.run(
         cmd, cwd=SNAPSHOT, env=env, stdout=subprocess.PIPE, check=True, text=True,
     )

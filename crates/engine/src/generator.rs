@@ -12,6 +12,9 @@ pub const STEAL_WARN: f64 = 0.05;
 /// was contended: something else ran there.
 pub const CONTENDED: f64 = 0.05;
 
+/// The machine stalled on memory this share of a run or more: not steady.
+pub const MEMORY_STALL_WARN: f64 = 0.01;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Generator {
     /// User + system CPU seconds of the load threads during the measured
@@ -39,6 +42,10 @@ pub struct Generator {
     /// (/proc/stat), when readable. Above `STEAL_WARN` the numbers are not
     /// steady: the machine itself was being slowed from outside.
     pub steal_fraction: Option<f64>,
+    /// Share of the run during which some task on the machine waited for
+    /// memory (`/proc/pressure/memory`, PSI `some`), when the kernel says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_stall_fraction: Option<f64>,
     /// A constant rate over TCP whose answers came without the kernel's
     /// receive stamps (a kernel that refuses or ignores `SO_TIMESTAMPNS`):
     /// from the first such answer every answer woke its load thread and was
@@ -89,6 +96,15 @@ impl Generator {
             w.push(format!(
                 "the hypervisor stole {:.0}% of this machine's CPU time during the run (/proc/stat steal): server and generator were slowed from outside, so these figures are not steady; measure again when the host is quieter",
                 st * 100.0
+            ));
+        }
+        if let Some(m) = self
+            .memory_stall_fraction
+            .filter(|&f| f >= MEMORY_STALL_WARN)
+        {
+            w.push(format!(
+                "the machine stalled on memory {:.1}% of the run (/proc/pressure/memory: some task waited for reclaim, a refault or swap-in): server and generator were slowed by memory pressure, so these figures are not steady; measure again with memory to spare",
+                m * 100.0
             ));
         }
         if let Some(q) = &self.quota_pause {

@@ -311,6 +311,11 @@ fn merge_generator(parts: &[&Outcome], cpu_s: f64, thread_busy: Vec<f64>) -> Gen
             .iter()
             .filter_map(|o| o.generator.steal_fraction)
             .reduce(f64::max),
+        // The worst machine decides, as for steal.
+        memory_stall_fraction: parts
+            .iter()
+            .filter_map(|o| o.generator.memory_stall_fraction)
+            .reduce(f64::max),
         unstamped: Generator::merge_unstamped(parts.iter().map(|o| o.generator.unstamped)),
         quota_pause: Generator::merge_quota(parts.iter().map(|o| o.generator.quota_pause.clone())),
     }

@@ -106,6 +106,7 @@ pub(crate) fn run_once(
     let threads = plan.threads;
 
     let steal0 = clock::machine_steal_ticks();
+    let (stall0, t0) = (fairbench_sys::pressure::memory_stall_us(), clock::now());
     let Workers {
         handles,
         reports,
@@ -145,6 +146,11 @@ pub(crate) fn run_once(
     outcome.proxy = cfg.target.proxy.as_ref().map(|v| v.proxy.to_string());
     outcome.interrupted = stop.load(Ordering::Relaxed);
     outcome.generator.steal_fraction = clock::steal_fraction(steal0, clock::machine_steal_ticks());
+    outcome.generator.memory_stall_fraction = fairbench_sys::pressure::stall_fraction(
+        stall0,
+        fairbench_sys::pressure::memory_stall_us(),
+        (clock::now() - t0) / 1_000,
+    );
     Ok(outcome)
 }
 

@@ -1,6 +1,8 @@
 //! The engine against servers with known behaviour. Bounds are generous:
 //! these machines are small and noisy; the properties tested are not.
 
+mod support;
+
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -388,18 +390,7 @@ fn the_thread_start_hook_runs_on_every_load_thread_and_can_void_the_run() {
         ["fairbench-load-0", "fairbench-load-1", "fairbench-load-2"]
     );
 
-    cfg.thread_start = Some(fairbench_engine::ThreadStart(Arc::new(|| {
-        Err("no room in the group".into())
-    })));
-    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
-        Err(RunError::System(m)) => {
-            assert_eq!(m, "cannot place a load thread: no room in the group")
-        }
-        other => panic!(
-            "expected a system error, got {:?}",
-            other.map(|o| o.requests)
-        ),
-    }
+    support::voided_by_a_failing_hook(cfg);
 }
 
 #[test]
@@ -445,6 +436,62 @@ fn a_cpu_quota_that_pauses_the_load_threads_is_reported() {
     // contention line must not put them down to another process alone.
     assert!(
         !w.iter().any(|w| w.contains("(another process ran on")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn memory_pressure_on_the_machine_is_reported() {
+    let _serial = serial();
+    use fairbench_sys::process::{ServerProcess, ServerSpec};
+    if fairbench_sys::pressure::memory_stall_us().is_none() {
+        eprintln!("skipped: this kernel gives no pressure stall information");
+        return;
+    }
+    // A process held to 16 MiB that writes a 128 MiB file and reads it
+    // over and over: its pages are charged to its group, so every read
+    // reclaims the group's page cache, which the kernel counts as time the
+    // machine stalled on memory (27 % of a second measured by hand here).
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memory-pressure");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big");
+    let script = format!(
+        "dd if=/dev/zero of='{0}' bs=1M count=128 status=none; while :; do cat '{0}' > /dev/null; done",
+        file.display()
+    );
+    let spec = ServerSpec::new(
+        vec!["sh".into(), "-c".into(), script],
+        dir.clone(),
+        dir.join("reader.log"),
+    );
+    let reader = ServerProcess::start(&spec).unwrap();
+    let limited = reader.group().map(|g| {
+        g.paths().iter().any(|p| {
+            ["memory.limit_in_bytes", "memory.max"]
+                .iter()
+                .any(|f| p.join(f).exists() && std::fs::write(p.join(f), "16M").is_ok())
+        })
+    });
+    if limited != Some(true) {
+        reader.stop();
+        eprintln!("skipped: no memory controller to hold the reader to");
+        return;
+    }
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_millis(1500);
+    let o = go(&cfg);
+    reader.stop();
+    let _ = std::fs::remove_file(&file);
+    let stalled = o
+        .generator
+        .memory_stall_fraction
+        .expect("the stall is read");
+    assert!(stalled >= 0.01, "stalled {stalled}");
+    let w = o.warnings();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("the machine stalled on memory")),
         "{w:?}"
     );
 }

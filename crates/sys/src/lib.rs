@@ -13,6 +13,7 @@
 //! - [`flock`]: advisory file locks that die with their holder.
 //! - [`listener`]: whether the socket on a server's port is the server's.
 //! - [`port`]: ports for servers, chosen where the kernel picks none.
+//! - [`pressure`]: how long the machine stalled on memory (PSI).
 //! - [`text`]: the one rule that makes foreign bytes (a server's log, its
 //!   headers, a manifest's strings) visible and inert before any output.
 
@@ -20,6 +21,7 @@ pub mod containment;
 pub mod flock;
 pub mod listener;
 pub mod port;
+pub mod pressure;
 pub mod process;
 pub mod procfs;
 pub mod text;

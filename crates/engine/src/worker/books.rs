@@ -234,6 +234,7 @@ pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
         wait_fraction: waiting,
         contended: waiting >= CONTENDED,
         steal_fraction: None,
+        memory_stall_fraction: None,
         unstamped: None,
         quota_pause: to
             .throttled

@@ -110,6 +110,10 @@ pub struct LoadJson<'a> {
     pub generator_quota_pause: Option<&'a fairbench_engine::QuotaPause>,
     /// Share of the machine's CPU time stolen by the hypervisor during the run.
     pub host_steal_fraction: Option<f64>,
+    /// Share of the run some task on the machine stalled on memory (PSI);
+    /// absent where the kernel does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_stall_fraction: Option<f64>,
     pub saturated: bool,
     pub interrupted: bool,
     pub warnings: Vec<String>,
@@ -187,6 +191,7 @@ impl<'a> LoadJson<'a> {
             generator_contended: o.generator.contended,
             generator_quota_pause: o.generator.quota_pause.as_ref(),
             host_steal_fraction: o.generator.steal_fraction,
+            host_memory_stall_fraction: o.generator.memory_stall_fraction,
             saturated: o.generator.saturated,
             interrupted: o.interrupted,
             warnings: o.warnings(),
