@@ -103,7 +103,7 @@ impl Generator {
             .filter(|&f| f >= MEMORY_STALL_WARN)
         {
             w.push(format!(
-                "the machine stalled on memory {:.1}% of the run (/proc/pressure/memory: some task waited for reclaim, a refault or swap-in): server and generator were slowed by memory pressure, so these figures are not steady; measure again with memory to spare",
+                "the machine stalled on memory {:.1}% of the run (/proc/pressure/memory: some task waited for reclaim, a refault or swap-in): a host short of memory slows server and generator alike, and these figures are then not steady (measure again with memory to spare); a server held to too little memory of its own shows here too, and then this is what it did",
                 m * 100.0
             ));
         }
