@@ -47,10 +47,17 @@ impl Hierarchies {
     /// This machine's, as seen by this process; `Err` says why there are
     /// none to use.
     pub fn detect() -> Result<Hierarchies, String> {
+        Hierarchies::detect_from("/proc/self/cgroup")
+    }
+
+    /// The same, for the groups `cgroup` (a /proc cgroup file) names:
+    /// `/proc/thread-self/cgroup` for the calling thread's, which cgroup v1
+    /// may place apart from its process.
+    pub fn detect_from(cgroup: &str) -> Result<Hierarchies, String> {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
             .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
-        let own = std::fs::read_to_string("/proc/self/cgroup")
-            .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+        let own =
+            std::fs::read_to_string(cgroup).map_err(|e| format!("cannot read {cgroup}: {e}"))?;
         choose(&parse_mounts(&mountinfo), &own, &|p: &Path| {
             std::fs::read_to_string(p.join("cgroup.controllers")).ok()
         })

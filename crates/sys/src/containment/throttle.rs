@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use super::mounts::{choose, parse_mounts, Version};
+use super::mounts::{Hierarchies, Version};
 use super::{Group, Method, Purpose};
 
 /// One reading of the throttled time (ns) of a thread's group and of each
@@ -24,15 +24,7 @@ impl Throttled {
     /// The calling thread's, now; empty where there is no CPU controller to
     /// read (no control groups mounted, none with `cpu`).
     pub fn of_this_thread() -> Throttled {
-        let (Ok(mountinfo), Ok(own)) = (
-            std::fs::read_to_string("/proc/self/mountinfo"),
-            std::fs::read_to_string("/proc/thread-self/cgroup"),
-        ) else {
-            return Throttled::default();
-        };
-        let controllers_of =
-            |p: &std::path::Path| std::fs::read_to_string(p.join("cgroup.controllers")).ok();
-        let Ok(h) = choose(&parse_mounts(&mountinfo), &own, &controllers_of) else {
+        let Ok(h) = Hierarchies::detect_from("/proc/thread-self/cgroup") else {
             return Throttled::default();
         };
         let dir = h
@@ -47,25 +39,16 @@ impl Throttled {
     pub fn from_dir(dir: Option<PathBuf>) -> Throttled {
         let mut out = Vec::new();
         let mut at = dir;
-        while let Some(d) = at {
-            let Ok(text) = std::fs::read_to_string(d.join("cpu.stat")) else {
-                break;
-            };
-            if let Some(ns) = throttled_ns(&text) {
-                out.push((d.clone(), ns));
-            }
+        while let Some(d) = at.filter(|d| d.join("cpu.stat").exists()) {
             at = d.parent().map(PathBuf::from);
+            out.extend(read(d));
         }
         Throttled(out)
     }
 
     /// The same groups, read again now.
     pub fn again(&self) -> Throttled {
-        let read = |d: &PathBuf| {
-            let text = std::fs::read_to_string(d.join("cpu.stat")).ok()?;
-            Some((d.clone(), throttled_ns(&text)?))
-        };
-        Throttled(self.0.iter().filter_map(|(d, _)| read(d)).collect())
+        Throttled(self.0.iter().filter_map(|(d, _)| read(d.clone())).collect())
     }
 
     /// How long the quota that bit hardest paused the group between
@@ -104,6 +87,12 @@ pub fn quota_group(period_us: u64, quota_us: u64) -> Option<(Group, PathBuf)> {
             None
         }
     }
+}
+
+/// Group `dir`'s throttled time now, when its `cpu.stat` says it.
+fn read(dir: PathBuf) -> Option<(PathBuf, u64)> {
+    let text = std::fs::read_to_string(dir.join("cpu.stat")).ok()?;
+    Some((dir, throttled_ns(&text)?))
 }
 
 /// `throttled_time` (v1, ns) or `throttled_usec` (v2) of a cpu.stat text.
