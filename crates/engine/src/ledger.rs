@@ -38,6 +38,7 @@ use hdrhistogram::Histogram;
 
 use crate::clock::Nanos;
 use crate::histogram::{new_histogram, record_ns};
+use crate::silence::SilenceWatch;
 use crate::stats::{ErrorCounts, Failure};
 use crate::status::{StatusCounts, StatusSet};
 use crate::thread_rate::ReqSecSampler;
@@ -201,6 +202,8 @@ pub(crate) struct Tally {
     pub late: u64,
     /// wrk's per-thread Req/Sec, from every answer of the window.
     pub req_sec: ReqSecSampler,
+    /// The gaps between the window's answers (see [`crate::silence`]).
+    pub silence: SilenceWatch,
     /// Answers taken back from the latency figures (see [`Tally::revoke`]),
     /// with the time each was credited; settled at the end.
     revoked: Vec<(Nanos, Req)>,
@@ -240,6 +243,7 @@ impl Tally {
             late_is_timeout: false,
             late: 0,
             req_sec: ReqSecSampler::new(measure_start, end),
+            silence: SilenceWatch::new(measure_start, end),
             revoked: Vec::new(),
         }
     }
@@ -296,6 +300,7 @@ impl Tally {
     pub fn close_window(&mut self, end: Nanos) {
         self.end = self.end.min(end);
         self.req_sec.close_window(end);
+        self.silence.close_window(end);
     }
 
     /// A request comes into being (planned, or sent for the first time).
@@ -336,6 +341,7 @@ impl Tally {
     #[inline]
     pub fn answered(&mut self, now: Nanos, r: Req, status: u16) -> bool {
         self.req_sec.answer(now);
+        self.silence.answer(now);
         if self.late_is_timeout && now.saturating_sub(r.planned) >= self.timeout {
             self.late += u64::from(self.in_window(r.planned));
             self.failed(now, r, Failure::Timeout);

@@ -44,6 +44,7 @@ mod request_pool;
 pub mod response;
 pub mod route;
 mod run;
+pub mod silence;
 mod sockopt;
 mod stamps;
 pub mod stats;

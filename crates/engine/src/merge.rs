@@ -157,6 +157,7 @@ impl Outcome {
                 m.merge(&o.thread_req_sec);
                 m
             }),
+            silences: crate::silence::Silences::merge(parts.iter().map(|o| &o.silences)),
         }
     }
 }

@@ -333,6 +333,11 @@ pub struct Outcome {
     /// interval, as requests per second (see [`crate::thread_rate`]).
     #[serde(default)]
     pub thread_req_sec: crate::thread_rate::ThreadReqSec,
+    /// Stretches of the window in which no answer came at all (see
+    /// [`crate::silence`]): in a closed loop, the stalls its percentiles
+    /// hide.
+    #[serde(default)]
+    pub silences: crate::silence::Silences,
     /// What the answers' arrival times were taken from.
     #[serde(default)]
     pub answer_clock: crate::endpoint::AnswerClock,
@@ -463,6 +468,11 @@ impl Outcome {
         self.warn_redirects(&mut w);
         self.warn_connection_faults(&mut w);
         self.warn_coverage(&mut w);
+        if self.model == LoadModel::ClosedLoop {
+            let p99 = self.latency.value_at_quantile(0.99) as f64 / 1e6;
+            let paused = self.generator.contended || self.generator.quota_pause.is_some();
+            w.extend(self.silences.warning(p99, self.rps(), paused));
+        }
         w.extend(
             self.auto_warmup
                 .iter()

@@ -36,6 +36,7 @@ impl Worker {
         let mut t = self.tally;
         t.settle();
         let thread_req_sec = t.req_sec.finish();
+        let silences = t.silence.finish();
         let targets = groups(std::mem::take(&mut t.targets), plan.names.iter().cloned());
         let labels = plan.stages.iter().flatten().map(|s| s.label());
         let stages = groups(std::mem::take(&mut t.stages), labels);
@@ -94,6 +95,7 @@ impl Worker {
             timeout_mode: plan.timeout_mode,
             late_answers: t.late,
             thread_req_sec,
+            silences,
         }
     }
 

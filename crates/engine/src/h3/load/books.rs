@@ -173,6 +173,7 @@ impl H3Worker {
         let mut t = self.tally;
         t.settle();
         let thread_req_sec = t.req_sec.finish();
+        let silences = t.silence.finish();
         let targets = groups(std::mem::take(&mut t.targets), plan.names.iter().cloned());
         let labels = plan.stages.iter().flatten().map(|s| s.label());
         let stages = groups(std::mem::take(&mut t.stages), labels);
@@ -227,6 +228,7 @@ impl H3Worker {
             timeout_mode: plan.timeout_mode,
             late_answers: t.late,
             thread_req_sec,
+            silences,
         }
     }
 }

@@ -114,6 +114,11 @@ pub struct LoadJson<'a> {
     /// absent where the kernel does not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_memory_stall_fraction: Option<f64>,
+    /// Closed loop: the longest stretch of the window in which no answer
+    /// came at all, which its percentiles hide; absent otherwise, or when
+    /// there was none of 20 ms or more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub longest_silence: Option<SilenceJson>,
     pub saturated: bool,
     pub interrupted: bool,
     pub warnings: Vec<String>,
@@ -192,6 +197,7 @@ impl<'a> LoadJson<'a> {
             generator_quota_pause: o.generator.quota_pause.as_ref(),
             host_steal_fraction: o.generator.steal_fraction,
             host_memory_stall_fraction: o.generator.memory_stall_fraction,
+            longest_silence: SilenceJson::of(o),
             saturated: o.generator.saturated,
             interrupted: o.interrupted,
             warnings: o.warnings(),
@@ -210,6 +216,27 @@ pub struct ThreadReqSecJson {
     pub stdev: f64,
     pub max: f64,
     pub samples: u64,
+}
+
+/// The closed loop's longest silence (see `fairbench_engine::silence`).
+#[derive(Serialize)]
+pub struct SilenceJson {
+    pub at_s: f64,
+    pub duration_s: f64,
+    pub truncated: bool,
+}
+
+impl SilenceJson {
+    fn of(o: &Outcome) -> Option<SilenceJson> {
+        if o.model != fairbench_engine::LoadModel::ClosedLoop {
+            return None;
+        }
+        o.silences.longest().map(|(at_s, duration_s)| SilenceJson {
+            at_s,
+            duration_s,
+            truncated: o.silences.truncated,
+        })
+    }
 }
 
 impl ThreadReqSecJson {
