@@ -470,8 +470,9 @@ impl Outcome {
         self.warn_coverage(&mut w);
         if self.model == LoadModel::ClosedLoop {
             let p99 = self.latency.value_at_quantile(0.99) as f64 / 1e6;
-            let paused = self.generator.contended || self.generator.quota_pause.is_some();
-            w.extend(self.silences.warning(p99, self.rps(), paused));
+            // The scheduler counts a quota's pause as waiting for a CPU.
+            let waited = self.generator.wait_fraction * self.measured_s;
+            w.extend(self.silences.warning(p99, self.rps(), waited));
         }
         w.extend(
             self.auto_warmup

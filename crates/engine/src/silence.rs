@@ -82,10 +82,12 @@ impl Silences {
     /// `p99_s` (the run's latency p99). A client sending on its own schedule at the run's `rps`
     /// would have had `rps · Σ Sᵢ` requests due during silences of lengths
     /// `Sᵢ`, each held up until the silence ended: `Sᵢ / 2` on average, so
-    /// `Σ Sᵢ² / (2 Σ Sᵢ)` over them all. `generator_paused`: the load
-    /// threads were themselves held off their CPUs, which stops answers
-    /// being read, so a silence may be partly theirs.
-    pub fn warning(&self, p99_s: f64, rps: f64, generator_paused: bool) -> Option<String> {
+    /// `Σ Sᵢ² / (2 Σ Sᵢ)` over them all. `generator_waited_s`: how long
+    /// the busiest load thread was ready to run but held off its CPU (by
+    /// another process or a quota) in the window; a thread held off reads
+    /// nothing, so from a tenth of the longest silence the line says that
+    /// a silence may be partly the generator's own.
+    pub fn warning(&self, p99_s: f64, rps: f64, generator_waited_s: f64) -> Option<String> {
         let from = WARN_FROM_S.max(4.0 * p99_s);
         let (at, longest) = self.longest().filter(|&(_, d)| d >= from)?;
         let long: Vec<f64> = self
@@ -97,10 +99,10 @@ impl Silences {
         let total: f64 = long.iter().sum();
         let mean_wait = long.iter().map(|d| d * d).sum::<f64>() / (2.0 * total);
         let lower = if self.truncated { "at least " } else { "" };
-        let own = if generator_paused {
-            "; the load generator was itself held off its CPUs during the run (above), and reads nothing then, so part of a silence may be its own"
+        let own = if generator_waited_s >= 0.1 * longest {
+            format!("; a load thread was itself held off its CPU {generator_waited_s:.3} s in the window, and reads nothing then, so part of a silence may be the generator's own")
         } else {
-            ""
+            String::new()
         };
         Some(format!(
             "the server answered nothing for {longest:.3} s from {at:.3} s into the window ({lower}{n} silence{s} of {from_ms:.0} ms or more, {total:.3} s in all) while requests waited on it: a closed loop sends nothing new meanwhile, so only the requests in flight carry a silence and the percentiles hide it (p99 {p99_ms:.3} ms: coordinated omission); at this run's {rps:.0} requests/s a client sending on its own schedule would have had about {due:.0} requests due during them, held up {mean_wait:.3} s on average: measure at a constant rate to charge it to them{own}",
@@ -289,22 +291,29 @@ mod tests {
     fn the_closed_loop_is_warned_of_silences_its_percentiles_hide() {
         // Silences of 1 s and 0.5 s in a 3 s window.
         let s = watch(&steady_except(&[(1000, 2000), (2500, 3000)], 3000), 3000);
-        let w = s.warning(0.005, 10_000.0, false).expect("a warning");
+        let w = s.warning(0.005, 10_000.0, 0.099).expect("a warning");
         assert!(w.starts_with("the server answered nothing for 1.000 s from 1.000 s into the window (2 silences of 50 ms or more, 1.500 s in all)"), "{w}");
         // 10,000/s × 1.5 s due; mean hold (1 + 0.25)/(2 × 1.5) = 0.417 s.
         assert!(
             w.contains("about 15000 requests due during them, held up 0.417 s"),
             "{w}"
         );
-        assert!(!w.contains("may be its own"), "{w}");
-        assert!(s
-            .warning(0.005, 10_000.0, true)
-            .unwrap()
-            .contains("part of a silence may be its own"));
+        // A load thread held off its CPU a tenth of the longest silence or
+        // more may have made part of it.
+        assert!(!w.contains("generator's own"), "{w}");
+        let own = s.warning(0.005, 10_000.0, 0.1).unwrap();
+        assert!(
+            own.contains("held off its CPU 0.100 s in the window"),
+            "{own}"
+        );
+        assert!(
+            own.ends_with("part of a silence may be the generator's own"),
+            "{own}"
+        );
         // Gaps no longer than four times the p99 are the latency itself.
-        assert_eq!(s.warning(0.26, 10_000.0, false), None);
+        assert_eq!(s.warning(0.26, 10_000.0, 0.0), None);
         // Under 50 ms, whatever the p99.
-        assert_eq!(watch(&[0, 40, 80], 80).warning(0.001, 1.0, false), None);
+        assert_eq!(watch(&[0, 40, 80], 80).warning(0.001, 1.0, 0.0), None);
     }
 
     #[test]

@@ -7,42 +7,42 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fairbench_engine::{run, LoadConfig, Outcome, Quiet, Target};
+use fairbench_engine::{run, LoadConfig, Outcome, Protocol, Quiet, Target};
+use fairbench_testkit::h2::scripted::{Action, H2Server};
 use fairbench_testkit::scripted::{Reply, TestServer};
 use fairbench_testkit::serial;
 
-fn closed(url: &str, connections: usize, secs: f64) -> Outcome {
+fn config(url: &str, connections: usize, secs: f64) -> LoadConfig {
     let mut c = LoadConfig::new(Target::parse(url).unwrap());
     c.connections = connections;
     c.threads = 2;
     c.duration = Duration::from_secs_f64(secs);
-    run(&c, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
+    c
 }
 
-fn silence_warning(o: &Outcome) -> Option<String> {
-    o.warnings()
-        .into_iter()
-        .find(|w| w.starts_with("the server answered nothing for"))
+fn go(c: &LoadConfig) -> Outcome {
+    run(c, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
 }
 
-#[test]
-fn a_server_that_stops_answering_for_a_second_is_said_to_have() {
-    let _t = serial();
-    // Answers at once, except that from 0.8 s to 1.8 s after it started
-    // every answer waits until 1.8 s.
-    let (from, to) = (Duration::from_millis(800), Duration::from_millis(1800));
-    let server = TestServer::start("127.0.0.1:0", move |started: Instant, _| {
-        let t = started.elapsed();
-        Reply {
-            delay: if t >= from && t < to {
-                to - t
-            } else {
-                Duration::ZERO
-            },
-            ..Reply::ok()
-        }
-    });
-    let o = closed(&server.url("/"), 8, 3.0);
+fn closed(url: &str, connections: usize, secs: f64) -> Outcome {
+    go(&config(url, connections, secs))
+}
+
+/// The stall both servers make: from 0.8 s to 1.8 s after they start,
+/// every answer waits until 1.8 s.
+const STALL: (Duration, Duration) = (Duration::from_millis(800), Duration::from_millis(1800));
+
+fn held(since_start: Duration) -> Duration {
+    let (from, to) = STALL;
+    if since_start >= from && since_start < to {
+        to - since_start
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// A silence of the one-second stall: found, where it was, and said.
+fn assert_the_stall_is_named(o: &Outcome) {
     let (at, longest) = o.silences.longest().expect("a silence");
     // The run starts a little after the server: the stall is at most that
     // much earlier in the window. A busy machine can stretch it, never
@@ -59,8 +59,35 @@ fn a_server_that_stops_answering_for_a_second_is_said_to_have() {
         "max {} µs",
         o.answered_latency.max()
     );
-    let w = silence_warning(&o).unwrap_or_else(|| panic!("no silence warning: {:?}", o.warnings()));
+    let w = silence_warning(o).unwrap_or_else(|| panic!("no silence warning: {:?}", o.warnings()));
     assert!(w.contains("coordinated omission"), "{w}");
+}
+
+fn silence_warning(o: &Outcome) -> Option<String> {
+    o.warnings()
+        .into_iter()
+        .find(|w| w.starts_with("the server answered nothing for"))
+}
+
+#[test]
+fn a_server_that_stops_answering_for_a_second_is_said_to_have() {
+    let _t = serial();
+    let server = TestServer::start("127.0.0.1:0", |started: Instant, _| Reply {
+        delay: held(started.elapsed()),
+        ..Reply::ok()
+    });
+    assert_the_stall_is_named(&closed(&server.url("/"), 8, 3.0));
+}
+
+#[test]
+fn over_h2_the_same_stall_is_named_the_same_way() {
+    let _t = serial();
+    let server = H2Server::start(vec![], |seen| Action::after(held(seen.at)));
+    let mut c = config(&server.url(), 2, 3.0);
+    c.protocol = Protocol::H2c;
+    c.streams = 4;
+    c.timeout = Duration::from_secs(20);
+    assert_the_stall_is_named(&go(&c));
 }
 
 #[test]

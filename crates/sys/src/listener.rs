@@ -50,17 +50,24 @@ pub struct Server<'a> {
 /// The process holding a socket on `port` that is not the server's, as
 /// "pid N (comm)", when there is one.
 pub fn foreign_holder(server: &Server<'_>, port: u16, proto: Proto) -> Option<String> {
-    let inodes = bound_sockets(server.leader, port, proto);
-    if inodes.is_empty() {
-        return None;
-    }
+    // A leader that has exited (a launcher that started the server and
+    // left) has no /proc: the namespace is read through a member instead.
+    let inodes = std::iter::once(&server.leader)
+        .chain(server.members)
+        .map(|&pid| bound_sockets(pid, port, proto))
+        .find(|found| !found.is_empty())?;
     let holders = holders_of(&inodes);
-    let leader_start = start_time(server.leader)?;
+    // Contained, membership alone decides, and the leader's age is not
+    // needed; otherwise it is, and without it nothing is refused.
+    let leader_start = match server.contained {
+        true => None,
+        false => Some(start_time(server.leader)?),
+    };
     inodes.iter().find_map(|inode| {
         let pids = holders.get(inode)?;
         let ours = |&pid: &u32| {
             server.members.contains(&pid)
-                || (!server.contained && start_time(pid).is_some_and(|s| s >= leader_start))
+                || leader_start.is_some_and(|l| start_time(pid).is_some_and(|s| s >= l))
         };
         if pids.iter().any(ours) {
             return None;
@@ -172,6 +179,10 @@ mod tests {
         // (the shell) holds nothing there.
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
+        // Start times count in clock ticks (10 ms at USER_HZ 100): a test
+        // run first in its binary could spawn within this process's own
+        // tick, and a holder as old as the server is taken for its.
+        std::thread::sleep(std::time::Duration::from_millis(30));
         let mut child = std::process::Command::new("sleep")
             .arg("5")
             .spawn()
@@ -226,5 +237,35 @@ mod tests {
         };
         let found = foreign_holder(&contained, port, Proto::Tcp);
         assert!(found.is_some_and(|s| s.starts_with(&format!("pid {me} "))));
+    }
+
+    #[test]
+    fn a_contained_server_whose_leader_left_is_still_checked() {
+        // The leader exited (a launcher); the group's one member is a
+        // child started after this process, which holds the port.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let leader = gone.id();
+        gone.wait().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let me = std::process::id();
+        let server = Server {
+            leader,
+            members: &[child.id()],
+            contained: true,
+        };
+        let found = foreign_holder(&server, port, Proto::Tcp);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            found
+                .as_deref()
+                .is_some_and(|s| s.starts_with(&format!("pid {me} "))),
+            "{found:?}"
+        );
     }
 }
