@@ -103,3 +103,22 @@ fn a_server_slow_on_every_answer_is_not_called_silent() {
     assert!(o.requests >= 8, "{} answered", o.requests);
     assert_eq!(silence_warning(&o), None, "{:?}", o.silences);
 }
+
+#[test]
+fn an_interrupted_run_is_not_silent_after_its_end() {
+    let _t = serial();
+    let server = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let interrupter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        s.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let o = run(&config(&server.url("/"), 4, 10.0), stop, &mut Quiet).expect("run");
+    interrupter.join().unwrap();
+    assert!(o.interrupted);
+    // The 9 s the run never reached are no silence of the server's.
+    let longest = o.silences.longest().map_or(0.0, |(_, d)| d);
+    assert!(longest < 0.5, "{:?}", o.silences);
+    assert_eq!(silence_warning(&o), None);
+}

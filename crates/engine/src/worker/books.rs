@@ -36,6 +36,9 @@ impl Worker {
         let mut t = self.tally;
         t.settle();
         let thread_req_sec = t.req_sec.finish();
+        // Interrupted, the window ends where the run did: a silence is
+        // not the time the run never reached.
+        t.silence.close_window(window_end);
         let silences = t.silence.finish();
         let targets = groups(std::mem::take(&mut t.targets), plan.names.iter().cloned());
         let labels = plan.stages.iter().flatten().map(|s| s.label());
