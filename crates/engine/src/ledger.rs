@@ -295,8 +295,9 @@ impl Tally {
         planned >= self.measure_start && planned < self.end
     }
 
-    /// The window ends early, at `end` (a request budget was used up): what
-    /// is planned from then on is not the window's.
+    /// The window ends early, at `end` (a request budget was used up, or
+    /// the run was interrupted): what is planned from then on is not the
+    /// window's, and the per-window watches stop there.
     pub fn close_window(&mut self, end: Nanos) {
         self.end = self.end.min(end);
         self.req_sec.close_window(end);

@@ -111,7 +111,8 @@ fn an_interrupted_run_is_not_silent_after_its_end() {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let interrupter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(700));
+        // Mid-way through one of wrk's 100 ms Req/Sec intervals.
+        std::thread::sleep(Duration::from_millis(750));
         s.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let o = run(&config(&server.url("/"), 4, 10.0), stop, &mut Quiet).expect("run");
@@ -121,4 +122,13 @@ fn an_interrupted_run_is_not_silent_after_its_end() {
     let longest = o.silences.longest().map_or(0.0, |(_, d)| d);
     assert!(longest < 0.5, "{:?}", o.silences);
     assert_eq!(silence_warning(&o), None);
+    // Nor is the interval the interrupt cut short a slow one: each thread
+    // samples only the intervals that ended within the measured window.
+    let whole = (o.measured_s / 0.1 + 1e-9).floor() as u64;
+    assert!(
+        o.thread_req_sec.samples <= 2 * whole,
+        "{} Req/Sec samples in {:.3} s on 2 threads",
+        o.thread_req_sec.samples,
+        o.measured_s
+    );
 }

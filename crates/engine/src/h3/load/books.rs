@@ -172,10 +172,10 @@ impl H3Worker {
         let plan = &self.plan;
         let mut t = self.tally;
         t.settle();
+        // Interrupted, the window ends where the run did: neither a
+        // silence nor wrk's last Req/Sec interval is time it never reached.
+        t.close_window(window_end);
         let thread_req_sec = t.req_sec.finish();
-        // Interrupted, the window ends where the run did: a silence is
-        // not the time the run never reached.
-        t.silence.close_window(window_end);
         let silences = t.silence.finish();
         let targets = groups(std::mem::take(&mut t.targets), plan.names.iter().cloned());
         let labels = plan.stages.iter().flatten().map(|s| s.label());
