@@ -172,6 +172,10 @@ pub(crate) struct Tally {
     pub iv: IntervalTally,
     pub planned: u64,
     pub answered: u64,
+    /// Answers that arrived within the window, whenever their request was
+    /// planned: what the window's throughput counts (see
+    /// `Outcome::arrived`).
+    pub arrived: u64,
     pub bytes: u64,
     pub errors: ErrorCounts,
     /// Answers of the window per status code.
@@ -226,6 +230,7 @@ impl Tally {
             iv: IntervalTally::new(),
             planned: 0,
             answered: 0,
+            arrived: 0,
             bytes: 0,
             errors: ErrorCounts::default(),
             codes: StatusCounts::new(),
@@ -348,6 +353,7 @@ impl Tally {
             self.failed(now, r, Failure::Timeout);
             return false;
         }
+        self.arrived += u64::from(now >= self.measure_start && now < self.end);
         let latency = now.saturating_sub(r.latency_from());
         let bad = !self.expect.contains(status);
         self.iv.requests += 1;

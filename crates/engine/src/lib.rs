@@ -15,6 +15,7 @@
 //! get an [`Outcome`] and, while it runs, per-second samples through an
 //! [`Observer`].
 
+mod answered_rate;
 mod cert_probe;
 pub mod clock;
 mod config;

@@ -75,6 +75,7 @@ impl Outcome {
             sockets,
             planned,
             requests,
+            arrived,
             bytes,
             connections,
             threads,
@@ -119,6 +120,7 @@ impl Outcome {
             measured_s,
             planned,
             requests,
+            arrived,
             bytes_read: bytes,
             errors,
             latency,
@@ -177,6 +179,7 @@ struct Sums {
     sockets: Sockets,
     planned: u64,
     requests: u64,
+    arrived: u64,
     bytes: u64,
     connections: usize,
     threads: usize,
@@ -204,6 +207,7 @@ impl Sums {
             sockets: Sockets::default(),
             planned: 0,
             requests: 0,
+            arrived: 0,
             bytes: 0,
             connections: 0,
             threads: 0,
@@ -244,6 +248,7 @@ impl Sums {
         self.sockets.add(&o.sockets);
         self.planned += o.planned;
         self.requests += o.requests;
+        self.arrived += o.arrived;
         self.bytes += o.bytes_read;
         self.connections += o.connections;
         self.threads += o.threads;

@@ -253,6 +253,14 @@ pub struct Outcome {
     pub planned: u64,
     /// Requests of the window that were answered (any status).
     pub requests: u64,
+    /// Answers that arrived within the window, whenever their request was
+    /// planned. A server that falls behind a constant rate answers the
+    /// window's last requests after it, in the drain: they are in
+    /// `requests` and the latency, but crediting them to the window's
+    /// seconds would show a rate the server never kept (see
+    /// [`Outcome::throughput_answers`]).
+    #[serde(default)]
+    pub arrived: u64,
     pub bytes_read: u64,
     pub errors: ErrorCounts,
     /// The honest latency distribution: every request of the window, answered
@@ -348,14 +356,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn rps(&self) -> f64 {
-        if self.measured_s > 0.0 {
-            self.requests as f64 / self.measured_s
-        } else {
-            0.0
-        }
-    }
-
     pub fn latency_summary(&self) -> LatencySummary {
         LatencySummary::of(&self.latency)
     }
@@ -402,11 +402,6 @@ impl Outcome {
             timeout: e.timeout,
             unanswered: e.unanswered,
         }
-    }
-
-    /// Generator CPU per answered request of the window.
-    pub fn cpu_us_per_request(&self) -> Option<f64> {
-        (self.requests > 0).then(|| self.generator.cpu_s * 1e6 / self.requests as f64)
     }
 
     pub fn uncorrected_summary(&self) -> LatencySummary {
@@ -557,6 +552,7 @@ impl Outcome {
                     ));
                 }
             }
+            w.extend(self.behind_warning());
         }
     }
 

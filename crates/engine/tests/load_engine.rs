@@ -519,3 +519,64 @@ fn memory_pressure_on_the_machine_is_reported() {
         "{w:?}"
     );
 }
+
+/// The rate of a run is what the server answered within its window: one
+/// that falls behind a constant rate answers the window's last requests in
+/// the drain after it, and crediting those to the window's seconds would
+/// show the rate it was asked for, not the one it kept.
+#[test]
+fn a_server_behind_the_rate_is_credited_only_what_it_answered_in_the_window() {
+    let _timing = serial();
+    // 4 connections, each answer 10 ms: at most 400 a second.
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::from_millis(10),
+        ..Reply::ok()
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_secs(2);
+    cfg.model = LoadModel::ConstantRate { rps: 800.0 };
+    let o = go(&cfg);
+    // Every request was answered, half of them after the window.
+    assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
+    assert!(o.planned >= 1500, "{:?}", o.ledger());
+    assert!(
+        o.arrived < o.requests * 7 / 10,
+        "{} of {}",
+        o.arrived,
+        o.requests
+    );
+    let rps = o.rps();
+    assert!((rps - o.arrived as f64 / o.measured_s).abs() < 1e-9);
+    assert!(
+        rps < 480.0,
+        "{rps} req/s from a server that answers at most 400"
+    );
+    assert!(
+        o.requests as f64 / o.measured_s > 700.0,
+        "the drain answered the rest"
+    );
+    let w = o.warnings().join("\n");
+    assert!(w.contains("fell behind the asked 800 requests/s"), "{w}");
+}
+
+/// A server that keeps the rate is credited all of its window's answers,
+/// those that came just after it included: they are the last requests' own
+/// latency, not a backlog.
+#[test]
+fn a_server_keeping_the_rate_is_credited_every_answer_of_its_window() {
+    let _timing = serial();
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::ok()
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.connections = 20;
+    cfg.duration = Duration::from_secs(1);
+    cfg.model = LoadModel::ConstantRate { rps: 400.0 };
+    let o = go(&cfg);
+    assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
+    // About 2 of the 400 answers (5 ms at 400/s) came after the window.
+    assert!(o.arrived < o.requests, "{} of {}", o.arrived, o.requests);
+    assert_eq!(o.rps(), o.requests as f64 / o.measured_s);
+    assert!(!o.warnings().join("\n").contains("fell behind"));
+}

@@ -130,13 +130,7 @@ impl Threshold {
             Stat::Percentile(p) => pct(p),
             Stat::Mean => hist.mean(),
             Stat::Max => hist.max() as f64,
-            Stat::Rps => {
-                if o.measured_s > 0.0 {
-                    answered as f64 / o.measured_s
-                } else {
-                    0.0
-                }
-            }
+            Stat::Rps => o.share_rps(answered),
             Stat::Errors | Stat::Timeouts => {
                 let n = if self.stat == Stat::Errors {
                     errors.total()

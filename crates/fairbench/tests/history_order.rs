@@ -49,6 +49,7 @@ fn figures(rps: f64, samples: Vec<SampleRow>) -> CaseFigures {
     CaseFigures {
         planned: requests,
         outcome_requests: requests,
+        throughput_answers: requests,
         duration_s: 10.0,
         rps,
         rps_stdev: 0.0,

@@ -81,6 +81,52 @@ fn every_form_passes_and_fails() {
     }
 }
 
+/// A server behind the asked rate is judged on what it answered within
+/// the window, not on the backlog it answered in the drain after it.
+#[test]
+fn rps_is_judged_on_the_rate_the_server_kept() {
+    let _serial = serial();
+    // 2 connections, every answer 10 ms: at most 200 a second.
+    let srv = Counting::start(Duration::from_millis(10));
+    let url = srv.url("/");
+    let args = [
+        "load",
+        &url,
+        "-d",
+        "2s",
+        "-R",
+        "400",
+        "-c",
+        "2",
+        "--timeout",
+        "20s",
+        "--json",
+        "--threshold",
+        "rps>300",
+        "--threshold",
+        "rps<260",
+    ];
+    let (code, out, err) = run(&args);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    // Every request was answered, the backlog after the window.
+    assert_eq!(v["requests"], v["ledger"]["planned"], "{v}");
+    let verdicts: Vec<bool> = v["thresholds"]
+        .as_array()
+        .expect("thresholds in the JSON")
+        .iter()
+        .map(|t| t["pass"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        verdicts,
+        [false, true],
+        "rps {} of {}",
+        v["rps"],
+        v["requests"]
+    );
+    assert_eq!(code, 99, "{err}");
+    assert!(v["warnings"].to_string().contains("fell behind"), "{v}");
+}
+
 #[test]
 fn timeouts_pass_and_fail() {
     let _serial = serial();

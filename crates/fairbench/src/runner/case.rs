@@ -613,6 +613,7 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
     CaseFigures {
         planned: o.planned,
         outcome_requests: o.requests,
+        throughput_answers: o.throughput_answers(),
         duration_s: o.measured_s,
         rps: o.rps(),
         rps_stdev: t.stdev,

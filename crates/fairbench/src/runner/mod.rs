@@ -476,17 +476,20 @@ fn file_safe(label: &str) -> String {
 
 fn summary(f: &CaseFigures) -> String {
     let cpu = match f.server_cpu_s {
-        Some(c) if f.outcome_requests > 0 => {
+        Some(c) if f.throughput_answers > 0 => {
             format!(
                 "  server {:.1} µs CPU/req",
-                c * 1e6 / f.outcome_requests as f64
+                c * 1e6 / f.throughput_answers as f64
             )
         }
         _ => String::new(),
     };
     let db = match f.db.as_ref().and_then(|d| d.cpu_s) {
-        Some(c) if f.outcome_requests > 0 => {
-            format!("  db {:.1} µs CPU/req", c * 1e6 / f.outcome_requests as f64)
+        Some(c) if f.throughput_answers > 0 => {
+            format!(
+                "  db {:.1} µs CPU/req",
+                c * 1e6 / f.throughput_answers as f64
+            )
         }
         _ => String::new(),
     };

@@ -11,6 +11,9 @@ pub struct CaseFigures {
     /// Requests of the window: each answered or in one error class.
     pub planned: u64,
     pub outcome_requests: u64,
+    /// The answers the rate counts (`Outcome::throughput_answers`), and so
+    /// what CPU per request divides by: the CPU is the window's too.
+    pub throughput_answers: u64,
     pub duration_s: f64,
     pub rps: f64,
     pub rps_stdev: f64,
@@ -105,7 +108,7 @@ pub(crate) fn update_figures(
         update_http3(tx, case, h3)?;
     }
     if let Some(db) = &f.db {
-        update_db_figures(tx, case, db, f.outcome_requests)?;
+        update_db_figures(tx, case, db, f.throughput_answers)?;
     }
     Ok(())
 }
@@ -137,7 +140,7 @@ fn per_request(cpu: Option<f64>, requests: u64) -> Option<f64> {
 /// The case done, with the load's, the generator's and the server's figures.
 fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusqlite::Result<()> {
     let l = &f.latency_summary;
-    let per_req = |cpu: Option<f64>| per_request(cpu, f.outcome_requests);
+    let per_req = |cpu: Option<f64>| per_request(cpu, f.throughput_answers);
     let cpu_per_req = per_req(f.server_cpu_s);
     tx.execute(
         "UPDATE cases SET state = 'done', reason = NULL, finished_at = :finished_at,
@@ -252,7 +255,7 @@ fn update_db_figures(
     tx: &Transaction<'_>,
     case: i64,
     db: &DbFigures,
-    requests: u64,
+    answers: u64,
 ) -> rusqlite::Result<()> {
     tx.execute(
         "UPDATE cases SET db_cpu_s = :cpu, db_cpu_us_per_request = :per_req,
@@ -261,7 +264,7 @@ fn update_db_figures(
         named_params! {
             ":id": case,
             ":cpu": db.cpu_s,
-            ":per_req": per_request(db.cpu_s, requests),
+            ":per_req": per_request(db.cpu_s, answers),
             ":mem": db.memory_peak.map(|v| v as i64),
             ":cpus": db.cpus,
             ":pool": db.pool as i64,

@@ -535,6 +535,7 @@ mod tests {
         let f = CaseFigures {
             planned: 5_000_000,
             outcome_requests: 3,
+            throughput_answers: 3,
             duration_s: 1.0,
             rps: 3.0,
             rps_stdev: 0.0,

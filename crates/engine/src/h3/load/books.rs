@@ -199,6 +199,7 @@ impl H3Worker {
             measured_s: secs(window_end.saturating_sub(plan.measure_start)),
             planned: t.planned,
             requests: t.answered,
+            arrived: t.arrived,
             bytes_read: t.bytes,
             errors: t.errors,
             latency: t.latency,

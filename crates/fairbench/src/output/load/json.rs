@@ -53,6 +53,10 @@ pub struct LoadJson<'a> {
     pub ledger: Ledger,
     /// Answered requests of the window (= ledger.answered).
     pub requests: u64,
+    /// Answers that arrived within the window, whenever planned.
+    pub answered_in_window: u64,
+    /// requests / duration_s, or answered_in_window / duration_s when over
+    /// 1 % of the window's answers came after it.
     pub rps: f64,
     pub throughput: Throughput,
     /// Every request of the window: answered ones from their planned time,
@@ -158,6 +162,7 @@ impl<'a> LoadJson<'a> {
             timeout_s: o.timeout_s,
             ledger: o.ledger(),
             requests: o.requests,
+            answered_in_window: o.arrived,
             rps: o.rps(),
             throughput: o.throughput(),
             latency_us: o.latency_summary(),

@@ -75,11 +75,7 @@ fn one<'a>(o: &Outcome, t: &'a TargetOutcome, percentiles: &[f64]) -> TargetJson
         name: &t.name,
         planned: t.planned,
         requests: t.requests,
-        rps: if o.measured_s > 0.0 {
-            t.requests as f64 / o.measured_s
-        } else {
-            0.0
-        },
+        rps: o.share_rps(t.requests),
         errors: t.errors,
         status_codes: &t.status_codes,
         latency_us: t.latency_summary(),

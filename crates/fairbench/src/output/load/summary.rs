@@ -125,12 +125,21 @@ fn first_line(s: &mut String, url: &str, o: &Outcome) {
 /// intervals (and wrk's per thread) and the bytes read.
 fn volume_lines(s: &mut String, o: &Outcome) {
     let l = o.ledger();
+    // A server behind a constant rate answers part of the window after it:
+    // the rate is of what came within it.
+    let within = match o.answered_after_window() {
+        Some(_) => format!(
+            "; {} came within the {}",
+            count(o.arrived),
+            seconds(o.measured_s)
+        ),
+        None => format!(" in {}", seconds(o.measured_s)),
+    };
     let _ = writeln!(
         s,
-        "  {:<14}{} answered in {}  =  {} req/s",
+        "  {:<14}{} answered{within}  =  {} req/s",
         "Requests",
         count(o.requests),
-        seconds(o.measured_s),
         rate(o.rps())
     );
     let unanswered = if l.not_answered() == 0 {
