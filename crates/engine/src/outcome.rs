@@ -546,9 +546,15 @@ impl Outcome {
             if s.waited_for_connection > 0 {
                 let share = s.waited_for_connection as f64 / s.sent.max(1) as f64 * 100.0;
                 if share >= 1.0 {
+                    // Behind the rate, every connection is busy because
+                    // every answer is late: the server is the limit.
+                    let why = if self.answered_after_window().is_some() {
+                        "the server fell behind the rate, so more connections would only queue more requests at it"
+                    } else {
+                        "the rate offered to the server was capped by --connections at those moments"
+                    };
                     w.push(format!(
-                        "{:.1}% of requests found no free connection when due: their latency includes the wait (as it should), but the offered rate was capped by --connections",
-                        share
+                        "{share:.1}% of requests found no free connection when due: their latency includes the wait (as it should); {why}"
                     ));
                 }
             }

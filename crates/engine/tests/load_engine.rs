@@ -557,6 +557,13 @@ fn a_server_behind_the_rate_is_credited_only_what_it_answered_in_the_window() {
     );
     let w = o.warnings().join("\n");
     assert!(w.contains("fell behind the asked 800 requests/s"), "{w}");
+    // Every connection was busy because every answer was late: the
+    // server, not --connections, held the rate back.
+    assert!(
+        w.contains("no free connection when due") && w.contains("would only queue more requests"),
+        "{w}"
+    );
+    assert!(!w.contains("capped by --connections"), "{w}");
 }
 
 /// A server that keeps the rate is credited all of its window's answers,
@@ -578,5 +585,42 @@ fn a_server_keeping_the_rate_is_credited_every_answer_of_its_window() {
     // About 2 of the 400 answers (5 ms at 400/s) came after the window.
     assert!(o.arrived < o.requests, "{} of {}", o.arrived, o.requests);
     assert_eq!(o.rps(), o.requests as f64 / o.measured_s);
-    assert!(!o.warnings().join("\n").contains("fell behind"));
+    let w = o.warnings().join("\n");
+    assert!(
+        !w.contains("fell behind") && !w.contains("no free connection"),
+        "{w}"
+    );
+}
+
+/// Too few connections for the rate, at a server that keeps up with what
+/// it is sent: the requests that waited for a connection are charged the
+/// wait, and the warning blames --connections, not the server.
+#[test]
+fn too_few_connections_for_the_rate_are_named_as_the_limit() {
+    let _timing = serial();
+    // One connection at 200/s, a request every 5 ms; every 4th answer
+    // takes 12 ms, the others 1 ms (3.75 ms on average, so the server keeps
+    // the rate), and the two requests after a slow one find the connection
+    // busy when due.
+    let srv = TestServer::start("127.0.0.1:0", |_, n| Reply {
+        delay: Duration::from_millis(if n % 4 == 3 { 12 } else { 1 }),
+        ..Reply::ok()
+    });
+    let mut cfg = config(&srv.url("/"));
+    cfg.connections = 1;
+    cfg.threads = 1;
+    cfg.duration = Duration::from_secs(3);
+    cfg.model = LoadModel::ConstantRate { rps: 200.0 };
+    let o = go(&cfg);
+    assert_eq!(
+        o.answered_after_window(),
+        None,
+        "{} of {}",
+        o.arrived,
+        o.requests
+    );
+    let s = o.schedule.as_ref().unwrap();
+    assert!(s.waited_for_connection * 10 > s.sent, "{s:?}");
+    let w = o.warnings().join("\n");
+    assert!(w.contains("capped by --connections"), "{w}");
 }
