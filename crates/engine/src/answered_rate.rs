@@ -7,9 +7,20 @@
 //! answers its backlog after the window, in the drain (every request of the
 //! window is awaited until its timeout): crediting those answers to the
 //! window's seconds would show the rate it was asked for, not the one it
-//! kept, so from 1 % of the window's answers after it the rate counts only
-//! the answers that arrived within it, as wrk, wrk2 and oha do. The late
-//! ones stay in the ledger and in the latency, with all they waited.
+//! kept, so then the rate counts only the answers that arrived within the
+//! window, as wrk, wrk2 and oha do. The late ones stay in the ledger and in
+//! the latency, with all they waited.
+//!
+//! Which is which: every request in flight holds a slot (a connection, a
+//! stream, a place in a pipeline), so a server keeping the rate has at most
+//! `slots` requests in flight when the window ends and answers at most that
+//! many after it. More answers after the window than slots were requests
+//! still waiting to be sent when it ended: a backlog, so the server fell
+//! behind. The rule asks for both that and 1 % of the window's answers,
+//! and so never calls a server that kept the rate behind, however short
+//! the window or slow its answers. A server that queues internally behind
+//! more slots than its backlog is not flagged; what that leaves in the rate
+//! is at most `slots / T` a second, and its latency shows the queue.
 
 use crate::config::LoadModel;
 use crate::outcome::Outcome;
@@ -37,11 +48,24 @@ impl Outcome {
     }
 
     /// At a constant rate, the window's answers that came after it, when
-    /// they are over 1 % of them: the server fell behind the schedule.
+    /// they are over 1 % of them and more than could have been in flight
+    /// at its end: the server fell behind the schedule.
     pub fn answered_after_window(&self) -> Option<u64> {
         let after = self.requests.saturating_sub(self.arrived);
-        (matches!(self.model, LoadModel::ConstantRate { .. }) && after * 100 > self.requests)
-            .then_some(after)
+        (matches!(self.model, LoadModel::ConstantRate { .. })
+            && after * 100 > self.requests
+            && after > self.slots())
+        .then_some(after)
+    }
+
+    /// The most requests the run could have had in flight at once.
+    fn slots(&self) -> u64 {
+        let per_connection = match (&self.h2, &self.h3) {
+            (Some(h2), _) => h2.streams,
+            (None, Some(h3)) => h3.streams,
+            (None, None) => self.pipeline,
+        };
+        (self.connections * per_connection.max(1)) as u64
     }
 
     /// The rate of a part of the window's answers (a target's): `answered`

@@ -568,7 +568,7 @@ fn a_server_behind_the_rate_is_credited_only_what_it_answered_in_the_window() {
 
 /// A server that keeps the rate is credited all of its window's answers,
 /// those that came just after it included: they are the last requests' own
-/// latency, not a backlog.
+/// latency, not a backlog, even when a short window makes them many.
 #[test]
 fn a_server_keeping_the_rate_is_credited_every_answer_of_its_window() {
     let _timing = serial();
@@ -578,12 +578,19 @@ fn a_server_keeping_the_rate_is_credited_every_answer_of_its_window() {
     });
     let mut cfg = config(&srv.url("/"));
     cfg.connections = 20;
-    cfg.duration = Duration::from_secs(1);
+    cfg.duration = Duration::from_millis(200);
     cfg.model = LoadModel::ConstantRate { rps: 400.0 };
     let o = go(&cfg);
     assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
-    // About 2 of the 400 answers (5 ms at 400/s) came after the window.
-    assert!(o.arrived < o.requests, "{} of {}", o.arrived, o.requests);
+    // The requests of the last 5 ms, 2 or more of the 80 (over 1 %), were
+    // answered after the window, each within its connection's slot.
+    let after = o.requests - o.arrived;
+    assert!(
+        after * 100 > o.requests && after <= 20,
+        "{} of {}",
+        o.arrived,
+        o.requests
+    );
     assert_eq!(o.rps(), o.requests as f64 / o.measured_s);
     let w = o.warnings().join("\n");
     assert!(

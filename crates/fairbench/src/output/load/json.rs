@@ -55,8 +55,8 @@ pub struct LoadJson<'a> {
     pub requests: u64,
     /// Answers that arrived within the window, whenever planned.
     pub answered_in_window: u64,
-    /// requests / duration_s, or answered_in_window / duration_s when over
-    /// 1 % of the window's answers came after it.
+    /// requests / duration_s, or answered_in_window / duration_s when the
+    /// server fell behind a constant rate (`Outcome::throughput_answers`).
     pub rps: f64,
     pub throughput: Throughput,
     /// Every request of the window: answered ones from their planned time,
