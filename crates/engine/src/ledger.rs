@@ -353,7 +353,7 @@ impl Tally {
             self.failed(now, r, Failure::Timeout);
             return false;
         }
-        self.arrived += u64::from(now >= self.measure_start && now < self.end);
+        self.arrived += u64::from(self.in_window(now));
         let latency = now.saturating_sub(r.latency_from());
         let bad = !self.expect.contains(status);
         self.iv.requests += 1;

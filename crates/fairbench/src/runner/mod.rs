@@ -475,24 +475,12 @@ fn file_safe(label: &str) -> String {
 }
 
 fn summary(f: &CaseFigures) -> String {
-    let cpu = match f.server_cpu_s {
-        Some(c) if f.throughput_answers > 0 => {
-            format!(
-                "  server {:.1} µs CPU/req",
-                c * 1e6 / f.throughput_answers as f64
-            )
-        }
-        _ => String::new(),
-    };
-    let db = match f.db.as_ref().and_then(|d| d.cpu_s) {
-        Some(c) if f.throughput_answers > 0 => {
-            format!(
-                "  db {:.1} µs CPU/req",
-                c * 1e6 / f.throughput_answers as f64
-            )
-        }
-        _ => String::new(),
-    };
+    let cpu = f
+        .per_request(f.server_cpu_s)
+        .map_or_else(String::new, |us| format!("  server {us:.1} µs CPU/req"));
+    let db = f
+        .per_request(f.db.as_ref().and_then(|d| d.cpu_s))
+        .map_or_else(String::new, |us| format!("  db {us:.1} µs CPU/req"));
     let errs = f.errors.total();
     format!(
         "{} req/s  p50 {}  p99 {}{}{cpu}{db}",

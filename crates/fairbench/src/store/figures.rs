@@ -108,7 +108,7 @@ pub(crate) fn update_figures(
         update_http3(tx, case, h3)?;
     }
     if let Some(db) = &f.db {
-        update_db_figures(tx, case, db, f.throughput_answers)?;
+        update_db_figures(tx, case, db, f.per_request(db.cpu_s))?;
     }
     Ok(())
 }
@@ -128,20 +128,21 @@ fn update_http3(
     Ok(())
 }
 
-/// CPU seconds as CPU-µs per request of the window; None without the CPU
-/// figure or without requests.
-fn per_request(cpu: Option<f64>, requests: u64) -> Option<f64> {
-    match (cpu, requests) {
-        (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
-        _ => None,
+impl CaseFigures {
+    /// CPU seconds of the window as CPU-µs per answer of it (the ones the
+    /// rate counts); None without the CPU figure or without answers.
+    pub fn per_request(&self, cpu: Option<f64>) -> Option<f64> {
+        match (cpu, self.throughput_answers) {
+            (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
+            _ => None,
+        }
     }
 }
 
 /// The case done, with the load's, the generator's and the server's figures.
 fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusqlite::Result<()> {
     let l = &f.latency_summary;
-    let per_req = |cpu: Option<f64>| per_request(cpu, f.throughput_answers);
-    let cpu_per_req = per_req(f.server_cpu_s);
+    let cpu_per_req = f.per_request(f.server_cpu_s);
     tx.execute(
         "UPDATE cases SET state = 'done', reason = NULL, finished_at = :finished_at,
             planned = :planned, requests = :requests, duration_s = :duration_s, rps = :rps,
@@ -207,7 +208,7 @@ fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusq
             ":warnings_json": serde_json::to_string(&f.warnings).unwrap_or_else(|_| "[]".into()),
             ":steal_fraction": f.steal_fraction,
             ":server_group_cpu_s": f.server_group_cpu_s,
-            ":server_group_cpu_us_per_request": per_req(f.server_group_cpu_s),
+            ":server_group_cpu_us_per_request": f.per_request(f.server_group_cpu_s),
             ":server_group_memory_peak": f.server_group_memory_peak.map(|v| v as i64),
             ":generator_containment": f.generator_containment,
             ":generator_cpuset": f.generator_cpuset,
@@ -255,7 +256,7 @@ fn update_db_figures(
     tx: &Transaction<'_>,
     case: i64,
     db: &DbFigures,
-    answers: u64,
+    per_request: Option<f64>,
 ) -> rusqlite::Result<()> {
     tx.execute(
         "UPDATE cases SET db_cpu_s = :cpu, db_cpu_us_per_request = :per_req,
@@ -264,7 +265,7 @@ fn update_db_figures(
         named_params! {
             ":id": case,
             ":cpu": db.cpu_s,
-            ":per_req": per_request(db.cpu_s, answers),
+            ":per_req": per_request,
             ":mem": db.memory_peak.map(|v| v as i64),
             ":cpus": db.cpus,
             ":pool": db.pool as i64,
