@@ -21,9 +21,16 @@
 //! the window or slow its answers. A server that queues internally behind
 //! more slots than its backlog is not flagged; what that leaves in the rate
 //! is at most `slots / T` a second, and its latency shows the queue.
+//!
+//! A target of a request mix is credited as the run is: its answers, or
+//! those of them that arrived within the window. A stage of a rate profile
+//! gets the same rule on its own span, so a stage the server fell behind
+//! in is credited with the answers that came during it (a backlog of the
+//! stage before included: the server answered them then), not with its own
+//! backlog answered in the next stage or the drain.
 
 use crate::config::LoadModel;
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, TargetOutcome};
 
 impl Outcome {
     /// Answers per second of the window (see
@@ -68,16 +75,63 @@ impl Outcome {
         (self.connections * per_connection.max(1)) as u64
     }
 
-    /// The rate of a part of the window's answers (a target's): `answered`
-    /// of its requests per second, scaled down as the run's own is when
-    /// the server fell behind (arrivals are not told apart by target, so a
-    /// part is taken to have fallen behind as the whole did).
-    pub fn share_rps(&self, answered: u64) -> f64 {
-        if self.measured_s <= 0.0 || self.requests == 0 {
+    /// The rate of one target of a request mix: its answers per second of
+    /// the window, or, when the server fell behind, those of its answers
+    /// that arrived within the window, as the run's own rate counts.
+    pub fn target_rps(&self, t: &TargetOutcome) -> f64 {
+        if self.measured_s <= 0.0 {
             return 0.0;
         }
-        let kept = self.throughput_answers() as f64 / self.requests as f64;
-        answered as f64 * kept / self.measured_s
+        let n = if self.answered_after_window().is_some() {
+            t.arrived
+        } else {
+            t.requests
+        };
+        n as f64 / self.measured_s
+    }
+
+    /// The rate stage `i` of a rate profile kept, by the run's rule applied
+    /// to the stage's span: its own requests answered, per second of the
+    /// span, unless more of them were answered after the span than could
+    /// have been in flight at its end (and over 1 %); then the answers that
+    /// arrived within the span, whichever stage planned them. A stage the
+    /// server fell behind in is thus credited with what it answered during
+    /// it, not with its backlog answered in the next stage or the drain.
+    pub fn stage_rps(&self, i: usize) -> f64 {
+        let (Some(s), Some(span)) = (self.stages.get(i), self.stage_span_s(i)) else {
+            return 0.0;
+        };
+        if span <= 0.0 {
+            return 0.0;
+        }
+        let n = if self.stage_behind(i).is_some() {
+            s.arrived
+        } else {
+            s.requests
+        };
+        n as f64 / span
+    }
+
+    /// Stage `i`'s own answers that came after its span, when the server
+    /// fell behind in it (see [`Outcome::stage_rps`]).
+    pub fn stage_behind(&self, i: usize) -> Option<u64> {
+        let s = self.stages.get(i)?;
+        let after = s.requests.saturating_sub(s.answered_within);
+        (matches!(self.model, LoadModel::ConstantRate { .. })
+            && after * 100 > s.requests
+            && after > self.slots())
+        .then_some(after)
+    }
+
+    /// Seconds of stage `i` the run measured: its planned length, cut
+    /// where an interrupted run ended.
+    fn stage_span_s(&self, i: usize) -> Option<f64> {
+        let at: f64 = self.stage_plan[..i.min(self.stage_plan.len())]
+            .iter()
+            .map(|s| s.duration.as_secs_f64())
+            .sum();
+        let d = self.stage_plan.get(i)?.duration.as_secs_f64();
+        Some(((at + d).min(self.measured_s) - at).max(0.0))
     }
 
     /// Generator CPU of the window per answer of it.
@@ -86,8 +140,32 @@ impl Outcome {
         (n > 0).then(|| self.generator.cpu_s * 1e6 / n as f64)
     }
 
+    /// The loud lines for a server that fell behind the asked rate: the
+    /// window's, and the stages' it fell behind in.
+    pub(crate) fn behind_warnings(&self, w: &mut Vec<String>) {
+        w.extend(self.behind_warning());
+        let stages: Vec<String> = (0..self.stages.len())
+            .filter_map(|i| {
+                let after = self.stage_behind(i)?;
+                let s = &self.stages[i];
+                Some(format!(
+                    "{} ({after} of its {} answers came after it; {:.0} req/s came within it)",
+                    s.name,
+                    s.requests,
+                    self.stage_rps(i)
+                ))
+            })
+            .collect();
+        if !stages.is_empty() {
+            w.push(format!(
+                "the server fell behind the rate in stage {}: a stage's rate counts the answers that came within its span, whichever stage planned them; its own late answers are in its latency with all they waited",
+                stages.join(", ")
+            ));
+        }
+    }
+
     /// The loud line for a server that fell behind the asked rate.
-    pub(crate) fn behind_warning(&self) -> Option<String> {
+    fn behind_warning(&self) -> Option<String> {
         let after = self.answered_after_window()?;
         let LoadModel::ConstantRate { rps: asked } = self.model else {
             return None;

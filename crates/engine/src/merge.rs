@@ -338,6 +338,8 @@ fn merge_groups<'a>(parts: impl Iterator<Item = &'a [TargetOutcome]>) -> Vec<Tar
                     name: t.name.clone(),
                     planned: 0,
                     requests: 0,
+                    arrived: 0,
+                    answered_within: 0,
                     errors: ErrorCounts::default(),
                     status_codes: BTreeMap::new(),
                     latency: new_histogram(),
@@ -346,6 +348,8 @@ fn merge_groups<'a>(parts: impl Iterator<Item = &'a [TargetOutcome]>) -> Vec<Tar
             let m = &mut merged[i];
             m.planned += t.planned;
             m.requests += t.requests;
+            m.arrived += t.arrived;
+            m.answered_within += t.answered_within;
             m.errors.add(&t.errors);
             for (code, n) in &t.status_codes {
                 *m.status_codes.entry(*code).or_insert(0) += n;

@@ -67,6 +67,14 @@ pub struct TargetOutcome {
     pub name: String,
     pub planned: u64,
     pub requests: u64,
+    /// A target: answers to its requests that arrived within the window.
+    /// A stage: answers that arrived within its span, whichever request
+    /// they answered (see `Outcome::stage_rps`).
+    #[serde(default)]
+    pub arrived: u64,
+    /// A stage: answers to its own requests that arrived within its span.
+    #[serde(default)]
+    pub answered_within: u64,
     pub errors: ErrorCounts,
     #[serde(default, with = "crate::status::codes_as_strings")]
     pub status_codes: BTreeMap<u16, u64>,
@@ -558,7 +566,7 @@ impl Outcome {
                     ));
                 }
             }
-            w.extend(self.behind_warning());
+            self.behind_warnings(w);
         }
     }
 

@@ -7,24 +7,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, Target};
+use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError};
 use fairbench_testkit::scripted::{Reply, TestServer, HELLO};
 use fairbench_testkit::serial;
-
-fn config(url: &str) -> LoadConfig {
-    let mut c = LoadConfig::new(Target::parse(url).unwrap());
-    c.connections = 4;
-    c.threads = 2;
-    c.duration = Duration::from_millis(1500);
-    // Far above any answer these servers give: on a loaded machine their
-    // threads can starve for seconds, and a timeout is then the test's
-    // machine, not the engine under test. Tests about timeouts set their own.
-    c.timeout = Duration::from_secs(20);
-    c
-}
+use support::config;
 
 fn go(cfg: &LoadConfig) -> Outcome {
-    run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet).expect("run")
+    support::go(cfg).expect("run")
 }
 
 #[test]
@@ -308,7 +297,7 @@ fn refused_connection_is_a_clear_error() {
         l.local_addr().unwrap().port()
     };
     let cfg = config(&format!("http://127.0.0.1:{port}/"));
-    match run(&cfg, Arc::new(AtomicBool::new(false)), &mut Quiet) {
+    match support::go(&cfg) {
         Err(RunError::Connect(m)) => assert!(m.contains("cannot connect"), "{m}"),
         other => panic!(
             "expected a connect error, got {:?}",
@@ -535,116 +524,4 @@ fn memory_pressure_on_the_machine_is_reported() {
             .any(|w| w.contains("the machine stalled on memory")),
         "{w:?}"
     );
-}
-
-/// The rate of a run is what the server answered within its window: one
-/// that falls behind a constant rate answers the window's last requests in
-/// the drain after it, and crediting those to the window's seconds would
-/// show the rate it was asked for, not the one it kept.
-#[test]
-fn a_server_behind_the_rate_is_credited_only_what_it_answered_in_the_window() {
-    let _timing = serial();
-    // 4 connections, each answer 10 ms: at most 400 a second.
-    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
-        delay: Duration::from_millis(10),
-        ..Reply::ok()
-    });
-    let mut cfg = config(&srv.url("/"));
-    cfg.duration = Duration::from_secs(2);
-    cfg.model = LoadModel::ConstantRate { rps: 800.0 };
-    let o = go(&cfg);
-    // Every request was answered, half of them after the window.
-    assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
-    assert!(o.planned >= 1500, "{:?}", o.ledger());
-    assert!(
-        o.arrived < o.requests * 7 / 10,
-        "{} of {}",
-        o.arrived,
-        o.requests
-    );
-    let rps = o.rps();
-    assert!((rps - o.arrived as f64 / o.measured_s).abs() < 1e-9);
-    assert!(
-        rps < 480.0,
-        "{rps} req/s from a server that answers at most 400"
-    );
-    assert!(
-        o.requests as f64 / o.measured_s > 700.0,
-        "the drain answered the rest"
-    );
-    let w = o.warnings().join("\n");
-    assert!(w.contains("fell behind the asked 800 requests/s"), "{w}");
-    // Every connection was busy because every answer was late: the
-    // server, not --connections, held the rate back.
-    assert!(
-        w.contains("no free connection when due") && w.contains("would only queue more requests"),
-        "{w}"
-    );
-    assert!(!w.contains("capped by --connections"), "{w}");
-}
-
-/// A server that keeps the rate is credited all of its window's answers,
-/// those that came just after it included: they are the last requests' own
-/// latency, not a backlog, even when a short window makes them many.
-#[test]
-fn a_server_keeping_the_rate_is_credited_every_answer_of_its_window() {
-    let _timing = serial();
-    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply {
-        delay: Duration::from_millis(5),
-        ..Reply::ok()
-    });
-    let mut cfg = config(&srv.url("/"));
-    cfg.connections = 20;
-    cfg.duration = Duration::from_millis(200);
-    cfg.model = LoadModel::ConstantRate { rps: 400.0 };
-    let o = go(&cfg);
-    assert_eq!(o.requests, o.planned, "{:?}", o.ledger());
-    // The requests of the last 5 ms, 2 or more of the 80 (over 1 %), were
-    // answered after the window, each within its connection's slot.
-    let after = o.requests - o.arrived;
-    assert!(
-        after * 100 > o.requests && after <= 20,
-        "{} of {}",
-        o.arrived,
-        o.requests
-    );
-    assert_eq!(o.rps(), o.requests as f64 / o.measured_s);
-    let w = o.warnings().join("\n");
-    assert!(
-        !w.contains("fell behind") && !w.contains("no free connection"),
-        "{w}"
-    );
-}
-
-/// Too few connections for the rate, at a server that keeps up with what
-/// it is sent: the requests that waited for a connection are charged the
-/// wait, and the warning blames --connections, not the server.
-#[test]
-fn too_few_connections_for_the_rate_are_named_as_the_limit() {
-    let _timing = serial();
-    // One connection at 200/s, a request every 5 ms; every 4th answer
-    // takes 12 ms, the others 1 ms (3.75 ms on average, so the server keeps
-    // the rate), and the two requests after a slow one find the connection
-    // busy when due.
-    let srv = TestServer::start("127.0.0.1:0", |_, n| Reply {
-        delay: Duration::from_millis(if n % 4 == 3 { 12 } else { 1 }),
-        ..Reply::ok()
-    });
-    let mut cfg = config(&srv.url("/"));
-    cfg.connections = 1;
-    cfg.threads = 1;
-    cfg.duration = Duration::from_secs(3);
-    cfg.model = LoadModel::ConstantRate { rps: 200.0 };
-    let o = go(&cfg);
-    assert_eq!(
-        o.answered_after_window(),
-        None,
-        "{} of {}",
-        o.arrived,
-        o.requests
-    );
-    let s = o.schedule.as_ref().unwrap();
-    assert!(s.waited_for_connection * 10 > s.sent, "{s:?}");
-    let w = o.warnings().join("\n");
-    assert!(w.contains("capped by --connections"), "{w}");
 }

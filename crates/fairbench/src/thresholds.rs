@@ -110,12 +110,12 @@ impl Threshold {
     /// Checks the threshold on a run (not `ratio.`, see [`Self::check_ratio`]).
     /// `None` when the target it names is not in the run.
     pub fn check(&self, o: &Outcome) -> Option<Verdict> {
-        let (hist, planned, answered, errors): (&Histogram<u64>, u64, u64, ErrorCounts) =
+        let (hist, planned, rps, errors): (&Histogram<u64>, u64, f64, ErrorCounts) =
             match &self.target {
-                None => (&o.latency, o.planned, o.requests, o.errors),
+                None => (&o.latency, o.planned, o.rps(), o.errors),
                 Some(name) => {
                     let t = o.targets.iter().find(|t| &t.name == name)?;
-                    (&t.latency, t.planned, t.requests, t.errors)
+                    (&t.latency, t.planned, o.target_rps(t), t.errors)
                 }
             };
         let pct = |p: f64| {
@@ -130,7 +130,7 @@ impl Threshold {
             Stat::Percentile(p) => pct(p),
             Stat::Mean => hist.mean(),
             Stat::Max => hist.max() as f64,
-            Stat::Rps => o.share_rps(answered),
+            Stat::Rps => rps,
             Stat::Errors | Stat::Timeouts => {
                 let n = if self.stat == Stat::Errors {
                     errors.total()

@@ -57,6 +57,18 @@ fn the_series_follows_a_profile_of_steps_and_ramps() {
     );
     let answered: u64 = stages.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
     assert_eq!(answered, v["requests"].as_u64().unwrap());
+    // A server that kept up: each stage is credited its own answers, and
+    // every answer of the window came within one stage's span.
+    let in_spans: u64 = stages
+        .iter()
+        .map(|s| s["answered_in_span"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_spans, v["answered_in_window"].as_u64().unwrap());
+    for s in stages {
+        assert_eq!(s["fell_behind"], false, "{s}");
+        let want = s["requests"].as_f64().unwrap() / s["duration_s"].as_f64().unwrap();
+        assert!((s["rps"].as_f64().unwrap() - want).abs() < 1e-6, "{s}");
+    }
     let series: Vec<&Value> = v["series"]
         .as_array()
         .unwrap()
@@ -112,7 +124,12 @@ fn the_summary_shows_the_stages() {
         .find(|l| l.trim_start().starts_with("1s:100-300"))
         .unwrap_or_else(|| panic!("{out}"));
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(cells[1], "200", "{row}");
+    // Planned, answered, errors, and the rate it kept.
+    assert_eq!(
+        (cells[1], cells[2], cells[4]),
+        ("200", "200", "200"),
+        "{row}"
+    );
 }
 
 #[test]

@@ -94,6 +94,10 @@ fn a_targets_file_is_sent_as_declared_and_adds_up() {
         sum(&|t| t["errors"]["status"].as_u64().unwrap()),
         v["errors"]["status"].as_u64().unwrap()
     );
+    assert_eq!(
+        sum(&|t| t["answered_in_window"].as_u64().unwrap()),
+        v["answered_in_window"].as_u64().unwrap()
+    );
     // -n 5500 over a pool of 1100 in proportions 6:2:1:1:1 (600:200:100:100:100).
     assert_eq!(ledger["planned"], 5500);
     let planned = |i: usize| targets[i]["planned"].as_u64().unwrap() as f64;

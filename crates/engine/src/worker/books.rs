@@ -264,6 +264,8 @@ pub(crate) fn groups(
             name,
             planned: x.planned,
             requests: x.answered,
+            arrived: x.arrived,
+            answered_within: x.within,
             errors: x.errors,
             status_codes: x.codes.to_map(),
             latency: x.latency,

@@ -10,6 +10,19 @@ use std::time::Duration;
 
 use fairbench_engine::{run, LoadConfig, LoadModel, Outcome, Quiet, RunError, ThreadStart};
 
+/// 4 connections on 2 threads for 1.5 s at `url`, with a timeout far
+/// above any answer the test servers give: on a loaded machine their
+/// threads can starve for seconds, and a timeout is then the test's
+/// machine, not the engine under test. Tests about timeouts set their own.
+pub fn config(url: &str) -> LoadConfig {
+    let mut c = LoadConfig::new(fairbench_engine::Target::parse(url).unwrap());
+    c.connections = 4;
+    c.threads = 2;
+    c.duration = Duration::from_millis(1500);
+    c.timeout = Duration::from_secs(20);
+    c
+}
+
 /// Runs `cfg` to its end, unobserved and never stopped.
 pub fn go(cfg: &LoadConfig) -> Result<Outcome, RunError> {
     run(cfg, Arc::new(AtomicBool::new(false)), &mut Quiet)

@@ -47,6 +47,10 @@ pub struct StageRow {
     pub errors: u64,
     pub p50_us: u64,
     pub p99_us: u64,
+    /// The rate the stage kept, as `load --json` gave it (stored runs
+    /// since stages were credited their arrivals when behind).
+    #[serde(default)]
+    pub rps: Option<f64>,
 }
 
 impl StageRow {
@@ -55,9 +59,12 @@ impl StageRow {
         (self.from_rps + self.to_rps) / 2.0
     }
 
-    /// Answered requests of the stage per second of it.
+    /// The rate the stage kept: as stored, or, for runs stored before
+    /// that, its answered requests per second of it.
     pub fn achieved_rps(&self) -> f64 {
-        if self.duration_s > 0.0 {
+        if let Some(r) = self.rps {
+            r
+        } else if self.duration_s > 0.0 {
             self.requests as f64 / self.duration_s
         } else {
             0.0

@@ -161,7 +161,8 @@ pub(crate) fn stage_rows(o: &Outcome) -> Vec<StageRow> {
     o.stages
         .iter()
         .zip(&o.stage_plan)
-        .map(|(t, plan)| {
+        .enumerate()
+        .map(|(i, (t, plan))| {
             let l = t.latency_summary();
             let d = plan.duration.as_secs_f64();
             let row = StageRow {
@@ -175,6 +176,7 @@ pub(crate) fn stage_rows(o: &Outcome) -> Vec<StageRow> {
                 errors: t.errors.total(),
                 p50_us: l.p50,
                 p99_us: l.p99,
+                rps: Some(o.stage_rps(i)),
             };
             at += d;
             row

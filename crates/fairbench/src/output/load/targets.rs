@@ -2,20 +2,31 @@
 //! per stage of a rate profile. Each row is a name's ledger, statuses and
 //! honest latency; the rows add up to the totals above them (they are
 //! counted by the same ledger; stages by each request's planned time).
+//! The rate is the one the run credits: a stage the server fell behind in
+//! counts the answers that came within its span.
 
 use std::fmt::Write;
 
 use fairbench_engine::{Outcome, TargetOutcome};
 
-use crate::units::{count, micros, one_line};
+use crate::units::{count, micros, one_line, rate};
 
 /// Both tables, each only when the run has its breakdown.
 pub fn render(s: &mut String, o: &Outcome, percentiles: &[f64]) {
-    table(s, "Target", &o.targets, percentiles);
-    table(s, "Stage", &o.stages, percentiles);
+    let rates: Vec<f64> = o.targets.iter().map(|t| o.target_rps(t)).collect();
+    table(s, "Target", &o.targets, &rates, percentiles);
+    let rates: Vec<f64> = (0..o.stages.len()).map(|i| o.stage_rps(i)).collect();
+    table(s, "Stage", &o.stages, &rates, percentiles);
 }
 
-fn table(s: &mut String, title: &str, groups: &[TargetOutcome], percentiles: &[f64]) {
+/// `rates[i]` is the rate part `i` kept (see `Outcome::stage_rps`).
+fn table(
+    s: &mut String,
+    title: &str,
+    groups: &[TargetOutcome],
+    rates: &[f64],
+    percentiles: &[f64],
+) {
     if groups.is_empty() {
         return;
     }
@@ -27,20 +38,21 @@ fn table(s: &mut String, title: &str, groups: &[TargetOutcome], percentiles: &[f
         .unwrap_or(6)
         .max(6);
     let mut head = format!(
-        "  {:<width$}  {:>9}  {:>9}  {:>7}",
-        title, "planned", "answered", "errors"
+        "  {:<width$}  {:>9}  {:>9}  {:>9}  {:>7}",
+        title, "planned", "answered", "errors", "req/s"
     );
     for p in percentiles {
         let _ = write!(head, "  {:>8}", format!("p{}", trim(*p)));
     }
     let _ = writeln!(s, "\n{head}  statuses");
-    for (t, name) in groups.iter().zip(&names) {
+    for ((t, name), r) in groups.iter().zip(&names).zip(rates) {
         let mut line = format!(
-            "  {:<width$}  {:>9}  {:>9}  {:>7}",
+            "  {:<width$}  {:>9}  {:>9}  {:>9}  {:>7}",
             name,
             count(t.planned),
             count(t.requests),
-            count(t.errors.total())
+            count(t.errors.total()),
+            rate(*r)
         );
         for p in percentiles {
             let v = if t.latency.is_empty() {

@@ -53,7 +53,7 @@ fn figure(id: String, g: &Group, u: &UrlLoad) -> Figure {
         id: id.clone(),
         title: format!("Stages of {}", g.label),
         caption: format!(
-            "{}: achieved = requests planned in the stage and answered, per second of the stage; latency from each request's planned time.",
+            "{}: achieved = requests planned in the stage and answered, per second of the stage, or, in a stage the server fell behind in, the answers that came within it; latency from each request's planned time.",
             u.load
         ),
         svg: Some(chart.render()),

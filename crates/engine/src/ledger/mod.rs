@@ -144,6 +144,12 @@ impl IntervalTally {
 pub(crate) struct TargetTally {
     pub planned: u64,
     pub answered: u64,
+    /// A target: answers to its requests that arrived within the window.
+    /// A stage: answers that arrived within the stage's span, whichever
+    /// request they answered.
+    pub arrived: u64,
+    /// A stage: answers to its own requests that arrived within its span.
+    pub within: u64,
     pub errors: ErrorCounts,
     pub codes: StatusCounts,
     pub latency: Histogram<u64>,
@@ -154,6 +160,8 @@ impl TargetTally {
         TargetTally {
             planned: 0,
             answered: 0,
+            arrived: 0,
+            within: 0,
             errors: ErrorCounts::default(),
             codes: StatusCounts::new(),
             latency: new_histogram(),
@@ -289,6 +297,25 @@ impl Tally {
         }
     }
 
+    /// An answer to `r` arrived at `now`, within the window: counted for
+    /// its target, and for the stage whose span it came in (see
+    /// `Outcome::stage_rps`).
+    #[inline]
+    fn arrivals(&mut self, now: Nanos, r: &Req) {
+        if let Some(t) = self.targets.get_mut(r.target as usize) {
+            t.arrived += 1;
+        }
+        if !self.stage_ends.is_empty() {
+            let s = self.stage_ends.partition_point(|&e| e <= now);
+            let own = self.in_window(r.planned)
+                && self.stage_ends.partition_point(|&e| e <= r.planned) == s;
+            if let Some(t) = self.stages.get_mut(s) {
+                t.arrived += 1;
+                t.within += u64::from(own);
+            }
+        }
+    }
+
     /// Break the window down by `n` target names.
     pub fn by_targets(mut self, n: usize) -> Self {
         self.targets = (0..n).map(|_| TargetTally::new()).collect();
@@ -353,7 +380,10 @@ impl Tally {
             self.failed(now, r, Failure::Timeout);
             return false;
         }
-        self.arrived += u64::from(self.in_window(now));
+        if self.in_window(now) {
+            self.arrived += 1;
+            self.arrivals(now, &r);
+        }
         let latency = now.saturating_sub(r.latency_from());
         let bad = !self.expect.contains(status);
         self.iv.requests += 1;
@@ -460,230 +490,4 @@ impl Tally {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MS: Nanos = 1_000_000;
-
-    fn tally() -> Tally {
-        Tally::new(1000 * MS, 2000 * MS, 100 * MS, true, StatusSet::default())
-    }
-
-    #[test]
-    fn only_the_window_is_counted() {
-        let mut t = tally();
-        for p in [999 * MS, 1000 * MS, 1999 * MS, 2000 * MS] {
-            t.plan(Req::new(p, 0));
-            t.answered(p + MS, Req::new(p, p), 200);
-        }
-        assert_eq!((t.planned, t.answered), (2, 2));
-        // The series sees all four: it is by when things happened.
-        assert_eq!(t.iv.requests, 4);
-    }
-
-    #[test]
-    fn a_failure_counts_as_at_least_the_timeout() {
-        let mut t = tally();
-        t.plan(Req::new(1500 * MS, 0));
-        t.failed(1501 * MS, Req::new(1500 * MS, 0), Failure::Read);
-        t.plan(Req::new(1500 * MS, 0));
-        t.failed(1800 * MS, Req::new(1500 * MS, 0), Failure::Timeout);
-        assert_eq!(t.errors.read, 1);
-        assert_eq!(t.errors.timeout, 1);
-        assert_eq!(t.planned, t.answered + t.errors.not_answered());
-        // 1 ms after planning, yet charged as the 100 ms timeout; the other
-        // waited 300 ms and is charged that.
-        assert!(
-            t.latency.equivalent(t.latency.min(), 100_000),
-            "{}",
-            t.latency.min()
-        );
-        assert!(t.latency.max() >= 299_000);
-        assert!(t.answered_latency.is_empty());
-    }
-
-    #[test]
-    fn unanswered_requests_can_only_raise_percentiles() {
-        let mut t = tally();
-        for i in 0..98u64 {
-            let p = 1000 * MS + i * MS;
-            t.plan(Req::new(p, 0));
-            t.answered(p + (i + 1) * 10_000, Req::new(p, p), 200);
-        }
-        for _ in 0..2 {
-            t.plan(Req::new(1500 * MS, 0));
-            t.failed(1500 * MS + 5 * MS, Req::new(1500 * MS, 0), Failure::Read);
-        }
-        let honest = t.latency.value_at_quantile(0.99);
-        let answered = t.answered_latency.value_at_quantile(0.99);
-        assert!(honest >= 100_000, "p99 {honest} µs with 2 % unanswered");
-        assert!(answered < 1_000);
-    }
-
-    #[test]
-    fn counted_wrk_s_way_a_late_answer_is_a_timeout_of_what_it_waited() {
-        let mut t = tally().late_answers_time_out(true);
-        t.plan(Req::new(1500 * MS, 1500 * MS));
-        t.answered(1550 * MS, Req::new(1500 * MS, 1500 * MS), 200);
-        t.plan(Req::new(1600 * MS, 1600 * MS));
-        t.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200);
-        assert_eq!((t.answered, t.errors.timeout, t.late), (1, 1, 1));
-        assert_eq!(t.planned, t.answered + t.errors.not_answered());
-        assert!(t.latency.max() >= 299_000, "{}", t.latency.max());
-        assert!(t.answered_latency.max() < 51_000);
-        // Counted fairbench's way the same answer is answered (the worker
-        // would have aborted it at its timeout instead).
-        let mut f = tally();
-        f.plan(Req::new(1600 * MS, 1600 * MS));
-        f.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200);
-        assert_eq!((f.answered, f.late), (1, 0));
-    }
-
-    #[test]
-    fn early_sends_count_from_the_send() {
-        let mut t = tally();
-        let r = Req::new(1500 * MS, 1490 * MS);
-        t.plan(Req::new(r.planned, 0));
-        t.answered(1501 * MS, r, 200);
-        assert!(t.latency.max() >= 10_900, "{}", t.latency.max());
-    }
-
-    #[test]
-    fn status_errors_are_answered() {
-        let mut t = tally();
-        t.plan(Req::new(1500 * MS, 0));
-        t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), 503);
-        assert_eq!(
-            (t.answered, t.errors.status, t.errors.not_answered()),
-            (1, 1, 0)
-        );
-        assert_eq!(t.codes.to_map().get(&503), Some(&1));
-    }
-
-    #[test]
-    fn the_expected_statuses_decide_what_is_an_error() {
-        let mut t = Tally::new(
-            1000 * MS,
-            2000 * MS,
-            100 * MS,
-            false,
-            StatusSet::parse("200,404").unwrap(),
-        );
-        for status in [200, 404, 204, 500] {
-            t.plan(Req::new(1500 * MS, 0));
-            t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), status);
-        }
-        assert_eq!((t.answered, t.errors.status), (4, 2));
-    }
-
-    /// Two targets, and two stages of the window: [1000, 1400) and
-    /// [1400, 2000) ms.
-    fn grouped() -> Tally {
-        use crate::profile::RateStage;
-        use std::time::Duration;
-        let stage = |ms| RateStage {
-            duration: Duration::from_millis(ms),
-            from: 10.0,
-            to: 10.0,
-        };
-        tally()
-            .by_targets(2)
-            .by_stages(1000 * MS, &[stage(400), stage(600)])
-    }
-
-    #[test]
-    fn targets_and_stages_add_up_to_the_totals() {
-        let mut t = grouped();
-        let outcomes: [(u64, u16, Option<u16>); 6] = [
-            (1100, 0, Some(200)),
-            (1300, 1, Some(503)),
-            (1399, 1, None),
-            (1400, 0, Some(200)),
-            (1900, 0, None),
-            (2100, 1, Some(200)),
-        ];
-        for (at, target, status) in outcomes {
-            let r = Req::new(at * MS, at * MS).of(0, target);
-            t.plan(r);
-            match status {
-                Some(s) => {
-                    t.answered(at * MS + MS, r, s);
-                }
-                None => t.failed(at * MS + 200 * MS, r, Failure::Timeout),
-            }
-        }
-        for groups in [&t.targets, &t.stages] {
-            let sum = |f: fn(&TargetTally) -> u64| groups.iter().map(f).sum::<u64>();
-            assert_eq!(sum(|g| g.planned), t.planned);
-            assert_eq!(sum(|g| g.answered), t.answered);
-            assert_eq!(sum(|g| g.errors.total()), t.errors.total());
-            assert_eq!(sum(|g| g.latency.len()), t.latency.len());
-        }
-        // 2100 ms is after the window: in neither.
-        assert_eq!(t.planned, 5);
-        assert_eq!((t.targets[0].planned, t.targets[1].planned), (3, 2));
-        assert_eq!((t.stages[0].planned, t.stages[1].planned), (3, 2));
-        assert_eq!(t.targets[1].errors.status, 1);
-        assert_eq!(
-            (t.stages[0].errors.timeout, t.stages[1].errors.timeout),
-            (1, 1)
-        );
-    }
-
-    #[test]
-    fn closing_the_window_early_excludes_what_comes_after() {
-        let mut t = tally();
-        t.plan(Req::new(1200 * MS, 0));
-        t.close_window(1200 * MS + 1);
-        t.plan(Req::new(1300 * MS, 0));
-        assert_eq!(t.planned, 1);
-        // A later close cannot reopen it.
-        t.close_window(1900 * MS);
-        t.plan(Req::new(1300 * MS, 0));
-        assert_eq!(t.planned, 1);
-    }
-
-    #[test]
-    fn a_revoked_answer_leaves_every_latency_histogram_as_if_never_recorded() {
-        let (mut t, mut kept) = (grouped(), grouped());
-        // (planned ms, target, service ms, revoked)
-        let answers = [
-            (1100, 0, 50, false),
-            (1150, 1, 12, true),
-            (1500, 0, 13, true),
-            (1600, 1, 55, false),
-            (2100, 0, 9, true),
-        ];
-        for (at, target, took, revoked) in answers {
-            let r = Req::new(at * MS, at * MS + MS).of(0, target);
-            let done = at * MS + MS + took * MS;
-            t.plan(r);
-            assert!(t.answered(done, r, 200));
-            // 2100 ms is after the window: not the window's to take back.
-            if revoked {
-                assert_eq!(t.revoke(done, r), at < 2000);
-            } else {
-                kept.plan(r);
-                kept.answered(done, r, 200);
-            }
-        }
-        t.settle();
-        assert_eq!(t.answered, 4, "revoked answers stay answered");
-        assert_eq!(t.codes.to_map().get(&200), Some(&4));
-        let same = |a: &Histogram<u64>, b: &Histogram<u64>| {
-            assert_eq!(a.len(), b.len());
-            assert_eq!((a.min(), a.max()), (b.min(), b.max()));
-        };
-        same(&t.latency, &kept.latency);
-        same(&t.answered_latency, &kept.answered_latency);
-        same(&t.uncorrected, &kept.uncorrected);
-        assert_eq!(t.latency.len(), 2);
-        assert!(t.latency.min() >= 50_000);
-        for (a, b) in t.targets.iter().zip(&kept.targets) {
-            same(&a.latency, &b.latency);
-        }
-        for (a, b) in t.stages.iter().zip(&kept.stages) {
-            same(&a.latency, &b.latency);
-        }
-    }
-}
+mod tests;
