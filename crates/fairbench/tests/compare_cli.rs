@@ -152,7 +152,7 @@ fn fail_on_regression_gates_ci() {
     assert_eq!(o.status.code(), Some(98), "{}", stderr(&o));
     assert!(stdout(&o).contains("REGRESSION"));
     assert!(
-        stderr(&o).contains("1 case(s) regressed by more than 10 %"),
+        stderr(&o).contains("1 case(s) regressed by more than 10 %, or failed over 1 %"),
         "{}",
         stderr(&o)
     );
@@ -218,6 +218,68 @@ fn fail_on_regression_gates_ci() {
         ],
     );
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A server that answers errors fast is not faster: when a side failed
+/// over 1 % of a case's requests the case is not compared on speed, and B
+/// failing is a regression whatever its speed.
+#[test]
+fn a_side_that_failed_is_not_compared_and_fails_the_gate() {
+    let dir = fixture_dir();
+    // Run 2's go-nethttp (10 % faster in the closed loop) now counts half
+    // as many status errors as it has answers.
+    let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    let n = db
+        .execute(
+            "UPDATE cases SET err_status = requests / 2 WHERE run_id = 2 AND server = 'go-nethttp'",
+            [],
+        )
+        .unwrap();
+    assert!(n > 0);
+    drop(db);
+    let v = json(dir.path(), "1", "2");
+    let cases = v["cases"].as_array().unwrap();
+    let go: Vec<&Value> = cases
+        .iter()
+        .filter(|c| c["key"]["server"] == "go-nethttp")
+        .collect();
+    assert!(!go.is_empty());
+    for c in &go {
+        assert_eq!(c["verdict"], "not-compared", "{c}");
+        let note = c["note"].as_str().unwrap();
+        assert!(note.contains("B failed over 1 % of its requests"), "{note}");
+        // Its rate is still shown, higher as before.
+        if c["primary"] == "req/s" {
+            assert_eq!(c["rps"]["direction"], "better", "{c}");
+        }
+    }
+    assert!(cases
+        .iter()
+        .filter(|c| c["key"]["server"] != "go-nethttp")
+        .all(|c| c["verdict"] != "not-compared"));
+    let text = ok(dir.path(), &["compare", "1", "2", "--db", "results.db"]);
+    assert!(
+        text.contains("not compared (a side failed over 1 % of its requests)"),
+        "{text}"
+    );
+    // B failing is a regression at any threshold; A failing (B→A) is not.
+    let gate = |a: &str, b: &str| {
+        let o = run_in(
+            dir.path(),
+            &[
+                "compare",
+                a,
+                b,
+                "--db",
+                "results.db",
+                "--fail-on-regression",
+                "90",
+            ],
+        );
+        o.status.code()
+    };
+    assert_eq!(gate("1", "2"), Some(98));
+    assert_eq!(gate("2", "1"), Some(0));
 }
 
 #[test]

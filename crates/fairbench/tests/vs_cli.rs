@@ -9,6 +9,7 @@ mod support;
 use std::time::Duration;
 
 use fairbench_testkit::counting::Counting;
+use fairbench_testkit::scripted::{Reply, TestServer};
 use serde_json::Value;
 use support::load::run;
 use support::serial;
@@ -147,6 +148,59 @@ fn a_server_slowed_by_a_known_factor_is_found_slower() {
         .starts_with("B worse by"));
     // Both servers got every repetition's load.
     assert!(a.count("GET /") > 0 && b.count("GET /") > 0);
+    assert_eq!(ratio(&v, "errors")["verdict"], "both under 1 %");
+}
+
+/// A server that answers half its requests with a fast 503 has the higher
+/// rate and the lower latencies; it is not "better": its speed verdicts
+/// are withheld, the errors row says who failed, and a ratio threshold on
+/// speed fails.
+#[test]
+fn a_server_that_fails_fast_is_not_called_better() {
+    let _serial = serial();
+    let a = Counting::start(Duration::from_millis(20));
+    let b = TestServer::start("127.0.0.1:0", |_, n| {
+        if n % 2 == 0 {
+            Reply {
+                bytes: b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"
+                    .to_vec(),
+                ..Reply::ok()
+            }
+        } else {
+            Reply {
+                delay: Duration::from_millis(20),
+                ..Reply::ok()
+            }
+        }
+    });
+    let (code, v, err) = vs(&a.url("/"), &b.url("/"), &["--threshold", "ratio.rps>0.5"]);
+    assert_eq!(code, 99, "{err}\n{v}");
+    // B's rate is the higher, as measured.
+    assert!(
+        ratio(&v, "req/s")["ratio"]["low"].as_f64().unwrap() > 1.2,
+        "{v}"
+    );
+    for m in ["req/s", "p50", "p90", "p99", "p99.9"] {
+        let verdict = ratio(&v, m)["verdict"].as_str().unwrap();
+        assert!(
+            verdict.starts_with("not compared: B failed over 1 % of its requests (A 0.00 %, B 5"),
+            "{m}: {verdict}"
+        );
+    }
+    let errors = ratio(&v, "errors");
+    let share = errors["b_median"].as_f64().unwrap();
+    assert!((0.45..0.55).contains(&share), "{errors}");
+    assert!(errors["ratio"].is_null());
+    assert!(errors["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("B failed more"));
+    let t = &v["thresholds"][0];
+    assert_eq!(t["pass"], false, "{t}");
+    assert!(
+        t["measured"].as_str().unwrap().starts_with("not compared"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -211,6 +265,9 @@ fn adaptive_repetitions_stop_once_every_ratio_is_settled() {
     let level = v["vs"]["level"].as_f64().unwrap();
     assert!((level - (1.0 - 0.05 / 4.0)).abs() < 1e-9, "{level}");
     for m in v["vs"]["ratios"].as_array().unwrap() {
+        if m["metric"] == "errors" {
+            continue;
+        }
         assert_eq!(m["ratio"]["level"].as_f64(), Some(level), "{m}");
         assert!(
             m["verdict"].as_str().unwrap().starts_with("B worse by"),

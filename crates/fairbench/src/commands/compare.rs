@@ -113,7 +113,7 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
     }
     if cmp.regressions > 0 {
         eprintln!(
-            "fairbench: {} case(s) regressed by more than {} % (--fail-on-regression)",
+            "fairbench: {} case(s) regressed by more than {} %, or failed over 1 % of their requests in B (--fail-on-regression)",
             cmp.regressions,
             args.fail_on_regression.unwrap_or(0.0)
         );

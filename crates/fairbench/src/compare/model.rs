@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::report::case_key::CaseKey;
+use crate::report::failing;
 use crate::report::machines::host_label;
 use crate::report::model::LoadInfo;
 use crate::report::ratio_stats::RatioSummary;
@@ -33,6 +34,9 @@ pub enum Verdict {
     Faster,
     Slower,
     NoSignificantDifference,
+    /// A side failed too many of its requests to be compared on speed
+    /// (crate::report::failing).
+    NotCompared,
 }
 
 impl Verdict {
@@ -41,6 +45,7 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::NotCompared => "not compared",
         }
     }
 }
@@ -149,6 +154,8 @@ struct Reps {
     cpu: Vec<f64>,
     db_cpu: Vec<f64>,
     total_cpu: Vec<f64>,
+    /// The share of the done repetitions' requests that failed.
+    failed: f64,
 }
 
 fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
@@ -162,6 +169,7 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             cpu: Vec::new(),
             db_cpu: Vec::new(),
             total_cpu: Vec::new(),
+            failed: 0.0,
         });
         if c.state != "done" {
             continue;
@@ -181,6 +189,13 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
         if let Some(v) = c.total_cpu_us_per_request() {
             e.total_cpu.push(v);
         }
+    }
+    for (key, r) in out.iter_mut() {
+        r.failed = failing::case_share(
+            cases
+                .iter()
+                .filter(|c| c.state == "done" && &CaseKey::of(c) == key),
+        );
     }
     out
 }
@@ -253,6 +268,59 @@ pub fn work_moved(server: (&str, Option<f64>), total: (&str, Option<f64>, bool))
     ))
 }
 
+/// A case's verdict on its primary metric `m`, why there is none when
+/// there cannot be one, and whether it regressed past `fail_pct`. `x` is
+/// A's repetitions, `y` B's.
+fn case_verdict(
+    m: &Option<MetricDiff>,
+    x: &Reps,
+    y: &Reps,
+    closed: bool,
+    fail_pct: Option<f64>,
+) -> (Verdict, Option<String>, bool) {
+    if let Some(why) = failing::not_compared(x.failed, y.failed) {
+        // B failing more than it may, and more than A did, is a
+        // regression whatever its speed.
+        let regression =
+            fail_pct.is_some() && y.failed > failing::FAILING_SHARE && y.failed > x.failed;
+        return (Verdict::NotCompared, Some(why), regression);
+    }
+    let (verdict, note) = match m {
+        None => (
+            Verdict::NoSignificantDifference,
+            Some(format!(
+                "no finished repetition in {}",
+                if x.rps.is_empty() { "A" } else { "B" }
+            )),
+        ),
+        Some(d) if d.a.len() < 2 || d.b.len() < 2 => (
+            Verdict::NoSignificantDifference,
+            Some(format!(
+                "{} and {} repetitions: at least 2 on each side are needed for a verdict",
+                d.a.len(),
+                d.b.len()
+            )),
+        ),
+        Some(d) => (
+            match d.direction {
+                "better" => Verdict::Faster,
+                "worse" => Verdict::Slower,
+                _ => Verdict::NoSignificantDifference,
+            },
+            None,
+        ),
+    };
+    let regression = match (fail_pct, m) {
+        (Some(limit), Some(d)) if verdict == Verdict::Slower => {
+            // Worse by more than `limit` percent of A.
+            d.change_pct
+                .is_some_and(|p| if closed { -p > limit } else { p > limit })
+        }
+        _ => false,
+    };
+    (verdict, note, regression)
+}
+
 pub fn compare_runs(
     a: RunRef,
     a_cases: &[CaseRow],
@@ -280,39 +348,7 @@ pub fn compare_runs(
         } else {
             ("p99", &p99)
         };
-        let (verdict, note) = match m {
-            None => (
-                Verdict::NoSignificantDifference,
-                Some(format!(
-                    "no finished repetition in {}",
-                    if x.rps.is_empty() { "A" } else { "B" }
-                )),
-            ),
-            Some(d) if d.a.len() < 2 || d.b.len() < 2 => (
-                Verdict::NoSignificantDifference,
-                Some(format!(
-                    "{} and {} repetitions: at least 2 on each side are needed for a verdict",
-                    d.a.len(),
-                    d.b.len()
-                )),
-            ),
-            Some(d) => (
-                match d.direction {
-                    "better" => Verdict::Faster,
-                    "worse" => Verdict::Slower,
-                    _ => Verdict::NoSignificantDifference,
-                },
-                None,
-            ),
-        };
-        let regression = match (fail_pct, m) {
-            (Some(limit), Some(d)) if verdict == Verdict::Slower => {
-                // Worse by more than `limit` percent of A.
-                d.change_pct
-                    .is_some_and(|p| if closed { -p > limit } else { p > limit })
-            }
-            _ => false,
-        };
+        let (verdict, note, regression) = case_verdict(m, x, y, closed, fail_pct);
         cases.push(CaseDiff {
             key: key.clone(),
             primary,

@@ -163,6 +163,10 @@ fn obstacle(pa: &Paired, pb: &Paired, a_cases: &[CaseRow], b_cases: &[CaseRow]) 
 /// change would move every paired figure (docs/compare.md).
 fn verdict_from_pairs(d: &mut CaseDiff, limit: Option<f64>) {
     let Some(p) = &d.paired else { return };
+    if d.verdict == Verdict::NotCompared {
+        // A side failed too often: no pairing makes its speed comparable.
+        return;
+    }
     if p.is_reference {
         d.regression = false;
         d.verdict_from = Some("paired");

@@ -160,11 +160,15 @@ fn cells(c: &CaseDiff, esc: fn(&str) -> String) -> Vec<String> {
 fn tally(c: &Comparison) -> String {
     let count = |v: &str| c.cases.iter().filter(|x| x.verdict.as_str() == v).count();
     format!(
-        "{} cases matched: {} faster, {} slower, {} no significant difference; {} only in A, {} only in B",
+        "{} cases matched: {} faster, {} slower, {} no significant difference{}; {} only in A, {} only in B",
         c.cases.len(),
         count("faster"),
         count("slower"),
         count("no significant difference"),
+        match count("not compared") {
+            0 => String::new(),
+            n => format!(", {n} not compared (a side failed over 1 % of its requests)"),
+        },
         c.only_in_a.len(),
         c.only_in_b.len()
     )

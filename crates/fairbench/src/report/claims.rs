@@ -219,7 +219,12 @@ fn judge_one(c: &Claim, paired: &Paired) -> Judged {
             (Some(l), Some(h)) => Some((l, h)),
             _ => None,
         };
-        let (verdict, why) = verdict(c, ratio, interval);
+        let (verdict, why) = match &row.failed {
+            // A server that failed its requests fast is not judged by the
+            // rate it kept.
+            Some(f) => (Verdict::CannotTell, f.clone()),
+            None => verdict(c, ratio, interval),
+        };
         findings.push(Finding {
             key: row.key.clone(),
             ratio,
@@ -265,6 +270,50 @@ mod tests {
         let (v, why) = verdict(c, 2.2, None);
         assert_eq!(v, Verdict::CannotTell);
         assert!(why.contains("one repetition"), "{why}");
+    }
+
+    /// A claim is not judged on a server that failed its requests: the
+    /// same ratio that holds from healthy runs cannot tell when the Dart
+    /// side answered half its requests with errors.
+    #[test]
+    fn a_server_that_failed_its_requests_is_not_judged() {
+        use crate::store::CaseRow;
+        use crate::suite::pairing::{Pairing, VariantSpec};
+        let rows = |failed: i64| -> Vec<CaseRow> {
+            (1..=3)
+                .flat_map(|rep| {
+                    [("go-nethttp", 2200.0), ("dart-io", 1000.0)].map(|(server, rps)| CaseRow {
+                        seq: rep * 10 + i64::from(server == "dart-io"),
+                        server: server.into(),
+                        mode: "native".into(),
+                        response: "normalized".into(),
+                        scenario: "static".into(),
+                        cores: 1,
+                        load_label: "closed c=50".into(),
+                        repetition: rep,
+                        state: "done".into(),
+                        rps: Some(rps * (1.0 + rep as f64 / 1000.0)),
+                        planned: Some(2000),
+                        requests: Some(2000),
+                        err_status: Some(if server == "dart-io" { failed } else { 0 }),
+                        ..CaseRow::default()
+                    })
+                })
+                .collect()
+        };
+        let pairing = Pairing {
+            reference: VariantSpec::parse("go-nethttp").unwrap(),
+            reference_from: "default",
+            aa: Vec::new(),
+        };
+        let judged = |failed| {
+            let p = crate::report::paired::build(&rows(failed), &pairing);
+            judge_one(&CLAIMS[0], &p).findings.remove(0)
+        };
+        assert_eq!(judged(0).verdict, Verdict::Holds);
+        let f = judged(1000);
+        assert_eq!(f.verdict, Verdict::CannotTell);
+        assert!(f.why.contains("this case failed over 1 %"), "{}", f.why);
     }
 
     #[test]

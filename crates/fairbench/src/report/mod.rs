@@ -17,6 +17,7 @@ pub mod claims;
 pub mod csv;
 pub mod csv_ratios;
 pub mod escape;
+pub mod failing;
 pub mod figures;
 pub mod hdr;
 pub mod history_section;

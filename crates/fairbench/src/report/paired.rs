@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::case_key::CaseKey;
+use super::failing;
 use super::ratio_stats::{RatioSummary, LEVEL};
 use crate::store::CaseRow;
 use crate::suite::pairing::Pairing;
@@ -57,8 +58,14 @@ pub struct RatioRow {
     pub total_cpu_us_per_request: Option<Ratio>,
     /// Lower is better.
     pub p99_us: Option<Ratio>,
-    /// Why some repetitions did not pair, or none did.
+    /// Why some repetitions did not pair, or none did; and why the row is
+    /// not compared on speed, when it is not (`failed`).
     pub note: Option<String>,
+    /// Set when this case or its reference failed over 1 % of its
+    /// requests: the ratios are shown but no verdict is drawn from them
+    /// (crate::report::failing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 impl RatioRow {
@@ -281,6 +288,7 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
             total_cpu_us_per_request: None,
             p99_us: None,
             note: None,
+            failed: None,
         };
         if role != Role::Reference {
             row.rps = pair_at(&values(x, RPS), &values(y, RPS), level);
@@ -288,31 +296,16 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
             row.total_cpu_us_per_request =
                 pair_at(&values(x, TOTAL_CPU), &values(y, TOTAL_CPU), level);
             row.p99_us = pair_at(&values(x, P99), &values(y, P99), level);
-            let unpaired: Vec<String> = x
-                .by_rep
-                .keys()
-                .chain(y.by_rep.keys())
-                .filter(|r| !(x.by_rep.contains_key(r) && y.by_rep.contains_key(r)))
-                .map(|r| r.to_string())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            row.note = if x.by_rep.is_empty() || y.by_rep.is_empty() {
-                Some(format!(
-                    "no finished repetition of {}",
-                    if x.by_rep.is_empty() {
-                        "this case"
-                    } else {
-                        "the reference"
-                    }
-                ))
-            } else if !unpaired.is_empty() {
-                Some(format!(
-                    "repetition {} did not finish for both this case and the reference, so it is left out",
-                    unpaired.join(", ")
-                ))
-            } else {
-                None
+            row.failed = failing::not_compared_named(
+                (
+                    failing::case_share(y.by_rep.values().copied()),
+                    "the reference",
+                ),
+                (failing::case_share(x.by_rep.values().copied()), "this case"),
+            );
+            row.note = match (row.failed.clone(), unpaired_note(x, y)) {
+                (Some(f), Some(n)) => Some(format!("{f}; {n}")),
+                (f, n) => f.or(n),
             };
         }
         rows.push(row);
@@ -326,6 +319,37 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
         rows,
         aa,
         notes,
+    }
+}
+
+/// Why some repetitions of a case (`x`) and its reference (`y`) did not
+/// pair, or none did.
+fn unpaired_note(x: &Reps, y: &Reps) -> Option<String> {
+    let unpaired: Vec<String> = x
+        .by_rep
+        .keys()
+        .chain(y.by_rep.keys())
+        .filter(|r| !(x.by_rep.contains_key(r) && y.by_rep.contains_key(r)))
+        .map(|r| r.to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if x.by_rep.is_empty() || y.by_rep.is_empty() {
+        Some(format!(
+            "no finished repetition of {}",
+            if x.by_rep.is_empty() {
+                "this case"
+            } else {
+                "the reference"
+            }
+        ))
+    } else if !unpaired.is_empty() {
+        Some(format!(
+            "repetition {} did not finish for both this case and the reference, so it is left out",
+            unpaired.join(", ")
+        ))
+    } else {
+        None
     }
 }
 
@@ -455,6 +479,33 @@ mod tests {
             reference_from: "default",
             aa: aa.iter().map(|a| VariantSpec::parse(a).unwrap()).collect(),
         }
+    }
+
+    /// A case that failed over 1 % of its requests keeps its ratios, and
+    /// says it is not compared; one within it does not.
+    #[test]
+    fn a_case_that_failed_its_requests_is_marked_not_compared() {
+        let mut cases = Vec::new();
+        for rep in 1..=3 {
+            cases.push(case("go", "normalized", rep, 1000.0, rep * 10));
+            let mut fast = case("node", "normalized", rep, 2000.0, rep * 10 + 1);
+            (fast.planned, fast.requests, fast.err_status) = (Some(2000), Some(2000), Some(1000));
+            cases.push(fast);
+            let mut fine = case("hyper", "normalized", rep, 1000.0, rep * 10 + 2);
+            (fine.planned, fine.err_timeout) = (Some(1000), Some(10));
+            cases.push(fine);
+        }
+        let p = build(&cases, &pairing(&[]));
+        let node = p.rows.iter().find(|r| r.key.server == "node").unwrap();
+        assert!((node.rps.as_ref().unwrap().summary.geomean - 2.0).abs() < 1e-9);
+        let f = node.failed.as_deref().unwrap();
+        assert_eq!(
+            f,
+            "not compared: this case failed over 1 % of its requests (the reference 0.00 %, this case 50.0 %)"
+        );
+        assert!(node.note.as_deref().unwrap().starts_with(f));
+        let hyper = p.rows.iter().find(|r| r.key.server == "hyper").unwrap();
+        assert_eq!(hyper.failed, None, "1.00 % is within the share");
     }
 
     /// Machine drift of ±20 % between repetitions hits every server alike;

@@ -12,6 +12,7 @@ use fairbench_engine::{LoadConfig, Outcome};
 use serde::Serialize;
 
 use super::stopping::{Repetitions, Stopped};
+use crate::report::failing;
 use crate::report::ratio_stats::{ratio, RatioSummary, LEVEL, NEGLIGIBLE};
 use crate::suite::order::case_order;
 use crate::thresholds::{Stat, Threshold, Verdict};
@@ -78,6 +79,14 @@ const METRICS: &[(&str, Stat, bool)] = &[
     ("p99.9", Stat::Percentile(99.9), false),
 ];
 
+/// The share of a side's requests, over all its repetitions, that failed.
+fn error_share(runs: &[Outcome]) -> f64 {
+    let (failed, planned) = runs
+        .iter()
+        .fold((0, 0), |(e, p), o| (e + o.errors.total(), p + o.planned));
+    failing::share(failed, planned)
+}
+
 /// One figure of one run.
 pub fn value(o: &Outcome, stat: Stat) -> f64 {
     let h = &o.latency;
@@ -114,8 +123,17 @@ impl Pair {
         RatioSummary::of(&r, self.level)
     }
 
+    /// Why the speed of the two is not compared (see
+    /// [`crate::report::failing`]).
+    pub fn not_compared(&self) -> Option<String> {
+        failing::not_compared(error_share(&self.a), error_share(&self.b))
+    }
+
+    /// The speed figures with their verdicts, then the share of requests
+    /// each side failed.
     pub fn metrics(&self) -> Vec<MetricRatio> {
-        METRICS
+        let withheld = self.not_compared();
+        let mut m: Vec<MetricRatio> = METRICS
             .iter()
             .map(|&(metric, stat, higher_better)| {
                 let r = self.ratio(stat);
@@ -123,18 +141,46 @@ impl Pair {
                     metric,
                     a_median: median(self.a.iter().map(|o| value(o, stat))),
                     b_median: median(self.b.iter().map(|o| value(o, stat))),
-                    verdict: verdict(r.as_ref(), higher_better),
+                    verdict: withheld
+                        .clone()
+                        .unwrap_or_else(|| verdict(r.as_ref(), higher_better)),
                     ratio: r,
                 }
             })
-            .collect()
+            .collect();
+        let (a, b) = (error_share(&self.a), error_share(&self.b));
+        m.push(MetricRatio {
+            metric: "errors",
+            a_median: a,
+            b_median: b,
+            ratio: None,
+            verdict: if a.max(b) > failing::FAILING_SHARE {
+                format!(
+                    "{} failed more: {} against {}",
+                    if b > a { "B" } else { "A" },
+                    failing::share_text(a.max(b)),
+                    failing::share_text(a.min(b))
+                )
+            } else {
+                format!("both under {:.0} %", 100.0 * failing::FAILING_SHARE)
+            },
+        });
+        m
     }
 
     /// `ratio.` thresholds, on the paired ratio's interval.
     pub fn check(&self, ts: &[Threshold]) -> Vec<Verdict> {
+        let withheld = self.not_compared();
         ts.iter()
             .filter(|t| t.ratio)
             .map(|t| match self.ratio(t.stat) {
+                _ if withheld.is_some() && matches!(t.stat, Stat::Rps | Stat::Percentile(_)) => {
+                    Verdict {
+                        text: t.text.clone(),
+                        shown: withheld.clone().unwrap_or_default(),
+                        pass: false,
+                    }
+                }
                 Some(RatioSummary {
                     geomean,
                     low: Some(lo),
@@ -180,12 +226,10 @@ impl Pair {
             "", "A (median)", "B (median)", "B/A"
         );
         for m in self.metrics() {
-            let show = |v: f64| {
-                if m.metric == "req/s" {
-                    rate(v)
-                } else {
-                    micros(v)
-                }
+            let show = |v: f64| match m.metric {
+                "req/s" => rate(v),
+                "errors" => failing::share_text(v),
+                _ => micros(v),
             };
             let _ = writeln!(
                 s,
