@@ -154,8 +154,15 @@ struct Reps {
     cpu: Vec<f64>,
     db_cpu: Vec<f64>,
     total_cpu: Vec<f64>,
+    /// The done repetitions' requests: failed, and planned.
+    requests: (u64, u64),
+}
+
+impl Reps {
     /// The share of the done repetitions' requests that failed.
-    failed: f64,
+    fn failed(&self) -> f64 {
+        failing::share(self.requests.0, self.requests.1)
+    }
 }
 
 fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
@@ -169,11 +176,13 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             cpu: Vec::new(),
             db_cpu: Vec::new(),
             total_cpu: Vec::new(),
-            failed: 0.0,
+            requests: (0, 0),
         });
         if c.state != "done" {
             continue;
         }
+        let (failed, planned) = failing::case_counts(c);
+        e.requests = (e.requests.0 + failed, e.requests.1 + planned);
         if let Some(v) = c.rps {
             e.rps.push(v);
         }
@@ -189,13 +198,6 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
         if let Some(v) = c.total_cpu_us_per_request() {
             e.total_cpu.push(v);
         }
-    }
-    for (key, r) in out.iter_mut() {
-        r.failed = failing::case_share(
-            cases
-                .iter()
-                .filter(|c| c.state == "done" && &CaseKey::of(c) == key),
-        );
     }
     out
 }
@@ -278,11 +280,11 @@ fn case_verdict(
     closed: bool,
     fail_pct: Option<f64>,
 ) -> (Verdict, Option<String>, bool) {
-    if let Some(why) = failing::not_compared(x.failed, y.failed) {
+    let (ea, eb) = (x.failed(), y.failed());
+    if let Some(why) = failing::not_compared(ea, eb) {
         // B failing more than it may, and more than A did, is a
         // regression whatever its speed.
-        let regression =
-            fail_pct.is_some() && y.failed > failing::FAILING_SHARE && y.failed > x.failed;
+        let regression = fail_pct.is_some() && eb > failing::FAILING_SHARE && eb > ea;
         return (Verdict::NotCompared, Some(why), regression);
     }
     let (verdict, note) = match m {

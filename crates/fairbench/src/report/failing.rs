@@ -60,15 +60,20 @@ pub fn not_compared_named((a, a_name): (f64, &str), (b, b_name): (f64, &str)) ->
 /// failed. Rows from before the ledger have no `planned`: each of their
 /// requests was answered or failed.
 pub fn case_share<'a>(cases: impl Iterator<Item = &'a crate::store::CaseRow>) -> f64 {
-    let (failed, planned) = cases.fold((0u64, 0u64), |(f, p), c| {
-        let e = c.errors_total().unwrap_or(0).max(0) as u64;
-        let n = c
-            .planned
-            .unwrap_or(c.requests.unwrap_or(0) + e as i64)
-            .max(0) as u64;
-        (f + e, p + n)
-    });
+    let (failed, planned) = cases
+        .map(case_counts)
+        .fold((0, 0), |(f, p), (e, n)| (f + e, p + n));
     share(failed, planned)
+}
+
+/// One repetition's requests failed and planned (see [`case_share`]).
+pub fn case_counts(c: &crate::store::CaseRow) -> (u64, u64) {
+    let e = c.errors_total().unwrap_or(0).max(0) as u64;
+    let n = c
+        .planned
+        .unwrap_or(c.requests.unwrap_or(0) + e as i64)
+        .max(0) as u64;
+    (e, n)
 }
 
 #[cfg(test)]

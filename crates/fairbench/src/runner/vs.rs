@@ -132,7 +132,8 @@ impl Pair {
     /// The speed figures with their verdicts, then the share of requests
     /// each side failed.
     pub fn metrics(&self) -> Vec<MetricRatio> {
-        let withheld = self.not_compared();
+        let (a, b) = (error_share(&self.a), error_share(&self.b));
+        let withheld = failing::not_compared(a, b);
         let mut m: Vec<MetricRatio> = METRICS
             .iter()
             .map(|&(metric, stat, higher_better)| {
@@ -148,7 +149,6 @@ impl Pair {
                 }
             })
             .collect();
-        let (a, b) = (error_share(&self.a), error_share(&self.b));
         m.push(MetricRatio {
             metric: "errors",
             a_median: a,
