@@ -104,6 +104,7 @@ fn feed_held(p: &mut ResponseParser, held: &mut Vec<u8>, got: &mut Vec<(u16, boo
                 consumed,
                 status,
                 close,
+                ..
             }) => {
                 held.drain(..consumed);
                 got.push((status, close));

@@ -16,6 +16,7 @@
 //! [`Observer`].
 
 mod answered_rate;
+pub mod bodies;
 mod cert_probe;
 pub mod clock;
 mod config;

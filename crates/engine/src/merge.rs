@@ -11,6 +11,7 @@
 //! `k` of each covers the same second. A merged interval spans from the
 //! earliest part's start to the latest part's end of that interval.
 
+use crate::bodies::BodySizes;
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
@@ -71,6 +72,7 @@ impl Outcome {
             connect_time,
             handshake_time,
             status_codes,
+            body_sizes,
             errors,
             sockets,
             planned,
@@ -98,22 +100,8 @@ impl Outcome {
             connections,
             threads,
             protocol: parts.first().map_or_else(Default::default, |o| o.protocol),
-            h2: parts
-                .iter()
-                .filter_map(|o| o.h2.as_ref())
-                .fold(None, |acc, h| {
-                    let mut m: crate::H2Report = acc.unwrap_or_default();
-                    m.add(h);
-                    Some(m)
-                }),
-            h3: parts
-                .iter()
-                .filter_map(|o| o.h3.as_ref())
-                .fold(None, |acc, h| {
-                    let mut m: crate::H3Report = acc.unwrap_or_default();
-                    m.add(h);
-                    Some(m)
-                }),
+            h2: protocol_reports(parts),
+            h3: protocol_reports(parts),
             pipeline: parts.first().map_or(1, |o| o.pipeline),
             timeout_s,
             warmup_s,
@@ -128,6 +116,7 @@ impl Outcome {
             uncorrected,
             lateness,
             status_codes,
+            body_sizes,
             expect_status: parts
                 .first()
                 .map_or_else(String::new, |o| o.expect_status.clone()),
@@ -164,6 +153,39 @@ impl Outcome {
     }
 }
 
+/// The parts' HTTP/2 or HTTP/3 reports added up; `None` when none has one.
+fn protocol_reports<R: ProtocolReport>(parts: &[&Outcome]) -> Option<R> {
+    parts.iter().filter_map(|o| R::of(o)).fold(None, |acc, h| {
+        let mut m: R = acc.unwrap_or_default();
+        m.add_report(h);
+        Some(m)
+    })
+}
+
+/// A protocol's own report, as it is added across threads.
+trait ProtocolReport: Default + Sized {
+    fn of(o: &Outcome) -> Option<&Self>;
+    fn add_report(&mut self, o: &Self);
+}
+
+impl ProtocolReport for crate::H2Report {
+    fn of(o: &Outcome) -> Option<&Self> {
+        o.h2.as_ref()
+    }
+    fn add_report(&mut self, o: &Self) {
+        self.add(o);
+    }
+}
+
+impl ProtocolReport for crate::H3Report {
+    fn of(o: &Outcome) -> Option<&Self> {
+        o.h3.as_ref()
+    }
+    fn add_report(&mut self, o: &Self) {
+        self.add(o);
+    }
+}
+
 /// What the parts add up to, gathered in one pass in their order:
 /// histograms bucket for bucket, counts summed, the window's lengths the
 /// longest, the rates of a schedule summed.
@@ -175,6 +197,7 @@ struct Sums {
     connect_time: Histogram<u64>,
     handshake_time: Option<Histogram<u64>>,
     status_codes: BTreeMap<u16, u64>,
+    body_sizes: BodySizes,
     errors: ErrorCounts,
     sockets: Sockets,
     planned: u64,
@@ -203,6 +226,7 @@ impl Sums {
             connect_time: new_histogram(),
             handshake_time: None,
             status_codes: BTreeMap::new(),
+            body_sizes: BodySizes::default(),
             errors: ErrorCounts::default(),
             sockets: Sockets::default(),
             planned: 0,
@@ -244,6 +268,7 @@ impl Sums {
         for (code, n) in &o.status_codes {
             *self.status_codes.entry(*code).or_insert(0) += n;
         }
+        self.body_sizes.merge(&o.body_sizes);
         self.errors.add(&o.errors);
         self.sockets.add(&o.sockets);
         self.planned += o.planned;
@@ -342,6 +367,7 @@ fn merge_groups<'a>(parts: impl Iterator<Item = &'a [TargetOutcome]>) -> Vec<Tar
                     answered_within: 0,
                     errors: ErrorCounts::default(),
                     status_codes: BTreeMap::new(),
+                    body_sizes: BodySizes::default(),
                     latency: new_histogram(),
                 });
             }
@@ -354,6 +380,7 @@ fn merge_groups<'a>(parts: impl Iterator<Item = &'a [TargetOutcome]>) -> Vec<Tar
             for (code, n) in &t.status_codes {
                 *m.status_codes.entry(*code).or_insert(0) += n;
             }
+            m.body_sizes.merge(&t.body_sizes);
             let _ = m.latency.add(&t.latency);
         }
     }

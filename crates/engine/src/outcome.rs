@@ -1,5 +1,6 @@
 //! What a run measured.
 
+use crate::bodies::BodySizes;
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
@@ -76,8 +77,11 @@ pub struct TargetOutcome {
     #[serde(default)]
     pub answered_within: u64,
     pub errors: ErrorCounts,
-    #[serde(default, with = "crate::status::codes_as_strings")]
+    #[serde(default, with = "crate::status::keys_as_strings")]
     pub status_codes: BTreeMap<u16, u64>,
+    /// The body sizes of its answers with an expected status.
+    #[serde(default)]
+    pub body_sizes: BodySizes,
     #[serde(with = "crate::histogram::as_hex")]
     pub latency: Histogram<u64>,
 }
@@ -288,8 +292,12 @@ pub struct Outcome {
     #[serde(with = "crate::histogram::option_as_hex")]
     pub lateness: Option<Histogram<u64>>,
     /// Answers of the window per status code.
-    #[serde(default, with = "crate::status::codes_as_strings")]
+    #[serde(default, with = "crate::status::keys_as_strings")]
     pub status_codes: BTreeMap<u16, u64>,
+    /// The body sizes of the window's answers with an expected status
+    /// (see [`crate::bodies`]).
+    #[serde(default)]
+    pub body_sizes: BodySizes,
     /// The statuses that counted as success, as given (`200-399` unless
     /// told otherwise); any other is a status error.
     #[serde(default = "default_expected")]
@@ -464,6 +472,7 @@ impl Outcome {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         self.warn_failures(&mut w);
+        self.warn_bodies(&mut w);
         w.extend(self.generator.warnings());
         self.warn_schedule(&mut w);
         w.extend(self.h3.iter().flat_map(|h| h.warnings()));

@@ -57,6 +57,9 @@ pub enum Step {
         /// The server will close the connection (`Connection: close` or HTTP/1.0
         /// without keep-alive); the caller must reconnect.
         close: bool,
+        /// The body's bytes as sent (chunked: the chunks' data, framing
+        /// left out; HEAD, 204 and 304: none).
+        body: u64,
     },
 }
 
@@ -76,6 +79,7 @@ pub struct ResponseParser {
     state: State,
     status: u16,
     close: bool,
+    body: u64,
     head_has_no_body: bool,
     max_head: usize,
 }
@@ -88,6 +92,7 @@ impl ResponseParser {
             state: State::Head,
             status: 0,
             close: false,
+            body: 0,
             head_has_no_body: no_body,
             max_head,
         }
@@ -110,9 +115,12 @@ impl ResponseParser {
                 State::ChunkData { remaining } => self.feed_chunk_data(remaining, rest, &mut pos),
                 State::ChunkDataEnd { need } => self.feed_chunk_data_end(need, rest, &mut pos)?,
                 State::Trailer => self.feed_trailer(rest, &mut pos)?,
-                State::UntilClose => Some(Step::NeedMore {
-                    consumed: buf.len(),
-                }),
+                State::UntilClose => {
+                    self.body += rest.len() as u64;
+                    Some(Step::NeedMore {
+                        consumed: buf.len(),
+                    })
+                }
             };
             if let Some(step) = step {
                 return Ok(step);
@@ -150,6 +158,7 @@ impl ResponseParser {
     fn feed_length(&mut self, remaining: u64, rest: &[u8], pos: &mut usize) -> Step {
         let take = remaining.min(rest.len() as u64);
         *pos += take as usize;
+        self.body += take;
         if take == remaining {
             return self.finish(*pos);
         }
@@ -190,6 +199,7 @@ impl ResponseParser {
     fn feed_chunk_data(&mut self, remaining: u64, rest: &[u8], pos: &mut usize) -> Option<Step> {
         let take = remaining.min(rest.len() as u64);
         *pos += take as usize;
+        self.body += take;
         if take < remaining {
             self.state = State::ChunkData {
                 remaining: remaining - take,
@@ -254,11 +264,12 @@ impl ResponseParser {
         match self.state {
             State::UntilClose => {
                 let step = self.finish(0);
-                if let Step::Done { status, .. } = step {
+                if let Step::Done { status, body, .. } = step {
                     return Ok(Some(Step::Done {
                         consumed: 0,
                         status,
                         close: true,
+                        body,
                     }));
                 }
                 Ok(Some(step))
@@ -307,6 +318,7 @@ impl ResponseParser {
         headers: &[httparse::Header<'_>],
     ) -> Result<(), ParseError> {
         self.status = status;
+        self.body = 0;
         let mut length: Option<u64> = None;
         let mut chunked = false;
         // HTTP/1.0 closes by default unless it asks to keep alive.
@@ -360,6 +372,7 @@ impl ResponseParser {
             consumed,
             status: self.status,
             close: self.close,
+            body: self.body,
         }
     }
 }
@@ -369,7 +382,15 @@ mod tests {
     use super::*;
 
     fn parse_all(input: &[u8], split: usize) -> Result<Vec<(u16, bool)>, ParseError> {
-        // Feed in pieces of `split` bytes, keeping unconsumed bytes like the caller does.
+        Ok(parse_bodies(input, split)?
+            .into_iter()
+            .map(|(status, close, _)| (status, close))
+            .collect())
+    }
+
+    /// Each response's status, close and body bytes, fed in pieces of
+    /// `split` bytes, unconsumed bytes kept as the caller keeps them.
+    fn parse_bodies(input: &[u8], split: usize) -> Result<Vec<(u16, bool, u64)>, ParseError> {
         let mut p = ResponseParser::new(false, DEFAULT_MAX_HEAD);
         let mut pending: Vec<u8> = Vec::new();
         let mut out = Vec::new();
@@ -385,17 +406,37 @@ mod tests {
                         consumed,
                         status,
                         close,
+                        body,
                     } => {
                         pending.drain(..consumed);
-                        out.push((status, close));
+                        out.push((status, close, body));
                     }
                 }
             }
         }
-        if let Some(Step::Done { status, close, .. }) = p.on_eof(pending.len())? {
-            out.push((status, close));
+        if let Some(Step::Done {
+            status,
+            close,
+            body,
+            ..
+        }) = p.on_eof(pending.len())?
+        {
+            out.push((status, close, body));
         }
         Ok(out)
+    }
+
+    #[test]
+    fn body_bytes_are_counted_however_the_body_is_framed_and_cut() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nHello\r\n8\r\n World!\n\r\n0\r\nX-T: 1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nHTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbusyHTTP/1.1 200 OK\r\n\r\nuntil the close";
+        for split in 1..r.len() {
+            let bodies: Vec<u64> = parse_bodies(r, split)
+                .unwrap()
+                .into_iter()
+                .map(|(_, _, b)| b)
+                .collect();
+            assert_eq!(bodies, vec![13, 0, 0, 4, 15], "split {split}");
+        }
     }
 
     const TWO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello World!\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
@@ -530,7 +571,8 @@ mod tests {
             Step::Done {
                 consumed: r.len(),
                 status: 200,
-                close: false
+                close: false,
+                body: 0
             }
         );
     }

@@ -158,25 +158,33 @@ impl StatusCounts {
     }
 }
 
-/// `#[serde(with)]` for counts per code: keys as strings both ways, so the
-/// map also survives formats and wrappers (an internally tagged enum
-/// buffers its content) that do not turn a string key back into a number.
-pub mod codes_as_strings {
+/// `#[serde(with)]` for counts per number (status code, body size): keys
+/// as strings both ways, so the map also survives formats and wrappers (an
+/// internally tagged enum buffers its content) that do not turn a string
+/// key back into a number.
+pub mod keys_as_strings {
     use std::collections::BTreeMap;
+    use std::fmt::Display;
+    use std::str::FromStr;
 
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(m: &BTreeMap<u16, u64>, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<K: Display, S: Serializer>(
+        m: &BTreeMap<K, u64>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.collect_map(m.iter().map(|(k, v)| (k.to_string(), v)))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    pub fn deserialize<'de, K: FromStr + Ord, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<K, u64>, D::Error> {
         BTreeMap::<String, u64>::deserialize(d)?
             .into_iter()
             .map(|(k, v)| {
-                k.parse::<u16>()
+                k.parse::<K>()
                     .map(|k| (k, v))
-                    .map_err(|_| serde::de::Error::custom(format!("{k:?} is not a status code")))
+                    .map_err(|_| serde::de::Error::custom(format!("{k:?} is not a number")))
             })
             .collect()
     }

@@ -53,6 +53,8 @@ fn closed_loop_multiplexes_the_streams_asked_for() {
     assert_eq!(o.protocol, Protocol::H2c);
     assert_eq!(o.errors.total(), 0, "{:?}", o.ledger());
     assert_eq!(o.status_codes.get(&200).copied(), Some(o.requests));
+    // Each answer's DATA bytes, its body.
+    assert_eq!(o.body_sizes.counts.get(&13).copied(), Some(o.requests));
     // 2 connections × 8 streams / 20 ms: about 800/s; far more than one
     // stream per connection (100/s) could do.
     assert!(o.requests > 300, "{} answered in 1 s", o.requests);

@@ -193,6 +193,7 @@ fn a_large_body_is_read_whole_through_flow_control() {
     assert_balanced(&o);
     assert_eq!(o.requests, 8, "{:?} {:?}", o.ledger(), o.h3);
     assert_eq!(o.bytes_read, 8 * size as u64);
+    assert_eq!(o.body_sizes.counts.get(&(size as u64)), Some(&8));
 }
 
 #[test]

@@ -355,6 +355,60 @@ fn interim_responses_and_many_header_fields_are_ordinary_answers() {
     }
 }
 
+/// Every other answer on a connection an empty 200, the others `full`.
+fn half_empty(full: Arc<Vec<u8>>) -> impl Fn(TcpStream) + Send + Sync {
+    move |mut c| {
+        let mut held = Vec::new();
+        let mut n = 0u64;
+        while next_request(&mut c, &mut held) {
+            n += 1;
+            let empty: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            let reply = if n.is_multiple_of(2) {
+                empty
+            } else {
+                &full[..]
+            };
+            if c.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn answers_with_less_are_counted_by_body_size_and_warned_about() {
+    let _serial = serial();
+    let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n World!\n\r\n0\r\n\r\n";
+    for full in [HELLO.to_vec(), chunked.to_vec()] {
+        let fair = Scripted::start(answer_each(Arc::new(full.clone())));
+        let o = go(&closed_loop(&fair.url(), Duration::from_millis(300)));
+        assert!(o.requests > 10);
+        assert_eq!(o.body_sizes.counts.get(&13), Some(&o.requests));
+        assert!(o.body_sizes.uniform());
+        let said = o.warnings().join("\n");
+        assert!(!said.contains("body under half"), "{said}");
+
+        let cheat = Scripted::start(half_empty(Arc::new(full)));
+        for cfg in [
+            closed_loop(&cheat.url(), Duration::from_millis(300)),
+            at_rate(&cheat.url(), 400.0, 2, Duration::from_millis(500)),
+        ] {
+            let o = go(&cfg);
+            let b = &o.body_sizes;
+            let (full, empty) = (b.counts[&13], b.counts[&0]);
+            assert_eq!(full + empty, o.requests, "{b:?}");
+            // Each connection alternates, whichever came first.
+            assert!(full.abs_diff(empty) <= cfg.connections as u64, "{b:?}");
+            let said = o.warnings().join("\n");
+            assert!(
+                said.contains(&format!("{empty} of {} answers", o.requests))
+                    && said.contains("(empty against 13 B)"),
+                "{said}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_resolved_address_is_tried_in_order_and_the_one_measured_is_named() {
     let _serial = serial();

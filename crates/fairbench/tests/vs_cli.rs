@@ -149,6 +149,7 @@ fn a_server_slowed_by_a_known_factor_is_found_slower() {
     // Both servers got every repetition's load.
     assert!(a.count("GET /") > 0 && b.count("GET /") > 0);
     assert_eq!(ratio(&v, "errors")["verdict"], "both under 1 %");
+    assert_eq!(ratio(&v, "bodies")["verdict"], "the same", "{v}");
 }
 
 /// A server that answers half its requests with a fast 503 has the higher
@@ -229,6 +230,73 @@ fn the_text_names_both_urls_and_the_order() {
     }
     let announced = err.lines().filter(|l| l.starts_with("repetition ")).count();
     assert_eq!(announced, 4, "{err}");
+    let bodies = out.lines().find(|l| l.trim_start().starts_with("bodies"));
+    assert!(bodies.is_some_and(|l| l.ends_with("the same")), "{out}");
+}
+
+/// The study's first fault: answers of unequal bytes compared as if
+/// equal. The bodies row names each side's size and says they differ.
+#[test]
+fn answers_of_unequal_bytes_are_named_in_the_bodies_row() {
+    let _serial = serial();
+    let a = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let b = TestServer::start("127.0.0.1:0", |_, _| {
+        let mut bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n".to_vec();
+        bytes.resize(bytes.len() + 1024, b'x');
+        Reply {
+            bytes,
+            ..Reply::ok()
+        }
+    });
+    let v = short_vs(&a.url("/"), &b.url("/"));
+    let row = ratio(&v, "bodies");
+    assert_eq!(
+        (row["a_median"].as_f64(), row["b_median"].as_f64()),
+        (Some(13.0), Some(1024.0))
+    );
+    assert!(row["ratio"].is_null());
+    assert_eq!(
+        row["verdict"],
+        "differ: A 13 B, B 1024 B, so the two did not do the same work"
+    );
+    // Sizes that differ by design are compared on speed; a side that
+    // answered some of its requests with less is not.
+    let verdict = ratio(&v, "req/s")["verdict"].as_str().unwrap();
+    assert!(!verdict.starts_with("not compared"), "{verdict}");
+    let half_empty = TestServer::start("127.0.0.1:0", |_, n| match n % 2 {
+        0 => Reply::empty(),
+        _ => Reply::ok(),
+    });
+    let v = short_vs(&a.url("/"), &half_empty.url("/"));
+    for m in ["req/s", "p50", "p99"] {
+        let verdict = ratio(&v, m)["verdict"].as_str().unwrap();
+        assert_eq!(
+            verdict,
+            "not compared: B answered over 1 % of its successes with a short body (A 0.00 %, B 50.0 %)",
+            "{m}"
+        );
+    }
+}
+
+/// Two repetitions of 200 requests on one connection (the server's
+/// alternation is then the run's, exactly).
+fn short_vs(a: &str, b: &str) -> Value {
+    let args = [
+        "load",
+        a,
+        "--vs",
+        b,
+        "--repetitions",
+        "2",
+        "-n",
+        "200",
+        "-c",
+        "1",
+        "--json",
+    ];
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}\n{out}");
+    serde_json::from_str(&out).unwrap()
 }
 
 #[test]

@@ -36,6 +36,7 @@
 
 use hdrhistogram::Histogram;
 
+use crate::bodies::BodySizes;
 use crate::clock::Nanos;
 use crate::histogram::{new_histogram, record_ns};
 use crate::silence::SilenceWatch;
@@ -68,10 +69,12 @@ pub(crate) struct Req {
     pub target: u16,
     /// HTTP/2: its stream on the connection carrying it (0 before it goes
     /// out), the `:status` of its answer once the head came (0 before),
-    /// and the body bytes received since its window was last topped up.
+    /// and the body bytes received since its window was last topped up,
+    /// and in all (h3 too).
     pub stream: u32,
     pub status: u16,
     pub recv: u32,
+    pub body: u64,
 }
 
 impl Req {
@@ -86,6 +89,7 @@ impl Req {
             stream: 0,
             status: 0,
             recv: 0,
+            body: 0,
         }
     }
 
@@ -116,6 +120,7 @@ impl Req {
             stream: 0,
             status: 0,
             recv: 0,
+            body: 0,
             ..self
         }
     }
@@ -152,6 +157,7 @@ pub(crate) struct TargetTally {
     pub within: u64,
     pub errors: ErrorCounts,
     pub codes: StatusCounts,
+    pub bodies: BodySizes,
     pub latency: Histogram<u64>,
 }
 
@@ -164,6 +170,7 @@ impl TargetTally {
             within: 0,
             errors: ErrorCounts::default(),
             codes: StatusCounts::new(),
+            bodies: BodySizes::default(),
             latency: new_histogram(),
         }
     }
@@ -188,6 +195,8 @@ pub(crate) struct Tally {
     pub errors: ErrorCounts,
     /// Answers of the window per status code.
     pub codes: StatusCounts,
+    /// The body sizes of the window's answers with an expected status.
+    pub bodies: BodySizes,
     pub latency: Histogram<u64>,
     pub answered_latency: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
@@ -242,6 +251,7 @@ impl Tally {
             bytes: 0,
             errors: ErrorCounts::default(),
             codes: StatusCounts::new(),
+            bodies: BodySizes::default(),
             latency: new_histogram(),
             answered_latency: new_histogram(),
             uncorrected: new_histogram(),
@@ -369,10 +379,10 @@ impl Tally {
         }
     }
 
-    /// Returns whether the answer's latency went into the figures (and so
-    /// may be taken back with [`Tally::revoke`]).
+    /// `body`: its body's bytes. Returns whether the answer's latency went
+    /// into the figures (and so may be taken back with [`Tally::revoke`]).
     #[inline]
-    pub fn answered(&mut self, now: Nanos, r: Req, status: u16) -> bool {
+    pub fn answered(&mut self, now: Nanos, r: Req, status: u16, body: u64) -> bool {
         self.req_sec.answer(now);
         self.silence.answer(now);
         if self.late_is_timeout && now.saturating_sub(r.planned) >= self.timeout {
@@ -393,6 +403,9 @@ impl Tally {
             self.answered += 1;
             self.errors.status += u64::from(bad);
             self.codes.record(status);
+            if !bad {
+                self.bodies.record(body);
+            }
             record_ns(&mut self.latency, latency);
             record_ns(&mut self.answered_latency, latency);
             if self.rate_mode {
@@ -402,6 +415,9 @@ impl Tally {
                 t.answered += 1;
                 t.errors.status += u64::from(bad);
                 t.codes.record(status);
+                if !bad {
+                    t.bodies.record(body);
+                }
                 record_ns(&mut t.latency, latency);
             });
         }

@@ -13,7 +13,7 @@ fn only_the_window_is_counted() {
     let mut t = tally();
     for p in [999 * MS, 1000 * MS, 1999 * MS, 2000 * MS] {
         t.plan(Req::new(p, 0));
-        t.answered(p + MS, Req::new(p, p), 200);
+        t.answered(p + MS, Req::new(p, p), 200, 13);
     }
     assert_eq!((t.planned, t.answered), (2, 2));
     // The series sees all four: it is by when things happened.
@@ -47,7 +47,7 @@ fn unanswered_requests_can_only_raise_percentiles() {
     for i in 0..98u64 {
         let p = 1000 * MS + i * MS;
         t.plan(Req::new(p, 0));
-        t.answered(p + (i + 1) * 10_000, Req::new(p, p), 200);
+        t.answered(p + (i + 1) * 10_000, Req::new(p, p), 200, 13);
     }
     for _ in 0..2 {
         t.plan(Req::new(1500 * MS, 0));
@@ -63,9 +63,9 @@ fn unanswered_requests_can_only_raise_percentiles() {
 fn counted_wrk_s_way_a_late_answer_is_a_timeout_of_what_it_waited() {
     let mut t = tally().late_answers_time_out(true);
     t.plan(Req::new(1500 * MS, 1500 * MS));
-    t.answered(1550 * MS, Req::new(1500 * MS, 1500 * MS), 200);
+    t.answered(1550 * MS, Req::new(1500 * MS, 1500 * MS), 200, 13);
     t.plan(Req::new(1600 * MS, 1600 * MS));
-    t.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200);
+    t.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200, 13);
     assert_eq!((t.answered, t.errors.timeout, t.late), (1, 1, 1));
     assert_eq!(t.planned, t.answered + t.errors.not_answered());
     assert!(t.latency.max() >= 299_000, "{}", t.latency.max());
@@ -74,7 +74,7 @@ fn counted_wrk_s_way_a_late_answer_is_a_timeout_of_what_it_waited() {
     // would have aborted it at its timeout instead).
     let mut f = tally();
     f.plan(Req::new(1600 * MS, 1600 * MS));
-    f.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200);
+    f.answered(1900 * MS, Req::new(1600 * MS, 1600 * MS), 200, 13);
     assert_eq!((f.answered, f.late), (1, 0));
 }
 
@@ -83,7 +83,7 @@ fn early_sends_count_from_the_send() {
     let mut t = tally();
     let r = Req::new(1500 * MS, 1490 * MS);
     t.plan(Req::new(r.planned, 0));
-    t.answered(1501 * MS, r, 200);
+    t.answered(1501 * MS, r, 200, 13);
     assert!(t.latency.max() >= 10_900, "{}", t.latency.max());
 }
 
@@ -91,7 +91,7 @@ fn early_sends_count_from_the_send() {
 fn status_errors_are_answered() {
     let mut t = tally();
     t.plan(Req::new(1500 * MS, 0));
-    t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), 503);
+    t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), 503, 13);
     assert_eq!(
         (t.answered, t.errors.status, t.errors.not_answered()),
         (1, 1, 0)
@@ -110,9 +110,26 @@ fn the_expected_statuses_decide_what_is_an_error() {
     );
     for status in [200, 404, 204, 500] {
         t.plan(Req::new(1500 * MS, 0));
-        t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), status);
+        t.answered(1501 * MS, Req::new(1500 * MS, 1500 * MS), status, 13);
     }
     assert_eq!((t.answered, t.errors.status), (4, 2));
+}
+
+#[test]
+fn body_sizes_are_of_the_windows_successes_only() {
+    let mut t = tally().by_targets(2);
+    let at = |ms| Req::new(ms * MS, ms * MS);
+    t.answered(1501 * MS, at(1500), 200, 13);
+    t.answered(1502 * MS, at(1500).of(0, 1), 200, 0);
+    // A failure's body (an error page) is not a success's size.
+    t.answered(1503 * MS, at(1500), 503, 4);
+    // Planned before the window: not the window's.
+    t.answered(1001 * MS, at(900), 200, 2);
+    assert_eq!(t.bodies.total(), 2);
+    assert_eq!((t.bodies.min, t.bodies.max), (0, 13));
+    assert_eq!(t.targets[0].bodies.counts.get(&13), Some(&1));
+    assert_eq!(t.targets[1].bodies.counts.get(&0), Some(&1));
+    assert_eq!(t.targets[0].bodies.total(), 1);
 }
 
 /// Two targets, and two stages of the window: [1000, 1400) and
@@ -146,7 +163,7 @@ fn targets_and_stages_add_up_to_the_totals() {
         t.plan(r);
         match status {
             Some(s) => {
-                t.answered(at * MS + MS, r, s);
+                t.answered(at * MS + MS, r, s, 13);
             }
             None => t.failed(at * MS + 200 * MS, r, Failure::Timeout),
         }
@@ -186,7 +203,7 @@ fn arrivals_are_counted_by_the_span_they_came_in() {
     for (planned, target, at) in answers {
         let r = Req::new(planned * MS, planned * MS).of(0, target);
         t.plan(r);
-        t.answered(at * MS, r, 200);
+        t.answered(at * MS, r, 200, 13);
     }
     assert_eq!(t.arrived, 4);
     assert_eq!((t.stages[0].arrived, t.stages[0].within), (2, 1));
@@ -222,13 +239,13 @@ fn a_revoked_answer_leaves_every_latency_histogram_as_if_never_recorded() {
         let r = Req::new(at * MS, at * MS + MS).of(0, target);
         let done = at * MS + MS + took * MS;
         t.plan(r);
-        assert!(t.answered(done, r, 200));
+        assert!(t.answered(done, r, 200, 13));
         // 2100 ms is after the window: not the window's to take back.
         if revoked {
             assert_eq!(t.revoke(done, r), at < 2000);
         } else {
             kept.plan(r);
-            kept.answered(done, r, 200);
+            kept.answered(done, r, 200, 13);
         }
     }
     t.settle();

@@ -78,6 +78,7 @@ impl Worker {
             },
             lateness: thread_rate.map(|_| t.lateness),
             status_codes: t.codes.to_map(),
+            body_sizes: std::mem::take(&mut t.bodies),
             expect_status: plan.expect_status.as_str().to_string(),
             connect_time: self.connect_time,
             handshake_time: plan.tls.as_ref().map(|_| self.handshake_time),
@@ -268,6 +269,7 @@ pub(crate) fn groups(
             answered_within: x.within,
             errors: x.errors,
             status_codes: x.codes.to_map(),
+            body_sizes: x.bodies,
             latency: x.latency,
         })
         .collect()

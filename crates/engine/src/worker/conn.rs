@@ -251,9 +251,9 @@ impl Conn {
         }
     }
 
-    /// Parses `data`, calling `done(status)` for every response that ends.
-    /// Stops at the first response that asks to close.
-    pub fn parse(&mut self, data: &[u8], mut done: impl FnMut(&mut Self, u16)) -> Parsed {
+    /// Parses `data`, calling `done(status, body bytes)` for every response
+    /// that ends. Stops at the first response that asks to close.
+    pub fn parse(&mut self, data: &[u8], mut done: impl FnMut(&mut Self, u16, u64)) -> Parsed {
         let mut off = 0;
         loop {
             if !self.pending.is_empty() {
@@ -274,9 +274,10 @@ impl Conn {
                         consumed,
                         status,
                         close,
+                        body,
                     }) => {
                         self.pending.drain(..consumed);
-                        done(self, status);
+                        done(self, status, body);
                         if close {
                             return Parsed::Close;
                         }
@@ -298,9 +299,10 @@ impl Conn {
                     consumed,
                     status,
                     close,
+                    body,
                 }) => {
                     off += consumed;
-                    done(self, status);
+                    done(self, status, body);
                     if close {
                         return Parsed::Close;
                     }
@@ -334,14 +336,17 @@ mod tests {
         let mut c = Conn::new(false, DEFAULT_MAX_HEAD, 1);
         let mut n = 0;
         assert!(matches!(
-            c.parse(&stream[..cut], |_, _| n += 1),
+            c.parse(&stream[..cut], |_, _, _| n += 1),
             Parsed::Responses
         ));
         assert_eq!((n, c.pending.len()), (1, 10));
         // The rest arrives with a third response behind it: only a piece is
         // copied to finish the head, never the whole read.
         let rest: Vec<u8> = stream[cut..].iter().chain(one.iter()).copied().collect();
-        assert!(matches!(c.parse(&rest, |_, _| n += 1), Parsed::Responses));
+        assert!(matches!(
+            c.parse(&rest, |_, _, _| n += 1),
+            Parsed::Responses
+        ));
         assert_eq!(n, 3);
         assert!(c.pending.is_empty());
         assert!(
@@ -358,8 +363,8 @@ mod tests {
         for cut in 1..stream.len() {
             let mut c = Conn::new(false, DEFAULT_MAX_HEAD, 1);
             let mut n = 0;
-            c.parse(&stream[..cut], |_, _| n += 1);
-            c.parse(&stream[cut..], |_, _| n += 1);
+            c.parse(&stream[..cut], |_, _, _| n += 1);
+            c.parse(&stream[cut..], |_, _, _| n += 1);
             assert_eq!(n, 2, "cut {cut}");
             assert!(c.pending.is_empty(), "cut {cut}");
         }
@@ -371,9 +376,9 @@ mod tests {
         let mut head = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
         head.resize(4000, b'a');
         assert!(matches!(
-            c.parse(&head[..100], |_, _| {}),
+            c.parse(&head[..100], |_, _, _| {}),
             Parsed::Responses
         ));
-        assert!(matches!(c.parse(&head[100..], |_, _| {}), Parsed::Fault));
+        assert!(matches!(c.parse(&head[100..], |_, _, _| {}), Parsed::Fault));
     }
 }

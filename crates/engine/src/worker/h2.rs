@@ -302,7 +302,7 @@ impl Worker {
         }
         if end {
             let r = self.take_stream(i, stream).expect("found above");
-            self.tally.answered(now, r, r.status);
+            self.tally.answered(now, r, r.status, r.body);
             return true;
         }
         false
@@ -319,6 +319,7 @@ impl Worker {
             return self.stream_error(i, stream, now);
         }
         r.recv = r.recv.saturating_add(len);
+        r.body += u64::from(len);
         let total = r.recv;
         if let Some(s) = self.conns[i].h2.as_mut() {
             if s.stream_received(stream, total) {
@@ -329,7 +330,7 @@ impl Worker {
         }
         if end {
             let r = self.take_stream(i, stream).expect("found above");
-            self.tally.answered(now, r, r.status);
+            self.tally.answered(now, r, r.status, r.body);
             return true;
         }
         false

@@ -499,13 +499,13 @@ impl Worker {
         let mut completed = 0;
         // A whole response that no request in flight can own.
         let mut unowned = false;
-        let parsed = conns[i].parse(data, |c, status| {
+        let parsed = conns[i].parse(data, |c, status, body| {
             if unowned {
                 return;
             }
             match c.inflight.pop_front() {
                 Some(r) if now >= r.sent => {
-                    if tally.answered(now, r, status) {
+                    if tally.answered(now, r, status, body) {
                         c.credit(now, r, hold);
                     }
                     completed += 1;
@@ -570,11 +570,11 @@ impl Worker {
         }
         let c = &mut self.conns[i];
         match c.parser.on_eof(c.pending.len()) {
-            Ok(Some(Step::Done { status, .. })) => {
+            Ok(Some(Step::Done { status, body, .. })) => {
                 // A body that ran until the close: that was its end.
                 match c.inflight.pop_front() {
                     Some(r) => {
-                        self.tally.answered(now, r, status);
+                        self.tally.answered(now, r, status, body);
                     }
                     None => {
                         self.sockets.unsolicited_responses += 1;

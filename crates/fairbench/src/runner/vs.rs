@@ -8,6 +8,7 @@
 
 use std::fmt::Write;
 
+use fairbench_engine::bodies::BodySizes;
 use fairbench_engine::{LoadConfig, Outcome};
 use serde::Serialize;
 
@@ -16,7 +17,7 @@ use crate::report::failing;
 use crate::report::ratio_stats::{ratio, RatioSummary, LEVEL, NEGLIGIBLE};
 use crate::suite::order::case_order;
 use crate::thresholds::{Stat, Threshold, Verdict};
-use crate::units::{micros, rate};
+use crate::units::{count, micros, rate};
 
 /// Runs `a` and `b` as `reps` asks, in the seeded order (a fixed count, or
 /// until every ratio is settled: [`Repetitions::may_stop`]); `go` runs one
@@ -123,17 +124,21 @@ impl Pair {
         RatioSummary::of(&r, self.level)
     }
 
-    /// Why the speed of the two is not compared (see
-    /// [`crate::report::failing`]).
+    /// Why the speed of the two is not compared: a side failed over 1 %
+    /// of its requests (see [`crate::report::failing`]), or answered over
+    /// 1 % of its successes with a short body (see
+    /// `fairbench_engine::bodies`): either is faster for the work it
+    /// skipped.
     pub fn not_compared(&self) -> Option<String> {
         failing::not_compared(error_share(&self.a), error_share(&self.b))
+            .or_else(|| short_not_compared(short_share(&self.a), short_share(&self.b)))
     }
 
     /// The speed figures with their verdicts, then the share of requests
     /// each side failed.
     pub fn metrics(&self) -> Vec<MetricRatio> {
         let (a, b) = (error_share(&self.a), error_share(&self.b));
-        let withheld = failing::not_compared(a, b);
+        let withheld = self.not_compared();
         let mut m: Vec<MetricRatio> = METRICS
             .iter()
             .map(|&(metric, stat, higher_better)| {
@@ -165,6 +170,7 @@ impl Pair {
                 format!("both under {:.0} %", 100.0 * failing::FAILING_SHARE)
             },
         });
+        m.extend(bodies_row(&self.a, &self.b));
         m
     }
 
@@ -229,6 +235,7 @@ impl Pair {
             let show = |v: f64| match m.metric {
                 "req/s" => rate(v),
                 "errors" => failing::share_text(v),
+                "bodies" => format!("{} B", count(v as u64)),
                 _ => micros(v),
             };
             let _ = writeln!(
@@ -274,6 +281,59 @@ fn level_text(level: f64) -> String {
     } else {
         format!("{:.2} %", 100.0 * level)
     }
+}
+
+/// A side's successes over all its repetitions, by body size.
+fn pooled_bodies(runs: &[Outcome]) -> BodySizes {
+    let mut s = BodySizes::default();
+    runs.iter().for_each(|o| s.merge(&o.body_sizes));
+    s
+}
+
+/// The share of a side's successes, over all its repetitions, whose body
+/// was short (under half the largest).
+fn short_share(runs: &[Outcome]) -> f64 {
+    pooled_bodies(runs).short().map_or(0.0, |s| s.share())
+}
+
+fn short_not_compared(a: f64, b: f64) -> Option<String> {
+    let over = |x: f64| x > fairbench_engine::bodies::SHORT_SHARE;
+    let who = match (over(a), over(b)) {
+        (false, false) => return None,
+        (true, true) => "A and B",
+        (true, false) => "A",
+        (false, true) => "B",
+    };
+    Some(format!(
+        "not compared: {who} answered over 1 % of its successes with a short body (A {}, B {})",
+        failing::share_text(a),
+        failing::share_text(b)
+    ))
+}
+
+/// Each side's most common body size over its repetitions, and whether
+/// the sides sent the same: the study's first fault was answers of
+/// unequal bytes compared as if equal. `None` when a side had no success.
+fn bodies_row(a: &[Outcome], b: &[Outcome]) -> Option<MetricRatio> {
+    let (sa, sb) = (pooled_bodies(a), pooled_bodies(b));
+    let (ma, mb) = (sa.mode()?, sb.mode()?);
+    let verdict = if ma == mb && sa.min == sb.min && sa.max == sb.max {
+        "the same".to_string()
+    } else if ma == mb {
+        format!(
+            "mostly the same, but A's ranged {}–{} B and B's {}–{} B",
+            sa.min, sa.max, sb.min, sb.max
+        )
+    } else {
+        format!("differ: A {ma} B, B {mb} B, so the two did not do the same work")
+    };
+    Some(MetricRatio {
+        metric: "bodies",
+        a_median: ma as f64,
+        b_median: mb as f64,
+        ratio: None,
+        verdict,
+    })
 }
 
 fn figures(o: &Outcome) -> serde_json::Value {

@@ -33,6 +33,14 @@ impl Reply {
             close: false,
         }
     }
+
+    /// A 200 with an empty body: what a server answers with less sends.
+    pub fn empty() -> Reply {
+        Reply {
+            bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_vec(),
+            ..Reply::ok()
+        }
+    }
 }
 
 pub struct TestServer {

@@ -211,6 +211,7 @@ impl H3Worker {
             },
             lateness: thread_rate.map(|_| t.lateness),
             status_codes: t.codes.to_map(),
+            body_sizes: std::mem::take(&mut t.bodies),
             expect_status: plan.expect_status.as_str().to_string(),
             // QUIC has no connect apart from its handshake.
             connect_time: crate::histogram::new_histogram(),

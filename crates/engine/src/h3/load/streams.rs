@@ -162,12 +162,17 @@ impl H3Worker {
                     r.status = status;
                 }
             }
-            Event::Data { len, .. } => self.tally.bytes(now, len),
+            Event::Data { stream, len } => {
+                self.tally.bytes(now, len);
+                if let Some(r) = self.slots[i].inflight.get_mut(&stream) {
+                    r.body += len as u64;
+                }
+            }
             Event::Done { stream } => {
                 if let Some(r) = self.remove(i, stream, now) {
                     // `now`: the arrival of the datagram that completed it;
                     // never before its request left (a wall-clock step).
-                    self.tally.answered(now.max(r.sent), r, r.status);
+                    self.tally.answered(now.max(r.sent), r, r.status, r.body);
                 }
             }
             Event::Reset {

@@ -73,6 +73,7 @@ pub struct LoadJson<'a> {
     pub errors: ErrorCounts,
     /// Answers of the window per status code, e.g. {"200": 9812, "503": 12}.
     pub status_codes: &'a BTreeMap<u16, u64>,
+    pub body_sizes: super::json_bodies::BodySizesJson<'a>,
     /// The statuses that counted as success; any other is `errors.status`.
     pub expect_status: &'a str,
     pub connections_stats: Sockets,
@@ -183,6 +184,7 @@ impl<'a> LoadJson<'a> {
             schedule: o.schedule.as_ref(),
             errors: o.errors,
             status_codes: &o.status_codes,
+            body_sizes: super::json_bodies::BodySizesJson::of(&o.body_sizes),
             expect_status: &o.expect_status,
             connections_stats: o.sockets,
             connect_time_us: o.connect_summary(),

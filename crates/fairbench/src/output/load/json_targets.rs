@@ -24,6 +24,7 @@ pub struct TargetJson<'a> {
     pub answered_in_window: Option<u64>,
     pub errors: ErrorCounts,
     pub status_codes: &'a BTreeMap<u16, u64>,
+    pub body_sizes: super::json_bodies::BodySizesJson<'a>,
     /// The honest distribution, as `latency_us` of the run.
     pub latency_us: LatencySummary,
     pub latency_percentiles_us: BTreeMap<String, u64>,
@@ -103,6 +104,7 @@ fn one<'a>(t: &'a TargetOutcome, rps: f64, percentiles: &[f64]) -> TargetJson<'a
         answered_in_window: None,
         errors: t.errors,
         status_codes: &t.status_codes,
+        body_sizes: super::json_bodies::BodySizesJson::of(&t.body_sizes),
         latency_us: t.latency_summary(),
         stage: None,
         latency_percentiles_us: percentiles

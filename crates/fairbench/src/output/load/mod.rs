@@ -7,6 +7,7 @@ pub mod ends;
 pub mod hdr_log;
 pub mod http3;
 pub mod json;
+pub mod json_bodies;
 pub mod json_targets;
 pub mod summary;
 pub mod tables;

@@ -469,6 +469,21 @@ fn status_line(s: &mut String, o: &Outcome) {
         })
         .collect();
     let _ = writeln!(s, "  {:<14}{}", "Status", cells.join("  "));
+    bodies_line(s, &o.body_sizes);
+}
+
+/// `13 B each`, or the sizes most answers first: what the successes
+/// carried (a server that answers some with less looks faster).
+fn bodies_line(s: &mut String, b: &fairbench_engine::bodies::BodySizes) {
+    if b.total() == 0 {
+        return;
+    }
+    let sizes = if b.uniform() {
+        format!("{} B each", count(b.max))
+    } else {
+        b.describe(count)
+    };
+    let _ = writeln!(s, "  {:<14}{sizes}", "Bodies");
 }
 
 /// 99.9 → "99.9", 50 → "50", 99.99968 → "99.9997".
