@@ -6,6 +6,7 @@ one run in five is found before CI finds it.
     bash scripts/flake-hunt.sh            # 10 quiet + 5 loaded runs per binary
     bash scripts/flake-hunt.sh --quick    # 3 quiet + 2 loaded
     bash scripts/flake-hunt.sh --only 'engine|load_'   # binaries matching
+    bash scripts/flake-hunt.sh --quick --clean         # and remove its build cache
 
 It copies the working tree (tracked and untracked files, not ignored ones)
 to target/flake-hunt/src and builds the test binaries there once (`cargo
@@ -340,6 +341,10 @@ def main(argv):
     )
     ap.add_argument("--limit", type=int, default=1800, metavar="S", help="seconds one run may take (1800)")
     ap.add_argument("--out", default=None, metavar="DIR", help="the hunt's folder (target/flake-hunt/TIME)")
+    ap.add_argument(
+        "--clean", action="store_true",
+        help="remove the hunt's build cache (target/flake-hunt/target, ~8 GB) when done",
+    )
     args = ap.parse_args(argv)
     quiet = args.quiet if args.quiet is not None else (3 if args.quick else 10)
     loaded = args.loaded if args.loaded is not None else (2 if args.quick else 5)
@@ -463,8 +468,36 @@ def main(argv):
     text = "\n".join(lines)
     print(text)
     (out / "summary.txt").write_text(text + "\n")
+    report_cache(args.clean)
     failed = any(r["quiet"][1] or r["loaded"][1] for r in results.values())
     return 1 if failed else 0
+
+
+def report_cache(clean):
+    """Says how much the build cache holds, or removes it: it is the size
+    of a second target folder, and beside a fresh clone's CI build it
+    filled this machine's disk (13 GB left on 2026-11-30)."""
+    size = tree_bytes(HUNT_TARGET)
+    if clean:
+        shutil.rmtree(HUNT_TARGET, ignore_errors=True)
+        print(f"flake-hunt: removed its build cache ({size / 2**30:.1f} GiB, {HUNT_TARGET})")
+    else:
+        print(
+            f"flake-hunt: its build cache holds {size / 2**30:.1f} GiB ({HUNT_TARGET}), kept so that "
+            "the next hunt builds only what changed; --clean removes it when done"
+        )
+
+
+def tree_bytes(path):
+    """The disk space the files under `path` take (0 when it is not there)."""
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(d, f)).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
 def keep(src, dst):

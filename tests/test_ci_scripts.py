@@ -182,3 +182,30 @@ def test_the_hunt_names_its_slowest_tests_by_median():
     r = {"a::x": {"tests": defaultdict(list, {"slow": [5.0, 7.0, 6.0], "fast": [0.1]})}}
     lines = hunt.slowest_tests([("a::x", None, None)], r, n=1)
     assert lines[1].split() == ["6.0", "slow", "(a::x)"]
+
+
+def test_the_hunt_says_what_its_build_cache_holds_and_cleans_it_when_asked(
+    tmp_path, monkeypatch, capsys
+):
+    """A hunt's build cache is a second target folder (~8 GB): the hunt
+    names its size, and removes it with --clean."""
+    hunt = load("flake_hunt")
+    cache = tmp_path / "cache"
+    (cache / "debug").mkdir(parents=True)
+    (cache / "debug" / "big").write_bytes(b"x" * (3 << 20))
+    exe = tmp_path / "a-test"
+    exe.write_text("#!/bin/sh\necho 'test result: ok. 1 passed; 0 failed; 0 ignored'\n")
+    exe.chmod(0o755)
+    fb = tmp_path / "fairbench"
+    fb.write_text("")
+    monkeypatch.setattr(hunt, "HUNT_TARGET", cache)
+    monkeypatch.setattr(hunt, "TIMINGS", tmp_path / "timings.json")
+    monkeypatch.setattr(hunt, "build", lambda _all: ([("x::a", exe, tmp_path)], fb))
+    args = ["--quiet", "1", "--loaded", "0", "--out"]
+    assert hunt.main(args + [str(tmp_path / "h1")]) == 0
+    said = capsys.readouterr().out
+    assert "its build cache holds 0.0 GiB" in said and "--clean removes it" in said, said
+    assert cache.exists()
+    assert hunt.main(args + [str(tmp_path / "h2"), "--clean"]) == 0
+    assert "removed its build cache" in capsys.readouterr().out
+    assert not cache.exists()
