@@ -343,7 +343,7 @@ def main(argv):
     ap.add_argument("--out", default=None, metavar="DIR", help="the hunt's folder (target/flake-hunt/TIME)")
     ap.add_argument(
         "--clean", action="store_true",
-        help="remove the hunt's build cache (target/flake-hunt/target, ~8 GB) when done",
+        help="remove the hunt's build cache (target/flake-hunt/target, 17 GiB on 2026-11-30) when done",
     )
     args = ap.parse_args(argv)
     quiet = args.quiet if args.quiet is not None else (3 if args.quick else 10)
