@@ -30,7 +30,7 @@
 //! backlog answered in the next stage or the drain.
 
 use crate::config::LoadModel;
-use crate::outcome::{Outcome, TargetOutcome};
+use crate::outcome::{Outcome, TargetOutcome, LATE_SEND_US};
 
 impl Outcome {
     /// Answers per second of the window (see
@@ -140,6 +140,37 @@ impl Outcome {
         (n > 0).then(|| self.generator.cpu_s * 1e6 / n as f64)
     }
 
+    /// The generator itself shaped what the server was sent: it was
+    /// saturated, paused by a CPU quota, or sent late (its send lateness
+    /// is the measure: a thread that only waited a little for its CPU
+    /// still sent on time). A rate not kept is then not the server's
+    /// doing alone.
+    pub fn generator_limited(&self) -> bool {
+        let g = &self.generator;
+        g.saturated
+            || g.quota_pause.is_some()
+            || self.lateness_p99_us().is_some_and(|p| p > LATE_SEND_US)
+    }
+
+    /// The send lateness's p99 in µs, at a constant rate.
+    pub(crate) fn lateness_p99_us(&self) -> Option<u64> {
+        let l = self.lateness.as_ref()?;
+        Some(if l.is_empty() {
+            0
+        } else {
+            l.value_at_quantile(0.99)
+        })
+    }
+
+    /// Who fell behind, as the warnings say it.
+    fn who_fell_behind(&self) -> &'static str {
+        if self.generator_limited() {
+            "the run (the load generator was short of CPU or sent late itself, see its warning: the server may have kept up with what it was sent)"
+        } else {
+            "the server"
+        }
+    }
+
     /// The loud lines for a server that fell behind the asked rate: the
     /// window's, and the stages' it fell behind in.
     pub(crate) fn behind_warnings(&self, w: &mut Vec<String>) {
@@ -158,7 +189,8 @@ impl Outcome {
             .collect();
         if !stages.is_empty() {
             w.push(format!(
-                "the server fell behind the rate in stage {}: a stage's rate counts the answers that came within its span, whichever stage planned them; its own late answers are in its latency with all they waited",
+                "{} fell behind the rate in stage {}: a stage's rate counts the answers that came within its span, whichever stage planned them; its own late answers are in its latency with all they waited",
+                self.who_fell_behind(),
                 stages.join(", ")
             ));
         }
@@ -171,7 +203,8 @@ impl Outcome {
             return None;
         };
         Some(format!(
-            "the server fell behind the asked {asked:.0} requests/s: {after} of the window's {answered} answers came after it ended, so the throughput counts the {arrived} that came within its {secs:.2} s ({rps:.0} req/s); the late ones are in the latency figures with all they waited",
+            "{who} fell behind the asked {asked:.0} requests/s: {after} of the window's {answered} answers came after it ended, so the throughput counts the {arrived} that came within its {secs:.2} s ({rps:.0} req/s); the late ones are in the latency figures with all they waited",
+            who = self.who_fell_behind(),
             answered = self.requests,
             arrived = self.arrived,
             secs = self.measured_s,

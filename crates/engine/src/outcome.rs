@@ -234,6 +234,10 @@ fn default_expected() -> String {
     StatusSet::default().as_str().to_string()
 }
 
+/// Send lateness p99 above this (µs) is a generator that could not keep
+/// its schedule.
+pub(crate) const LATE_SEND_US: u64 = 1_000;
+
 /// It travels whole (load agents send it as JSON, histograms encoded; see
 /// [`crate::histogram`]), so a generator elsewhere reports exactly what one
 /// here would.
@@ -543,13 +547,8 @@ impl Outcome {
     /// A constant rate the generator could not keep, or that the
     /// connections capped.
     fn warn_schedule(&self, w: &mut Vec<String>) {
-        if let (Some(s), Some(l)) = (&self.schedule, &self.lateness) {
-            let p99 = if l.is_empty() {
-                0
-            } else {
-                l.value_at_quantile(0.99)
-            };
-            if p99 > 1_000 {
+        if let (Some(s), Some(p99)) = (&self.schedule, self.lateness_p99_us()) {
+            if p99 > LATE_SEND_US {
                 w.push(format!(
                     "generator could not keep the schedule: send lateness p99 is {p99} µs (> 1000 µs); latency figures include the generator's own delay"
                 ));
@@ -565,7 +564,9 @@ impl Outcome {
                 if share >= 1.0 {
                     // Behind the rate, every connection is busy because
                     // every answer is late: the server is the limit.
-                    let why = if self.answered_after_window().is_some() {
+                    let why = if self.generator_limited() {
+                        "the load generator fell behind its own schedule (its warnings say why), so requests bunched up whenever it ran"
+                    } else if self.answered_after_window().is_some() {
                         "the server fell behind the rate, so more connections would only queue more requests at it"
                     } else {
                         "the rate offered to the server was capped by --connections at those moments"

@@ -49,13 +49,37 @@ fn a_server_behind_the_rate_is_credited_only_what_it_answered_in_the_window() {
     );
     let w = o.warnings().join("\n");
     assert!(w.contains("fell behind the asked 800 requests/s"), "{w}");
-    // Every connection was busy because every answer was late: the
-    // server, not --connections, held the rate back.
+    assert!(!w.contains("capped by --connections"), "{w}");
+    // Who held the rate back is said from what the run measured of its
+    // generator; on the same figures, a generator with its CPU to itself
+    // and on time names the server ...
+    let mut steady = o.clone();
+    steady.generator.saturated = false;
+    steady.generator.contended = false;
+    steady.generator.quota_pause = None;
+    steady.lateness = Some(fairbench_engine::histogram::new_histogram());
+    let w = steady.warnings().join("\n");
+    assert!(w.contains("the server fell behind the asked 800"), "{w}");
+    // (every connection was busy because every answer was late: the
+    // server, not --connections, held the rate back)
     assert!(
         w.contains("no free connection when due") && w.contains("would only queue more requests"),
         "{w}"
     );
-    assert!(!w.contains("capped by --connections"), "{w}");
+    // ... and one that could not send on time does not blame the server
+    // alone.
+    let mut squeezed = steady.clone();
+    let mut late = fairbench_engine::histogram::new_histogram();
+    late.record(5_000).unwrap();
+    squeezed.lateness = Some(late);
+    let w = squeezed.warnings().join("\n");
+    assert!(
+        w.contains("the run (the load generator was short of CPU or sent late itself")
+            && w.contains("fell behind the asked 800")
+            && w.contains("the load generator fell behind its own schedule"),
+        "{w}"
+    );
+    assert!(!w.contains("the server fell behind"), "{w}");
 }
 
 /// A server that keeps the rate is credited all of its window's answers,
@@ -121,6 +145,21 @@ fn too_few_connections_for_the_rate_are_named_as_the_limit() {
     let s = o.schedule.as_ref().unwrap();
     assert!(s.waited_for_connection * 10 > s.sent, "{s:?}");
     let w = o.warnings().join("\n");
+    assert!(w.contains("no free connection when due"), "{w}");
+    // The cause named, from the figures: the server kept the rate, so the
+    // one connection was the limit, unless the generator itself sent late
+    // (a busy machine), which is then named instead.
+    let named = if o.generator_limited() {
+        "the load generator fell behind its own schedule"
+    } else {
+        "capped by --connections"
+    };
+    assert!(w.contains(named), "{w}");
+    let mut on_time = o.clone();
+    on_time.generator.saturated = false;
+    on_time.generator.quota_pause = None;
+    on_time.lateness = Some(fairbench_engine::histogram::new_histogram());
+    let w = on_time.warnings().join("\n");
     assert!(w.contains("capped by --connections"), "{w}");
 }
 
