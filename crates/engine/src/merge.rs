@@ -100,8 +100,14 @@ impl Outcome {
             connections,
             threads,
             protocol: parts.first().map_or_else(Default::default, |o| o.protocol),
-            h2: protocol_reports(parts),
-            h3: protocol_reports(parts),
+            h2: added(
+                parts.iter().filter_map(|o| o.h2.as_ref()),
+                crate::H2Report::add,
+            ),
+            h3: added(
+                parts.iter().filter_map(|o| o.h3.as_ref()),
+                crate::H3Report::add,
+            ),
             pipeline: parts.first().map_or(1, |o| o.pipeline),
             timeout_s,
             warmup_s,
@@ -154,36 +160,15 @@ impl Outcome {
 }
 
 /// The parts' HTTP/2 or HTTP/3 reports added up; `None` when none has one.
-fn protocol_reports<R: ProtocolReport>(parts: &[&Outcome]) -> Option<R> {
-    parts.iter().filter_map(|o| R::of(o)).fold(None, |acc, h| {
-        let mut m: R = acc.unwrap_or_default();
-        m.add_report(h);
+fn added<'a, R: Default + 'a>(
+    reports: impl Iterator<Item = &'a R>,
+    add: fn(&mut R, &R),
+) -> Option<R> {
+    reports.fold(None, |acc, r| {
+        let mut m = acc.unwrap_or_default();
+        add(&mut m, r);
         Some(m)
     })
-}
-
-/// A protocol's own report, as it is added across threads.
-trait ProtocolReport: Default + Sized {
-    fn of(o: &Outcome) -> Option<&Self>;
-    fn add_report(&mut self, o: &Self);
-}
-
-impl ProtocolReport for crate::H2Report {
-    fn of(o: &Outcome) -> Option<&Self> {
-        o.h2.as_ref()
-    }
-    fn add_report(&mut self, o: &Self) {
-        self.add(o);
-    }
-}
-
-impl ProtocolReport for crate::H3Report {
-    fn of(o: &Outcome) -> Option<&Self> {
-        o.h3.as_ref()
-    }
-    fn add_report(&mut self, o: &Self) {
-        self.add(o);
-    }
 }
 
 /// What the parts add up to, gathered in one pass in their order:

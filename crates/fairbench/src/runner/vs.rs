@@ -130,15 +130,29 @@ impl Pair {
     /// `fairbench_engine::bodies`): either is faster for the work it
     /// skipped.
     pub fn not_compared(&self) -> Option<String> {
+        self.withheld(&self.pooled_bodies())
+    }
+
+    fn withheld(&self, [a, b]: &[BodySizes; 2]) -> Option<String> {
         failing::not_compared(error_share(&self.a), error_share(&self.b))
-            .or_else(|| short_not_compared(short_share(&self.a), short_share(&self.b)))
+            .or_else(|| short_not_compared(short_share(a), short_share(b)))
+    }
+
+    /// Each side's successes over all its repetitions, by body size.
+    fn pooled_bodies(&self) -> [BodySizes; 2] {
+        [&self.a, &self.b].map(|runs| {
+            let mut s = BodySizes::default();
+            runs.iter().for_each(|o| s.merge(&o.body_sizes));
+            s
+        })
     }
 
     /// The speed figures with their verdicts, then the share of requests
     /// each side failed.
     pub fn metrics(&self) -> Vec<MetricRatio> {
         let (a, b) = (error_share(&self.a), error_share(&self.b));
-        let withheld = self.not_compared();
+        let bodies = self.pooled_bodies();
+        let withheld = self.withheld(&bodies);
         let mut m: Vec<MetricRatio> = METRICS
             .iter()
             .map(|&(metric, stat, higher_better)| {
@@ -170,7 +184,7 @@ impl Pair {
                 format!("both under {:.0} %", 100.0 * failing::FAILING_SHARE)
             },
         });
-        m.extend(bodies_row(&self.a, &self.b));
+        m.extend(bodies_row(&bodies));
         m
     }
 
@@ -283,17 +297,10 @@ fn level_text(level: f64) -> String {
     }
 }
 
-/// A side's successes over all its repetitions, by body size.
-fn pooled_bodies(runs: &[Outcome]) -> BodySizes {
-    let mut s = BodySizes::default();
-    runs.iter().for_each(|o| s.merge(&o.body_sizes));
-    s
-}
-
-/// The share of a side's successes, over all its repetitions, whose body
-/// was short (under half the largest).
-fn short_share(runs: &[Outcome]) -> f64 {
-    pooled_bodies(runs).short().map_or(0.0, |s| s.share())
+/// The share of a side's successes whose body was short (under half the
+/// largest).
+fn short_share(s: &BodySizes) -> f64 {
+    s.short().map_or(0.0, |s| s.share())
 }
 
 fn short_not_compared(a: f64, b: f64) -> Option<String> {
@@ -314,8 +321,7 @@ fn short_not_compared(a: f64, b: f64) -> Option<String> {
 /// Each side's most common body size over its repetitions, and whether
 /// the sides sent the same: the study's first fault was answers of
 /// unequal bytes compared as if equal. `None` when a side had no success.
-fn bodies_row(a: &[Outcome], b: &[Outcome]) -> Option<MetricRatio> {
-    let (sa, sb) = (pooled_bodies(a), pooled_bodies(b));
+fn bodies_row([sa, sb]: &[BodySizes; 2]) -> Option<MetricRatio> {
     let (ma, mb) = (sa.mode()?, sb.mode()?);
     let verdict = if ma == mb && sa.min == sb.min && sa.max == sb.max {
         "the same".to_string()
