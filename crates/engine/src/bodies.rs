@@ -96,6 +96,11 @@ impl BodySizes {
         self.counts.values().sum::<u64>() + self.other
     }
 
+    /// The answers whose body was not `bytes` long.
+    pub fn other_than(&self, bytes: u64) -> u64 {
+        self.total() - self.counts.get(&bytes).copied().unwrap_or(0)
+    }
+
     /// Every answer carried the same number of bytes.
     pub fn uniform(&self) -> bool {
         self.min == self.max
@@ -162,6 +167,26 @@ impl BodySizes {
     }
 }
 
+impl BodySizes {
+    /// A warning when answers carried a body of another size than
+    /// `expected`, the one every correct answer has (a scenario of a
+    /// fixed body, its size proved before the load): those answers did
+    /// other work than the one measured. Quiet when the short answers
+    /// were already named ([`Self::short_enough_to_warn`]).
+    pub fn warn_unlike(&self, expected: u64) -> Option<String> {
+        let off = self.other_than(expected);
+        if off == 0 || self.short_enough_to_warn().is_some() {
+            return None;
+        }
+        Some(format!(
+            "{off} of {} answers with an expected status ({:.2}%) carried a body other than the {expected} B the check proved before the load (sizes: {}): the server did other work for those, and its throughput and latency are those of the mix",
+            self.total(),
+            100.0 * off as f64 / self.total() as f64,
+            self.describe(|n| n.to_string())
+        ))
+    }
+}
+
 impl crate::Outcome {
     /// Successes whose bodies were short of the others' (see
     /// [`crate::bodies`]): per target when there are several, whose
@@ -200,6 +225,23 @@ impl crate::Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_of_another_size_than_the_proved_one_are_named() {
+        assert_eq!(sizes(&[(13, 500)]).warn_unlike(13), None);
+        let w = sizes(&[(13, 495), (14, 5)]).warn_unlike(13).unwrap();
+        assert!(w.starts_with("5 of 500 answers"), "{w}");
+        assert!(
+            w.contains("(1.00%)") && w.contains("the 13 B the check"),
+            "{w}"
+        );
+        assert!(w.contains("14 B ×5"), "{w}");
+        // Every answer of one other size: no short ones, still named.
+        let w = sizes(&[(20, 100)]).warn_unlike(13).unwrap();
+        assert!(w.starts_with("100 of 100 answers"), "{w}");
+        // Short answers over the share already warn; not twice.
+        assert_eq!(sizes(&[(13, 50), (0, 50)]).warn_unlike(13), None);
+    }
 
     fn sizes(v: &[(u64, u64)]) -> BodySizes {
         let mut s = BodySizes::default();

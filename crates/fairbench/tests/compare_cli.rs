@@ -259,7 +259,9 @@ fn a_side_that_failed_is_not_compared_and_fails_the_gate() {
         .all(|c| c["verdict"] != "not-compared"));
     let text = ok(dir.path(), &["compare", "1", "2", "--db", "results.db"]);
     assert!(
-        text.contains("not compared (a side failed over 1 % of its requests)"),
+        text.contains(
+            "not compared (a side failed over 1 % of its requests or answered them with another body)"
+        ),
         "{text}"
     );
     // B failing is a regression at any threshold; A failing (B→A) is not.
@@ -277,6 +279,52 @@ fn a_side_that_failed_is_not_compared_and_fails_the_gate() {
             ],
         );
         o.status.code()
+    };
+    assert_eq!(gate("1", "2"), Some(98));
+    assert_eq!(gate("2", "1"), Some(0));
+}
+
+/// A server that answers some requests with another body than the check
+/// proved did other work for them: the case is not compared on speed, and
+/// B doing so is a regression whatever its speed.
+#[test]
+fn a_side_that_answered_other_bodies_is_not_compared_and_fails_the_gate() {
+    let dir = fixture_dir();
+    let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    let n = db
+        .execute(
+            r#"UPDATE cases SET body_sizes_json = '{"counts":{"12":' || (requests / 4) || ',"13":' || (requests - requests / 4) || '},"other":0,"min":12,"max":13}', body_unlike = requests / 4
+               WHERE run_id = 2 AND server = 'go-nethttp'"#,
+            [],
+        )
+        .unwrap();
+    assert!(n > 0);
+    drop(db);
+    let v = json(dir.path(), "1", "2");
+    let cases = v["cases"].as_array().unwrap();
+    for c in cases {
+        if c["key"]["server"] == "go-nethttp" {
+            assert_eq!(c["verdict"], "not-compared", "{c}");
+            let note = c["note"].as_str().unwrap();
+            assert!(
+                note.starts_with("not compared: B answered over 1 % of its successes with another body than the check proved"),
+                "{note}"
+            );
+        } else {
+            assert_ne!(c["verdict"], "not-compared", "{c}");
+        }
+    }
+    let gate = |a: &str, b: &str| {
+        let args = [
+            "compare",
+            a,
+            b,
+            "--db",
+            "results.db",
+            "--fail-on-regression",
+            "90",
+        ];
+        run_in(dir.path(), &args).status.code()
     };
     assert_eq!(gate("1", "2"), Some(98));
     assert_eq!(gate("2", "1"), Some(0));

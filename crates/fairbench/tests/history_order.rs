@@ -76,6 +76,8 @@ fn figures(rps: f64, samples: Vec<SampleRow>) -> CaseFigures {
         db: None,
         thread_req_sec: None,
         late_answers: 0,
+        body_sizes: Default::default(),
+        body_unlike: None,
         wrk: None,
         server_cores_peak: None,
         http3: None,

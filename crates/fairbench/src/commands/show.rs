@@ -58,6 +58,8 @@ struct CaseJson<'a> {
     params: serde_json::Value,
     parity: serde_json::Value,
     warnings: serde_json::Value,
+    /// Its successes by body size; null before schema 14.
+    body_sizes: serde_json::Value,
     /// What the case measured, by version (since schema 12).
     #[serde(skip_serializing_if = "Option::is_none")]
     versions: Option<Versions>,
@@ -92,6 +94,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                     params: parse(&c.variant_params_json),
                     parity: c.parity_json.as_deref().map(parse).unwrap_or_default(),
                     warnings: parse(&c.warnings_json),
+                    body_sizes: c.body_sizes_json.as_deref().map(parse).unwrap_or_default(),
                     versions: versions.remove(&c.id),
                 })
                 .collect(),

@@ -156,12 +156,20 @@ struct Reps {
     total_cpu: Vec<f64>,
     /// The done repetitions' requests: failed, and planned.
     requests: (u64, u64),
+    /// The done repetitions' successes: off the checked body, and all
+    /// (crate::report::bodies).
+    bodies: (u64, u64),
 }
 
 impl Reps {
     /// The share of the done repetitions' requests that failed.
     fn failed(&self) -> f64 {
         failing::share(self.requests.0, self.requests.1)
+    }
+
+    /// The share of the done repetitions' successes off the checked body.
+    fn off_body(&self) -> f64 {
+        failing::share(self.bodies.0, self.bodies.1)
     }
 }
 
@@ -177,12 +185,15 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             db_cpu: Vec::new(),
             total_cpu: Vec::new(),
             requests: (0, 0),
+            bodies: (0, 0),
         });
         if c.state != "done" {
             continue;
         }
         let (failed, planned) = failing::case_counts(c);
         e.requests = (e.requests.0 + failed, e.requests.1 + planned);
+        let (off, answered) = crate::report::bodies::case_counts(c);
+        e.bodies = (e.bodies.0 + off, e.bodies.1 + answered);
         if let Some(v) = c.rps {
             e.rps.push(v);
         }
@@ -285,6 +296,12 @@ fn case_verdict(
         // B failing more than it may, and more than A did, is a
         // regression whatever its speed.
         let regression = fail_pct.is_some() && eb > failing::FAILING_SHARE && eb > ea;
+        return (Verdict::NotCompared, Some(why), regression);
+    }
+    let (oa, ob) = (x.off_body(), y.off_body());
+    if let Some(why) = crate::report::bodies::not_compared_named((oa, "A"), (ob, "B")) {
+        // B doing other work than the check proved is a regression too.
+        let regression = fail_pct.is_some() && ob > failing::FAILING_SHARE && ob > oa;
         return (Verdict::NotCompared, Some(why), regression);
     }
     let (verdict, note) = match m {

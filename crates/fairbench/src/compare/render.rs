@@ -167,7 +167,9 @@ fn tally(c: &Comparison) -> String {
         count("no significant difference"),
         match count("not compared") {
             0 => String::new(),
-            n => format!(", {n} not compared (a side failed over 1 % of its requests)"),
+            n => format!(
+                ", {n} not compared (a side failed over 1 % of its requests or answered them with another body)"
+            ),
         },
         c.only_in_a.len(),
         c.only_in_b.len()

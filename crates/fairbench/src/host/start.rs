@@ -89,6 +89,10 @@ pub struct Started {
     /// a second check or run sharing the log folder names its own log,
     /// and the configuration beside it (nginx's), otherwise.
     pub log_claim: Option<std::fs::File>,
+    /// The body size the check proved, when the scenario fixes it: every
+    /// answer under load must carry it too (`None`: the scenario's bodies
+    /// vary by design, or are encoded, or the check had no answer).
+    pub fixed_body: Option<u64>,
 }
 
 /// Why a server could not be started; the process, if there was one, is
@@ -211,9 +215,17 @@ pub fn start(host: &Host, s: &StartSpec<'_>) -> Result<Started, StartError> {
             })
             .unwrap_or_else(|e| CaseReport::failed(&id, deviations, Rule::Fetch, format!("{e:#}"))),
     };
+    let fixed_body = s
+        .scenario
+        .expect
+        .body
+        .fixed_len()
+        .filter(|_| s.scenario.expect.content_encoding.is_none())
+        .and(parity.row.as_ref().map(|r| r.body_bytes as u64));
     Ok(Started {
         process,
         port,
+        fixed_body,
         parity,
         protocol: s.protocol,
         trust: inspect.trust,

@@ -41,7 +41,18 @@ pub fn not_compared(a: f64, b: f64) -> Option<String> {
 }
 
 /// As [`not_compared`], the sides named ("the reference", "this case").
-pub fn not_compared_named((a, a_name): (f64, &str), (b, b_name): (f64, &str)) -> Option<String> {
+pub fn not_compared_named(a: (f64, &str), b: (f64, &str)) -> Option<String> {
+    over_share(a, b, "failed over 1 % of its requests")
+}
+
+/// "not compared: {who} {what} ({a_name} x %, {b_name} y %)", where who
+/// are the sides whose share is over [`FAILING_SHARE`]; `None` when
+/// neither's is.
+pub fn over_share(
+    (a, a_name): (f64, &str),
+    (b, b_name): (f64, &str),
+    what: &str,
+) -> Option<String> {
     let who = match (a > FAILING_SHARE, b > FAILING_SHARE) {
         (false, false) => return None,
         (true, true) => format!("{a_name} and {b_name}"),
@@ -49,8 +60,7 @@ pub fn not_compared_named((a, a_name): (f64, &str), (b, b_name): (f64, &str)) ->
         (false, true) => b_name.to_string(),
     };
     Some(format!(
-        "not compared: {who} failed over {:.0} % of its requests ({a_name} {}, {b_name} {})",
-        100.0 * FAILING_SHARE,
+        "not compared: {who} {what} ({a_name} {}, {b_name} {})",
         share_text(a),
         share_text(b)
     ))

@@ -12,6 +12,7 @@
 //! fills from `crate::history`: that library builds on this one, so it is
 //! called from the command, never from here.
 
+pub mod bodies;
 pub mod case_key;
 pub mod claims;
 pub mod csv;

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::case_key::CaseKey;
-use super::failing;
 use super::ratio_stats::{RatioSummary, LEVEL};
+use super::{bodies, failing};
 use crate::store::CaseRow;
 use crate::suite::pairing::Pairing;
 
@@ -62,8 +62,9 @@ pub struct RatioRow {
     /// not compared on speed, when it is not (`failed`).
     pub note: Option<String>,
     /// Set when this case or its reference failed over 1 % of its
-    /// requests: the ratios are shown but no verdict is drawn from them
-    /// (crate::report::failing).
+    /// requests, or answered over 1 % of its successes with another body
+    /// than the check proved: the ratios are shown but no verdict is drawn
+    /// from them (crate::report::failing, crate::report::bodies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
 }
@@ -296,13 +297,17 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
             row.total_cpu_us_per_request =
                 pair_at(&values(x, TOTAL_CPU), &values(y, TOTAL_CPU), level);
             row.p99_us = pair_at(&values(x, P99), &values(y, P99), level);
+            let (ry, rx) = (y.by_rep.values().copied(), x.by_rep.values().copied());
             row.failed = failing::not_compared_named(
-                (
-                    failing::case_share(y.by_rep.values().copied()),
-                    "the reference",
-                ),
-                (failing::case_share(x.by_rep.values().copied()), "this case"),
-            );
+                (failing::case_share(ry.clone()), "the reference"),
+                (failing::case_share(rx.clone()), "this case"),
+            )
+            .or_else(|| {
+                bodies::not_compared_named(
+                    (bodies::case_share(ry), "the reference"),
+                    (bodies::case_share(rx), "this case"),
+                )
+            });
             row.note = match (row.failed.clone(), unpaired_note(x, y)) {
                 (Some(f), Some(n)) => Some(format!("{f}; {n}")),
                 (f, n) => f.or(n),
@@ -506,6 +511,27 @@ mod tests {
         assert!(node.note.as_deref().unwrap().starts_with(f));
         let hyper = p.rows.iter().find(|r| r.key.server == "hyper").unwrap();
         assert_eq!(hyper.failed, None, "1.00 % is within the share");
+    }
+
+    /// A case whose successes carried another body than the check proved
+    /// keeps its ratios, and says it is not compared.
+    #[test]
+    fn a_case_that_answered_other_bodies_is_marked_not_compared() {
+        let sizes = r#"{"counts":{"12":500,"13":500},"other":0,"min":12,"max":13}"#;
+        let mut cases = Vec::new();
+        for rep in 1..=3 {
+            cases.push(case("go", "normalized", rep, 1000.0, rep * 10));
+            let mut odd = case("node", "normalized", rep, 1500.0, rep * 10 + 1);
+            (odd.body_sizes_json, odd.body_unlike) = (Some(sizes.into()), Some(500));
+            cases.push(odd);
+        }
+        let p = build(&cases, &pairing(&[]));
+        let node = p.rows.iter().find(|r| r.key.server == "node").unwrap();
+        assert!((node.rps.as_ref().unwrap().summary.geomean - 1.5).abs() < 1e-9);
+        assert_eq!(
+            node.failed.as_deref(),
+            Some("not compared: this case answered over 1 % of its successes with another body than the check proved (or a short one) (the reference 0.00 %, this case 50.0 %)")
+        );
     }
 
     /// Machine drift of ±20 % between repetitions hits every server alike;

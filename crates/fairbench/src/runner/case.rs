@@ -338,6 +338,11 @@ pub fn measure(
     let others = busy.and_then(|b| b.finish(&watch));
     let mut figures = figures(&outcome, &watch);
     figures.warnings.extend(others);
+    // The check proved one answer's body; the load's must match it.
+    if let Some(b) = running.fixed_body {
+        figures.body_unlike = Some(outcome.body_sizes.other_than(b));
+        figures.warnings.extend(outcome.body_sizes.warn_unlike(b));
+    }
     figures.server_group_memory_peak = running.process.group_usage().and_then(|u| u.memory_peak);
     (figures.generator_containment, figures.generator_cpuset) = generator;
     if let Some((pg, case_db)) = db {
@@ -640,6 +645,8 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         steal_fraction: o.generator.steal_fraction,
         thread_req_sec: o.thread_req_sec.some().copied(),
         late_answers: o.late_answers,
+        body_sizes: o.body_sizes.clone(),
+        body_unlike: None,
         wrk: o.wrk_figures(),
         server_cores_peak: None,
         http3: o.h3.clone(),

@@ -49,6 +49,11 @@ pub struct CaseFigures {
     pub thread_req_sec: Option<fairbench_engine::ThreadReqSec>,
     /// Answers after the timeout counted as timeouts (wrk's counting).
     pub late_answers: u64,
+    /// The successes by body size (`body_sizes_json`).
+    pub body_sizes: fairbench_engine::bodies::BodySizes,
+    /// Of those, the ones not of the size the check proved, for a
+    /// scenario that fixes its body (`body_unlike`).
+    pub body_unlike: Option<u64>,
     /// What wrk 4.x would print, where timeouts were counted its way.
     pub wrk: Option<fairbench_engine::WrkFigures>,
     /// The most cores the server kept busy in one second of the measurement.
@@ -164,7 +169,8 @@ fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusq
             generator_containment = :generator_containment, generator_cpuset = :generator_cpuset,
             thread_rps_mean = :thread_rps_mean, thread_rps_stdev = :thread_rps_stdev,
             thread_rps_max = :thread_rps_max, thread_rps_samples = :thread_rps_samples,
-            late_answers = :late_answers
+            late_answers = :late_answers, body_sizes_json = :body_sizes_json,
+            body_unlike = :body_unlike
          WHERE id = :id",
         named_params! {
             ":id": case,
@@ -217,6 +223,8 @@ fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusq
             ":thread_rps_max": f.thread_req_sec.map(|r| r.max),
             ":thread_rps_samples": f.thread_req_sec.map(|r| r.samples as i64),
             ":late_answers": f.late_answers as i64,
+            ":body_sizes_json": serde_json::to_string(&f.body_sizes).ok(),
+            ":body_unlike": f.body_unlike.map(|n| n as i64),
         },
     )?;
     Ok(())

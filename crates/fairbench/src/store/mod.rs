@@ -567,6 +567,13 @@ mod tests {
             generator_cpuset: None,
             thread_req_sec: None,
             late_answers: 0,
+            body_sizes: {
+                let mut b = fairbench_engine::bodies::BodySizes::default();
+                (0..3).for_each(|_| b.record(13));
+                b.record(0);
+                b
+            },
+            body_unlike: Some(1),
             wrk: Some(fairbench_engine::WrkFigures {
                 latency: fairbench_engine::WrkLatency {
                     samples: 4,
@@ -621,6 +628,9 @@ mod tests {
         assert_eq!(load["http3"]["handshakes"], 3);
         assert_eq!(load["http3"]["packets_lost"], 2);
         assert_eq!(load["model"], "closed");
+        let bodies: fairbench_engine::bodies::BodySizes =
+            serde_json::from_str(c.body_sizes_json.as_deref().unwrap()).unwrap();
+        assert_eq!(bodies, f.body_sizes);
     }
 
     #[test]

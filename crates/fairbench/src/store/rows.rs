@@ -252,6 +252,12 @@ pub struct CaseRow {
     /// measurement (version 10).
     pub server_cores_peak: Option<f64>,
     pub warnings_json: String,
+    /// Its successes by body size, JSON (`fairbench_engine::bodies`;
+    /// version 14).
+    pub body_sizes_json: Option<String>,
+    /// Of those, the ones whose body was not the size the check proved,
+    /// for a scenario that fixes its body; NULL otherwise (version 14).
+    pub body_unlike: Option<i64>,
     /// What the case spoke to its server: "http/1.1", "h2c" or "h2"
     /// (version 6; every earlier case is "http/1.1").
     pub protocol: String,
@@ -389,6 +395,18 @@ impl CaseRow {
             thread_rps_max: r.get("thread_rps_max")?,
             thread_rps_samples: r.get("thread_rps_samples")?,
             late_answers: r.get("late_answers")?,
+            server_cores_peak: r.get("server_cores_peak")?,
+            warnings_json: r.get("warnings_json")?,
+            body_sizes_json: r.get("body_sizes_json")?,
+            body_unlike: r.get("body_unlike")?,
+            ..CaseRow::default()
+        })
+        .and_then(|c| Self::wrk_columns(c, r))
+    }
+
+    /// What wrk 4.x would print (version 10).
+    fn wrk_columns(c: CaseRow, r: &Row<'_>) -> rusqlite::Result<CaseRow> {
+        Ok(CaseRow {
             wrk_requests: r.get("wrk_requests")?,
             wrk_lat_mean: r.get("wrk_lat_mean")?,
             wrk_lat_stdev: r.get("wrk_lat_stdev")?,
@@ -399,8 +417,7 @@ impl CaseRow {
             wrk_lat_p90: r.get("wrk_lat_p90")?,
             wrk_lat_p99: r.get("wrk_lat_p99")?,
             wrk_interval_us: r.get("wrk_interval_us")?,
-            server_cores_peak: r.get("server_cores_peak")?,
-            warnings_json: r.get("warnings_json")?,
+            ..c
         })
     }
 }

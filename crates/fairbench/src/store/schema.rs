@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -369,6 +369,15 @@ CREATE TABLE case_versions (
 // (runner/stopping.rs). NULL for runs of a fixed count and before it.
 const V13: &str = r#"
 ALTER TABLE runs ADD COLUMN stopped_json TEXT;
+"#;
+
+// What the load's successes carried, so a run shows the work it measured: how
+// many answers had each body size (`fairbench_engine::bodies`), beside the
+// one answer the check graded (`body_bytes`), and for a scenario of a
+// fixed body how many were not that size. NULL before it.
+const V14: &str = r#"
+ALTER TABLE cases ADD COLUMN body_sizes_json TEXT;
+ALTER TABLE cases ADD COLUMN body_unlike INTEGER;
 "#;
 
 /// A database as an older fairbench left it: the migrations up to
