@@ -140,4 +140,15 @@ fn a_busy_process_on_the_cases_cores_is_warned_about_and_stored() {
         warnings.contains("other processes used") && warnings.contains("shared the cores"),
         "{warnings}"
     );
+    // The server on one CPU of the two watched: what others took may all
+    // have been its, and the warning says how much of it that would be.
+    let server_cpus: String = root.sql("SELECT server_cpus FROM cases");
+    if warnings.contains("of CPUs 0-1") && !server_cpus.contains('-') {
+        assert!(
+            warnings.contains(&format!(
+                "had it all run on the server's CPU {server_cpus}, that was"
+            )),
+            "{warnings}"
+        );
+    }
 }

@@ -31,6 +31,8 @@ pub struct Others {
     pub cpu_s: f64,
     /// That as a share of the watched CPUs' time.
     pub share: f64,
+    /// The seconds between the snapshots.
+    pub elapsed_s: f64,
 }
 
 /// The CPUs' and this process's counters now; `None` where /proc cannot
@@ -77,19 +79,38 @@ pub fn others(
     let ticks = b.cpus_ticks.saturating_sub(a.cpus_ticks) as f64;
     let own = b.own_ticks.saturating_sub(a.own_ticks) as f64;
     let cpu_s = ((ticks - own) / clk_tck - server_cpu_s).max(0.0);
-    let wall = b.at.duration_since(a.at).as_secs_f64() * n_cpus.max(1) as f64;
+    let elapsed_s = b.at.duration_since(a.at).as_secs_f64();
+    let wall = elapsed_s * n_cpus.max(1) as f64;
     Others {
         cpu_s,
         share: if wall > 0.0 { cpu_s / wall } else { 0.0 },
+        elapsed_s,
     }
 }
 
 impl Others {
     /// The warning stored with the case, when others' share is notable.
-    pub fn warning(&self, cpus: &str) -> Option<String> {
+    /// `server` is the server's own CPUs, when they are fewer than those
+    /// watched, and how many: what others took may all have been the
+    /// server's, and its share of them is then larger than the pooled one
+    /// (the split per CPU is not known: /proc/stat counts CPUs, not whose
+    /// time it was).
+    pub fn warning(&self, cpus: &str, server: Option<(&str, usize)>) -> Option<String> {
         (self.share > NOTABLE_SHARE).then(|| {
+            let worst = match server {
+                Some((label, n)) if n > 0 && self.elapsed_s > 0.0 => {
+                    let of_server = (self.cpu_s / (self.elapsed_s * n as f64)).min(1.0);
+                    format!(
+                        "; had it all run on the server's CPU{} {label}, that was {:.0}% of {}",
+                        if n > 1 { "s" } else { "" },
+                        of_server * 100.0,
+                        if n > 1 { "them" } else { "it" }
+                    )
+                }
+                _ => String::new(),
+            };
             format!(
-                "other processes used {:.0}% of CPUs {cpus} during the case ({:.1} CPU-s besides the server and the load): another benchmark, a build or a job shared the cores",
+                "other processes used {:.0}% of CPUs {cpus} during the case ({:.1} CPU-s besides the server and the load{worst}): another benchmark, a build or a job shared the cores",
                 self.share * 100.0,
                 self.cpu_s
             )
@@ -128,9 +149,21 @@ mod tests {
         let o = others(&a, &b, 1.5, 2, 100.0);
         assert!((o.cpu_s - 1.0).abs() < 1e-9, "{o:?}");
         assert!((o.share - 0.25).abs() < 1e-9, "{o:?}");
-        assert!(o.warning("0-1").unwrap().contains("25% of CPUs 0-1"));
+        let w = o.warning("0-1", None).unwrap();
+        assert!(
+            w.contains(
+                "25% of CPUs 0-1 during the case (1.0 CPU-s besides the server and the load)"
+            ),
+            "{w}"
+        );
+        // 1 CPU-s of 2 s on the server's one CPU: half of it, at worst.
+        let w = o.warning("0-1", Some(("1", 1))).unwrap();
+        assert!(
+            w.contains("load; had it all run on the server's CPU 1, that was 50% of it)"),
+            "{w}"
+        );
         let quiet = others(&a, &b, 2.45, 2, 100.0);
-        assert!(quiet.warning("0-1").is_none(), "{quiet:?}");
+        assert!(quiet.warning("0-1", Some(("1", 1))).is_none(), "{quiet:?}");
     }
 
     #[test]

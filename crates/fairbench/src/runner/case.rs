@@ -542,6 +542,8 @@ fn still_answers(running: &Started, load: &LoadSplit) -> Result<(), CaseEnd> {
 /// load ends (its CPU time then counts as fairbench's own).
 struct BusyWatch {
     cpus: Vec<usize>,
+    /// The server's own, among them.
+    server_cpus: Vec<usize>,
     before: host::busy::BusySnapshot,
     server_cpu_s: f64,
 }
@@ -557,7 +559,8 @@ impl BusyWatch {
         if !here(running.process.host()) || !load.jobs.iter().all(|j| here(&j.host)) {
             return None;
         }
-        let mut cpus = sites.server.clone();
+        let server_cpus = sites.server.clone();
+        let mut cpus = server_cpus.clone();
         for j in &load.jobs {
             cpus.extend(j.config.cpus.clone()?);
         }
@@ -566,6 +569,7 @@ impl BusyWatch {
         Some(BusyWatch {
             before: host::busy::snapshot(&cpus)?,
             cpus,
+            server_cpus,
             server_cpu_s: server_cpu_s(w),
         })
     }
@@ -575,8 +579,12 @@ impl BusyWatch {
         let after = host::busy::snapshot(&self.cpus)?;
         let server = (server_cpu_s(w) - self.server_cpu_s).max(0.0);
         let tck = host::local_info().clk_tck;
-        host::busy::others(&self.before, &after, server, self.cpus.len(), tck)
-            .warning(&crate::args::format_cpus(&self.cpus))
+        let own = (self.server_cpus.len() < self.cpus.len())
+            .then(|| crate::args::format_cpus(&self.server_cpus));
+        host::busy::others(&self.before, &after, server, self.cpus.len(), tck).warning(
+            &crate::args::format_cpus(&self.cpus),
+            own.as_deref().map(|l| (l, self.server_cpus.len())),
+        )
     }
 }
 
