@@ -194,6 +194,75 @@ fn a_slower_server_is_a_change_at_its_run_and_fails_ci_when_newest() {
     assert!(out.contains('◆') && out.contains("p50 latency"), "{out}");
 }
 
+/// A run that answered errors fast is not a change for the better: its
+/// point is marked and left out of the search, and the gate fails on it.
+#[test]
+fn a_newest_run_that_failed_its_requests_is_marked_and_fails_ci() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let srv = Delayed::start(6);
+    let url = srv.url();
+    for _ in 0..5 {
+        save(&url, db);
+    }
+    srv.delay_ms.store(1, Ordering::Relaxed);
+    save(&url, db);
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let n = conn
+        .execute(
+            "UPDATE cases SET err_status = requests / 2 WHERE run_id = (SELECT max(id) FROM runs)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(conn);
+    let hist = |extra: &[&str]| {
+        let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", &url];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let (code, out, err) = hist(&["--min-change", "25"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !out.contains('◆'),
+        "the fast failures are not a change: {out}"
+    );
+    let marked: Vec<&str> = out.lines().filter(|l| l.contains('✗')).collect();
+    assert_eq!(marked.len(), 1, "{out}");
+    assert!(marked[0].trim_start().starts_with("6 "), "{out}");
+    assert!(
+        marked[0].contains("failed 50.0 % of its requests: not searched"),
+        "{out}"
+    );
+
+    let (code, out, _) = hist(&["--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let points = v["cases"][0]["points"].as_array().unwrap();
+    assert!(points[..5].iter().all(|p| p.get("off").is_none()), "{out}");
+    assert_eq!(points[5]["off"], "failed 50.0 % of its requests");
+
+    let svg = dir.path().join("h.svg");
+    let (code, _, err) = hist(&["--svg", svg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        svg.matches("#D55E00").count(),
+        1,
+        "one vermillion point: {svg}"
+    );
+    assert!(svg.contains("✗ failed 50.0 % of its requests"), "{svg}");
+
+    let (code, _, err) = hist(&["--fail-on-change"]);
+    assert_eq!(code, 97, "{err}");
+    assert!(
+        err.contains("at the newest run failed 50.0 % of its requests"),
+        "{err}"
+    );
+}
+
 #[test]
 fn unknown_cases_bad_flags_and_an_empty_database() {
     let dir = tempfile::tempdir().unwrap();

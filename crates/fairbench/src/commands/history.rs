@@ -352,14 +352,23 @@ fn output(args: &HistoryArgs, store: &Store, g: Gathered) -> anyhow::Result<i32>
     if let Some(p) = &args.svg {
         export::write("--svg", p, &chart::svg(&cases[0], g.axis))?;
     }
-    let changed: Vec<&CaseHistory> = cases.iter().filter(|c| c.newest_regressed()).collect();
+    let changed: Vec<&CaseHistory> = cases
+        .iter()
+        .filter(|c| c.newest_regressed() || c.newest_off().is_some())
+        .collect();
     if args.fail_on_change && !changed.is_empty() {
+        let at = if g.within.is_some() { "window" } else { "run" };
         for c in &changed {
-            crate::note!(
-                "fairbench: {} changed for the worse at the newest {} (--fail-on-change)",
-                c.label,
-                if g.within.is_some() { "window" } else { "run" }
-            );
+            match c.newest_off() {
+                Some(off) => crate::note!(
+                    "fairbench: {} at the newest {at} {off} (--fail-on-change)",
+                    c.label
+                ),
+                None => crate::note!(
+                    "fairbench: {} changed for the worse at the newest {at} (--fail-on-change)",
+                    c.label
+                ),
+            }
         }
         return Ok(EXIT_CHANGED);
     }

@@ -63,6 +63,12 @@ impl CaseHistory {
             .is_some_and(|c| c.index + 1 == self.points.len() && c.direction == "worse")
     }
 
+    /// Why the newest run's figures are not the work asked for: the CI
+    /// gate fails on it whatever its speed, as `compare`'s does.
+    pub fn newest_off(&self) -> Option<&str> {
+        self.points.last()?.off.as_deref()
+    }
+
     pub fn latest_change(&self) -> Option<&Change> {
         self.changes.last()
     }
@@ -75,16 +81,15 @@ pub struct Settings {
     pub min_change_pct: f64,
 }
 
-/// The repetitions' values of points[a..b), pooled.
-fn pooled(points: &[Point]) -> Vec<f64> {
-    points
-        .iter()
-        .flat_map(|p| p.values.iter().copied())
-        .collect()
-}
-
+/// The change points of a series. Points whose run was off its work
+/// (`Point::off`) are left out of the search: a server answering errors
+/// or other bodies fast would read as a change for the better.
 pub fn analyse(s: Series, settings: Settings) -> CaseHistory {
-    let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
+    let kept: Vec<usize> = (0..s.points.len())
+        .filter(|&i| s.points[i].off.is_none())
+        .collect();
+    let points: Vec<&Point> = kept.iter().map(|&i| &s.points[i]).collect();
+    let medians: Vec<f64> = points.iter().map(|p| p.median).collect();
     let splits = changepoint::find(&medians);
     let floor_pct = s
         .points
@@ -94,17 +99,18 @@ pub fn analyse(s: Series, settings: Settings) -> CaseHistory {
     let higher = s.metric.higher_is_better();
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(splits.iter().map(|sp| sp.at));
-    bounds.push(s.points.len());
+    bounds.push(points.len());
+    let pooled = |a: usize, b: usize| -> Vec<f64> {
+        points[a..b]
+            .iter()
+            .flat_map(|p| p.values.iter().copied())
+            .collect()
+    };
     let mut changes = Vec::new();
     for (i, sp) in splits.iter().enumerate() {
         let (a, t, b) = (bounds[i], sp.at, bounds[i + 2]);
         let seed = fnv1a(&format!("{}|{}|{t}", s.key.label(), s.metric.as_str()));
-        let Some(d) = diff(
-            &pooled(&s.points[a..t]),
-            &pooled(&s.points[t..b]),
-            higher,
-            seed,
-        ) else {
+        let Some(d) = diff(&pooled(a, t), &pooled(t, b), higher, seed) else {
             continue;
         };
         let size = d.change_pct.unwrap_or(if d.median_b == d.median_a {
@@ -116,14 +122,15 @@ pub fn analyse(s: Series, settings: Settings) -> CaseHistory {
             continue;
         }
         let worse = (d.median_b > d.median_a) != higher;
+        let (before, after) = (points[t - 1], points[t]);
         changes.push(Change {
-            index: t,
-            run_before: s.points[t - 1].run,
-            run_after: s.points[t].run,
-            revision_before: s.points[t - 1].revision.clone(),
-            revision_after: s.points[t].revision.clone(),
-            source_before: s.points[t - 1].source.clone(),
-            source_after: s.points[t].source.clone(),
+            index: kept[t],
+            run_before: before.run,
+            run_after: after.run,
+            revision_before: before.revision.clone(),
+            revision_after: after.revision.clone(),
+            source_before: before.source.clone(),
+            source_after: after.source.clone(),
             median_before: d.median_a,
             median_after: d.median_b,
             change_pct: d.change_pct,
@@ -173,6 +180,7 @@ mod tests {
             ratio: None,
             ratio_low: None,
             ratio_high: None,
+            off: None,
         }
     }
 
@@ -216,6 +224,59 @@ mod tests {
         assert!((c.change_pct.unwrap() + 30.0).abs() < 1.0, "{c:?}");
         assert!(c.ci_high_pct.unwrap() < 0.0);
         assert!(!h.newest_regressed(), "the change began three runs ago");
+    }
+
+    /// Points of `vals`, those above 2,000 marked as failing.
+    fn off_above_2000(vals: &[f64]) -> Vec<Point> {
+        vals.iter()
+            .enumerate()
+            .map(|(i, v)| Point {
+                off: (*v > 2000.0).then(|| "failed 50.0 % of its requests".into()),
+                ..point(i as i64 + 1, *v)
+            })
+            .collect()
+    }
+
+    /// A run that answered errors fast is not a change for the better: it
+    /// is kept and marked, the search runs around it, and the gate sees it
+    /// when it is the newest.
+    #[test]
+    fn a_point_off_its_work_is_left_out_of_the_search() {
+        let vals = [
+            1000.0, 1001.0, 999.0, 1000.0, 1002.0, 998.0, 5000.0, 4990.0, 5010.0,
+        ];
+        let points = off_above_2000(&vals);
+        let series = |points| Series {
+            key: key(),
+            metric: Metric::Rps,
+            points,
+        };
+        let settings = Settings {
+            min_change_pct: 1.0,
+        };
+        let h = analyse(series(points.clone()), settings);
+        assert!(h.changes.is_empty(), "{:?}", h.changes);
+        assert_eq!(h.points.len(), 9);
+        assert_eq!(h.newest_off(), Some("failed 50.0 % of its requests"));
+        // Counted, the same points are a change for the better.
+        let counted = points
+            .into_iter()
+            .map(|p| Point { off: None, ..p })
+            .collect();
+        let c = analyse(series(counted), settings).changes;
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].index, c[0].direction), (6, "better"));
+        // A real change after an off point is found at its own run.
+        let vals = [
+            1000.0, 1001.0, 999.0, 9000.0, 1000.0, 1002.0, 500.0, 499.0, 501.0,
+        ];
+        let points = off_above_2000(&vals);
+        let c = analyse(series(points), settings).changes;
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(
+            (c[0].index, c[0].run_before, c[0].direction),
+            (6, 6, "worse")
+        );
     }
 
     #[test]

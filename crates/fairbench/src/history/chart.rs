@@ -106,6 +106,10 @@ pub fn svg(h: &CaseHistory, axis: &str) -> String {
 }
 
 /// Each run's band, whisker, label and dot, and the line through them.
+/// The fill of a point whose run did not do the work (`Point::off`):
+/// vermillion, apart from the series' purple and its band's orange.
+const OFF_COLOUR: &str = OKABE_ITO[3];
+
 fn draw_points(s: &mut Svg, h: &CaseHistory, f: &Frame) {
     let (colour, band) = (OKABE_ITO[4], OKABE_ITO[1]);
     let bottom = TOP + PLOT_H;
@@ -146,7 +150,7 @@ fn draw_points(s: &mut Svg, h: &CaseHistory, f: &Frame) {
             Some(_) => format!("{} of run {}", p.tag(), p.run),
             None => format!("run {}", p.run),
         };
-        let tip = format!(
+        let mut tip = format!(
             "{at} · {} · revision {}\nmedian {} ({}–{})",
             p.started_at,
             p.revision.as_deref().unwrap_or("—"),
@@ -154,7 +158,16 @@ fn draw_points(s: &mut Svg, h: &CaseHistory, f: &Frame) {
             tick_label(p.low),
             tick_label(p.high)
         );
-        s.circle(f.x(i), f.y(p.median), 3.5, colour, Some(&tip));
+        // A run that did not do the work is drawn apart: its figure is
+        // not the server's speed at the job.
+        let fill = match &p.off {
+            Some(off) => {
+                tip.push_str(&format!("\n✗ {off}: not searched for changes"));
+                OFF_COLOUR
+            }
+            None => colour,
+        };
+        s.circle(f.x(i), f.y(p.median), 3.5, fill, Some(&tip));
     }
 }
 

@@ -94,7 +94,11 @@ fn revision(r: &Option<String>) -> &str {
     r.as_deref().unwrap_or("—")
 }
 
+/// A change point's size, or why the point is not the server's work.
 fn marker(h: &CaseHistory, i: usize) -> String {
+    if let Some(off) = &h.points[i].off {
+        return format!("✗ {off}: not searched");
+    }
     h.changes
         .iter()
         .find(|c| c.index == i)

@@ -129,6 +129,12 @@ pub struct Point {
     pub ratio: Option<f64>,
     pub ratio_low: Option<f64>,
     pub ratio_high: Option<f64>,
+    /// Why the run's figures are not the work asked for (it failed over
+    /// 1 % of its requests, or answered them with other bodies:
+    /// crate::report::bodies::off_work); such a point is shown, marked,
+    /// and left out of the change search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off: Option<String>,
 }
 
 /// A stretch of one run's measurement (`history --within`): its seconds
@@ -240,6 +246,7 @@ fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
         ratio: ratio.map(|r| r.summary.geomean),
         ratio_low: ratio.and_then(|r| r.summary.low),
         ratio_high: ratio.and_then(|r| r.summary.high),
+        off: crate::report::bodies::off_work(done.iter().map(|&i| &rc.cases[i])),
     })
 }
 

@@ -108,6 +108,7 @@ fn windows(
             confidence: sum.confidence,
             values: vec![sum.median],
             noise_floor_pct: None,
+            off: None,
             ratio: None,
             ratio_low: None,
             ratio_high: None,

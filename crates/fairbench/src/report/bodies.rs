@@ -49,6 +49,26 @@ pub fn not_compared_named(a: (f64, &str), b: (f64, &str)) -> Option<String> {
     )
 }
 
+/// Why a case's figures (its done repetitions `cases`) are not the work
+/// the server was asked for, as one phrase: it failed over the share of
+/// its requests, or answered over it with other bodies; `None` when
+/// neither. What `history` marks a point with and leaves out of its
+/// change search.
+pub fn off_work<'a>(cases: impl Iterator<Item = &'a CaseRow> + Clone) -> Option<String> {
+    use super::failing::{share_text, FAILING_SHARE};
+    let failed = super::failing::case_share(cases.clone());
+    if failed > FAILING_SHARE {
+        return Some(format!("failed {} of its requests", share_text(failed)));
+    }
+    let off = case_share(cases);
+    (off > FAILING_SHARE).then(|| {
+        format!(
+            "answered {} of its successes with another body than the check proved (or a short one)",
+            share_text(off)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +93,27 @@ mod tests {
         assert_eq!(case_counts(&row(None, None)), (0, 0));
         let (a, b) = (row(Some(sizes), Some(30)), row(Some(sizes), Some(0)));
         assert!((case_share([&a, &b].into_iter()) - 0.15).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_case_off_its_work_says_how() {
+        let sizes = r#"{"counts":{"12":30,"13":70},"other":0,"min":12,"max":13}"#;
+        let other = row(Some(sizes), Some(30));
+        assert_eq!(
+            off_work([&other].into_iter()).as_deref(),
+            Some("answered 30.0 % of its successes with another body than the check proved (or a short one)")
+        );
+        let failing = CaseRow {
+            planned: Some(100),
+            requests: Some(50),
+            err_status: Some(50),
+            ..row(Some(sizes), Some(0))
+        };
+        assert_eq!(
+            off_work([&failing].into_iter()).as_deref(),
+            Some("failed 50.0 % of its requests")
+        );
+        assert_eq!(off_work([&row(Some(sizes), Some(1))].into_iter()), None);
     }
 
     #[test]
