@@ -330,6 +330,36 @@ fn a_side_that_answered_other_bodies_is_not_compared_and_fails_the_gate() {
     assert_eq!(gate("2", "1"), Some(0));
 }
 
+/// A release that changed its answer is compared, and the note says the
+/// two runs did not do the same work.
+#[test]
+fn a_changed_checked_body_is_named_beside_the_verdict() {
+    let dir = fixture_dir();
+    let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    let n = db
+        .execute(
+            "UPDATE cases SET body_bytes = body_bytes + 1 WHERE run_id = 2 AND server = 'go-nethttp'",
+            [],
+        )
+        .unwrap();
+    assert!(n > 0);
+    drop(db);
+    let v = json(dir.path(), "1", "2");
+    for c in v["cases"].as_array().unwrap() {
+        let note = c["note"].as_str().unwrap_or_default();
+        let named = note.contains("in B: the two runs did not do the same work");
+        assert_eq!(named, c["key"]["server"] == "go-nethttp", "{c}");
+        if named {
+            assert_ne!(c["verdict"], "not-compared", "{c}");
+        }
+    }
+    let text = ok(dir.path(), &["compare", "1", "2", "--db", "results.db"]);
+    assert!(
+        text.contains("the two runs did not do the same work"),
+        "{text}"
+    );
+}
+
 #[test]
 fn runs_from_two_databases() {
     let dir = fixture_dir();

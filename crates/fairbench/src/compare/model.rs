@@ -159,6 +159,8 @@ struct Reps {
     /// The done repetitions' successes: off the checked body, and all
     /// (crate::report::bodies).
     bodies: (u64, u64),
+    /// The body size the check proved, from the first done repetition.
+    checked_body: Option<i64>,
 }
 
 impl Reps {
@@ -186,12 +188,14 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             total_cpu: Vec::new(),
             requests: (0, 0),
             bodies: (0, 0),
+            checked_body: None,
         });
         if c.state != "done" {
             continue;
         }
         let (failed, planned) = failing::case_counts(c);
         e.requests = (e.requests.0 + failed, e.requests.1 + planned);
+        e.checked_body = e.checked_body.or(c.body_bytes);
         let (off, answered) = crate::report::bodies::case_counts(c);
         e.bodies = (e.bodies.0 + off, e.bodies.1 + answered);
         if let Some(v) = c.rps {
@@ -340,6 +344,18 @@ fn case_verdict(
     (verdict, note, regression)
 }
 
+/// The line a reader must see when the check proved answers of other
+/// sizes in the two runs (a release that changed its answer): the speeds
+/// compared are of different work.
+fn other_bodies(x: &Reps, y: &Reps) -> Option<String> {
+    match (x.checked_body, y.checked_body) {
+        (Some(a), Some(b)) if a != b => Some(format!(
+            "the check proved a body of {a} B in A and {b} B in B: the two runs did not do the same work"
+        )),
+        _ => None,
+    }
+}
+
 pub fn compare_runs(
     a: RunRef,
     a_cases: &[CaseRow],
@@ -367,7 +383,13 @@ pub fn compare_runs(
         } else {
             ("p99", &p99)
         };
-        let (verdict, note, regression) = case_verdict(m, x, y, closed, fail_pct);
+        let (verdict, mut note, regression) = case_verdict(m, x, y, closed, fail_pct);
+        if let Some(other) = other_bodies(x, y) {
+            note = Some(match note {
+                Some(n) => format!("{n}; {other}"),
+                None => other,
+            });
+        }
         cases.push(CaseDiff {
             key: key.clone(),
             primary,
