@@ -134,8 +134,13 @@ impl Pair {
     }
 
     fn withheld(&self, [a, b]: &[BodySizes; 2]) -> Option<String> {
-        failing::not_compared(error_share(&self.a), error_share(&self.b))
-            .or_else(|| short_not_compared(short_share(a), short_share(b)))
+        failing::not_compared(error_share(&self.a), error_share(&self.b)).or_else(|| {
+            failing::over_share(
+                (short_share(a), "A"),
+                (short_share(b), "B"),
+                "answered over 1 % of its successes with a short body",
+            )
+        })
     }
 
     /// Each side's successes over all its repetitions, by body size.
@@ -301,21 +306,6 @@ fn level_text(level: f64) -> String {
 /// largest).
 fn short_share(s: &BodySizes) -> f64 {
     s.short().map_or(0.0, |s| s.share())
-}
-
-fn short_not_compared(a: f64, b: f64) -> Option<String> {
-    let over = |x: f64| x > fairbench_engine::bodies::SHORT_SHARE;
-    let who = match (over(a), over(b)) {
-        (false, false) => return None,
-        (true, true) => "A and B",
-        (true, false) => "A",
-        (false, true) => "B",
-    };
-    Some(format!(
-        "not compared: {who} answered over 1 % of its successes with a short body (A {}, B {})",
-        failing::share_text(a),
-        failing::share_text(b)
-    ))
 }
 
 /// Each side's most common body size over its repetitions, and whether
