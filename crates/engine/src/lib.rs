@@ -33,6 +33,7 @@ pub mod histogram;
 #[cfg(test)]
 mod hostile;
 pub mod ledger;
+mod local_connects;
 pub mod merge;
 pub mod mix;
 mod outcome;

@@ -128,6 +128,12 @@ pub struct Sockets {
     pub opened: u64,
     /// Connection attempts refused, failed or timed out.
     pub connect_failed: u64,
+    /// Of those, the attempts that failed on this machine before any packet
+    /// left it: no free local port (`EADDRNOTAVAIL`: fairbench's own closed
+    /// connections held theirs in TIME_WAIT), no file descriptor, no kernel
+    /// memory. The server never saw them; they are the generator's.
+    #[serde(default)]
+    pub connect_local: u64,
     /// Connections the server closed (after a `Connection: close` answer or
     /// at any other time).
     pub closed_by_server: u64,
@@ -181,6 +187,7 @@ impl Sockets {
     pub fn add(&mut self, o: &Sockets) {
         self.opened += o.opened;
         self.connect_failed += o.connect_failed;
+        self.connect_local += o.connect_local;
         self.closed_by_server += o.closed_by_server;
         self.unsolicited_responses += o.unsolicited_responses;
         self.stray_bytes += o.stray_bytes;
@@ -476,6 +483,12 @@ impl Outcome {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         self.warn_failures(&mut w);
+        let (local, failed) = (self.sockets.connect_local, self.sockets.connect_failed);
+        w.extend(crate::local_connects::warning(
+            local,
+            failed,
+            self.ledger().planned,
+        ));
         self.warn_bodies(&mut w);
         w.extend(self.generator.warnings());
         self.warn_schedule(&mut w);

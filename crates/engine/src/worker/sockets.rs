@@ -19,7 +19,8 @@ impl Worker {
     pub(super) fn connect(&mut self, i: usize, now: Nanos) {
         match Stream::connect(&self.plan.addr) {
             Ok(s) => {
-                if self.poller.add(s.as_raw_fd(), i).is_err() {
+                if let Err(e) = self.poller.add(s.as_raw_fd(), i) {
+                    self.connect_failed_here(&e);
                     self.open_failed(i, now, Failure::Connect);
                     return;
                 }
@@ -59,7 +60,18 @@ impl Worker {
                 c.drained_at = now;
                 c.state = State::Connecting { since: now };
             }
-            Err(_) => self.open_failed(i, now, Failure::Connect),
+            Err(e) => {
+                self.connect_failed_here(&e);
+                self.open_failed(i, now, Failure::Connect)
+            }
+        }
+    }
+
+    /// Counts a failed connect that never left this machine apart (see
+    /// `local_connects`): it is the generator's, and is named as such.
+    fn connect_failed_here(&mut self, e: &io::Error) {
+        if crate::local_connects::is_local(e) {
+            self.sockets.connect_local += 1;
         }
     }
 

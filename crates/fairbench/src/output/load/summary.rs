@@ -268,10 +268,15 @@ fn connection_lines(s: &mut String, o: &Outcome) {
     let k = &o.sockets;
     let _ = writeln!(
         s,
-        "  {:<14}{} opened, {} failed to open, {} closed by the server{}{}{}{}",
+        "  {:<14}{} opened, {} failed to open{}, {} closed by the server{}{}{}{}",
         "Connections",
         count(k.opened),
         count(k.connect_failed),
+        if k.connect_local > 0 {
+            format!(" ({} on this machine: fairbench's)", count(k.connect_local))
+        } else {
+            String::new()
+        },
         count(k.closed_by_server),
         if k.closed_by_client > 0 {
             format!(", {} closed by fairbench", count(k.closed_by_client))

@@ -1,0 +1,77 @@
+//! Connects that failed on this machine: the generator's, not the server's.
+//!
+//! A connect that fails before any packet leaves (no free local port, no
+//! file descriptor, no kernel memory for a socket) says nothing about the
+//! server, yet it ends its request as a failed connect, counted in the
+//! errors and, as every unanswered request is, in the latency as the
+//! timeout. The commonest cause is fairbench's own: without keep-alive
+//! every connection it closes holds its local port in TIME_WAIT for a
+//! minute, and over loopback the kernel reuses one only after a second
+//! (`net.ipv4.tcp_tw_reuse`), so the connects per second are capped by the
+//! size of `net.ipv4.ip_local_port_range`, and that cap would read as the
+//! server's capacity. Such failures are counted apart and named loudly.
+
+use std::io;
+
+/// Whether a failed connect (or the registration of its socket) never
+/// reached the network: the errors the kernel gives for a local shortage.
+pub fn is_local(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EADDRNOTAVAIL | libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// The loud line when any connect failed here (`local` of the `failed`
+/// connects, for `planned` requests), and what that did to the figures.
+pub fn warning(local: u64, failed: u64, planned: u64) -> Option<String> {
+    (local > 0).then(|| {
+        format!(
+            "{} of the {} failed connects (for {} planned requests) failed on this machine before reaching the server: fairbench ran out of local ports (its own closed connections hold theirs in TIME_WAIT; see net.ipv4.ip_local_port_range) or of file descriptors or socket memory. They are the generator's failures, not the server's, yet they are in the errors and the latency as failed connects, and the throughput is capped by them: keep connections alive, open fewer per second, or widen the port range, and measure again",
+            local, failed, planned
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_local_shortages_are_local() {
+        for e in [
+            libc::EADDRNOTAVAIL,
+            libc::EMFILE,
+            libc::ENFILE,
+            libc::ENOBUFS,
+        ] {
+            assert!(is_local(&io::Error::from_raw_os_error(e)), "{e}");
+        }
+        // The server's answers (a refusal, a reset, no route, a timeout).
+        for e in [
+            libc::ECONNREFUSED,
+            libc::ECONNRESET,
+            libc::EHOSTUNREACH,
+            libc::ETIMEDOUT,
+        ] {
+            assert!(!is_local(&io::Error::from_raw_os_error(e)), "{e}");
+        }
+        assert!(!is_local(&io::Error::other("no errno")));
+    }
+
+    #[test]
+    fn the_warning_counts_and_names_the_cause_only_when_there_was_one() {
+        assert_eq!(warning(0, 76, 678), None);
+        let w = warning(76, 76, 678).unwrap();
+        assert!(
+            w.starts_with(
+                "76 of the 76 failed connects (for 678 planned requests) failed on this machine"
+            ),
+            "{w}"
+        );
+        assert!(
+            w.contains("not the server's") && w.contains("ip_local_port_range"),
+            "{w}"
+        );
+    }
+}

@@ -1,0 +1,60 @@
+//! A generator out of local ports: its failed connects are its own, so
+//! they are counted apart and named loudly, never left to read as the
+//! server refusing. In a network namespace of the test's own, where the
+//! port range is narrowed to 20 ports without touching the machine's.
+
+mod support;
+
+use std::process::Command;
+
+use support::*;
+
+#[test]
+fn connects_that_fail_for_want_of_a_local_port_are_named_the_generators() {
+    if !require(
+        is_root() && have("unshare", "--version") && have("ip", "-V"),
+        "a network namespace of the test's own needs root, unshare and ip",
+    ) {
+        return;
+    }
+    let server = repo().join("tests/fixtures/pyserver.py");
+    // Without keep-alive every connection fairbench closes holds its port
+    // in TIME_WAIT; over loopback one is reused only after a second, so
+    // 20 ports allow about 20 connects a second, and fairbench asks more.
+    let script = format!(
+        r#"set -e
+ip link set lo up
+sysctl -q -w net.ipv4.ip_local_port_range="40000 40019"
+PORT=18080 SCENARIO=static RESPONSE=normalized python3 '{server}' --lifetime 30 &
+srv=$!
+for i in $(seq 100); do
+  python3 -c 'import socket; socket.create_connection(("127.0.0.1", 18080), 1).close()' 2>/dev/null && break
+  sleep 0.1
+done
+'{bin}' load http://127.0.0.1:18080/ -c 2 -d 2s --no-keepalive --json || true
+kill $srv"#,
+        server = server.display(),
+        bin = bin(),
+    );
+    let out = Command::new("unshare")
+        .args(["-n", "bash", "-c", &script])
+        .output()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_schema("load", &v);
+    let k = &v["connections_stats"];
+    let (failed, local) = (
+        k["connect_failed"].as_u64().unwrap(),
+        k["connect_local"].as_u64().unwrap(),
+    );
+    // The server refused nothing: every failed connect was this machine's.
+    assert!(local > 0, "{k}\n{}", text(&out));
+    assert_eq!(local, failed, "{k}");
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("{local} of the {failed} failed connects"))
+            && warnings.contains("not the server's"),
+        "{warnings}"
+    );
+}
