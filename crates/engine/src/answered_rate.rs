@@ -143,13 +143,15 @@ impl Outcome {
     /// The generator itself shaped what the server was sent: it was
     /// saturated, paused by a CPU quota, or sent late (its send lateness
     /// is the measure: a thread that only waited a little for its CPU
-    /// still sent on time). A rate not kept is then not the server's
-    /// doing alone.
+    /// still sent on time), or could not open its connections on this
+    /// machine (`local_connects`). A rate not kept is then not the
+    /// server's doing alone.
     pub fn generator_limited(&self) -> bool {
         let g = &self.generator;
         g.saturated
             || g.quota_pause.is_some()
             || self.lateness_p99_us().is_some_and(|p| p > LATE_SEND_US)
+            || self.sockets.connect_local > 0
     }
 
     /// The send lateness's p99 in µs, at a constant rate.
@@ -165,7 +167,7 @@ impl Outcome {
     /// Who fell behind, as the warnings say it.
     fn who_fell_behind(&self) -> &'static str {
         if self.generator_limited() {
-            "the run (the load generator was short of CPU or sent late itself, see its warning: the server may have kept up with what it was sent)"
+            "the run (the load generator was short of CPU, sent late itself or could not open its connections, see its warning: the server may have kept up with what it was sent)"
         } else {
             "the server"
         }

@@ -179,6 +179,12 @@ fn connect_any(target: &Target, timeout: Duration) -> Result<TcpStream, String> 
     for a in addrs {
         match TcpStream::connect_timeout(a, timeout) {
             Ok(s) => return Ok(s),
+            // Not the server's doing: say whose it is.
+            Err(e) if crate::local_connects::is_local(&e) => {
+                return Err(format!(
+                    "cannot open a connection to {a} on this machine ({e}): fairbench is out of local ports (closed connections hold theirs in TIME_WAIT for a minute; see net.ipv4.ip_local_port_range) or of file descriptors or socket memory, before reaching the server"
+                ))
+            }
             Err(e) => failed.push(format!("{a}: {e}")),
         }
     }

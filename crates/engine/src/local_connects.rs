@@ -33,6 +33,32 @@ pub fn warning(local: u64, failed: u64, planned: u64) -> Option<String> {
     })
 }
 
+/// Why requests due at a constant rate found no connection, when some of
+/// fairbench's own connects had failed.
+pub const NO_CONNECTION: &str = "fairbench's own connects failed on this machine (see that warning), so connections were missing when requests were due: the generator's shortfall, not the server's";
+
+/// The line for `n` requests due at a constant rate but never sent before
+/// their timeout, with why: failed connects (`local` of `failed` on this
+/// machine) left no connection to carry them, or every one was busy.
+pub fn never_sent(n: u64, local: u64, failed: u64) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "{n} requests were due but never sent: {}",
+            never_sent_why(local, failed)
+        )
+    })
+}
+
+fn never_sent_why(local: u64, failed: u64) -> &'static str {
+    if local > 0 {
+        NO_CONNECTION
+    } else if failed > 0 {
+        "connects failed (the server refused or did not answer them), so no connection could carry them before their timeout"
+    } else {
+        "every connection stayed busy until their timeout; raise --connections to offer the full rate"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +88,12 @@ mod tests {
     #[test]
     fn the_warning_counts_and_names_the_cause_only_when_there_was_one() {
         assert_eq!(warning(0, 76, 678), None);
+        assert_eq!(never_sent(0, 5, 5), None);
+        assert!(never_sent(3, 0, 0)
+            .unwrap()
+            .starts_with("3 requests were due but never sent: every connection stayed busy"));
+        assert!(never_sent_why(0, 5).contains("the server refused"));
+        assert!(never_sent_why(5, 5).contains("not the server's"));
         let w = warning(76, 76, 678).unwrap();
         assert!(
             w.starts_with(

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::LoadModel;
 pub use crate::generator::{Generator, CONTENDED};
+use crate::local_connects;
 use crate::stats::{ErrorCounts, LatencySummary, Throughput};
 use crate::status::StatusSet;
 
@@ -483,12 +484,9 @@ impl Outcome {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         self.warn_failures(&mut w);
-        let (local, failed) = (self.sockets.connect_local, self.sockets.connect_failed);
-        w.extend(crate::local_connects::warning(
-            local,
-            failed,
-            self.ledger().planned,
-        ));
+        let k = &self.sockets;
+        let (local, failed, planned) = (k.connect_local, k.connect_failed, self.ledger().planned);
+        w.extend(local_connects::warning(local, failed, planned));
         self.warn_bodies(&mut w);
         w.extend(self.generator.warnings());
         self.warn_schedule(&mut w);
@@ -560,24 +558,26 @@ impl Outcome {
     /// A constant rate the generator could not keep, or that the
     /// connections capped.
     fn warn_schedule(&self, w: &mut Vec<String>) {
+        let k = &self.sockets;
         if let (Some(s), Some(p99)) = (&self.schedule, self.lateness_p99_us()) {
             if p99 > LATE_SEND_US {
                 w.push(format!(
                     "generator could not keep the schedule: send lateness p99 is {p99} µs (> 1000 µs); latency figures include the generator's own delay"
                 ));
             }
-            if s.never_sent > 0 {
-                w.push(format!(
-                    "{} requests were due but never sent: every connection stayed busy until their timeout; raise --connections to offer the full rate",
-                    s.never_sent
-                ));
-            }
+            w.extend(local_connects::never_sent(
+                s.never_sent,
+                k.connect_local,
+                k.connect_failed,
+            ));
             if s.waited_for_connection > 0 {
                 let share = s.waited_for_connection as f64 / s.sent.max(1) as f64 * 100.0;
                 if share >= 1.0 {
                     // Behind the rate, every connection is busy because
                     // every answer is late: the server is the limit.
-                    let why = if self.generator_limited() {
+                    let why = if k.connect_local > 0 {
+                        local_connects::NO_CONNECTION
+                    } else if self.generator_limited() {
                         "the load generator fell behind its own schedule (its warnings say why), so requests bunched up whenever it ran"
                     } else if self.answered_after_window().is_some() {
                         "the server fell behind the rate, so more connections would only queue more requests at it"

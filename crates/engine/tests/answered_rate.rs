@@ -74,7 +74,7 @@ fn a_server_behind_the_rate_is_credited_only_what_it_answered_in_the_window() {
     squeezed.lateness = Some(late);
     let w = squeezed.warnings().join("\n");
     assert!(
-        w.contains("the run (the load generator was short of CPU or sent late itself")
+        w.contains("the run (the load generator was short of CPU, sent late itself")
             && w.contains("fell behind the asked 800")
             && w.contains("the load generator fell behind its own schedule"),
         "{w}"

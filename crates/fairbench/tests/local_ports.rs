@@ -18,11 +18,16 @@ fn connects_that_fail_for_want_of_a_local_port_are_named_the_generators() {
         return;
     }
     let server = repo().join("tests/fixtures/pyserver.py");
-    // Without keep-alive every connection fairbench closes holds its port
-    // in TIME_WAIT; over loopback one is reused only after a second, so
-    // 20 ports allow about 20 connects a second, and fairbench asks more.
-    let script = format!(
-        r#"set -e
+    let dir = tempfile::tempdir().unwrap();
+    // Each load in a namespace of its own: a fresh table of ports.
+    let mut logs = String::new();
+    for (file, rate) in [("closed.json", ""), ("rate.json", "-R 500")] {
+        // Without keep-alive every connection fairbench closes holds its
+        // port in TIME_WAIT; over loopback one is reused only after a
+        // second, so 20 ports allow about 20 connects a second, and
+        // fairbench asks more.
+        let script = format!(
+            r#"set -e
 ip link set lo up
 sysctl -q -w net.ipv4.ip_local_port_range="40000 40019"
 PORT=18080 SCENARIO=static RESPONSE=normalized python3 '{server}' --lifetime 30 &
@@ -31,30 +36,49 @@ for i in $(seq 100); do
   python3 -c 'import socket; socket.create_connection(("127.0.0.1", 18080), 1).close()' 2>/dev/null && break
   sleep 0.1
 done
-'{bin}' load http://127.0.0.1:18080/ -c 2 -d 2s --no-keepalive --json || true
+'{bin}' load http://127.0.0.1:18080/ -c 2 {rate} -d 2s --no-keepalive --json > '{out}' || true
 kill $srv"#,
-        server = server.display(),
-        bin = bin(),
-    );
-    let out = Command::new("unshare")
-        .args(["-n", "bash", "-c", &script])
-        .output()
-        .unwrap();
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-    assert_schema("load", &v);
-    let k = &v["connections_stats"];
-    let (failed, local) = (
-        k["connect_failed"].as_u64().unwrap(),
-        k["connect_local"].as_u64().unwrap(),
-    );
-    // The server refused nothing: every failed connect was this machine's.
-    assert!(local > 0, "{k}\n{}", text(&out));
-    assert_eq!(local, failed, "{k}");
-    let warnings = v["warnings"].to_string();
-    assert!(
-        warnings.contains(&format!("{local} of the {failed} failed connects"))
-            && warnings.contains("not the server's"),
-        "{warnings}"
-    );
+            server = server.display(),
+            bin = bin(),
+            out = dir.path().join(file).display(),
+        );
+        let out = Command::new("unshare")
+            .args(["-n", "bash", "-c", &script])
+            .output()
+            .unwrap();
+        logs.push_str(&text(&out));
+    }
+    for (model, file) in [
+        ("closed loop", "closed.json"),
+        ("constant rate", "rate.json"),
+    ] {
+        let doc = std::fs::read_to_string(dir.path().join(file)).unwrap_or_default();
+        let v: serde_json::Value =
+            serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{model}: {e}: {doc}\n{logs}"));
+        assert_schema("load", &v);
+        let k = &v["connections_stats"];
+        let (failed, local) = (
+            k["connect_failed"].as_u64().unwrap(),
+            k["connect_local"].as_u64().unwrap(),
+        );
+        // The server refused nothing: every failed connect was this machine's.
+        assert!(local > 0, "{model}: {k}\n{logs}");
+        assert_eq!(local, failed, "{model}: {k}");
+        let warnings = v["warnings"].to_string();
+        assert!(
+            warnings.contains(&format!("{local} of the {failed} failed connects"))
+                && warnings.contains("not the server's"),
+            "{model}: {warnings}"
+        );
+        // Requests that found no connection blame the generator, not the
+        // server and not --connections.
+        if model == "constant rate" {
+            assert!(!warnings.contains("raise --connections"), "{warnings}");
+            assert!(!warnings.contains("the server fell behind"), "{warnings}");
+            assert!(
+                warnings.contains("could not open its connections"),
+                "{warnings}"
+            );
+        }
+    }
 }
