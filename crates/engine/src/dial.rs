@@ -182,7 +182,8 @@ fn connect_any(target: &Target, timeout: Duration) -> Result<TcpStream, String> 
             // Not the server's doing: say whose it is.
             Err(e) if crate::local_connects::is_local(&e) => {
                 return Err(format!(
-                    "cannot open a connection to {a} on this machine ({e}): fairbench is out of local ports (closed connections hold theirs in TIME_WAIT for a minute; see net.ipv4.ip_local_port_range) or of file descriptors or socket memory, before reaching the server"
+                    "cannot open a connection to {a} on this machine ({e}): {}, before reaching the server",
+                    crate::local_connects::SHORTAGE
                 ))
             }
             Err(e) => failed.push(format!("{a}: {e}")),

@@ -22,12 +22,15 @@ pub fn is_local(e: &io::Error) -> bool {
     )
 }
 
+/// What ran short, as the warning and the dial's error both say it.
+pub const SHORTAGE: &str = "fairbench ran out of local ports (its own closed connections hold theirs in TIME_WAIT; see net.ipv4.ip_local_port_range) or of file descriptors or socket memory";
+
 /// The loud line when any connect failed here (`local` of the `failed`
 /// connects, for `planned` requests), and what that did to the figures.
 pub fn warning(local: u64, failed: u64, planned: u64) -> Option<String> {
     (local > 0).then(|| {
         format!(
-            "{} of the {} failed connects (for {} planned requests) failed on this machine before reaching the server: fairbench ran out of local ports (its own closed connections hold theirs in TIME_WAIT; see net.ipv4.ip_local_port_range) or of file descriptors or socket memory. They are the generator's failures, not the server's, yet they are in the errors and the latency as failed connects, and the throughput is capped by them: keep connections alive, open fewer per second, or widen the port range, and measure again",
+            "{} of the {} failed connects (for {} planned requests) failed on this machine before reaching the server: {SHORTAGE}. They are the generator's failures, not the server's, yet they are in the errors and the latency as failed connects, and the throughput is capped by them: keep connections alive, open fewer per second, or widen the port range, and measure again",
             local, failed, planned
         )
     })

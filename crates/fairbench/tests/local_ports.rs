@@ -7,14 +7,12 @@ mod support;
 
 use std::process::Command;
 
+use support::topology::netns_ready;
 use support::*;
 
 #[test]
 fn connects_that_fail_for_want_of_a_local_port_are_named_the_generators() {
-    if !require(
-        is_root() && have("unshare", "--version") && have("ip", "-V"),
-        "a network namespace of the test's own needs root, unshare and ip",
-    ) {
+    if !(netns_ready() && require(have("unshare", "--version"), "unshare (util-linux)")) {
         return;
     }
     let server = repo().join("tests/fixtures/pyserver.py");
