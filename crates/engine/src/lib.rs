@@ -72,7 +72,7 @@ pub use h2::H2Report;
 pub use h3::{H3Report, QuicPath, SendWait, UdpCalls, ZeroRtt};
 pub use mix::{MixRequest, RequestMix};
 pub use outcome::{
-    Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome,
+    Generator, Ledger, Outcome, Phase, Schedule, SecondSample, Sockets, TargetOutcome, LATE_SEND_US,
 };
 pub use profile::RateStage;
 pub use protocol::Protocol;

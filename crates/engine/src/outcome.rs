@@ -244,7 +244,7 @@ fn default_expected() -> String {
 
 /// Send lateness p99 above this (µs) is a generator that could not keep
 /// its schedule.
-pub(crate) const LATE_SEND_US: u64 = 1_000;
+pub const LATE_SEND_US: u64 = 1_000;
 
 /// It travels whole (load agents send it as JSON, histograms encoded; see
 /// [`crate::histogram`]), so a generator elsewhere reports exactly what one

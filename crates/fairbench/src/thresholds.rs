@@ -324,11 +324,24 @@ pub fn parse_all(raw: &[String], names: &[String], vs: bool) -> Result<Vec<Thres
 
 /// Every threshold that is not a ratio, checked on `o`.
 pub fn check_all(ts: &[Threshold], o: &Outcome) -> Vec<Verdict> {
+    let limited = o.generator_limited();
     ts.iter()
         .filter(|t| !t.ratio)
         .filter_map(|t| t.check(o))
+        .map(|mut v| {
+            // A generator's bound shows the server slower than it was: a
+            // pass holds all the more, a failure may be the generator's.
+            if limited && !v.pass {
+                v.shown += BOUND;
+            }
+            v
+        })
         .collect()
 }
+
+/// What a failed threshold's figure adds when the load generator limited
+/// the run (crate::report::bound).
+const BOUND: &str = " (bounded by the load generator: see its warning)";
 
 /// `thresholds` of `--json`: `[{threshold, measured, pass}]`.
 pub fn json(verdicts: &[Verdict]) -> serde_json::Value {

@@ -19,7 +19,12 @@ fn connects_that_fail_for_want_of_a_local_port_are_named_the_generators() {
     let dir = tempfile::tempdir().unwrap();
     // Each load in a namespace of its own: a fresh table of ports.
     let mut logs = String::new();
-    for (file, rate) in [("closed.json", ""), ("rate.json", "-R 500")] {
+    let vs = "--vs http://127.0.0.1:18080/ --repetitions 2 -d 1s";
+    for (file, rate) in [
+        ("closed.json", "-d 2s"),
+        ("rate.json", "-R 500 -d 2s"),
+        ("vs.json", vs),
+    ] {
         // Without keep-alive every connection fairbench closes holds its
         // port in TIME_WAIT; over loopback one is reused only after a
         // second, so 20 ports allow about 20 connects a second, and
@@ -34,7 +39,7 @@ for i in $(seq 100); do
   python3 -c 'import socket; socket.create_connection(("127.0.0.1", 18080), 1).close()' 2>/dev/null && break
   sleep 0.1
 done
-'{bin}' load http://127.0.0.1:18080/ -c 2 {rate} -d 2s --no-keepalive --json > '{out}' || true
+'{bin}' load http://127.0.0.1:18080/ -c 2 {rate} --no-keepalive --json > '{out}' || true
 kill $srv"#,
             server = server.display(),
             bin = bin(),
@@ -77,6 +82,26 @@ kill $srv"#,
                 warnings.contains("could not open its connections"),
                 "{warnings}"
             );
+        }
+    }
+    // Before and after on such a generator: no speed verdict, and the
+    // failures named the generator's.
+    let doc = std::fs::read_to_string(dir.path().join("vs.json")).unwrap_or_default();
+    let v: serde_json::Value =
+        serde_json::from_str(&doc).unwrap_or_else(|e| panic!("--vs: {e}: {doc}\n{logs}"));
+    assert_schema("load-vs", &v);
+    for r in v["vs"]["ratios"].as_array().unwrap() {
+        let verdict = r["verdict"].as_str().unwrap();
+        match r["metric"].as_str().unwrap() {
+            "errors" => assert!(
+                verdict.contains("were connects that failed on this machine: the generator's"),
+                "{verdict}"
+            ),
+            "bodies" => {}
+            m => assert!(
+                verdict.starts_with("not compared: the load generator limited A and B "),
+                "{m}: {verdict}"
+            ),
         }
     }
 }

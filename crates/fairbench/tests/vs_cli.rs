@@ -12,7 +12,7 @@ use fairbench_testkit::counting::Counting;
 use fairbench_testkit::scripted::{Reply, TestServer};
 use serde_json::Value;
 use support::load::run;
-use support::serial;
+use support::{require, serial};
 
 fn vs(a: &str, b: &str, extra: &[&str]) -> (i32, Value, String) {
     let mut args = vec![
@@ -201,6 +201,69 @@ fn a_server_that_fails_fast_is_not_called_better() {
     assert!(
         t["measured"].as_str().unwrap().starts_with("not compared"),
         "{t}"
+    );
+}
+
+/// A load generator held to a fifth of a CPU by a quota shows both sides
+/// slower than their server: no speed verdict is drawn from such bounds,
+/// and a ratio threshold cannot pass on them.
+#[test]
+fn a_generator_paused_by_its_quota_gives_no_speed_verdict() {
+    let _serial = serial();
+    let Some((g, _)) = fairbench_sys::containment::throttle::quota_group(10_000, 2_000) else {
+        require(
+            false,
+            "a cgroup v1 cpu controller to hold the generator to a quota",
+        );
+        return;
+    };
+    let srv = Counting::start(Duration::ZERO);
+    let url = srv.url("/");
+    let args = format!(
+        "load {url} --vs {url} --repetitions 2 -d 1s -c 4 --json --threshold ratio.rps>0.5 --threshold p50<1us"
+    );
+    let child = support::command()
+        .args(args.split(' '))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let placed = g.add_process(child.id());
+    let out = child.wait_with_output().unwrap();
+    let _ = g.remove();
+    placed.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(out.status.code(), Some(99), "{err}\n{v}");
+    for m in ["req/s", "p50", "p90", "p99", "p99.9"] {
+        let verdict = ratio(&v, m)["verdict"].as_str().unwrap();
+        assert!(
+            verdict.starts_with("not compared: the load generator limited A and B "),
+            "{m}: {verdict}"
+        );
+    }
+    // The figures stay, as measured.
+    assert!(ratio(&v, "req/s")["ratio"]["geomean"].as_f64().unwrap() > 0.0);
+    let threshold = |text: &str| {
+        let all = v["thresholds"].as_array().unwrap();
+        let t = all.iter().find(|t| t["threshold"] == text);
+        t.unwrap_or_else(|| panic!("no {text}: {all:?}")).clone()
+    };
+    let t = threshold("ratio.rps>0.5");
+    assert_eq!(t["pass"], false, "{t}");
+    let shown = t["measured"].as_str().unwrap();
+    assert!(shown.contains("the load generator limited"), "{t}");
+    // B's own figure fails, and says whose bound it is.
+    let p50 = threshold("p50<1us");
+    assert_eq!(p50["pass"], false, "{p50}");
+    let shown = p50["measured"].as_str().unwrap();
+    assert!(
+        shown.ends_with(" (bounded by the load generator: see its warning)"),
+        "{p50}"
+    );
+    assert!(
+        err.contains("a CPU quota paused the load generator"),
+        "{err}"
     );
 }
 

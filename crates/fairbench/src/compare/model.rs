@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::report::case_key::CaseKey;
-use crate::report::failing;
 use crate::report::machines::host_label;
 use crate::report::model::LoadInfo;
 use crate::report::ratio_stats::RatioSummary;
 use crate::report::stats::{bootstrap_median_diff, median};
+use crate::report::{bound, failing};
 use crate::seeded::fnv1a;
 use crate::store::{CaseRow, RunRow};
 
@@ -161,6 +161,9 @@ struct Reps {
     bodies: (u64, u64),
     /// The body size the check proved, from the first done repetition.
     checked_body: Option<i64>,
+    /// A done repetition's figures were its generator's bound
+    /// (crate::report::bound).
+    limited: bool,
 }
 
 impl Reps {
@@ -189,6 +192,7 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             requests: (0, 0),
             bodies: (0, 0),
             checked_body: None,
+            limited: false,
         });
         if c.state != "done" {
             continue;
@@ -196,6 +200,7 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
         let (failed, planned) = failing::case_counts(c);
         e.requests = (e.requests.0 + failed, e.requests.1 + planned);
         e.checked_body = e.checked_body.or(c.body_bytes);
+        e.limited |= c.generator_limited();
         let (off, answered) = crate::report::bodies::case_counts(c);
         e.bodies = (e.bodies.0 + off, e.bodies.1 + answered);
         if let Some(v) = c.rps {
@@ -333,6 +338,10 @@ fn case_verdict(
             None,
         ),
     };
+    let (verdict, note) = match note {
+        Some(n) => (verdict, Some(n)),
+        None => bounded(verdict, [x.limited, y.limited]),
+    };
     let regression = match (fail_pct, m) {
         (Some(limit), Some(d)) if verdict == Verdict::Slower => {
             // Worse by more than `limit` percent of A.
@@ -342,6 +351,20 @@ fn case_verdict(
         _ => false,
     };
     (verdict, note, regression)
+}
+
+/// A verdict with a side whose generator bounded its figures: withheld
+/// unless it favours that side, then a lower bound (crate::report::bound).
+fn bounded(verdict: Verdict, limited: [bool; 2]) -> (Verdict, Option<String>) {
+    let better = match verdict {
+        Verdict::Faster => Some(1),
+        Verdict::Slower => Some(0),
+        _ => None,
+    };
+    match bound::not_compared(limited, ["A", "B"], better) {
+        Some(why) => (Verdict::NotCompared, Some(why)),
+        None => (verdict, bound::at_least(limited, ["A", "B"])),
+    }
 }
 
 /// The line a reader must see when the check proved answers of other
@@ -502,5 +525,26 @@ mod tests {
         let single = diff(&[100.0], &[200.0], true, 1).unwrap();
         assert!(!single.significant, "one repetition cannot be significant");
         assert!(single.ci_low.is_none());
+    }
+
+    /// A side whose generator bounded its figures is at least as fast as
+    /// measured: only "it was faster" survives, as a lower bound.
+    #[test]
+    fn a_bounded_side_is_only_ever_found_faster() {
+        let (v, note) = bounded(Verdict::Slower, [false, true]);
+        assert_eq!(v, Verdict::NotCompared);
+        assert!(note.unwrap().contains("the load generator limited B "));
+        let (v, _) = bounded(Verdict::NoSignificantDifference, [true, false]);
+        assert_eq!(v, Verdict::NotCompared);
+        let (v, note) = bounded(Verdict::Faster, [false, true]);
+        assert_eq!(v, Verdict::Faster);
+        assert_eq!(
+            note.as_deref(),
+            Some("at least: B's load generator was limited")
+        );
+        assert_eq!(
+            bounded(Verdict::Slower, [false, false]),
+            (Verdict::Slower, None)
+        );
     }
 }

@@ -13,6 +13,7 @@
 //! called from the command, never from here.
 
 pub mod bodies;
+pub mod bound;
 pub mod case_key;
 pub mod claims;
 pub mod csv;

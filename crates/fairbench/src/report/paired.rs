@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::case_key::CaseKey;
 use super::ratio_stats::{RatioSummary, LEVEL};
-use super::{bodies, failing};
+use super::{bodies, bound, failing};
 use crate::store::CaseRow;
 use crate::suite::pairing::Pairing;
 
@@ -63,8 +63,10 @@ pub struct RatioRow {
     pub note: Option<String>,
     /// Set when this case or its reference failed over 1 % of its
     /// requests, or answered over 1 % of its successes with another body
-    /// than the check proved: the ratios are shown but no verdict is drawn
-    /// from them (crate::report::failing, crate::report::bodies).
+    /// than the check proved, or had its figures bounded by its load
+    /// generator: the ratios are shown but no verdict is drawn from them
+    /// (crate::report::failing, crate::report::bodies,
+    /// crate::report::bound).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
 }
@@ -304,10 +306,11 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
             )
             .or_else(|| {
                 bodies::not_compared_named(
-                    (bodies::case_share(ry), "the reference"),
-                    (bodies::case_share(rx), "this case"),
+                    (bodies::case_share(ry.clone()), "the reference"),
+                    (bodies::case_share(rx.clone()), "this case"),
                 )
-            });
+            })
+            .or_else(|| bound::cases_not_compared(ry, rx));
             row.note = match (row.failed.clone(), unpaired_note(x, y)) {
                 (Some(f), Some(n)) => Some(format!("{f}; {n}")),
                 (f, n) => f.or(n),
@@ -532,6 +535,35 @@ mod tests {
             node.failed.as_deref(),
             Some("not compared: this case answered over 1 % of its successes with another body than the check proved (or a short one) (the reference 0.00 %, this case 50.0 %)")
         );
+    }
+
+    /// A case whose generator was saturated, or sent a constant rate late,
+    /// in one repetition bounds its server's figures: its ratios are kept,
+    /// and no verdict or claim is drawn from them.
+    #[test]
+    fn a_case_bounded_by_its_generator_is_marked_not_compared() {
+        let mut cases = Vec::new();
+        for rep in 1..=3 {
+            cases.push(case("go", "normalized", rep, 1000.0, rep * 10));
+            let mut bounded = case("node", "normalized", rep, 500.0, rep * 10 + 1);
+            bounded.saturated = Some(rep == 2);
+            let mut late = case("hyper", "normalized", rep, 1000.0, rep * 10 + 2);
+            late.lateness_p99 = Some(1_000 + i64::from(rep == 3));
+            let mut fine = case("rust", "normalized", rep, 1000.0, rep * 10 + 3);
+            (fine.saturated, fine.lateness_p99) = (Some(false), Some(1_000));
+            cases.extend([bounded, late, fine]);
+        }
+        let p = build(&cases, &pairing(&[]));
+        let row = |s: &str| p.rows.iter().find(|r| r.key.server == s).unwrap();
+        assert!((row("node").rps.as_ref().unwrap().summary.geomean - 0.5).abs() < 1e-9);
+        for s in ["node", "hyper"] {
+            let f = row(s).failed.clone().unwrap_or_default();
+            assert!(
+                f.starts_with("not compared: the load generator limited this case "),
+                "{s}: {f}"
+            );
+        }
+        assert_eq!(row("rust").failed, None);
     }
 
     /// Machine drift of ±20 % between repetitions hits every server alike;

@@ -13,8 +13,8 @@ use fairbench_engine::{LoadConfig, Outcome};
 use serde::Serialize;
 
 use super::stopping::{Repetitions, Stopped};
-use crate::report::failing;
 use crate::report::ratio_stats::{ratio, RatioSummary, LEVEL, NEGLIGIBLE};
+use crate::report::{bound, failing};
 use crate::suite::order::case_order;
 use crate::thresholds::{Stat, Threshold, Verdict};
 use crate::units::{count, micros, rate};
@@ -152,23 +152,39 @@ impl Pair {
         })
     }
 
+    /// Whether a repetition of A, of B, had its figures bounded by the
+    /// load generator (crate::report::bound).
+    fn limited(&self) -> [bool; 2] {
+        [&self.a, &self.b].map(|runs| runs.iter().any(Outcome::generator_limited))
+    }
+
     /// The speed figures with their verdicts, then the share of requests
     /// each side failed.
     pub fn metrics(&self) -> Vec<MetricRatio> {
         let (a, b) = (error_share(&self.a), error_share(&self.b));
         let bodies = self.pooled_bodies();
         let withheld = self.withheld(&bodies);
+        let limited = self.limited();
         let mut m: Vec<MetricRatio> = METRICS
             .iter()
             .map(|&(metric, stat, higher_better)| {
                 let r = self.ratio(stat);
+                let better = better_side(r.as_ref(), higher_better);
                 MetricRatio {
                     metric,
                     a_median: median(self.a.iter().map(|o| value(o, stat))),
                     b_median: median(self.b.iter().map(|o| value(o, stat))),
-                    verdict: withheld
-                        .clone()
-                        .unwrap_or_else(|| verdict(r.as_ref(), higher_better)),
+                    // The generator's bound first: failed connects of its
+                    // own are failures too, but not the server's.
+                    verdict: bound::not_compared(limited, AB, better)
+                        .or_else(|| withheld.clone())
+                        .unwrap_or_else(|| {
+                            let v = verdict(r.as_ref(), higher_better);
+                            match bound::at_least(limited, AB) {
+                                Some(l) => format!("{v}, {l}"),
+                                None => v,
+                            }
+                        }),
                     ratio: r,
                 }
             })
@@ -179,11 +195,17 @@ impl Pair {
             b_median: b,
             ratio: None,
             verdict: if a.max(b) > failing::FAILING_SHARE {
+                let (who, runs) = if b > a { ("B", &self.b) } else { ("A", &self.a) };
+                let local: u64 = runs.iter().map(|o| o.sockets.connect_local).sum();
                 format!(
-                    "{} failed more: {} against {}",
-                    if b > a { "B" } else { "A" },
+                    "{who} failed more: {} against {}{}",
                     failing::share_text(a.max(b)),
-                    failing::share_text(a.min(b))
+                    failing::share_text(a.min(b)),
+                    if local > 0 {
+                        format!(" ({local} of {who}'s failures were connects that failed on this machine: the generator's, not the server's)")
+                    } else {
+                        String::new()
+                    }
                 )
             } else {
                 format!("both under {:.0} %", 100.0 * failing::FAILING_SHARE)
@@ -195,7 +217,10 @@ impl Pair {
 
     /// `ratio.` thresholds, on the paired ratio's interval.
     pub fn check(&self, ts: &[Threshold]) -> Vec<Verdict> {
-        let withheld = self.not_compared();
+        // A bound cannot prove a ratio either way: no threshold passes on it.
+        let withheld = self
+            .not_compared()
+            .or_else(|| bound::not_compared(self.limited(), AB, None));
         ts.iter()
             .filter(|t| t.ratio)
             .map(|t| match self.ratio(t.stat) {
@@ -353,6 +378,18 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// The sides as verdicts name them.
+const AB: [&str; 2] = ["A", "B"];
+
+/// Which side the interval shows better, as [`verdict`] words it: 0 for
+/// A, 1 for B, `None` when it shows no difference that matters.
+fn better_side(r: Option<&RatioSummary>, higher_better: bool) -> Option<usize> {
+    let r = r?;
+    let (lo, hi) = (r.low?, r.high?);
+    let none = (lo <= 1.0 && 1.0 <= hi) || (1.0 - NEGLIGIBLE <= lo && hi <= 1.0 + NEGLIGIBLE);
+    (!none).then_some(usize::from((r.geomean > 1.0) == higher_better))
+}
+
 /// In words, from the interval: no difference when it contains 1 or lies
 /// within ±[`NEGLIGIBLE`] of it; else better or worse by the geometric
 /// mean's distance from 1.
@@ -414,5 +451,12 @@ mod tests {
         let slower = RatioSummary::of(&[2.0, 2.1, 1.9], LEVEL).unwrap();
         assert!(verdict(Some(&slower), false).starts_with("B worse by"));
         assert!(verdict(Some(&slower), true).starts_with("B better by"));
+        // The side each verdict calls better, for the generator's bounds.
+        assert_eq!(better_side(Some(&same), true), None);
+        assert_eq!(better_side(Some(&tiny), true), None);
+        assert_eq!(better_side(Some(&small), true), Some(0));
+        assert_eq!(better_side(Some(&slower), false), Some(0));
+        assert_eq!(better_side(Some(&slower), true), Some(1));
+        assert_eq!(better_side(None, true), None);
     }
 }

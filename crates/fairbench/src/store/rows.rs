@@ -267,6 +267,16 @@ pub struct CaseRow {
 }
 
 impl CaseRow {
+    /// Whether the load generator bounded this repetition's figures, as far
+    /// as the row keeps it: saturated, or sending a constant rate late
+    /// (`crate::report::bound`).
+    pub fn generator_limited(&self) -> bool {
+        self.saturated == Some(true)
+            || self
+                .lateness_p99
+                .is_some_and(|p| p > fairbench_engine::LATE_SEND_US as i64)
+    }
+
     /// Errors of every class together; None until the case has figures.
     pub fn errors_total(&self) -> Option<i64> {
         let parts = [
