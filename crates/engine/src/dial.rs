@@ -177,7 +177,7 @@ fn connect_any(target: &Target, timeout: Duration) -> Result<TcpStream, String> 
     };
     let mut failed = Vec::new();
     for a in addrs {
-        match TcpStream::connect_timeout(a, timeout) {
+        match connect_patiently(a, timeout) {
             Ok(s) => return Ok(s),
             // Not the server's doing: say whose it is.
             Err(e) if crate::local_connects::is_local(&e) => {
@@ -190,6 +190,27 @@ fn connect_any(target: &Target, timeout: Duration) -> Result<TcpStream, String> 
         }
     }
     Err(format!("cannot connect to {}", failed.join("; ")))
+}
+
+/// How long a connect that fails for want of a local port is tried again:
+/// the ports a load just closed (a `--vs` pair's other side, the last
+/// stage) sit in TIME_WAIT, and over loopback the kernel lends them again
+/// after a second.
+const LOCAL_PATIENCE: Duration = Duration::from_millis(2_500);
+
+/// A connect to `a`, tried again while it fails on this machine alone.
+fn connect_patiently(a: &std::net::SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    let deadline = std::time::Instant::now() + LOCAL_PATIENCE;
+    loop {
+        match TcpStream::connect_timeout(a, timeout) {
+            Err(e)
+                if crate::local_connects::is_local(&e) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            r => return r,
+        }
+    }
 }
 
 /// A connection to the unix socket at `path` (a target with one is

@@ -89,6 +89,7 @@ kill $srv"#,
     let doc = std::fs::read_to_string(dir.path().join("vs.json")).unwrap_or_default();
     let v: serde_json::Value =
         serde_json::from_str(&doc).unwrap_or_else(|e| panic!("--vs: {e}: {doc}\n{logs}"));
+    assert!(v.get("error").is_none(), "--vs: {v}\n{logs}");
     assert_schema("load-vs", &v);
     for r in v["vs"]["ratios"].as_array().unwrap() {
         let verdict = r["verdict"].as_str().unwrap();

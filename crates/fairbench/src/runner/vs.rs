@@ -165,6 +165,11 @@ impl Pair {
         let bodies = self.pooled_bodies();
         let withheld = self.withheld(&bodies);
         let limited = self.limited();
+        let local = self
+            .a
+            .iter()
+            .chain(&self.b)
+            .any(|o| o.sockets.connect_local > 0);
         let mut m: Vec<MetricRatio> = METRICS
             .iter()
             .map(|&(metric, stat, higher_better)| {
@@ -174,17 +179,18 @@ impl Pair {
                     metric,
                     a_median: median(self.a.iter().map(|o| value(o, stat))),
                     b_median: median(self.b.iter().map(|o| value(o, stat))),
-                    // The generator's bound first: failed connects of its
-                    // own are failures too, but not the server's.
-                    verdict: bound::not_compared(limited, AB, better)
-                        .or_else(|| withheld.clone())
-                        .unwrap_or_else(|| {
-                            let v = verdict(r.as_ref(), higher_better);
-                            match bound::at_least(limited, AB) {
-                                Some(l) => format!("{v}, {l}"),
-                                None => v,
-                            }
-                        }),
+                    verdict: first_reason(
+                        bound::not_compared(limited, AB, better),
+                        withheld.clone(),
+                        local,
+                    )
+                    .unwrap_or_else(|| {
+                        let v = verdict(r.as_ref(), higher_better);
+                        match bound::at_least(limited, AB) {
+                            Some(l) => format!("{v}, {l}"),
+                            None => v,
+                        }
+                    }),
                     ratio: r,
                 }
             })
@@ -375,6 +381,18 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
         0 => 0.0,
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Why a speed figure is not compared, the server's faults (failures,
+/// short bodies) before the generator's bound, unless the failures were
+/// connects that failed on the generator's machine (`local`): then they
+/// are the generator's too, and its bound is the reason to give.
+fn first_reason(bound: Option<String>, withheld: Option<String>, local: bool) -> Option<String> {
+    if local {
+        bound.or(withheld)
+    } else {
+        withheld.or(bound)
     }
 }
 
