@@ -263,6 +263,47 @@ fn a_newest_run_that_failed_its_requests_is_marked_and_fails_ci() {
     );
 }
 
+/// A newest run whose generator was saturated shows its server slower
+/// than it was: not a change for the worse, yet no gate can vouch for it.
+#[test]
+fn a_newest_run_bounded_by_its_generator_is_marked_not_a_change() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let srv = Delayed::start(6);
+    let url = srv.url();
+    for _ in 0..5 {
+        save(&url, db);
+    }
+    srv.delay_ms.store(18, Ordering::Relaxed);
+    save(&url, db);
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let newest = "UPDATE cases SET saturated = 1 WHERE run_id = (SELECT max(id) FROM runs)";
+    assert_eq!(conn.execute(newest, []).unwrap(), 1);
+    drop(conn);
+    let hist = |extra: &[&str]| {
+        let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", &url];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let (code, out, err) = hist(&["--min-change", "25"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains('◆'), "a bound is not a change: {out}");
+    let marked: Vec<&str> = out.lines().filter(|l| l.contains('✗')).collect();
+    assert_eq!(marked.len(), 1, "{out}");
+    assert!(
+        marked[0].contains("had its figures bounded by its load generator (saturated, or sending late): not searched"),
+        "{out}"
+    );
+    let (code, _, err) = hist(&["--fail-on-change"]);
+    assert_eq!(code, 97, "{err}");
+    assert!(
+        err.contains("at the newest run had its figures bounded by its load generator"),
+        "{err}"
+    );
+}
+
 #[test]
 fn unknown_cases_bad_flags_and_an_empty_database() {
     let dir = tempfile::tempdir().unwrap();

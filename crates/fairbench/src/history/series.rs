@@ -131,8 +131,9 @@ pub struct Point {
     pub ratio_high: Option<f64>,
     /// Why the run's figures are not the work asked for (it failed over
     /// 1 % of its requests, or answered them with other bodies:
-    /// crate::report::bodies::off_work); such a point is shown, marked,
-    /// and left out of the change search.
+    /// crate::report::bodies::off_work), or not the server's (its load
+    /// generator bounded them: crate::report::bound::off_work); such a
+    /// point is shown, marked, and left out of the change search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off: Option<String>,
 }
@@ -246,7 +247,8 @@ fn point(rc: &RunCases, key: &CaseKey, metric: Metric) -> Option<Point> {
         ratio: ratio.map(|r| r.summary.geomean),
         ratio_low: ratio.and_then(|r| r.summary.low),
         ratio_high: ratio.and_then(|r| r.summary.high),
-        off: crate::report::bodies::off_work(done.iter().map(|&i| &rc.cases[i])),
+        off: crate::report::bodies::off_work(done.iter().map(|&i| &rc.cases[i]))
+            .or_else(|| crate::report::bound::off_work(done.iter().map(|&i| &rc.cases[i]))),
     })
 }
 

@@ -49,6 +49,16 @@ pub fn cases_not_compared<'a>(
     not_compared(limited, ["the reference", "this case"], None)
 }
 
+/// Why a case's figures (its done repetitions) are its generator's bound,
+/// as one phrase; `None` when they are not. What `history` marks a point
+/// with and leaves out of its change search, as
+/// [`crate::report::bodies::off_work`].
+pub fn off_work<'a>(mut cases: impl Iterator<Item = &'a CaseRow>) -> Option<String> {
+    cases.any(CaseRow::generator_limited).then(|| {
+        "had its figures bounded by its load generator (saturated, or sending late)".into()
+    })
+}
+
 /// What a standing verdict adds when its better side was bounded: the
 /// difference is a lower bound.
 pub fn at_least(limited: [bool; 2], names: [&str; 2]) -> Option<String> {
