@@ -196,28 +196,34 @@ fn a_slower_server_is_a_change_at_its_run_and_fails_ci_when_newest() {
 
 /// A run that answered errors fast is not a change for the better: its
 /// point is marked and left out of the search, and the gate fails on it.
+/// Five runs at 6 ms, a sixth at `newest_ms`, then `set` (an SQL
+/// assignment) on the sixth's case: the database's path, in `dir`.
+fn six_runs(
+    dir: &tempfile::TempDir,
+    url: &str,
+    srv: &Delayed,
+    newest_ms: u64,
+    set: &str,
+) -> String {
+    let db = dir.path().join("r.db").to_str().unwrap().to_string();
+    for _ in 0..5 {
+        save(url, &db);
+    }
+    srv.delay_ms.store(newest_ms, Ordering::Relaxed);
+    save(url, &db);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let sql = format!("UPDATE cases SET {set} WHERE run_id = (SELECT max(id) FROM runs)");
+    assert_eq!(conn.execute(&sql, []).unwrap(), 1);
+    db
+}
+
 #[test]
 fn a_newest_run_that_failed_its_requests_is_marked_and_fails_ci() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
     let srv = Delayed::start(6);
     let url = srv.url();
-    for _ in 0..5 {
-        save(&url, db);
-    }
-    srv.delay_ms.store(1, Ordering::Relaxed);
-    save(&url, db);
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let n = conn
-        .execute(
-            "UPDATE cases SET err_status = requests / 2 WHERE run_id = (SELECT max(id) FROM runs)",
-            [],
-        )
-        .unwrap();
-    assert_eq!(n, 1);
-    drop(conn);
+    let db = &six_runs(&dir, &url, &srv, 1, "err_status = requests / 2");
     let hist = |extra: &[&str]| {
         let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", &url];
         a.extend_from_slice(extra);
@@ -269,19 +275,9 @@ fn a_newest_run_that_failed_its_requests_is_marked_and_fails_ci() {
 fn a_newest_run_bounded_by_its_generator_is_marked_not_a_change() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
     let srv = Delayed::start(6);
     let url = srv.url();
-    for _ in 0..5 {
-        save(&url, db);
-    }
-    srv.delay_ms.store(18, Ordering::Relaxed);
-    save(&url, db);
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let newest = "UPDATE cases SET saturated = 1 WHERE run_id = (SELECT max(id) FROM runs)";
-    assert_eq!(conn.execute(newest, []).unwrap(), 1);
-    drop(conn);
+    let db = &six_runs(&dir, &url, &srv, 18, "saturated = 1");
     let hist = |extra: &[&str]| {
         let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", &url];
         a.extend_from_slice(extra);
