@@ -24,6 +24,20 @@ fn json(dir: &std::path::Path, a: &str, b: &str) -> Value {
     .unwrap()
 }
 
+/// `compare A B --fail-on-regression 90`'s exit status, in `dir`.
+fn gate(dir: &std::path::Path, a: &str, b: &str) -> Option<i32> {
+    let args = [
+        "compare",
+        a,
+        b,
+        "--db",
+        "results.db",
+        "--fail-on-regression",
+        "90",
+    ];
+    run_in(dir, &args).status.code()
+}
+
 #[test]
 fn outputs_match_golden() {
     let dir = fixture_dir();
@@ -152,7 +166,7 @@ fn fail_on_regression_gates_ci() {
     assert_eq!(o.status.code(), Some(98), "{}", stderr(&o));
     assert!(stdout(&o).contains("REGRESSION"));
     assert!(
-        stderr(&o).contains("1 case(s) regressed by more than 10 %, or failed over 1 %"),
+        stderr(&o).contains("1 case(s) regressed by more than 10 %, failed over 1 %"),
         "{}",
         stderr(&o)
     );
@@ -260,28 +274,55 @@ fn a_side_that_failed_is_not_compared_and_fails_the_gate() {
     let text = ok(dir.path(), &["compare", "1", "2", "--db", "results.db"]);
     assert!(
         text.contains(
-            "not compared (a side failed over 1 % of its requests or answered them with another body)"
+            "not compared (a side failed over 1 % of its requests, answered them with another body, or had its figures bounded by its load generator)"
         ),
         "{text}"
     );
     // B failing is a regression at any threshold; A failing (B→A) is not.
-    let gate = |a: &str, b: &str| {
-        let o = run_in(
-            dir.path(),
-            &[
-                "compare",
-                a,
-                b,
-                "--db",
-                "results.db",
-                "--fail-on-regression",
-                "90",
-            ],
-        );
-        o.status.code()
-    };
+    let gate = |a: &str, b: &str| gate(dir.path(), a, b);
     assert_eq!(gate("1", "2"), Some(98));
     assert_eq!(gate("2", "1"), Some(0));
+}
+
+/// A side whose load generator was saturated was at least as fast as
+/// measured: B found faster stands, as a lower bound; against a bounded A
+/// nothing is concluded, and no gate can vouch for the case.
+#[test]
+fn a_side_bounded_by_its_generator_is_only_found_faster() {
+    let dir = fixture_dir();
+    // Run 2's go-nethttp is 10 % faster in the closed loop.
+    let mark = |run: i64, to: i64| {
+        let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+        let sql = format!("UPDATE cases SET saturated = {to} WHERE run_id = {run} AND server = 'go-nethttp' AND load_label LIKE 'closed%'");
+        assert!(db.execute(&sql, []).unwrap() > 0);
+    };
+    let closed_go = |v: &Value| -> Vec<Value> {
+        let cases = v["cases"].as_array().unwrap();
+        let closed = |c: &&Value| c["key"]["server"] == "go-nethttp" && c["primary"] == "req/s";
+        cases.iter().filter(closed).cloned().collect()
+    };
+    let gate = |a: &str, b: &str| gate(dir.path(), a, b);
+    mark(2, 1);
+    let v = json(dir.path(), "1", "2");
+    let go = closed_go(&v);
+    assert!(!go.is_empty(), "{v}");
+    for c in &go {
+        assert_eq!(c["verdict"], "faster", "{c}");
+        assert_eq!(c["note"], "at least: B's load generator was limited", "{c}");
+    }
+    assert_eq!(gate("1", "2"), Some(0));
+    mark(2, 0);
+    mark(1, 1);
+    let v = json(dir.path(), "1", "2");
+    for c in &closed_go(&v) {
+        assert_eq!(c["verdict"], "not-compared", "{c}");
+        let note = c["note"].as_str().unwrap();
+        assert!(
+            note.starts_with("not compared: the load generator limited A "),
+            "{note}"
+        );
+    }
+    assert_eq!(gate("1", "2"), Some(98));
 }
 
 /// A server that answers some requests with another body than the check
@@ -314,18 +355,7 @@ fn a_side_that_answered_other_bodies_is_not_compared_and_fails_the_gate() {
             assert_ne!(c["verdict"], "not-compared", "{c}");
         }
     }
-    let gate = |a: &str, b: &str| {
-        let args = [
-            "compare",
-            a,
-            b,
-            "--db",
-            "results.db",
-            "--fail-on-regression",
-            "90",
-        ];
-        run_in(dir.path(), &args).status.code()
-    };
+    let gate = |a: &str, b: &str| gate(dir.path(), a, b);
     assert_eq!(gate("1", "2"), Some(98));
     assert_eq!(gate("2", "1"), Some(0));
 }

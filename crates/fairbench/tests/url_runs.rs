@@ -266,7 +266,7 @@ fn show_report_and_compare_of_saved_pairs_use_the_paired_ratio() {
         "the baseline is not gated"
     );
     // … and not on A/A against A/A.
-    let (code, out, err) = run(&[
+    let gate_1_3 = [
         "compare",
         "1",
         "3",
@@ -274,10 +274,26 @@ fn show_report_and_compare_of_saved_pairs_use_the_paired_ratio() {
         db,
         "--fail-on-regression",
         "10",
-    ]);
+        "--json",
+    ];
+    let (code, out, err) = run(&gate_1_3[..7]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("(paired)"), "{out}");
     assert!(!out.contains("REGRESSION"), "{out}");
+    // B's generator saturated in run 3: "no difference" may be its bound,
+    // and the gate cannot vouch for it.
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let sql = "UPDATE cases SET saturated = 1 WHERE run_id = 3 AND server = 'B'";
+    assert!(conn.execute(sql, []).unwrap() > 0);
+    let (code, out, err) = run(&gate_1_3);
+    assert_eq!(code, 98, "{out}\n{err}");
+    let b = case(&serde_json::from_str(&out).unwrap(), "B");
+    assert_eq!(b["verdict"], "not-compared", "{b}");
+    let note = b["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("not compared: the load generator limited B "),
+        "{b}"
+    );
 }
 
 #[test]

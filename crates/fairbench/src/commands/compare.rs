@@ -113,7 +113,7 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<i32> {
     }
     if cmp.regressions > 0 {
         eprintln!(
-            "fairbench: {} case(s) regressed by more than {} %, or failed over 1 % of their requests in B (--fail-on-regression)",
+            "fairbench: {} case(s) regressed by more than {} %, failed over 1 % of their requests or answered them with other bodies in B, or had figures their load generator bounded (--fail-on-regression)",
             cmp.regressions,
             args.fail_on_regression.unwrap_or(0.0)
         );

@@ -124,6 +124,10 @@ pub struct CaseDiff {
     /// they come from the unpaired medians.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict_from: Option<&'static str>,
+    /// Whether A's, B's load generator bounded the case's figures
+    /// (crate::report::bound): the paired verdict obeys it too.
+    #[serde(skip)]
+    pub limited: [bool; 2],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -343,6 +347,8 @@ fn case_verdict(
         None => bounded(verdict, [x.limited, y.limited]),
     };
     let regression = match (fail_pct, m) {
+        // Withheld for a generator's bound: no gate can vouch for the case.
+        (Some(_), _) if verdict == Verdict::NotCompared => true,
         (Some(limit), Some(d)) if verdict == Verdict::Slower => {
             // Worse by more than `limit` percent of A.
             d.change_pct
@@ -355,7 +361,7 @@ fn case_verdict(
 
 /// A verdict with a side whose generator bounded its figures: withheld
 /// unless it favours that side, then a lower bound (crate::report::bound).
-fn bounded(verdict: Verdict, limited: [bool; 2]) -> (Verdict, Option<String>) {
+pub(super) fn bounded(verdict: Verdict, limited: [bool; 2]) -> (Verdict, Option<String>) {
     let better = match verdict {
         Verdict::Faster => Some(1),
         Verdict::Slower => Some(0),
@@ -427,6 +433,7 @@ pub fn compare_runs(
             regression,
             paired: None,
             verdict_from: None,
+            limited: [x.limited, y.limited],
         });
     }
     let only = |x: &BTreeMap<CaseKey, Reps>, y: &BTreeMap<CaseKey, Reps>| {

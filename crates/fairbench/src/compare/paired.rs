@@ -164,7 +164,8 @@ fn obstacle(pa: &Paired, pb: &Paired, a_cases: &[CaseRow], b_cases: &[CaseRow]) 
 fn verdict_from_pairs(d: &mut CaseDiff, limit: Option<f64>) {
     let Some(p) = &d.paired else { return };
     if d.verdict == Verdict::NotCompared {
-        // A side failed too often: no pairing makes its speed comparable.
+        // A side failed too often, or its generator bounded it: no
+        // pairing makes its speed comparable.
         return;
     }
     if p.is_reference {
@@ -187,12 +188,15 @@ fn verdict_from_pairs(d: &mut CaseDiff, limit: Option<f64>) {
     };
     d.verdict_from = Some("paired");
     d.note = None;
-    d.verdict = match direction {
+    let verdict = match direction {
         "better" => Verdict::Faster,
         "worse" => Verdict::Slower,
         _ => Verdict::NoSignificantDifference,
     };
+    (d.verdict, d.note) = super::model::bounded(verdict, d.limited);
     d.regression = match limit {
+        // As unpaired: no gate can vouch for a generator's bound.
+        Some(_) if d.verdict == Verdict::NotCompared => true,
         Some(limit) if d.verdict == Verdict::Slower => {
             if closed {
                 -change_pct > limit

@@ -168,7 +168,7 @@ fn tally(c: &Comparison) -> String {
         match count("not compared") {
             0 => String::new(),
             n => format!(
-                ", {n} not compared (a side failed over 1 % of its requests or answered them with another body)"
+                ", {n} not compared (a side failed over 1 % of its requests, answered them with another body, or had its figures bounded by its load generator)"
             ),
         },
         c.only_in_a.len(),
