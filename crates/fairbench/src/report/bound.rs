@@ -30,7 +30,7 @@ pub fn not_compared(limited: [bool; 2], names: [&str; 2], better: Option<usize>)
     match (limited, better) {
         ([false, false], _) | ([true, false], Some(0)) | ([false, true], Some(1)) => None,
         _ => Some(format!(
-            "not compared: the load generator limited {} (see the warnings: saturated, paused by a CPU quota, late to send or short of connections), so those figures bound what the server did instead of showing it",
+            "not compared: the load generator limited {} (see the warnings), so those figures are bounds, not the server's",
             who.join(" and ")
         )),
     }
