@@ -217,6 +217,13 @@ fn six_runs(
     db
 }
 
+/// `history --db DB --metric p50 --server URL`, then `extra`.
+fn p50_history(db: &str, url: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", url];
+    a.extend_from_slice(extra);
+    run(&a)
+}
+
 #[test]
 fn a_newest_run_that_failed_its_requests_is_marked_and_fails_ci() {
     let _serial = serial();
@@ -224,11 +231,7 @@ fn a_newest_run_that_failed_its_requests_is_marked_and_fails_ci() {
     let srv = Delayed::start(6);
     let url = srv.url();
     let db = &six_runs(&dir, &url, &srv, 1, "err_status = requests / 2");
-    let hist = |extra: &[&str]| {
-        let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", &url];
-        a.extend_from_slice(extra);
-        run(&a)
-    };
+    let hist = |extra: &[&str]| p50_history(db, &url, extra);
     let (code, out, err) = hist(&["--min-change", "25"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
@@ -278,11 +281,7 @@ fn a_newest_run_bounded_by_its_generator_is_marked_not_a_change() {
     let srv = Delayed::start(6);
     let url = srv.url();
     let db = &six_runs(&dir, &url, &srv, 18, "saturated = 1");
-    let hist = |extra: &[&str]| {
-        let mut a = vec!["history", "--db", db, "--metric", "p50", "--server", &url];
-        a.extend_from_slice(extra);
-        run(&a)
-    };
+    let hist = |extra: &[&str]| p50_history(db, &url, extra);
     let (code, out, err) = hist(&["--min-change", "25"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!out.contains('◆'), "a bound is not a change: {out}");

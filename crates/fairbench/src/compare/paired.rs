@@ -187,7 +187,6 @@ fn verdict_from_pairs(d: &mut CaseDiff, limit: Option<f64>) {
         return;
     };
     d.verdict_from = Some("paired");
-    d.note = None;
     let verdict = match direction {
         "better" => Verdict::Faster,
         "worse" => Verdict::Slower,
