@@ -64,6 +64,8 @@ fn figures(rps: f64, samples: Vec<SampleRow>) -> CaseFigures {
         generator_cpu_s: 1.0,
         generator_busy: 0.1,
         saturated: false,
+        generator_limited: false,
+        connect_local: 0,
         server_cpu_s: Some(1.0),
         server_rss_peak: Some(64 << 20),
         server_rss_mean: Some(64 << 20),

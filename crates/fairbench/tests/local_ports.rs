@@ -19,11 +19,15 @@ fn connects_that_fail_for_want_of_a_local_port_are_named_the_generators() {
     let dir = tempfile::tempdir().unwrap();
     // Each load in a namespace of its own: a fresh table of ports.
     let mut logs = String::new();
-    let vs = "--vs http://127.0.0.1:18080/ --repetitions 2 -d 1s";
+    let db = dir.path().join("p.db");
+    let vs = format!(
+        "--vs http://127.0.0.1:18080/ --repetitions 2 -d 1s --save --db '{}'",
+        db.display()
+    );
     for (file, rate) in [
         ("closed.json", "-d 2s"),
         ("rate.json", "-R 500 -d 2s"),
-        ("vs.json", vs),
+        ("vs.json", vs.as_str()),
     ] {
         // Without keep-alive every connection fairbench closes holds its
         // port in TIME_WAIT; over loopback one is reused only after a
@@ -105,4 +109,35 @@ kill $srv"#,
             ),
         }
     }
+    stored_failures_are_the_generators(&db);
+}
+
+/// The saved pair keeps whose failures they were: the generator bounded
+/// both sides (neither saturated nor late), and the report withholds B's
+/// ratios for that bound, not for failures it would charge the server.
+fn stored_failures_are_the_generators(db: &std::path::Path) {
+    let db = db.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = support::command().args(args).output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+    };
+    let shown = json(&["show", "1", "--db", db, "--format", "json"]);
+    let cases = shown["cases"].as_array().unwrap();
+    assert!(!cases.is_empty(), "{shown}");
+    for c in cases {
+        assert_eq!(
+            (&c["generator_limited"], &c["saturated"]),
+            (&serde_json::json!(true), &serde_json::json!(false)),
+            "{c}"
+        );
+        assert!(c["connect_local"].as_i64().unwrap() > 0, "{c}");
+    }
+    let report = json(&["report", "1", "--db", db, "--json"]);
+    let rows = report["paired"]["rows"].as_array().unwrap();
+    let b = rows.iter().find(|r| r["role"] == "compared").unwrap();
+    let why = b["failed"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("not compared: the load generator limited the reference and this case"),
+        "{b}"
+    );
 }

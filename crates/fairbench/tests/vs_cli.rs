@@ -219,8 +219,11 @@ fn a_generator_paused_by_its_quota_gives_no_speed_verdict() {
     };
     let srv = Counting::start(Duration::ZERO);
     let url = srv.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let db = db.to_str().unwrap();
     let args = format!(
-        "load {url} --vs {url} --repetitions 2 -d 1s -c 4 --json --threshold ratio.rps>0.5 --threshold p50<1us"
+        "load {url} --vs {url} --repetitions 2 -d 1s -c 4 -t 1 --json --threshold ratio.rps>0.5 --threshold p50<1us --save --db {db}"
     );
     let child = support::command()
         .args(args.split(' '))
@@ -265,6 +268,36 @@ fn a_generator_paused_by_its_quota_gives_no_speed_verdict() {
         err.contains("a CPU quota paused the load generator"),
         "{err}"
     );
+    stored_bounds_withhold_the_comparison(&url, db);
+}
+
+/// The run saved under the quota keeps its bound: neither saturated nor
+/// late, only the engine's verdict says so, and a comparison with a run
+/// of the generator's full speed draws no verdict from it.
+fn stored_bounds_withhold_the_comparison(url: &str, db: &str) {
+    let (code, out, err) = run(&["show", "1", "--db", db, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert!(
+        !cases.is_empty() && cases.iter().all(|c| c["generator_limited"] == true),
+        "{v}"
+    );
+    let args = ["load", url, "--vs", url, "--repetitions", "2", "-d", "1s"];
+    let (code, _, err) = run(&[&args[..], &["-c", "4", "-t", "1", "--save", "--db", db]].concat());
+    assert_eq!(code, 0, "{err}");
+    let gate = ["compare", "1", "2", "--db", db, "--json"];
+    let (code, out, err) = run(&[&gate[..], &["--fail-on-regression", "10"]].concat());
+    assert_eq!(code, 98, "the gate cannot vouch for bounds: {out}\n{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for c in v["cases"].as_array().unwrap() {
+        assert_eq!(c["verdict"], "not-compared", "{c}");
+        let note = c["note"].as_str().unwrap_or_default();
+        assert!(
+            note.starts_with("not compared: the load generator limited"),
+            "{c}"
+        );
+    }
 }
 
 #[test]

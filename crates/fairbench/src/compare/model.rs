@@ -168,6 +168,9 @@ struct Reps {
     /// A done repetition's figures were its generator's bound
     /// (crate::report::bound).
     limited: bool,
+    /// A done repetition had connects fail on the generator's machine:
+    /// its failures are the generator's too.
+    local: bool,
 }
 
 impl Reps {
@@ -197,6 +200,7 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
             bodies: (0, 0),
             checked_body: None,
             limited: false,
+            local: false,
         });
         if c.state != "done" {
             continue;
@@ -204,7 +208,8 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
         let (failed, planned) = failing::case_counts(c);
         e.requests = (e.requests.0 + failed, e.requests.1 + planned);
         e.checked_body = e.checked_body.or(c.body_bytes);
-        e.limited |= c.generator_limited();
+        e.limited |= c.limited_by_generator();
+        e.local |= bound::connects_failed_here(std::iter::once(c));
         let (off, answered) = crate::report::bodies::case_counts(c);
         e.bodies = (e.bodies.0 + off, e.bodies.1 + answered);
         if let Some(v) = c.rps {
@@ -304,6 +309,14 @@ fn case_verdict(
     closed: bool,
     fail_pct: Option<f64>,
 ) -> (Verdict, Option<String>, bool) {
+    let limited = [x.limited, y.limited];
+    if x.local || y.local {
+        // The failures are the generator's: its bound is the reason, and
+        // no gate can vouch for the case.
+        if let (_, Some(why)) = bounded(Verdict::NoSignificantDifference, limited) {
+            return (Verdict::NotCompared, Some(why), fail_pct.is_some());
+        }
+    }
     let (ea, eb) = (x.failed(), y.failed());
     if let Some(why) = failing::not_compared(ea, eb) {
         // B failing more than it may, and more than A did, is a
@@ -344,7 +357,7 @@ fn case_verdict(
     };
     let (verdict, note) = match note {
         Some(n) => (verdict, Some(n)),
-        None => bounded(verdict, [x.limited, y.limited]),
+        None => bounded(verdict, limited),
     };
     let regression = match (fail_pct, m) {
         // Withheld for a generator's bound: no gate can vouch for the case.
@@ -553,5 +566,39 @@ mod tests {
             bounded(Verdict::Slower, [false, false]),
             (Verdict::Slower, None)
         );
+    }
+
+    /// Requests whose connects failed on the generator's own machine are
+    /// its failures: the case is withheld for its bound, not charged
+    /// with failing, and still no gate vouches for it.
+    #[test]
+    fn failures_on_the_generators_machine_are_its_bound() {
+        let reps = |failed: i64, local: i64| {
+            let rows: Vec<CaseRow> = (1..=2)
+                .map(|repetition| CaseRow {
+                    state: "done".into(),
+                    repetition,
+                    rps: Some(100.0),
+                    requests: Some(100 - failed),
+                    planned: Some(100),
+                    err_connect: Some(failed),
+                    generator_limited: Some(local > 0),
+                    connect_local: Some(local),
+                    ..Default::default()
+                })
+                .collect();
+            collect(&rows).into_values().next().unwrap()
+        };
+        let (a, b) = (reps(0, 0), reps(40, 40));
+        let (v, note, gated) = case_verdict(&None, &a, &b, true, Some(10.0));
+        assert_eq!((v, gated), (Verdict::NotCompared, true));
+        let note = note.unwrap();
+        assert!(
+            note.starts_with("not compared: the load generator limited B "),
+            "{note}"
+        );
+        // Failures the server caused are the server's.
+        let (_, note, _) = case_verdict(&None, &a, &reps(40, 0), true, Some(10.0));
+        assert!(note.unwrap().contains("B failed over 1 %"));
     }
 }

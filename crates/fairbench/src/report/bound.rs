@@ -11,9 +11,10 @@
 //! absence, may be the generator's. With both sides bounded nothing is
 //! concluded.
 //!
-//! Stored runs keep the generator's saturation and its send lateness
-//! ([`crate::store::CaseRow::generator_limited`]); a live `--vs` asks the
-//! engine's outcome, which also knows the quota and the failed connects.
+//! Stored runs keep the engine's verdict (`generator_limited`, schema
+//! version 15; older rows only their saturation and send lateness:
+//! [`crate::store::CaseRow::limited_by_generator`]); a live `--vs` asks the
+//! engine's outcome itself.
 
 use crate::store::CaseRow;
 
@@ -43,8 +44,8 @@ pub fn cases_not_compared<'a>(
     mut case: impl Iterator<Item = &'a CaseRow>,
 ) -> Option<String> {
     let limited = [
-        reference.any(CaseRow::generator_limited),
-        case.any(CaseRow::generator_limited),
+        reference.any(CaseRow::limited_by_generator),
+        case.any(CaseRow::limited_by_generator),
     ];
     not_compared(limited, ["the reference", "this case"], None)
 }
@@ -54,8 +55,8 @@ pub fn cases_not_compared<'a>(
 /// with and leaves out of its change search, as
 /// [`crate::report::bodies::off_work`].
 pub fn off_work<'a>(mut cases: impl Iterator<Item = &'a CaseRow>) -> Option<String> {
-    cases.any(CaseRow::generator_limited).then(|| {
-        "had its figures bounded by its load generator (saturated, or sending late)".into()
+    cases.any(CaseRow::limited_by_generator).then(|| {
+        "had its figures bounded by its load generator (saturated, paused by a CPU quota, sending late or short of local ports)".into()
     })
 }
 
@@ -67,6 +68,29 @@ pub fn at_least(limited: [bool; 2], names: [&str; 2]) -> Option<String> {
         "at least: {}'s load generator was limited",
         names[i]
     ))
+}
+
+/// Why a speed figure is not compared, the server's faults (failures,
+/// short bodies: `withheld`) before the generator's bound, unless the
+/// failures were connects that failed on the generator's machine
+/// (`local`): then they are the generator's too, and its bound is the
+/// reason to give.
+pub fn first_reason(
+    bound: Option<String>,
+    withheld: Option<String>,
+    local: bool,
+) -> Option<String> {
+    if local {
+        bound.or(withheld)
+    } else {
+        withheld.or(bound)
+    }
+}
+
+/// Whether a repetition among `cases` had connects fail on the
+/// generator's own machine (stored since schema version 15).
+pub fn connects_failed_here<'a>(mut cases: impl Iterator<Item = &'a CaseRow>) -> bool {
+    cases.any(|c| c.connect_local.is_some_and(|n| n > 0))
 }
 
 #[cfg(test)]
@@ -93,6 +117,9 @@ mod tests {
         let both = not_compared([true, true], AB, Some(1)).unwrap();
         assert!(both.contains("limited A and B"), "{both}");
         assert_eq!(at_least([false, false], AB), None);
+        let (b, w) = (Some("bound".to_string()), Some("failed".to_string()));
+        assert_eq!(first_reason(b.clone(), w.clone(), false), w);
+        assert_eq!(first_reason(b.clone(), w, true), b);
         assert_eq!(
             at_least([false, true], AB).as_deref(),
             Some("at least: B's load generator was limited")

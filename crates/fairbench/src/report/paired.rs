@@ -300,7 +300,7 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
                 pair_at(&values(x, TOTAL_CPU), &values(y, TOTAL_CPU), level);
             row.p99_us = pair_at(&values(x, P99), &values(y, P99), level);
             let (ry, rx) = (y.by_rep.values().copied(), x.by_rep.values().copied());
-            row.failed = failing::not_compared_named(
+            let withheld = failing::not_compared_named(
                 (failing::case_share(ry.clone()), "the reference"),
                 (failing::case_share(rx.clone()), "this case"),
             )
@@ -309,8 +309,10 @@ pub fn build_at(cases: &[CaseRow], pairing: &Pairing, level: f64) -> Paired {
                     (bodies::case_share(ry.clone()), "the reference"),
                     (bodies::case_share(rx.clone()), "this case"),
                 )
-            })
-            .or_else(|| bound::cases_not_compared(ry, rx));
+            });
+            let local = bound::connects_failed_here(ry.clone().chain(rx.clone()));
+            let bounded = bound::cases_not_compared(ry, rx);
+            row.failed = bound::first_reason(bounded, withheld, local);
             row.note = match (row.failed.clone(), unpaired_note(x, y)) {
                 (Some(f), Some(n)) => Some(format!("{f}; {n}")),
                 (f, n) => f.or(n),

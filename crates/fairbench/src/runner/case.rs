@@ -641,6 +641,8 @@ pub fn load_figures(o: &Outcome) -> CaseFigures {
         generator_cpu_s: o.generator.cpu_s,
         generator_busy: o.generator.busy_fraction,
         saturated: o.generator.saturated,
+        generator_limited: o.generator_limited(),
+        connect_local: o.sockets.connect_local,
         server_cpu_s: None,
         server_rss_peak: None,
         server_rss_mean: None,

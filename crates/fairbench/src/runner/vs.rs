@@ -179,7 +179,7 @@ impl Pair {
                     metric,
                     a_median: median(self.a.iter().map(|o| value(o, stat))),
                     b_median: median(self.b.iter().map(|o| value(o, stat))),
-                    verdict: first_reason(
+                    verdict: bound::first_reason(
                         bound::not_compared(limited, AB, better),
                         withheld.clone(),
                         local,
@@ -381,18 +381,6 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
         0 => 0.0,
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-/// Why a speed figure is not compared, the server's faults (failures,
-/// short bodies) before the generator's bound, unless the failures were
-/// connects that failed on the generator's machine (`local`): then they
-/// are the generator's too, and its bound is the reason to give.
-fn first_reason(bound: Option<String>, withheld: Option<String>, local: bool) -> Option<String> {
-    if local {
-        bound.or(withheld)
-    } else {
-        withheld.or(bound)
     }
 }
 

@@ -28,6 +28,12 @@ pub struct CaseFigures {
     pub generator_cpu_s: f64,
     pub generator_busy: f64,
     pub saturated: bool,
+    /// Whether the generator bounded the figures by any cause
+    /// (`Outcome::generator_limited`), `saturated` being one.
+    pub generator_limited: bool,
+    /// Connects that failed on this machine (`local_connects`): their
+    /// requests are among the errors, yet were the generator's.
+    pub connect_local: u64,
     pub server_cpu_s: Option<f64>,
     pub server_rss_peak: Option<u64>,
     pub server_rss_mean: Option<u64>,
@@ -160,6 +166,7 @@ fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusq
             lat_p999 = :lat_p999, lat_p9999 = :lat_p9999, unc_p50 = :unc_p50, unc_p99 = :unc_p99,
             lateness_p99 = :lateness_p99, generator_cpu_s = :generator_cpu_s,
             generator_busy = :generator_busy, saturated = :saturated,
+            generator_limited = :generator_limited, connect_local = :connect_local,
             server_cpu_s = :server_cpu_s, server_cpu_us_per_request = :server_cpu_us_per_request,
             server_rss_peak = :server_rss_peak, server_rss_mean = :server_rss_mean,
             server_threads_max = :server_threads_max, warnings_json = :warnings_json,
@@ -206,6 +213,8 @@ fn update_load_figures(tx: &Transaction<'_>, case: i64, f: &CaseFigures) -> rusq
             ":generator_cpu_s": f.generator_cpu_s,
             ":generator_busy": f.generator_busy,
             ":saturated": f.saturated as i64,
+            ":generator_limited": f.generator_limited as i64,
+            ":connect_local": f.connect_local as i64,
             ":server_cpu_s": f.server_cpu_s,
             ":server_cpu_us_per_request": cpu_per_req,
             ":server_rss_peak": f.server_rss_peak.map(|v| v as i64),

@@ -555,6 +555,8 @@ mod tests {
             generator_cpu_s: 0.0,
             generator_busy: 0.0,
             saturated: false,
+            generator_limited: true,
+            connect_local: 2,
             server_cpu_s: None,
             server_rss_peak: None,
             server_rss_mean: None,
@@ -607,6 +609,7 @@ mod tests {
         let c = &s.cases(run).unwrap()[0];
         assert_eq!((c.planned, c.err_unanswered), (Some(5_000_000), Some(1)));
         assert_eq!(c.errors_total(), Some(6), "unanswered counts as an error");
+        assert!(c.limited_by_generator() && c.connect_local == Some(2));
         // Timed out and unanswered alike: 2 of 5 million.
         assert_eq!(c.no_answer_per_million(), Some(0.4));
         assert_eq!(s.histogram(id, "answered").unwrap().unwrap(), answered);

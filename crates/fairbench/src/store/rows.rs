@@ -193,6 +193,11 @@ pub struct CaseRow {
     pub generator_cpu_s: Option<f64>,
     pub generator_busy: Option<f64>,
     pub saturated: Option<bool>,
+    /// Whether the generator bounded the figures by any cause the engine
+    /// knows, `saturated` among them (schema version 15; NULL before).
+    pub generator_limited: Option<bool>,
+    /// Connects that failed on this machine, not the server's (v15).
+    pub connect_local: Option<i64>,
     pub server_cpu_s: Option<f64>,
     pub server_cpu_us_per_request: Option<f64>,
     pub server_rss_peak: Option<i64>,
@@ -267,11 +272,14 @@ pub struct CaseRow {
 }
 
 impl CaseRow {
-    /// Whether the load generator bounded this repetition's figures, as far
-    /// as the row keeps it: saturated, or sending a constant rate late
-    /// (`crate::report::bound`).
-    pub fn generator_limited(&self) -> bool {
-        self.saturated == Some(true)
+    /// Whether the load generator bounded this repetition's figures: as
+    /// stored since schema version 15 (saturated, paused by a CPU quota,
+    /// sending late or failing connects on its own machine), and for older
+    /// rows as far as they keep it: saturated, or sending a constant rate
+    /// late (`crate::report::bound`).
+    pub fn limited_by_generator(&self) -> bool {
+        self.generator_limited == Some(true)
+            || self.saturated == Some(true)
             || self
                 .lateness_p99
                 .is_some_and(|p| p > fairbench_engine::LATE_SEND_US as i64)
@@ -380,6 +388,10 @@ impl CaseRow {
             generator_cpu_s: r.get("generator_cpu_s")?,
             generator_busy: r.get("generator_busy")?,
             saturated: r.get::<_, Option<i64>>("saturated")?.map(|v| v != 0),
+            generator_limited: r
+                .get::<_, Option<i64>>("generator_limited")?
+                .map(|v| v != 0),
+            connect_local: r.get("connect_local")?,
             server_cpu_s: r.get("server_cpu_s")?,
             server_cpu_us_per_request: r.get("server_cpu_us_per_request")?,
             server_rss_peak: r.get("server_rss_peak")?,
@@ -552,5 +564,28 @@ impl SweepRow {
             reason: r.get("reason")?,
             protocol: r.get("protocol")?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CaseRow;
+
+    /// The engine's stored verdict counts whatever its cause; a row from
+    /// before it (NULL) is bounded only by what it kept.
+    #[test]
+    fn a_row_is_bounded_by_its_stored_verdict_or_else_by_what_it_kept() {
+        let row = |limited, saturated, late: i64| CaseRow {
+            generator_limited: limited,
+            saturated: Some(saturated),
+            lateness_p99: Some(late),
+            ..Default::default()
+        };
+        // Paused by a quota: neither saturated nor late, yet bounded.
+        assert!(row(Some(true), false, 0).limited_by_generator());
+        assert!(!row(Some(false), false, 1_000).limited_by_generator());
+        assert!(!row(None, false, 1_000).limited_by_generator());
+        assert!(row(None, true, 0).limited_by_generator());
+        assert!(row(None, false, 1_001).limited_by_generator());
     }
 }

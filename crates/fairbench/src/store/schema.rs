@@ -8,7 +8,9 @@
 use rusqlite::{Connection, Transaction};
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i+1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+const MIGRATIONS: &[&str] = &[
+    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15,
+];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -378,6 +380,19 @@ ALTER TABLE runs ADD COLUMN stopped_json TEXT;
 const V14: &str = r#"
 ALTER TABLE cases ADD COLUMN body_sizes_json TEXT;
 ALTER TABLE cases ADD COLUMN body_unlike INTEGER;
+"#;
+
+// Whether the load generator bounded the case's figures by any cause the
+// engine knows (`Outcome::generator_limited`): saturated, paused by a CPU
+// quota, sending a constant rate late, or failing connects on its own
+// machine. `saturated` and `lateness_p99` keep only two of them, so a
+// verdict drawn from stored rows would charge the others to the server.
+// And how many connects failed on this machine: then the failed requests
+// are the generator's too, and not the server's to be judged by. NULL
+// before it.
+const V15: &str = r#"
+ALTER TABLE cases ADD COLUMN generator_limited INTEGER;
+ALTER TABLE cases ADD COLUMN connect_local INTEGER;
 "#;
 
 /// A database as an older fairbench left it: the migrations up to
