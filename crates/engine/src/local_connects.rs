@@ -2,9 +2,10 @@
 //!
 //! A connect that fails before any packet leaves (no free local port, no
 //! file descriptor, no kernel memory for a socket) says nothing about the
-//! server, yet it ends its request as a failed connect, counted in the
-//! errors and, as every unanswered request is, in the latency as the
-//! timeout. The commonest cause is fairbench's own: without keep-alive
+//! server, yet it ends its request as a failed connect. Such requests are
+//! counted with the failed connects (`errors.local` of `errors.connect`)
+//! and kept out of the latency figures, where every other unanswered
+//! request stands at the timeout: the wait was the generator's. The commonest cause is fairbench's own: without keep-alive
 //! every connection it closes holds its local port in TIME_WAIT for a
 //! minute, and over loopback the kernel reuses one only after a second
 //! (`net.ipv4.tcp_tw_reuse`), so the connects per second are capped by the
@@ -30,10 +31,23 @@ pub const SHORTAGE: &str = "fairbench ran out of local ports (its own closed con
 pub fn warning(local: u64, failed: u64, planned: u64) -> Option<String> {
     (local > 0).then(|| {
         format!(
-            "{} of the {} failed connects (for {} planned requests) failed on this machine before reaching the server: {SHORTAGE}. They are the generator's failures, not the server's, yet they are in the errors and the latency as failed connects, and the throughput is capped by them: keep connections alive, open fewer per second, or widen the port range, and measure again",
+            "{} of the {} failed connects (for {} planned requests) failed on this machine before reaching the server: {SHORTAGE}. They are the generator's failures, not the server's: their requests are counted with the failed connects but kept out of the latency, and the throughput is capped by them: keep connections alive, open fewer per second, or widen the port range, and measure again",
             local, failed, planned
         )
     })
+}
+
+/// Where the `n` unanswered requests stand in the latency figures, when
+/// `local` of them failed on this machine (`timeout` as words).
+pub fn timed(n: u64, local: u64, timeout: &str) -> String {
+    let timed = n.saturating_sub(local);
+    if local == 0 {
+        format!("they are in the latency figures as at least the {timeout} timeout")
+    } else if timed == 0 {
+        "none reached the server: their connects failed on this machine (the generator's), so they are kept out of the latency figures".into()
+    } else {
+        format!("{timed} are in the latency figures as at least the {timeout} timeout; {local} whose connects failed on this machine (the generator's) are kept out of them")
+    }
 }
 
 /// Why requests due at a constant rate found no connection, when some of
@@ -86,6 +100,18 @@ mod tests {
             assert!(!is_local(&io::Error::from_raw_os_error(e)), "{e}");
         }
         assert!(!is_local(&io::Error::other("no errno")));
+    }
+
+    #[test]
+    fn only_the_requests_that_reached_the_server_are_timed() {
+        assert_eq!(
+            timed(3, 0, "2 s"),
+            "they are in the latency figures as at least the 2 s timeout"
+        );
+        assert!(timed(3, 3, "2 s").starts_with("none reached the server"));
+        assert!(timed(5, 3, "2 s").starts_with(
+            "2 are in the latency figures as at least the 2 s timeout; 3 whose connects"
+        ));
     }
 
     #[test]

@@ -512,14 +512,14 @@ impl Outcome {
 
     /// Requests that got no answer, or not the one expected.
     fn warn_failures(&self, w: &mut Vec<String>) {
-        let l = self.ledger();
-        if l.not_answered() > 0 {
+        let (l, t) = (self.ledger(), humanize(self.timeout_s));
+        let n = l.not_answered();
+        if n > 0 {
             w.push(format!(
-                "{} of {} requests got no answer ({}): they are in the latency figures as at least the {} timeout",
-                l.not_answered(),
+                "{n} of {} requests got no answer ({}): {}",
                 l.planned,
                 self.not_answered_breakdown(),
-                humanize(self.timeout_s)
+                local_connects::timed(n, self.errors.local, &t)
             ));
         }
         if self.late_answers > 0 {

@@ -79,6 +79,11 @@ impl Throughput {
 pub struct ErrorCounts {
     /// No connection could be opened to carry the request.
     pub connect: u64,
+    /// Of `connect`: its connect failed on this machine, before any packet
+    /// left (`local_connects`): the generator's failure, counted, and kept
+    /// out of the latency figures, which are the server's.
+    #[serde(default)]
+    pub local: u64,
     /// A connection was opened but its TLS handshake failed (or did not end
     /// within the timeout), so the request was never sent.
     #[serde(default)]
@@ -108,6 +113,7 @@ pub struct ErrorCounts {
 impl ErrorCounts {
     pub fn add(&mut self, o: &ErrorCounts) {
         self.connect += o.connect;
+        self.local += o.local;
         self.tls += o.tls;
         self.read += o.read;
         self.write += o.write;
@@ -137,7 +143,7 @@ impl ErrorCounts {
 
     pub(crate) fn slot(&mut self, f: Failure) -> &mut u64 {
         match f {
-            Failure::Connect => &mut self.connect,
+            Failure::Connect | Failure::Local => &mut self.connect,
             Failure::Tls => &mut self.tls,
             Failure::Write => &mut self.write,
             Failure::Read => &mut self.read,
@@ -152,6 +158,9 @@ impl ErrorCounts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     Connect,
+    /// A connect that failed on this machine (`local_connects`): a
+    /// `Connect` that never reached the server, so not timed.
+    Local,
     Tls,
     Write,
     Read,

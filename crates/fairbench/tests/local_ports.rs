@@ -71,6 +71,18 @@ kill $srv"#,
         // The server refused nothing: every failed connect was this machine's.
         assert!(local > 0, "{model}: {k}\n{logs}");
         assert_eq!(local, failed, "{model}: {k}");
+        // Their requests are counted, and none is timed: the server, which
+        // answers at once, is not charged the 2 s timeout for them. (At a
+        // constant rate the requests sent late, for want of a connection,
+        // still hold that wait, as a late generator's do: the run is
+        // bounded, and says so.)
+        let e = &v["errors"];
+        assert!(e["local"].as_u64().unwrap() > 0, "{model}: {e}");
+        assert_eq!(e["local"], e["connect"], "{model}: {e}");
+        let max_us = v["latency_us"]["max"].as_u64().unwrap_or(u64::MAX);
+        if model == "closed loop" {
+            assert!(max_us < 1_000_000, "max {max_us} µs: {e}");
+        }
         let warnings = v["warnings"].to_string();
         assert!(
             warnings.contains(&format!("{local} of the {failed} failed connects"))

@@ -471,6 +471,9 @@ impl Tally {
     /// until the interrupt, and is charged that.
     #[inline]
     pub fn failed(&mut self, now: Nanos, r: Req, why: Failure) {
+        if why == Failure::Local {
+            return self.failed_here(r);
+        }
         let planned = r.planned;
         let waited = now.saturating_sub(planned);
         let charged = if why == Failure::Interrupted {
@@ -488,6 +491,21 @@ impl Tally {
                 *t.errors.slot(why) += 1;
                 t.errors.interrupted += u64::from(why == Failure::Interrupted);
                 record_ns(&mut t.latency, charged);
+            });
+        }
+    }
+
+    /// A request whose connect failed on this machine: counted with the
+    /// failed connects, and with none of the latencies, since the server
+    /// never saw it and its wait was the generator's.
+    fn failed_here(&mut self, r: Req) {
+        self.iv.errors += 1;
+        if self.in_window(r.planned) {
+            self.errors.connect += 1;
+            self.errors.local += 1;
+            self.groups(&r, |t| {
+                t.errors.connect += 1;
+                t.errors.local += 1;
             });
         }
     }

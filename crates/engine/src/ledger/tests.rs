@@ -211,6 +211,26 @@ fn arrivals_are_counted_by_the_span_they_came_in() {
     assert_eq!((t.targets[0].arrived, t.targets[1].arrived), (2, 2));
 }
 
+/// A connect that failed on the generator's machine ends its request in
+/// the books, as a failed connect, and in no latency: the server never
+/// saw it.
+#[test]
+fn a_request_whose_connect_failed_here_is_counted_and_not_timed() {
+    let mut t = grouped();
+    let r = Req::new(1500 * MS, 0).of(0, 1);
+    t.plan(r);
+    t.failed(1900 * MS, r, Failure::Local);
+    assert_eq!((t.errors.connect, t.errors.local), (1, 1));
+    assert_eq!(t.planned, t.answered + t.errors.not_answered());
+    assert_eq!(
+        (t.targets[1].errors.connect, t.targets[1].errors.local),
+        (1, 1)
+    );
+    assert!(t.latency.is_empty() && t.targets[1].latency.is_empty());
+    assert_eq!(t.iv.errors, 1);
+    assert!(t.iv.hist.is_empty());
+}
+
 #[test]
 fn closing_the_window_early_excludes_what_comes_after() {
     let mut t = tally();

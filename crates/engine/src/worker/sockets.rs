@@ -20,8 +20,8 @@ impl Worker {
         match Stream::connect(&self.plan.addr) {
             Ok(s) => {
                 if let Err(e) = self.poller.add(s.as_raw_fd(), i) {
-                    self.connect_failed_here(&e);
-                    self.open_failed(i, now, Failure::Connect);
+                    let why = self.connect_failure(&e);
+                    self.open_failed(i, now, why);
                     return;
                 }
                 let transport = match &self.plan.tls {
@@ -61,17 +61,21 @@ impl Worker {
                 c.state = State::Connecting { since: now };
             }
             Err(e) => {
-                self.connect_failed_here(&e);
-                self.open_failed(i, now, Failure::Connect)
+                let why = self.connect_failure(&e);
+                self.open_failed(i, now, why)
             }
         }
     }
 
-    /// Counts a failed connect that never left this machine apart (see
-    /// `local_connects`): it is the generator's, and is named as such.
-    fn connect_failed_here(&mut self, e: &io::Error) {
+    /// What a failed connect ends its requests as: one that never left
+    /// this machine (see `local_connects`) is the generator's, counted
+    /// apart and named as such.
+    fn connect_failure(&mut self, e: &io::Error) -> Failure {
         if crate::local_connects::is_local(e) {
             self.sockets.connect_local += 1;
+            Failure::Local
+        } else {
+            Failure::Connect
         }
     }
 

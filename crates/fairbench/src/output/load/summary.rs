@@ -243,9 +243,14 @@ fn errors_line(s: &mut String, o: &Outcome) {
     } else {
         let _ = writeln!(
             s,
-            "  {:<14}connect {}  tls {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}{}",
+            "  {:<14}connect {}{}  tls {}  read {}  write {}  timeout {}  status {}  parse {}  unanswered {}{}",
             "Errors",
             count(e.connect),
+            if e.local > 0 {
+                format!(" ({} on this machine, not in latency)", count(e.local))
+            } else {
+                String::new()
+            },
             count(e.tls),
             count(e.read),
             count(e.write),
