@@ -150,6 +150,7 @@ impl Outcome {
         let g = &self.generator;
         g.saturated
             || g.quota_pause.is_some()
+            || g.stalled.is_some()
             || self.lateness_p99_us().is_some_and(|p| p > LATE_SEND_US)
             || self.sockets.connect_local > 0
     }

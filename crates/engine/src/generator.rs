@@ -58,6 +58,10 @@ pub struct Generator {
     /// group held off the CPUs longest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota_pause: Option<QuotaPause>,
+    /// The generator's process did not run at all for stretches of the
+    /// window (`crate::stall`): stopped, frozen or in a paused VM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<crate::stall::Stalled>,
 }
 
 /// How long a CPU quota paused the generator, and on which control group
@@ -114,6 +118,7 @@ impl Generator {
                 q.throttled_s,
             ));
         }
+        w.extend(self.stalled.as_ref().map(crate::stall::Stalled::warning));
         if let Some(late) = self.unstamped {
             w.push(format!(
                 "the kernel gave this run's TCP answers no receive stamps (SO_TIMESTAMPNS): answers woke the load threads and were timed when read, as in the closed loop, so each latency includes the generator's wake-up; {late} read late before that were timed at their read, later than they came"

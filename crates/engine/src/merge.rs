@@ -334,6 +334,7 @@ fn merge_generator(parts: &[&Outcome], cpu_s: f64, thread_busy: Vec<f64>) -> Gen
             .reduce(f64::max),
         unstamped: Generator::merge_unstamped(parts.iter().map(|o| o.generator.unstamped)),
         quota_pause: Generator::merge_quota(parts.iter().map(|o| o.generator.quota_pause.clone())),
+        stalled: crate::stall::Stalled::merge(parts.iter().map(|o| o.generator.stalled.clone())),
     }
 }
 

@@ -104,6 +104,7 @@ pub(crate) fn run_once(
     };
     let plan = Arc::new(thread_plan(cfg, pool, tls, addr, &stop));
     let threads = plan.threads;
+    let stalls = crate::stall::StallWatch::start();
 
     let steal0 = clock::machine_steal_ticks();
     let (stall0, t0) = (fairbench_sys::pressure::memory_stall_us(), clock::now());
@@ -146,6 +147,10 @@ pub(crate) fn run_once(
     outcome.proxy = cfg.target.proxy.as_ref().map(|v| v.proxy.to_string());
     outcome.interrupted = stop.load(Ordering::Relaxed);
     outcome.generator.steal_fraction = clock::steal_fraction(steal0, clock::machine_steal_ticks());
+    // The generator's own stalls are no silence of the server's.
+    let stalled = crate::stall::in_window(&stalls.finish(), plan.measure_start, plan.end);
+    outcome.generator.stalled = crate::stall::Stalled::of(&stalled);
+    outcome.silences.without(&stalled);
     outcome.generator.memory_stall_fraction = fairbench_sys::pressure::stall_fraction(
         stall0,
         fairbench_sys::pressure::memory_stall_us(),

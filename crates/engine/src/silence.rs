@@ -53,6 +53,26 @@ impl Silences {
         })
     }
 
+    /// Takes out the stretches in which the generator itself did not run
+    /// (`crate::stall`, relative to the window): no answer was read then
+    /// whatever the server did, so those are not the server's silences.
+    pub fn without(&mut self, stalls: &[[u64; 2]]) {
+        let mut out = Vec::new();
+        for g in &self.gaps {
+            let mut from = g[0];
+            for s in stalls.iter().filter(|s| s[1] > g[0] && s[0] < g[1]) {
+                if s[0] >= from + MIN_GAP {
+                    out.push([from, s[0]]);
+                }
+                from = from.max(s[1]);
+            }
+            if g[1] >= from + MIN_GAP {
+                out.push([from, g[1]]);
+            }
+        }
+        self.gaps = out;
+    }
+
     /// The longest silence: where it began and how long it was, seconds.
     pub fn longest(&self) -> Option<(f64, f64)> {
         self.gaps
@@ -218,6 +238,21 @@ impl SilenceWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The generator's stalls are cut out of the server's silences; what
+    /// is left of a silence counts only if still long enough.
+    #[test]
+    fn a_stall_of_the_generator_is_no_silence_of_the_servers() {
+        const MS: u64 = 1_000_000;
+        let mut s = Silences {
+            gaps: vec![[100 * MS, 1100 * MS], [2000 * MS, 2100 * MS]],
+            truncated: false,
+        };
+        s.without(&[[110 * MS, 1090 * MS], [2050 * MS, 2060 * MS]]);
+        assert_eq!(s.gaps, vec![[2000 * MS, 2050 * MS], [2060 * MS, 2100 * MS]]);
+        s.without(&[]);
+        assert_eq!(s.gaps.len(), 2);
+    }
 
     const MS: Nanos = 1_000_000;
 

@@ -250,6 +250,7 @@ pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
                 throttled_s: ns as f64 / NANOS_PER_SEC as f64,
                 group: group.display().to_string(),
             }),
+        stalled: None,
     }
 }
 

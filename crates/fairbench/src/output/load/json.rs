@@ -113,6 +113,10 @@ pub struct LoadJson<'a> {
     /// control group; absent when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator_quota_pause: Option<&'a fairbench_engine::QuotaPause>,
+    /// The generator's process did not run at all for stretches of the
+    /// window (stopped, frozen, a paused VM); absent when it always ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator_stalled: Option<&'a fairbench_engine::Stalled>,
     /// Share of the machine's CPU time stolen by the hypervisor during the run.
     pub host_steal_fraction: Option<f64>,
     /// Share of the run some task on the machine stalled on memory (PSI);
@@ -202,6 +206,7 @@ impl<'a> LoadJson<'a> {
             generator_wait_fraction: o.generator.wait_fraction,
             generator_contended: o.generator.contended,
             generator_quota_pause: o.generator.quota_pause.as_ref(),
+            generator_stalled: o.generator.stalled.as_ref(),
             host_steal_fraction: o.generator.steal_fraction,
             host_memory_stall_fraction: o.generator.memory_stall_fraction,
             longest_silence: SilenceJson::of(o),
