@@ -28,7 +28,13 @@ fn a_stopped_generator_is_not_a_silent_server() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Stopped once the load is under way (the window has no warm-up),
+    // with seconds of it left.
+    let t = std::time::Instant::now();
+    while srv.count("GET /") < 1000 && t.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     let pid = child.id() as libc::pid_t;
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     std::thread::sleep(Duration::from_millis(700));
