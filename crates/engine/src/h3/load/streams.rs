@@ -39,6 +39,11 @@ impl H3Worker {
                 self.tls_error
                     .get_or_insert(format!("cannot open a QUIC connection: {e}"));
                 self.sockets.connect_failed += 1;
+                // No socket or no buffer for it on this machine: the
+                // generator's shortage (`local_connects`), said as such.
+                if crate::local_connects::is_local(&e) {
+                    self.sockets.connect_local += 1;
+                }
                 self.report.handshake_failures += 1;
                 self.back_off(i, now);
             }
