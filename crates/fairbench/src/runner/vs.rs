@@ -387,43 +387,84 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
 /// The sides as verdicts name them.
 const AB: [&str; 2] = ["A", "B"];
 
-/// Which side the interval shows better, as [`verdict`] words it: 0 for
-/// A, 1 for B, `None` when it shows no difference that matters.
-fn better_side(r: Option<&RatioSummary>, higher_better: bool) -> Option<usize> {
-    let r = r?;
-    let (lo, hi) = (r.low?, r.high?);
-    let none = (lo <= 1.0 && 1.0 <= hi) || (1.0 - NEGLIGIBLE <= lo && hi <= 1.0 + NEGLIGIBLE);
-    (!none).then_some(usize::from((r.geomean > 1.0) == higher_better))
+/// What a ratio's interval shows: no difference when it contains 1 or
+/// lies within ±[`NEGLIGIBLE`] of it; else which side is better. The one
+/// reading [`better_side`] and [`verdict`] both give.
+enum Reading {
+    NoFigure,
+    NoInterval,
+    /// The interval holds 1; how far it reaches from it, %.
+    NotShown(f64),
+    /// Significant, within ±`NEGLIGIBLE`; its reach, %.
+    Negligible(f64),
+    /// B better or worse, by the geometric mean `g` in `lo`..`hi`.
+    Side {
+        b_better: bool,
+        g: f64,
+        lo: f64,
+        hi: f64,
+    },
 }
 
-/// In words, from the interval: no difference when it contains 1 or lies
-/// within ±[`NEGLIGIBLE`] of it; else better or worse by the geometric
-/// mean's distance from 1.
-fn verdict(r: Option<&RatioSummary>, higher_better: bool) -> String {
+fn read(r: Option<&RatioSummary>, higher_better: bool) -> Reading {
     let Some(r) = r else {
-        return "no figure".into();
+        return Reading::NoFigure;
     };
     let (Some(lo), Some(hi)) = (r.low, r.high) else {
-        return "no interval (2+ repetitions needed)".into();
+        return Reading::NoInterval;
     };
     let reach = 100.0 * (hi - 1.0).max(1.0 - lo);
     if lo <= 1.0 && 1.0 <= hi {
-        return format!("no difference shown (interval within ±{reach:.1} %)");
+        Reading::NotShown(reach)
+    } else if 1.0 - NEGLIGIBLE <= lo && hi <= 1.0 + NEGLIGIBLE {
+        Reading::Negligible(reach)
+    } else {
+        Reading::Side {
+            b_better: (r.geomean > 1.0) == higher_better,
+            g: r.geomean,
+            lo,
+            hi,
+        }
     }
-    if 1.0 - NEGLIGIBLE <= lo && hi <= 1.0 + NEGLIGIBLE {
-        return format!(
+}
+
+/// Which side the interval shows better, as [`verdict`] words it: 0 for
+/// A, 1 for B, `None` when it shows no difference that matters.
+fn better_side(r: Option<&RatioSummary>, higher_better: bool) -> Option<usize> {
+    match read(r, higher_better) {
+        Reading::Side { b_better, .. } => Some(usize::from(b_better)),
+        _ => None,
+    }
+}
+
+/// In words, from the interval ([`read`]): better or worse by the
+/// geometric mean's distance from 1.
+fn verdict(r: Option<&RatioSummary>, higher_better: bool) -> String {
+    match read(r, higher_better) {
+        Reading::NoFigure => "no figure".into(),
+        Reading::NoInterval => "no interval (2+ repetitions needed)".into(),
+        Reading::NotShown(reach) => {
+            format!("no difference shown (interval within ±{reach:.1} %)")
+        }
+        Reading::Negligible(reach) => format!(
             "no difference that matters (interval within ±{reach:.1} %, under ±{:.0} %)",
             100.0 * NEGLIGIBLE
-        );
+        ),
+        Reading::Side {
+            b_better,
+            g,
+            lo,
+            hi,
+        } => {
+            format!(
+                "B {} by {:.1} % ({}× to {}×)",
+                if b_better { "better" } else { "worse" },
+                100.0 * (g - 1.0).abs(),
+                ratio(lo),
+                ratio(hi)
+            )
+        }
     }
-    let better = (r.geomean > 1.0) == higher_better;
-    let pct = 100.0 * (r.geomean - 1.0).abs();
-    format!(
-        "B {} by {pct:.1} % ({}× to {}×)",
-        if better { "better" } else { "worse" },
-        ratio(lo),
-        ratio(hi)
-    )
 }
 
 #[cfg(test)]
