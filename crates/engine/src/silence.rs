@@ -243,7 +243,6 @@ mod tests {
     /// is left of a silence counts only if still long enough.
     #[test]
     fn a_stall_of_the_generator_is_no_silence_of_the_servers() {
-        const MS: u64 = 1_000_000;
         let mut s = Silences {
             gaps: vec![[100 * MS, 1100 * MS], [2000 * MS, 2100 * MS]],
             truncated: false,

@@ -288,7 +288,7 @@ fn a_newest_run_bounded_by_its_generator_is_marked_not_a_change() {
     let marked: Vec<&str> = out.lines().filter(|l| l.contains('✗')).collect();
     assert_eq!(marked.len(), 1, "{out}");
     assert!(
-        marked[0].contains("had its figures bounded by its load generator (saturated, paused by a CPU quota, sending late or short of local ports): not searched"),
+        marked[0].contains("had its figures bounded by its load generator (saturated, paused by a CPU quota, stopped, sending late or short of local ports): not searched"),
         "{out}"
     );
     let (code, _, err) = hist(&["--fail-on-change"]);

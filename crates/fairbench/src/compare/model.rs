@@ -209,7 +209,7 @@ fn collect(cases: &[CaseRow]) -> BTreeMap<CaseKey, Reps> {
         e.requests = (e.requests.0 + failed, e.requests.1 + planned);
         e.checked_body = e.checked_body.or(c.body_bytes);
         e.limited |= c.limited_by_generator();
-        e.local |= bound::connects_failed_here(std::iter::once(c));
+        e.local |= c.failed_connects_here();
         let (off, answered) = crate::report::bodies::case_counts(c);
         e.bodies = (e.bodies.0 + off, e.bodies.1 + answered);
         if let Some(v) = c.rps {

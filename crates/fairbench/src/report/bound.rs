@@ -56,7 +56,7 @@ pub fn cases_not_compared<'a>(
 /// [`crate::report::bodies::off_work`].
 pub fn off_work<'a>(mut cases: impl Iterator<Item = &'a CaseRow>) -> Option<String> {
     cases.any(CaseRow::limited_by_generator).then(|| {
-        "had its figures bounded by its load generator (saturated, paused by a CPU quota, sending late or short of local ports)".into()
+        "had its figures bounded by its load generator (saturated, paused by a CPU quota, stopped, sending late or short of local ports)".into()
     })
 }
 
@@ -90,7 +90,7 @@ pub fn first_reason(
 /// Whether a repetition among `cases` had connects fail on the
 /// generator's own machine (stored since schema version 15).
 pub fn connects_failed_here<'a>(mut cases: impl Iterator<Item = &'a CaseRow>) -> bool {
-    cases.any(|c| c.connect_local.is_some_and(|n| n > 0))
+    cases.any(CaseRow::failed_connects_here)
 }
 
 #[cfg(test)]

@@ -274,15 +274,22 @@ pub struct CaseRow {
 impl CaseRow {
     /// Whether the load generator bounded this repetition's figures: as
     /// stored since schema version 15 (saturated, paused by a CPU quota,
-    /// sending late or failing connects on its own machine), and for older
-    /// rows as far as they keep it: saturated, or sending a constant rate
-    /// late (`crate::report::bound`).
+    /// stopped, sending late or failing connects on its own machine), and
+    /// for older rows as far as they keep it: saturated, or sending a
+    /// constant rate late (`crate::report::bound`).
     pub fn limited_by_generator(&self) -> bool {
         self.generator_limited == Some(true)
             || self.saturated == Some(true)
             || self
                 .lateness_p99
                 .is_some_and(|p| p > fairbench_engine::LATE_SEND_US as i64)
+    }
+
+    /// Whether connects failed on the generator's own machine in this
+    /// repetition (schema version 15): its failures are then the
+    /// generator's too.
+    pub fn failed_connects_here(&self) -> bool {
+        self.connect_local.is_some_and(|n| n > 0)
     }
 
     /// Errors of every class together; None until the case has figures.
