@@ -104,7 +104,8 @@ pub(crate) fn run_once(
     };
     let plan = Arc::new(thread_plan(cfg, pool, tls, addr, &stop));
     let threads = plan.threads;
-    let stalls = crate::stall::StallWatch::start();
+    let placed = plan.clone();
+    let stalls = crate::stall::StallWatch::start(move || crate::worker::pin::place(&placed));
 
     let steal0 = clock::machine_steal_ticks();
     let (stall0, t0) = (fairbench_sys::pressure::memory_stall_us(), clock::now());

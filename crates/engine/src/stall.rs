@@ -13,6 +13,9 @@
 //! itself waited for a CPU meanwhile (contention, which is said apart, and
 //! a CPU quota's pause, which Linux counts as such a wait), is a stall.
 //! Its cost: 200 wake-ups a second of a few µs each, about 0.1 % of a CPU.
+//! The watch is placed as the load threads are (their control group, their
+//! CPUs): it takes nothing from a server's CPUs, and a pause of the load
+//! threads' group is a pause of the watch too.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -82,17 +85,27 @@ pub(crate) struct StallWatch {
 }
 
 impl StallWatch {
-    /// Starts watching, where the kernel keeps the scheduler's books (else
-    /// a run-queue wait could not be told from a stall, and nothing is
-    /// claimed).
-    pub(crate) fn start() -> StallWatch {
+    /// Starts watching, placed by `place` as the load threads are, where
+    /// the kernel keeps the scheduler's books (else a run-queue wait could
+    /// not be told from a stall, and nothing is claimed). A watch that
+    /// cannot be placed claims nothing either: the load threads, placed
+    /// the same way, void the run.
+    pub(crate) fn start<P>(place: P) -> StallWatch
+    where
+        P: FnOnce() -> Result<(), String> + Send + 'static,
+    {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name("fairbench-stall".into())
-            .spawn(move || match File::open("/proc/thread-self/schedstat") {
-                Ok(books) => watch(&flag, &books),
-                Err(_) => Vec::new(),
+            .spawn(move || {
+                if place().is_err() {
+                    return Vec::new();
+                }
+                match File::open("/proc/thread-self/schedstat") {
+                    Ok(books) => watch(&flag, &books),
+                    Err(_) => Vec::new(),
+                }
             })
             .ok();
         StallWatch { stop, handle }
@@ -109,8 +122,13 @@ impl StallWatch {
 }
 
 impl Drop for StallWatch {
+    /// Waits out the watch's last tick: it is in the load threads' control
+    /// group, which cannot be removed while it runs there.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
 }
 

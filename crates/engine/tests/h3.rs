@@ -377,17 +377,25 @@ fn load_threads_are_placed_and_pinned_as_asked() {
     let watcher = std::thread::spawn(move || {
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(5) {
-            let first = watched.lock().unwrap().first().cloned();
-            if let Some((_, tid)) = first {
-                let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status"));
-                let allowed = status.ok().and_then(|s| {
-                    s.lines()
-                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                        .map(|v| v.trim().to_string())
-                });
-                if allowed.as_deref() == Some(last.to_string().as_str()) {
-                    return allowed;
-                }
+            // The load thread and the stall watch placed with it.
+            let placed = watched.lock().unwrap().clone();
+            let allowed: Vec<Option<String>> = placed
+                .iter()
+                .map(|(_, tid)| {
+                    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status"));
+                    status.ok().and_then(|s| {
+                        s.lines()
+                            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                            .map(|v| v.trim().to_string())
+                    })
+                })
+                .collect();
+            if allowed.len() == 2
+                && allowed
+                    .iter()
+                    .all(|a| a.as_deref() == Some(&*last.to_string()))
+            {
+                return Some(last.to_string());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -396,13 +404,14 @@ fn load_threads_are_placed_and_pinned_as_asked() {
     let o = go(&cfg);
     assert_balanced(&o);
     assert!(o.requests > 0);
-    let names: Vec<String> = tids
+    let mut names: Vec<String> = tids
         .lock()
         .unwrap()
         .iter()
         .map(|(n, _)| n.clone())
         .collect();
-    assert_eq!(names, ["fairbench-h3-0"]);
+    names.sort();
+    assert_eq!(names, ["fairbench-h3-0", "fairbench-stall"]);
     assert_eq!(watcher.join().unwrap(), Some(last.to_string()));
 
     support::voided_by_a_failing_hook(cfg);

@@ -374,9 +374,16 @@ fn the_thread_start_hook_runs_on_every_load_thread_and_can_void_the_run() {
     assert!(o.requests > 0);
     let mut names = seen.lock().unwrap().clone();
     names.sort();
+    // The stall watch is placed with the load threads, so that it neither
+    // runs on a server's CPUs nor misses a pause of their group.
     assert_eq!(
         names,
-        ["fairbench-load-0", "fairbench-load-1", "fairbench-load-2"]
+        [
+            "fairbench-load-0",
+            "fairbench-load-1",
+            "fairbench-load-2",
+            "fairbench-stall"
+        ]
     );
 
     support::voided_by_a_failing_hook(cfg);
