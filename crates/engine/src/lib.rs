@@ -23,6 +23,7 @@ mod config;
 mod config_error;
 pub mod dial;
 pub mod endpoint;
+mod expected;
 #[doc(hidden)]
 pub mod fuzzing;
 mod generator;

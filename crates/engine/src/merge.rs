@@ -67,6 +67,7 @@ impl Outcome {
         let Sums {
             latency,
             answered_latency,
+            unexpected_latency,
             uncorrected,
             lateness,
             connect_time,
@@ -119,6 +120,7 @@ impl Outcome {
             errors,
             latency,
             answered_latency,
+            unexpected_latency,
             uncorrected,
             lateness,
             status_codes,
@@ -177,6 +179,7 @@ fn added<'a, R: Default + 'a>(
 struct Sums {
     latency: Histogram<u64>,
     answered_latency: Histogram<u64>,
+    unexpected_latency: Histogram<u64>,
     uncorrected: Histogram<u64>,
     lateness: Option<Histogram<u64>>,
     connect_time: Histogram<u64>,
@@ -206,6 +209,7 @@ impl Sums {
         let mut sums = Sums {
             latency: new_histogram(),
             answered_latency: new_histogram(),
+            unexpected_latency: new_histogram(),
             uncorrected: new_histogram(),
             lateness: None,
             connect_time: new_histogram(),
@@ -239,6 +243,7 @@ impl Sums {
     fn add_histograms(&mut self, o: &Outcome) {
         let _ = self.latency.add(&o.latency);
         let _ = self.answered_latency.add(&o.answered_latency);
+        let _ = self.unexpected_latency.add(&o.unexpected_latency);
         let _ = self.uncorrected.add(&o.uncorrected);
         if let Some(l) = &o.lateness {
             let _ = self.lateness.get_or_insert_with(new_histogram).add(l);

@@ -136,7 +136,7 @@ pub struct Sockets {
     #[serde(default)]
     pub connect_local: u64,
     /// Connections the server closed (after a `Connection: close` answer or
-    /// at any other time).
+    /// at any other time) or reset.
     pub closed_by_server: u64,
     /// Responses that no request can own: they arrived with nothing in
     /// flight (a 408 sent before closing an idle connection, say), or before
@@ -296,6 +296,12 @@ pub struct Outcome {
     /// Answered requests only: the server's latency when it does answer.
     #[serde(with = "crate::histogram::as_hex")]
     pub answered_latency: Histogram<u64>,
+    /// Of those, the answers with a status not expected (`crate::expected`).
+    #[serde(
+        default = "crate::histogram::new_histogram",
+        with = "crate::histogram::as_hex"
+    )]
+    pub unexpected_latency: Histogram<u64>,
     /// Latency of answered requests from their actual send: the server's
     /// service time as wrk sees it.
     #[serde(with = "crate::histogram::as_hex")]
@@ -539,19 +545,8 @@ impl Outcome {
                     .unwrap_or_default()
             ));
         }
-        if self.errors.status > 0 {
-            let unexpected: Vec<String> = self
-                .status_codes
-                .iter()
-                .filter(|(c, _)| !self.expected_status(**c))
-                .map(|(c, n)| format!("{c} ×{n}"))
-                .collect();
-            w.push(format!(
-                "{} of {} answers had a status not expected ({}): counted as status errors",
-                self.errors.status,
-                self.requests,
-                unexpected.join(", ")
-            ));
+        if let Some(said) = self.status_warning() {
+            w.push(said);
         }
     }
 
@@ -645,7 +640,7 @@ impl Outcome {
         let closed = self.sockets.closed_by_server;
         if self.keepalive && closed * 100 > self.requests && closed > 1 {
             w.push(format!(
-                "the server closed {closed} connections, one every {:.1} answers: it did not keep them alive as asked (or closed them idle: a connection's requests come 1/rate × connections apart), so the run measured reconnects too (each costs the server an accept and the client a connect, in the throughput; latency is from each request's planned time)",
+                "the server closed or reset {closed} connections, one every {:.1} answers: it did not keep them alive as asked (or closed them idle: a connection's requests come 1/rate × connections apart), so the run measured reconnects too (each costs the server an accept and the client a connect, in the throughput; latency is from each request's planned time)",
                 self.requests as f64 / closed as f64
             ));
         }

@@ -629,3 +629,52 @@ fn a_connection_that_opens_in_the_drain_has_its_answer_read() {
     assert_eq!(o.errors.timeout, 0, "{:?}", o.ledger());
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
 }
+
+#[test]
+fn errors_answered_at_once_are_shown_apart_from_the_expected_answers() {
+    let _serial = serial();
+    // Every other answer a 503 sent at once, the others a 200 after 50 ms:
+    // counted together, the errors pull the figures down.
+    let n = Arc::new(AtomicU64::new(0));
+    let srv = TestServer::start("127.0.0.1:0", move |_, _| {
+        if n.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) {
+            Reply {
+                delay: Duration::ZERO,
+                bytes: b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".to_vec(),
+                close: false,
+            }
+        } else {
+            Reply {
+                delay: Duration::from_millis(50),
+                ..Reply::ok()
+            }
+        }
+    });
+    for model in [LoadModel::ClosedLoop, LoadModel::ConstantRate { rps: 40.0 }] {
+        let mut cfg = config(&srv.url("/"));
+        cfg.model = model;
+        cfg.connections = 4;
+        cfg.requests = Some(60);
+        cfg.duration = Duration::from_secs(30);
+        let o = go(&cfg);
+        assert_balanced(&o);
+        let ok = o.expected_latency().expect("the expected answers apart");
+        // Exactly the answers with an expected status, none under the delay.
+        assert_eq!(ok.len(), o.requests - o.errors.status, "{model:?}");
+        assert!(o.errors.status >= 20, "{model:?}: {:?}", o.status_codes);
+        assert!(ok.min() >= 50_000, "{model:?}: {}", ok.min());
+        assert!(o.answered_latency.min() < 50_000, "{model:?}");
+        let said = o.warnings().join("\n");
+        assert!(
+            said.contains("the expected answers alone: p50 ")
+                && said.contains("pull the latency figures below"),
+            "{model:?}: {said}"
+        );
+    }
+    // A run without a status error has nothing apart.
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.requests = Some(20);
+    let o = go(&cfg);
+    assert!(o.expected_latency().is_none() && o.expected_summary().is_none());
+}

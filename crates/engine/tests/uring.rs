@@ -262,6 +262,21 @@ fn a_reset_is_taken_the_same_either_way() {
         assert_eq!(l.answered + l.read + l.write, 300, "{io:?}: {l:?}");
         assert!(l.answered >= 200, "{io:?}: {l:?}");
         assert!(o.sockets.retried >= 50, "{io:?}: {:?}", o.sockets);
+        // Each reset is the server's close, and the run says how often the
+        // server ended its connections (once for each request sent again,
+        // at least).
+        assert!(
+            o.sockets.closed_by_server >= o.sockets.retried,
+            "{io:?}: {:?}",
+            o.sockets
+        );
+        assert!(
+            o.warnings()
+                .iter()
+                .any(|w| w.contains("the server closed or reset")),
+            "{io:?}: {:?}",
+            o.warnings()
+        );
     }
     stop.store(true, Ordering::Relaxed);
 }

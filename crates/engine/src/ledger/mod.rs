@@ -199,6 +199,11 @@ pub(crate) struct Tally {
     pub bodies: BodySizes,
     pub latency: Histogram<u64>,
     pub answered_latency: Histogram<u64>,
+    /// Of `answered_latency`, the answers with a status not expected: a
+    /// server that fails fast would otherwise look faster (see
+    /// `Outcome::expected_latency`). Recorded only for them, so a healthy
+    /// run pays nothing.
+    pub unexpected_latency: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
     pub lateness: Histogram<u64>,
     /// Requests of the window that went out on the wire at least once.
@@ -227,7 +232,7 @@ pub(crate) struct Tally {
     pub silence: SilenceWatch,
     /// Answers taken back from the latency figures (see [`Tally::revoke`]),
     /// with the time each was credited; settled at the end.
-    revoked: Vec<(Nanos, Req)>,
+    revoked: Vec<(Nanos, Req, bool)>,
 }
 
 impl Tally {
@@ -254,6 +259,7 @@ impl Tally {
             bodies: BodySizes::default(),
             latency: new_histogram(),
             answered_latency: new_histogram(),
+            unexpected_latency: new_histogram(),
             uncorrected: new_histogram(),
             lateness: new_histogram(),
             sent: 0,
@@ -333,6 +339,10 @@ impl Tally {
     }
 
     #[inline]
+    pub fn expects(&self, status: u16) -> bool {
+        self.expect.contains(status)
+    }
+
     pub fn in_window(&self, planned: Nanos) -> bool {
         planned >= self.measure_start && planned < self.end
     }
@@ -408,6 +418,9 @@ impl Tally {
             }
             record_ns(&mut self.latency, latency);
             record_ns(&mut self.answered_latency, latency);
+            if bad {
+                record_ns(&mut self.unexpected_latency, latency);
+            }
             if self.rate_mode {
                 record_ns(&mut self.uncorrected, now.saturating_sub(r.sent));
             }
@@ -431,10 +444,11 @@ impl Tally {
     /// every latency histogram of the window when the books are settled.
     /// The per-second series keeps it: that is drawn as it goes.
     /// Returns whether `r` was the window's.
-    pub fn revoke(&mut self, at: Nanos, r: Req) -> bool {
+    /// `unexpected`: its status was not expected.
+    pub fn revoke(&mut self, at: Nanos, r: Req, unexpected: bool) -> bool {
         let ours = self.in_window(r.planned);
         if ours {
-            self.revoked.push((at, r));
+            self.revoked.push((at, r, unexpected));
         }
         ours
     }
@@ -448,9 +462,13 @@ impl Tally {
         let revoked = std::mem::take(&mut self.revoked);
         let mut latency = new_histogram();
         let mut uncorrected = new_histogram();
-        for &(at, r) in &revoked {
+        let mut unexpected = new_histogram();
+        for &(at, r, bad) in &revoked {
             let l = at.saturating_sub(r.latency_from());
             record_ns(&mut latency, l);
+            if bad {
+                record_ns(&mut unexpected, l);
+            }
             record_ns(&mut uncorrected, at.saturating_sub(r.sent));
             // Its target and stage, found as `answered` found them.
             let mut one = new_histogram();
@@ -461,6 +479,7 @@ impl Tally {
         }
         let _ = self.latency.subtract(&latency);
         let _ = self.answered_latency.subtract(&latency);
+        let _ = self.unexpected_latency.subtract(&unexpected);
         if self.rate_mode {
             let _ = self.uncorrected.subtract(&uncorrected);
         }

@@ -262,7 +262,7 @@ fn a_revoked_answer_leaves_every_latency_histogram_as_if_never_recorded() {
         assert!(t.answered(done, r, 200, 13));
         // 2100 ms is after the window: not the window's to take back.
         if revoked {
-            assert_eq!(t.revoke(done, r), at < 2000);
+            assert_eq!(t.revoke(done, r, false), at < 2000);
         } else {
             kept.plan(r);
             kept.answered(done, r, 200, 13);

@@ -69,6 +69,7 @@ impl Worker {
             errors: t.errors,
             latency: t.latency,
             answered_latency: t.answered_latency.clone(),
+            unexpected_latency: t.unexpected_latency,
             uncorrected: if thread_rate.is_some() {
                 t.uncorrected
             } else {

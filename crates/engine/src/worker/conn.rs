@@ -71,7 +71,7 @@ pub(crate) struct Conn {
     pub read_turn: u64,
     /// HTTP/1.1: its latest answers that a stray could have stood in for,
     /// with the time each was credited (see [`Conn::credit`]).
-    pub credited: VecDeque<(Nanos, Req)>,
+    pub credited: VecDeque<(Nanos, Req, bool)>,
     /// Answers on the current socket so far.
     pub answers: u32,
     /// In the io_uring batch's list of sends, and of closed-loop refills
@@ -210,17 +210,18 @@ impl Conn {
     /// socket's first answer is never kept: no earlier request's answer
     /// could have stood in for it.
     #[inline]
-    pub fn credit(&mut self, now: Nanos, r: Req, hold: Nanos) {
+    /// `unexpected`: the answer's status was not expected.
+    pub fn credit(&mut self, now: Nanos, r: Req, hold: Nanos, unexpected: bool) {
         if self.answers > 0 {
             while self.credited.len() >= CREDITED
                 || self
                     .credited
                     .front()
-                    .is_some_and(|&(at, _)| at + hold < now)
+                    .is_some_and(|&(at, _, _)| at + hold < now)
             {
                 self.credited.pop_front();
             }
-            self.credited.push_back((now, r));
+            self.credited.push_back((now, r, unexpected));
         }
         self.answers = self.answers.saturating_add(1);
     }

@@ -27,6 +27,7 @@
 //!   ([`Worker::take_back`]; [`super::conn::Conn::credit`] says which).
 
 use std::collections::VecDeque;
+use std::io;
 
 use crate::clock::{self, Nanos};
 use crate::config::TimeoutMode;
@@ -51,6 +52,18 @@ impl Worker {
         self.lose(i, why, begun);
     }
 
+    /// A read or write on connection `i` failed with `e`: a reset, or a
+    /// write after the server's close, is the server closing it as surely
+    /// as an end of stream, and is counted with its closes (else a server
+    /// that resets its connections would show none closed while the run
+    /// measured a reconnect for each). Then as [`Self::fail`].
+    pub(super) fn lost_with(&mut self, i: usize, why: Failure, e: &io::Error) {
+        if by_the_server(e) {
+            self.sockets.closed_by_server += 1;
+        }
+        self.fail(i, why);
+    }
+
     /// Bytes nobody asked for arrived on connection `i` (`response`: they
     /// began like a response): a protocol fault of the server. No request
     /// is charged with them; those in flight go out again once.
@@ -73,7 +86,7 @@ impl Worker {
         let c = &mut self.conns[i];
         // A stray long after the last answer (a 408 before an idle close,
         // say) stood in for none of them.
-        c.credited.retain(|&(at, _)| at + hold >= now);
+        c.credited.retain(|&(at, _, _)| at + hold >= now);
         if c.credited.is_empty() {
             return;
         }
@@ -82,8 +95,8 @@ impl Worker {
         // none of them can be taken back any more. Counted, and warned of.
         let earlier = u64::from(c.answers).saturating_sub(1 + c.credited.len() as u64);
         self.sockets.mistimed_left_in += earlier;
-        for (at, r) in c.credited.drain(..) {
-            self.sockets.possibly_mistimed += u64::from(self.tally.revoke(at, r));
+        for (at, r, bad) in c.credited.drain(..) {
+            self.sockets.possibly_mistimed += u64::from(self.tally.revoke(at, r, bad));
         }
     }
 
@@ -222,4 +235,15 @@ pub(super) fn sort_if_needed(q: &mut VecDeque<Req>) {
     if !sorted {
         q.make_contiguous().sort_by_key(|r| r.planned);
     }
+}
+
+/// Whether a failed read or write on an open connection was the server's
+/// doing: a reset, an abort, or a write after its close.
+pub(super) fn by_the_server(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+    )
 }

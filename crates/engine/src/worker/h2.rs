@@ -107,21 +107,21 @@ impl Worker {
         let (Some(t), Some(s)) = (c.stream.as_mut(), c.h2.as_mut()) else {
             return;
         };
-        let mut failed = false;
+        let mut failed = None;
         if t.pending_out() {
             match t.flush_out() {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(_) => failed = true,
+                Err(e) => failed = Some(e),
             }
         }
-        while !failed && s.out_pos < s.out.len() {
+        while failed.is_none() && s.out_pos < s.out.len() {
             match t.write(&s.out[s.out_pos..]) {
-                Ok(0) => failed = true,
+                Ok(0) => failed = Some(io::ErrorKind::WriteZero.into()),
                 Ok(n) => s.out_pos += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => failed = true,
+                Err(e) => failed = Some(e),
             }
         }
         if s.out_pos == s.out.len() {
@@ -131,8 +131,8 @@ impl Worker {
                 s.out = Vec::with_capacity(4096);
             }
         }
-        if failed {
-            self.fail(i, Failure::Write);
+        if let Some(e) = failed {
+            self.lost_with(i, Failure::Write, &e);
         }
     }
 

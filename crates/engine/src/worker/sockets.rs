@@ -314,12 +314,12 @@ impl Worker {
             return;
         }
         let Some(s) = c.stream.as_mut() else { return };
-        let mut failed = false;
+        let mut failed = None;
         if s.pending_out() {
             match s.flush_out() {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(_) => failed = true,
+                Err(e) => failed = Some(e),
             }
         }
         let span = |e: u32| {
@@ -327,12 +327,12 @@ impl Worker {
             e.start..e.end
         };
         while let Some((from, to, k)) = next_run(&c.out, c.write_pos, span) {
-            if failed {
+            if failed.is_some() {
                 break;
             }
             match s.write(&wire[from..to]) {
                 Ok(0) => {
-                    failed = true;
+                    failed = Some(io::ErrorKind::WriteZero.into());
                     break;
                 }
                 Ok(w) => {
@@ -344,14 +344,14 @@ impl Worker {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    failed = true;
+                Err(e) => {
+                    failed = Some(e);
                     break;
                 }
             }
         }
-        if failed {
-            self.write_failed(i);
+        if let Some(e) = failed {
+            self.write_failed(i, &e);
         }
     }
 
@@ -361,7 +361,7 @@ impl Worker {
     /// to be read: read what arrived first, so that requests queued behind
     /// the close are sent again rather than failed. Only what is then still
     /// unanswered failed with the write.
-    pub(super) fn write_failed(&mut self, i: usize) {
+    pub(super) fn write_failed(&mut self, i: usize, e: &io::Error) {
         // The read buffer may be lent out: this runs inside another
         // connection's read. A rare path: a buffer of its own.
         let mut buf = vec![0u8; READ_BUF];
@@ -378,7 +378,7 @@ impl Worker {
                 _ => break,
             }
         }
-        self.fail(i, Failure::Write);
+        self.lost_with(i, Failure::Write, e);
     }
 
     /// Reads until the socket is drained. A short read means drained
@@ -447,9 +447,9 @@ impl Worker {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
+                Err(e) => {
                     any = true;
-                    self.fail(i, Failure::Read);
+                    self.lost_with(i, Failure::Read, &e);
                     break;
                 }
             }
@@ -487,8 +487,8 @@ impl Worker {
             }
             e if e == -libc::EAGAIN => (false, false),
             e if e == -libc::EINTR => (false, true),
-            _ => {
-                self.fail(i, Failure::Read);
+            e => {
+                self.lost_with(i, Failure::Read, &io::Error::from_raw_os_error(-e));
                 (true, false)
             }
         }
@@ -522,7 +522,7 @@ impl Worker {
             match c.inflight.pop_front() {
                 Some(r) if now >= r.sent => {
                     if tally.answered(now, r, status, body) {
-                        c.credit(now, r, hold);
+                        c.credit(now, r, hold, !tally.expects(status));
                     }
                     completed += 1;
                 }
@@ -640,8 +640,8 @@ impl Worker {
                     self.stray(i, response);
                     return false;
                 }
-                Err(_) => {
-                    self.fail(i, Failure::Read);
+                Err(e) => {
+                    self.lost_with(i, Failure::Read, &e);
                     return false;
                 }
             }

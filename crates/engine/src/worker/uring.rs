@@ -354,7 +354,7 @@ impl Worker {
             e if e == -libc::EINTR => {
                 self.queue_send(s.conn);
             }
-            _ => self.write_failed(s.conn),
+            e => self.write_failed(s.conn, &io::Error::from_raw_os_error(-e)),
         }
     }
 
@@ -509,7 +509,10 @@ impl Worker {
                 e if e == -libc::EINTR => {}
                 0 => self.on_eof(i),
                 n if n > 0 => self.stray(i, response[p]),
-                _ => self.fail(i, crate::stats::Failure::Read),
+                e => {
+                    let e = io::Error::from_raw_os_error(-e);
+                    self.lost_with(i, crate::stats::Failure::Read, &e);
+                }
             }
         }
         if let Some(ring) = self.io.ring.as_mut() {

@@ -204,6 +204,7 @@ impl H3Worker {
             errors: t.errors,
             latency: t.latency,
             answered_latency: t.answered_latency.clone(),
+            unexpected_latency: t.unexpected_latency,
             uncorrected: if thread_rate.is_some() {
                 t.uncorrected
             } else {

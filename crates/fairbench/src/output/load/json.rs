@@ -67,6 +67,8 @@ pub struct LoadJson<'a> {
     pub latency_percentiles_us: BTreeMap<String, u64>,
     /// Answered requests only.
     pub answered_latency_us: LatencySummary,
+    /// Answers with an expected status only; `None` when none had another.
+    pub expected_latency_us: Option<LatencySummary>,
     pub uncorrected_latency_us: LatencySummary,
     pub send_lateness_us: Option<LatencySummary>,
     pub schedule: Option<&'a Schedule>,
@@ -183,6 +185,7 @@ impl<'a> LoadJson<'a> {
                 })
                 .collect(),
             answered_latency_us: o.answered_summary(),
+            expected_latency_us: o.expected_summary(),
             uncorrected_latency_us: o.uncorrected_summary(),
             send_lateness_us: o.lateness_summary(),
             schedule: o.schedule.as_ref(),

@@ -222,6 +222,14 @@ fn latency_section(s: &mut String, o: &Outcome, pcts: &[f64]) {
             ""
         );
     }
+    if let Some(h) = o.expected_latency() {
+        latency_lines(s, "Expected only", &h, pcts);
+        let _ = writeln!(
+            s,
+            "  {:<14}answers with an expected status; the lines above count the others too",
+            ""
+        );
+    }
     if corrected {
         latency_lines(s, "Service time", &o.uncorrected, pcts);
         if let Some(l) = &o.lateness {
