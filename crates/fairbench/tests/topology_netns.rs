@@ -161,6 +161,16 @@ fn a_link_rate_caps_the_throughput() {
         "unshaped {free_rps} vs capped {capped_rps}"
     );
     assert_eq!(capped["topology"]["link"]["rate_bps"], 1_000_000);
+    // The link, not the server, set that pace, and the run says so.
+    let filled = |v: &serde_json::Value| {
+        v["warnings"].as_array().unwrap().iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("% of its link's --link-rate 1 Mbit/s")
+                && w.contains("the throughput is the link's")
+        })
+    };
+    assert!(filled(&capped), "{}", capped["warnings"]);
+    assert!(!filled(&free), "{}", free["warnings"]);
     assert_eq!(capped["clients"].as_array().unwrap().len(), 1);
     assert!(capped["clients"][0]["url"]
         .as_str()

@@ -33,6 +33,8 @@ pub struct LoadSplit {
     pub jobs: Vec<Job>,
     /// One generator, on this machine's own network: run in this process.
     here: bool,
+    /// Each generator's link to the server.
+    link: crate::topology::Link,
 }
 
 #[derive(Debug)]
@@ -120,10 +122,21 @@ pub fn split(
     Ok(LoadSplit {
         jobs,
         here: layout.in_process(),
+        link: layout.link,
     })
 }
 
 impl LoadSplit {
+    /// The fleet's warnings, and one for each generator whose answers
+    /// filled its shaped link (see [`crate::topology::Link::filled`]).
+    pub fn warnings(&self, f: &crate::fleet::FleetOutcome) -> Vec<String> {
+        let filled = f
+            .parts
+            .iter()
+            .filter_map(|p| self.link.filled(&p.host, &p.outcome));
+        f.warnings.iter().cloned().chain(filled).collect()
+    }
+
     /// The configuration to run in this process, when the load is one
     /// generator here.
     pub fn in_process(&self) -> Option<&LoadConfig> {

@@ -393,6 +393,7 @@ fn run_load(load: &LoadSplit, stop: Arc<AtomicBool>, watch: &mut Watch<'_>) -> L
         }
         None => match fleet::run(load.jobs.clone(), stop, watch) {
             Ok(f) => {
+                let warnings = load.warnings(&f);
                 let mut held: Vec<String> = f
                     .parts
                     .iter()
@@ -414,7 +415,7 @@ fn run_load(load: &LoadSplit, stop: Arc<AtomicBool>, watch: &mut Watch<'_>) -> L
                 Loaded {
                     outcome: Ok(f.merged),
                     parts,
-                    warnings: f.warnings,
+                    warnings,
                     generator: ((!held.is_empty()).then(|| held.join(",")), None),
                 }
             }

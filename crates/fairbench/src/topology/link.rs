@@ -8,6 +8,15 @@ use std::time::Duration;
 use fairbench_sys::process::bounded;
 use serde::Serialize;
 
+/// Bytes of headers each packet carries on the veth link, as tbf counts
+/// them: Ethernet 14, IPv4 20, TCP 20 and its timestamps 12.
+const SEGMENT_HEADERS: u64 = 66;
+/// A full packet's payload at the veth's 1,500-byte MTU.
+const SEGMENT_PAYLOAD: u64 = 1_448;
+/// Above this share of its rate the link, not the server, set the pace:
+/// a token bucket passes its rate and little more.
+const FULL_SHARE: f64 = 0.8;
+
 /// What the link between a load generator and the server should look like.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Link {
@@ -41,6 +50,29 @@ impl Link {
             })
             .transpose()?;
         Ok(Link { rate_bps, delay })
+    }
+
+    /// The loud line when the answers one generator (`host`) read filled
+    /// its link: then the throughput was the link's, and a server that
+    /// sends more bytes per answer is slower there for that alone. Counted
+    /// as tbf counts them, each packet's headers with its payload
+    /// ([`SEGMENT_HEADERS`]), so the answers' bytes alone are a lower bound.
+    pub fn filled(&self, host: &str, o: &fairbench_engine::Outcome) -> Option<String> {
+        let rate = self.rate_bps?;
+        if o.measured_s <= 0.0 {
+            return None;
+        }
+        let segments = o.arrived.max(o.bytes_read.div_ceil(SEGMENT_PAYLOAD));
+        let bytes = o.bytes_read + SEGMENT_HEADERS * segments;
+        let share = 8.0 * bytes as f64 / o.measured_s / rate as f64;
+        (share >= FULL_SHARE).then(|| {
+            format!(
+                "the answers the load generator {host} read filled {:.0} % of its link's --link-rate {} (their bytes with each packet's headers): the throughput is the link's, not the server's, and a server that sends more bytes per answer is slower there for that alone; to compare servers, measure unshaped or at a rate the link carries",
+                // Past 100 % is the estimate's noise: tbf passes no more.
+                share.min(1.0) * 100.0,
+                human_rate(rate)
+            )
+        })
     }
 
     pub fn is_shaped(&self) -> bool {

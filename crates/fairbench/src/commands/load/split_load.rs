@@ -56,9 +56,9 @@ pub(super) fn run_fleet(
     } else {
         Aim::AsGiven
     };
-    let jobs = split(cfg, &layout, &sites, args.threads, aim)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .jobs;
+    let load =
+        split(cfg, &layout, &sites, args.threads, aim).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let jobs = load.jobs.clone();
     let stop = crate::interrupt::flag();
     let mut progress = progress_for(cfg);
     let mut log = SampleLog::default();
@@ -66,7 +66,7 @@ pub(super) fn run_fleet(
         fleet::run(jobs, stop, obs)
     })?;
     progress.finish();
-    let f = match result {
+    let mut f = match result {
         Ok(f) => f,
         Err(fleet::FleetError::Interrupted) => {
             eprintln!("interrupted before the load started");
@@ -80,6 +80,7 @@ pub(super) fn run_fleet(
             anyhow::bail!("{m}")
         }
     };
+    f.warnings = load.warnings(&f);
     let verdicts = thresholds::check_all(thresholds, &f.merged);
     let mut v = clients::json(&args.url, &args.percentiles.0, layout.describe(), &f)?;
     add_verdicts(&mut v, &verdicts);
