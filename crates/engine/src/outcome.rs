@@ -556,8 +556,10 @@ impl Outcome {
         let k = &self.sockets;
         if let (Some(s), Some(p99)) = (&self.schedule, self.lateness_p99_us()) {
             if p99 > LATE_SEND_US {
+                let why = self.generator.woken_late().map(|c| format!("; {c}"));
                 w.push(format!(
-                    "generator could not keep the schedule: send lateness p99 is {p99} µs (> 1000 µs); latency figures include the generator's own delay"
+                    "generator could not keep the schedule: send lateness p99 is {p99} µs (> 1000 µs); latency figures include the generator's own delay{}",
+                    why.unwrap_or_default()
                 ));
             }
             w.extend(local_connects::never_sent(
