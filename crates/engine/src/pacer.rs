@@ -8,10 +8,45 @@
 use crate::clock::{Nanos, NANOS_PER_SEC};
 
 pub trait Pacer: Send {
+    /// When the whole schedule's `j`-th slot is due, whichever worker owns
+    /// it.
+    fn slot(&self, j: u64) -> Nanos;
+    /// How many slots of the whole schedule are due strictly before `t`.
+    fn slots_before(&self, t: Nanos) -> u64;
+    /// This worker `k` and the workers `T`: worker `k` owns slots `k`,
+    /// `k + T`, `k + 2T`, …
+    fn owner(&self) -> (u64, u64);
+
     /// Planned send time of this worker's `i`-th request.
-    fn due(&self, i: u64) -> Nanos;
+    #[inline]
+    fn due(&self, i: u64) -> Nanos {
+        let (k, t) = self.owner();
+        self.slot(k + i * t)
+    }
+
     /// How many of this worker's requests are due strictly before `t`.
-    fn due_before(&self, t: Nanos) -> u64;
+    fn due_before(&self, t: Nanos) -> u64 {
+        let (k, workers) = self.owner();
+        let slots = self.slots_before(t);
+        if slots <= k {
+            0
+        } else {
+            (slots - k).div_ceil(workers)
+        }
+    }
+}
+
+/// How many of `n` requests fall to worker `k` of `workers` when they are
+/// the whole schedule's `n` slots from slot `first` on: those `j` in
+/// `first..first + n` with `j mod workers = k`. Worker `k`'s first such
+/// slot is `r = (k − first) mod workers` slots in, so it takes
+/// `⌈(n − r) / workers⌉` of them. Splitting `n` as `n/T`, plus one for the
+/// first `n mod T` workers, is right only when `first` is a multiple of
+/// `T`: after a warm-up it is not, and the requests would leave a gap in
+/// the schedule and end it late.
+pub fn share(n: u64, first: u64, k: u64, workers: u64) -> u64 {
+    let r = (k + workers - first % workers) % workers;
+    n.saturating_sub(r).div_ceil(workers)
 }
 
 /// Evenly spaced requests at a total rate `R`, split across `T` workers.
@@ -48,25 +83,22 @@ impl ConstantPacer {
 }
 
 impl Pacer for ConstantPacer {
-    fn due(&self, i: u64) -> Nanos {
-        let slot = (self.worker + i * self.workers) as f64;
+    fn slot(&self, j: u64) -> Nanos {
         // `as` saturates: a slot beyond u64 nanoseconds is simply never due.
         self.start
-            .saturating_add((slot * NANOS_PER_SEC as f64 / self.rate) as Nanos)
+            .saturating_add((j as f64 * NANOS_PER_SEC as f64 / self.rate) as Nanos)
     }
 
-    fn due_before(&self, t: Nanos) -> u64 {
+    fn slots_before(&self, t: Nanos) -> u64 {
         if t <= self.start {
             return 0;
         }
-        // Slots strictly before t: ceil((t - start)·R / 1e9); this worker owns
-        // slots k, k+T, k+2T, …
-        let slots = ((t - self.start) as f64 * self.rate / NANOS_PER_SEC as f64).ceil() as u64;
-        if slots <= self.worker {
-            0
-        } else {
-            (slots - self.worker).div_ceil(self.workers)
-        }
+        // ceil((t - start)·R / 1e9)
+        ((t - self.start) as f64 * self.rate / NANOS_PER_SEC as f64).ceil() as u64
+    }
+
+    fn owner(&self) -> (u64, u64) {
+        (self.worker, self.workers)
     }
 }
 
@@ -103,6 +135,26 @@ mod tests {
         ] {
             let brute = (0..100_000).take_while(|&i| p.due(i) < t).count() as u64;
             assert_eq!(p.due_before(t), brute, "t={t}");
+        }
+    }
+
+    #[test]
+    fn a_count_from_any_slot_is_shared_into_consecutive_slots() {
+        for workers in 1..5u64 {
+            for first in 0..9u64 {
+                for n in 0..13u64 {
+                    let mut taken: Vec<u64> = Vec::new();
+                    for k in 0..workers {
+                        let p = ConstantPacer::new(0, k as usize, workers as usize, 1_000.0);
+                        let own = p.due_before(p.slot(first));
+                        let got = share(n, first, k, workers);
+                        taken.extend((own..own + got).map(|i| p.due(i) / 1_000_000));
+                    }
+                    taken.sort();
+                    let want: Vec<u64> = (first..first + n).collect();
+                    assert_eq!(taken, want, "T={workers} first={first} n={n}");
+                }
+            }
         }
     }
 

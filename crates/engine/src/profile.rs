@@ -188,16 +188,19 @@ impl ProfilePacer {
 }
 
 impl Pacer for ProfilePacer {
-    fn due(&self, i: u64) -> Nanos {
-        let j = (self.worker + i * self.workers) as f64;
-        match self.time_of(j) {
+    fn owner(&self) -> (u64, u64) {
+        (self.worker, self.workers)
+    }
+
+    fn slot(&self, j: u64) -> Nanos {
+        match self.time_of(j as f64) {
             Some(t) => self.start.saturating_add(t as Nanos),
             // Beyond the profile: never due within the run.
             None => Nanos::MAX,
         }
     }
 
-    fn due_before(&self, t: Nanos) -> u64 {
+    fn slots_before(&self, t: Nanos) -> u64 {
         if t <= self.start {
             return 0;
         }
@@ -218,11 +221,7 @@ impl Pacer for ProfilePacer {
         {
             slots += 1;
         }
-        if slots <= self.worker {
-            0
-        } else {
-            (slots - self.worker).div_ceil(self.workers)
-        }
+        slots
     }
 }
 
@@ -310,18 +309,25 @@ pub(crate) enum AnyPacer {
 
 impl Pacer for AnyPacer {
     #[inline]
-    fn due(&self, i: u64) -> Nanos {
+    fn slot(&self, j: u64) -> Nanos {
         match self {
-            AnyPacer::Constant(p) => p.due(i),
-            AnyPacer::Profile(p) => p.due(i),
+            AnyPacer::Constant(p) => p.slot(j),
+            AnyPacer::Profile(p) => p.slot(j),
+        }
+    }
+
+    fn slots_before(&self, t: Nanos) -> u64 {
+        match self {
+            AnyPacer::Constant(p) => p.slots_before(t),
+            AnyPacer::Profile(p) => p.slots_before(t),
         }
     }
 
     #[inline]
-    fn due_before(&self, t: Nanos) -> u64 {
+    fn owner(&self) -> (u64, u64) {
         match self {
-            AnyPacer::Constant(p) => p.due_before(t),
-            AnyPacer::Profile(p) => p.due_before(t),
+            AnyPacer::Constant(p) => p.owner(),
+            AnyPacer::Profile(p) => p.owner(),
         }
     }
 }

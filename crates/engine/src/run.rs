@@ -207,6 +207,7 @@ fn thread_plan(
         rate,
         schedule_start: start + schedule_offset(cfg, rate),
         threads: cfg.effective_threads(),
+        requests: cfg.requests,
         cpus: cfg.cpus.clone(),
         thread_start: cfg.thread_start.clone(),
         io: cfg.io,
@@ -260,11 +261,7 @@ fn spawn_workers(cfg: &LoadConfig, plan: &Arc<ThreadPlan>, stop: &Arc<AtomicBool
     let mut failure: Option<String> = None;
     for t in 0..threads {
         let conns = cfg.connections / threads + usize::from(t < cfg.connections % threads);
-        // Thread t of T takes every T-th request of the budget (at constant
-        // rate, every T-th slot from slot t): together exactly N.
-        let budget = cfg
-            .requests
-            .map(|n| n / threads as u64 + u64::from((t as u64) < n % threads as u64));
+        let budget = plan.budget(t);
         let spawned = Worker::new(
             t,
             conns,

@@ -109,9 +109,7 @@ pub(crate) fn spawn_workers(
     let mut failure: Option<String> = None;
     for t in 0..threads {
         let conns = cfg.connections / threads + usize::from(t < cfg.connections % threads);
-        let budget = cfg
-            .requests
-            .map(|n| n / threads as u64 + u64::from((t as u64) < n % threads as u64));
+        let budget = plan.budget(t);
         let spawned = H3Worker::new(
             t,
             conns,

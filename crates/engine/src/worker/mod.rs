@@ -216,6 +216,9 @@ pub(crate) struct ThreadPlan {
     /// several generators.
     pub schedule_start: Nanos,
     pub threads: usize,
+    /// The generator's request count (`-n`), shared among its threads
+    /// ([`ThreadPlan::budget`]).
+    pub requests: Option<u64>,
     pub cpus: Option<Vec<usize>>,
     pub thread_start: Option<crate::config::ThreadStart>,
     pub io: crate::config::IoMode,
@@ -252,19 +255,37 @@ pub(crate) fn pacer(plan: &ThreadPlan, index: usize) -> Option<AnyPacer> {
     })
 }
 
-/// The thread's window end. A constant-rate budget is known up front: the
-/// window ends at the first slot beyond it.
-pub(crate) fn window_end(
-    plan: &ThreadPlan,
-    pacer: Option<&AnyPacer>,
-    budget: Option<u64>,
-) -> Nanos {
-    match (pacer, budget) {
-        (Some(p), Some(n)) => {
-            let first = p.due_before(plan.measure_start);
-            p.due(first + n).min(plan.end)
+/// The thread's window end. A constant-rate budget is known up front: `n`
+/// slots of the whole schedule from the first measured take the time from
+/// that slot to the one beyond them (`n/R` at a constant rate), and the
+/// window, from the measurement's start, lasts that long; the same for
+/// every thread (a thread's own next slot is up to T − 1 slots later, and
+/// would stretch the window the throughput is counted over).
+pub(crate) fn window_end(plan: &ThreadPlan, pacer: Option<&AnyPacer>) -> Nanos {
+    match (pacer, plan.requests) {
+        (Some(p), Some(n)) if n > 0 => {
+            let first = p.slots_before(plan.measure_start);
+            let span = p.slot(first + n).saturating_sub(p.slot(first));
+            // A rate profile's slots may crowd at its end: the last one
+            // stays within the window.
+            (plan.measure_start.saturating_add(span))
+                .max(p.slot(first + n - 1).saturating_add(1))
+                .min(plan.end)
         }
         _ => plan.end,
+    }
+}
+
+impl ThreadPlan {
+    /// Thread `t`'s share of the request count: at a constant rate the
+    /// slots of the whole schedule it owns among the `n` from the first
+    /// one measured ([`crate::pacer::share`]), so that together they are
+    /// `n` consecutive slots; in a closed loop `n/T`, one more for the
+    /// first `n mod T` threads.
+    pub(crate) fn budget(&self, t: usize) -> Option<u64> {
+        let first = pacer(self, 0).map_or(0, |p| p.slots_before(self.measure_start));
+        self.requests
+            .map(|n| crate::pacer::share(n, first, t as u64, self.threads as u64))
     }
 }
 
@@ -403,7 +424,7 @@ impl Worker {
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline.min(64)))
             .collect();
-        let end = window_end(&plan, pacer.as_ref(), budget);
+        let end = window_end(&plan, pacer.as_ref());
         // The first interval starts at the run start and ends at the next
         // whole second counted from the measurement start.
         let warm = plan.measure_start - plan.start;
