@@ -37,6 +37,16 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count and its noun, plural unless it is one: "1 thread", "1,000
+/// connections" (the noun's plural is its `s` form).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", count(n))
+    }
+}
+
 /// A rate with one decimal below 100 and thousands separators above.
 pub fn rate(r: f64) -> String {
     if r < 100.0 {
@@ -92,5 +102,8 @@ mod tests {
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(count(12), "12");
         assert_eq!(rate(123_456.7), "123,457");
+        assert_eq!(counted(1, "thread"), "1 thread");
+        assert_eq!(counted(0, "thread"), "0 threads");
+        assert_eq!(counted(10_000, "connection"), "10,000 connections");
     }
 }

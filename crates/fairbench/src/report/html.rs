@@ -70,8 +70,8 @@ pub fn render(r: &RunReport) -> String {
         html(&r.run.suite),
         r.run.id,
         html(&r.run.started_at),
-        plural(r.servers.len(), "server"),
-        plural(r.groups.len(), "case")
+        crate::units::counted(r.servers.len() as u64, "server"),
+        crate::units::counted(r.groups.len() as u64, "case")
     );
     header_lines(&mut o, r);
     o.push_str("<h2 id=\"run\">Run and machine</h2>\n");
@@ -311,12 +311,4 @@ fn method(o: &mut String, r: &RunReport) {
         r.paired.notes_text(html),
         html_multiline(&r.run.suite_toml)
     );
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }

@@ -92,9 +92,9 @@ fn first_line(s: &mut String, url: &str, o: &Outcome) {
     };
     let _ = writeln!(
         s,
-        "{url}{at}: {model}, {} connections on {} threads{}{}{warm}",
-        o.connections,
-        o.threads,
+        "{url}{at}: {model}, {} on {}{}{}{warm}",
+        crate::units::counted(o.connections as u64, "connection"),
+        crate::units::counted(o.threads as u64, "thread"),
         match (&o.h2, &o.h3) {
             (Some(h), _) => format!(", {} × {} streams", o.protocol, h.streams),
             (_, Some(h)) => format!(", {} × {} streams", o.protocol, h.streams),
