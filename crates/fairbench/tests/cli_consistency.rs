@@ -435,3 +435,41 @@ fn run_takes_the_load_profile_and_the_variant_on_the_command_line() {
     assert!(err.contains("no mode matches \"jit\""), "{err}");
     assert!(!out.contains("warm-up"), "{out}");
 }
+
+#[test]
+fn a_reader_that_went_away_ends_fairbench_as_sigpipe_would_without_a_trace() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    fixture_db(dir.path());
+    for args in [
+        &["show", "latest", "--db", "sub/r.db", "--json"][..],
+        &[
+            "report", "latest", "--db", "sub/r.db", "--format", "csv", "-o", "-",
+        ],
+        &["man"],
+    ] {
+        // The pipe's reader is gone before fairbench writes a byte: its
+        // first print fails with EPIPE, whatever the timing.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = command()
+            .args(args)
+            .current_dir(dir.path())
+            .env("RUST_BACKTRACE", "1")
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(
+            o.status.signal(),
+            Some(libc::SIGPIPE),
+            "{args:?}: {:?} {err}",
+            o.status
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -2,8 +2,6 @@
 //! scripts (clap_complete) and the man page (clap_mangen), generated from
 //! the same command tree that parses the arguments, so they never drift.
 
-use std::io::Write;
-
 use anyhow::Context;
 
 #[derive(clap::Args, Debug)]
@@ -53,11 +51,6 @@ pub fn man(_: ManArgs, cmd: clap::Command) -> anyhow::Result<i32> {
 }
 
 fn write_stdout(bytes: &[u8]) -> anyhow::Result<i32> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
-        Ok(()) => Ok(0),
-        // `fairbench man | head` closes the pipe: not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
-        Err(e) => Err(anyhow::Error::new(e).context("cannot write to standard output")),
-    }
+    crate::output::pipe::write_stdout(bytes).context("cannot write to standard output")?;
+    Ok(0)
 }

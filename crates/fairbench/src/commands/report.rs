@@ -2,7 +2,6 @@
 //! (or Markdown, CSV, JSON), and optionally its histograms as HdrHistogram
 //! interval logs. Reads only the results database. docs/report.md.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -171,11 +170,8 @@ pub fn run(mut args: ReportArgs) -> anyhow::Result<i32> {
             );
         }
         _ => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
+            crate::output::pipe::write_stdout(text.as_bytes())
                 .context("cannot write to standard output")?;
-            stdout.flush().ok();
         }
     }
     if let Some(dir) = &args.hdr {

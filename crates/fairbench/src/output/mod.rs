@@ -8,6 +8,7 @@ pub mod check_table;
 pub mod load;
 pub mod median_table;
 pub mod metrics;
+pub mod pipe;
 pub mod progress;
 pub mod run_plan;
 pub mod run_progress;
