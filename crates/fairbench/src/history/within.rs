@@ -13,11 +13,19 @@
 //! seconds resampled 10,000 times costs seconds of CPU for each split.
 //! Warm-up and drain seconds are left out; so is a last stretch shorter
 //! than a window, which would be a point of fewer seconds than the rest.
+//!
+//! A window is marked, and left out of the search, as a run is: when its
+//! case's figures are not the server's work or not the server's at all
+//! (`off_work` of the report's bodies and bounds: the whole case, since
+//! the store keeps those per repetition), and when its own seconds failed
+//! over [`FAILING_SHARE`] of their requests (a stretch of errors answered
+//! fast would read as a stretch of speed).
 
 use std::time::Duration;
 
 use super::series::{Metric, Point, Series, Window, MIB};
 use crate::report::case_key::CaseKey;
+use crate::report::failing::{share, share_text, FAILING_SHARE};
 use crate::report::stats::Summary;
 use crate::store::{CaseRow, RunRow, SampleRow, Store};
 
@@ -54,6 +62,18 @@ fn of_second(metric: Metric, s: &SampleRow) -> Option<f64> {
     .filter(|v| v.is_finite())
 }
 
+/// Why a window's figures are not the server's work: the case's reason
+/// (`case_off`), or its own seconds' failures over [`FAILING_SHARE`].
+fn window_off(case_off: Option<&str>, inside: &[&SampleRow]) -> Option<String> {
+    if let Some(why) = case_off {
+        return Some(why.to_string());
+    }
+    let failed: u64 = inside.iter().map(|s| s.errors).sum();
+    let answered: u64 = inside.iter().map(|s| s.requests).sum();
+    let x = share(failed, failed + answered);
+    (x > FAILING_SHARE).then(|| format!("failed {} of its requests in this window", share_text(x)))
+}
+
 /// The windows of one case's measured seconds.
 fn windows(
     run: &RunRow,
@@ -62,6 +82,8 @@ fn windows(
     metric: Metric,
     window_s: f64,
 ) -> (Vec<Point>, f64) {
+    let case_off = crate::report::bodies::off_work(std::iter::once(c))
+        .or_else(|| crate::report::bound::off_work(std::iter::once(c)));
     let measured: Vec<&SampleRow> = samples.iter().filter(|s| s.phase == "measure").collect();
     let (Some(first), Some(last)) = (measured.first(), measured.last()) else {
         return (Vec::new(), 0.0);
@@ -108,7 +130,7 @@ fn windows(
             confidence: sum.confidence,
             values: vec![sum.median],
             noise_floor_pct: None,
-            off: None,
+            off: window_off(case_off.as_deref(), &inside),
             ratio: None,
             ratio_low: None,
             ratio_high: None,
@@ -231,5 +253,32 @@ mod tests {
         assert_eq!(cpu[0].median, 500.0, "half a core over 1000 requests");
         let (rss, _) = windows(&run, &CaseRow::default(), &s, Metric::Rss, 10.0);
         assert_eq!(rss[0].median, 64.0);
+        assert!(points.iter().all(|p| p.off.is_none()));
+
+        // A stretch answered with errors is marked, the others are not.
+        let mut failing = s.clone();
+        for x in failing.iter_mut().filter(|x| x.second >= 10) {
+            x.errors = x.requests;
+        }
+        let (points, _) = windows(&run, &CaseRow::default(), &failing, Metric::Rps, 10.0);
+        assert_eq!(points[0].off, None);
+        assert_eq!(
+            points[1].off.as_deref(),
+            Some("failed 50.0 % of its requests in this window")
+        );
+        // A case its generator bounded marks every window.
+        let saturated = CaseRow {
+            saturated: Some(true),
+            ..CaseRow::default()
+        };
+        let (points, _) = windows(&run, &saturated, &s, Metric::Rps, 10.0);
+        assert!(
+            points.iter().all(|p| p
+                .off
+                .as_deref()
+                .is_some_and(|w| w.contains("load generator"))),
+            "{:?}",
+            points.iter().map(|p| &p.off).collect::<Vec<_>>()
+        );
     }
 }
