@@ -13,8 +13,11 @@
 //! below what moves a rate: a side that fails 1 % of its requests fast is
 //! at most about 1 % faster for it.
 
-/// The share of its requests a side may fail and still be compared.
-pub const FAILING_SHARE: f64 = 0.01;
+/// The share of its requests a side may fail (or answer short) and still
+/// be compared: the engine's own line for warning of short answers, so
+/// that what a run warns of and what a comparison withholds for stay one
+/// rule.
+pub const FAILING_SHARE: f64 = fairbench_engine::bodies::SHORT_SHARE;
 
 /// `failed` of `planned`, as a share (0 when nothing was planned).
 pub fn share(failed: u64, planned: u64) -> f64 {
