@@ -93,10 +93,12 @@ impl Generator {
             // The scheduler counts a quota's pause as waiting for a CPU.
             let why = match self.quota_pause {
                 Some(_) => "its CPU quota paused it, or another process ran on its CPUs",
-                None => "another process ran on the generator's CPUs",
+                // Over loopback, most often the server measured: unpinned,
+                // it shares the generator's CPUs.
+                None => "another process ran on the generator's CPUs: the server itself, if it runs on this machine without CPUs of its own",
             };
             w.push(format!(
-                "a load thread waited for its CPU {:.0}% of the time ({why}): what it offered, throughput above all, is a lower bound",
+                "a load thread waited for its CPU {:.0}% of the time ({why}): what it offered, throughput above all, is a lower bound, and latencies may include its own waits to run (an answer that came meanwhile was read, and in a closed loop timed, when it ran again)",
                 self.wait_fraction * 100.0
             ));
         }
