@@ -210,7 +210,7 @@ fn a_server_that_fails_fast_is_not_called_better() {
 #[test]
 fn a_generator_paused_by_its_quota_gives_no_speed_verdict() {
     let _serial = serial();
-    let Some((g, _)) = fairbench_sys::containment::throttle::quota_group(10_000, 2_000) else {
+    let Some((g, cpu)) = fairbench_sys::containment::throttle::quota_group(10_000, 2_000) else {
         require(
             false,
             "a cgroup v1 cpu controller to hold the generator to a quota",
@@ -225,16 +225,22 @@ fn a_generator_paused_by_its_quota_gives_no_speed_verdict() {
     let args = format!(
         "load {url} --vs {url} --repetitions 2 -d 1s -c 4 -t 1 --json --threshold ratio.rps>0.5 --threshold p50<1us --save --db {db}"
     );
-    let child = support::command()
+    // fairbench enters the quota's group before it starts, so that its
+    // first load thread is under the quota too: placed from here after
+    // the spawn, a busy machine let it start its first repetition first.
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "echo $$ > \"$1/cgroup.procs\" && shift && exec \"$@\"",
+            "sh",
+        ])
+        .arg(&cpu)
+        .arg(support::bin())
         .args(args.split(' '))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+        .env("FAIRBENCH_LOCK", support::own_lock())
+        .output()
         .unwrap();
-    let placed = g.add_process(child.id());
-    let out = child.wait_with_output().unwrap();
     let _ = g.remove();
-    placed.unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
     assert_eq!(out.status.code(), Some(99), "{err}\n{v}");
