@@ -136,8 +136,8 @@ fn obstacle(pa: &Paired, pb: &Paired, a_cases: &[CaseRow], b_cases: &[CaseRow]) 
     let (na, nb) = (repetitions(a_cases), repetitions(b_cases));
     if na != nb {
         return Some(format!(
-            "run A has {na} repetition{} per case and run B {nb}; pairing divides repetition i of B by repetition i of A, so the counts must match",
-            if na == 1 { "" } else { "s" }
+            "run A has {} per case and run B {nb}; pairing divides repetition i of B by repetition i of A, so the counts must match",
+            crate::units::counted(na as u64, "repetition")
         ));
     }
     for (p, which) in [(pa, "A"), (pb, "B")] {

@@ -185,9 +185,9 @@ fn table(entries: &[ServerEntry]) -> Table {
                 .map(|v| match v.known_deviations.len() {
                     0 => v.response.to_string(),
                     n => format!(
-                        "{} ({n} known deviation{})",
+                        "{} ({})",
                         v.response,
-                        if n == 1 { "" } else { "s" }
+                        crate::units::counted(n as u64, "known deviation")
                     ),
                 })
                 .collect::<Vec<_>>()

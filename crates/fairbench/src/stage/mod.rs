@@ -374,10 +374,10 @@ fn workers_refused(act: &Act) -> Option<String> {
     let runs = kind.runs(act.cores, Some(asked));
     (runs != asked).then(|| {
         format!(
-            "{} {} runs {runs} worker{} with CORES={} whatever WORKERS says (its manifest: workers = \"{}\"), not the {asked} asked: refused rather than labelled w={asked}",
+            "{} {} runs {} with CORES={} whatever WORKERS says (its manifest: workers = \"{}\"), not the {asked} asked: refused rather than labelled w={asked}",
             act.server.name,
             act.response,
-            if runs == 1 { "" } else { "s" },
+            crate::units::counted(runs as u64, "worker"),
             act.cores,
             kind.as_str()
         )

@@ -287,10 +287,9 @@ fn med(s: &Option<Summary>) -> Option<f64> {
 fn summary_tip(s: &Summary, decimals: usize, unit: &str) -> String {
     let vals: Vec<String> = s.values.iter().map(|v| fixed(*v, decimals)).collect();
     let mut t = format!(
-        "median {} {unit} over {} repetition{}",
+        "median {} {unit} over {}",
         fixed(s.median, decimals),
-        s.n,
-        if s.n == 1 { "" } else { "s" }
+        crate::units::counted(s.n as u64, "repetition")
     );
     if s.n >= 2 {
         t.push_str(&format!(

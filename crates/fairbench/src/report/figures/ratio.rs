@@ -206,11 +206,10 @@ fn ratio_tip(head: &str, q: &Ratio, m: Metric) -> String {
         .map(|(rep, v)| format!("#{rep} {}", ratio(*v)))
         .collect();
     let mut tip = format!(
-        "{head}\n{} ÷ reference's: geometric mean {} over {} repetition{}",
+        "{head}\n{} ÷ reference's: geometric mean {} over {}",
         m.name(),
         ratio(s.geomean),
-        s.n,
-        if s.n == 1 { "" } else { "s" }
+        crate::units::counted(s.n as u64, "repetition")
     );
     if let (Some(lo), Some(hi)) = (s.low, s.high) {
         tip.push_str(&format!(
