@@ -101,7 +101,8 @@ pub struct LoadConfig {
     /// How long the window lasts at most (with `requests`, an upper bound).
     pub duration: Duration,
     /// End the window after this many requests of it: sent (closed loop) or
-    /// due (constant rate). Split over the load threads, each planning its
+    /// due (constant rate). The whole load's count: split over its
+    /// generators (`share`) and their load threads, each planning its
     /// share; the warm-up's requests are not counted.
     pub requests: Option<u64>,
     /// Off: one request per connection, opened for it and closed by the
@@ -453,9 +454,12 @@ impl LoadConfig {
     /// Threads beyond the connection count (or the request count) would
     /// have nothing to do.
     pub fn effective_threads(&self) -> usize {
-        let by_requests = self
-            .requests
-            .map_or(usize::MAX, |n| n.min(usize::MAX as u64) as usize);
+        // This generator's part of the count, about: exactly, at a constant
+        // rate, once the warm-up's slots are known.
+        let (g, n) = (self.share.index as u64, self.share.count as u64);
+        let by_requests = self.requests.map_or(usize::MAX, |r| {
+            crate::pacer::share(r, 0, g, n).min(usize::MAX as u64) as usize
+        });
         self.threads.min(self.connections).min(by_requests).max(1)
     }
 }

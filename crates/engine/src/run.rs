@@ -176,7 +176,7 @@ fn thread_plan(
     let start = begin(cfg, rate.is_some(), stop);
     let measure_start = start + cfg.warmup.as_nanos() as Nanos;
     let end = measure_start + cfg.duration.as_nanos() as Nanos;
-    ThreadPlan {
+    let mut plan = ThreadPlan {
         addr,
         pool,
         names: cfg.mix.as_ref().map_or_else(Vec::new, |m| m.names.clone()),
@@ -208,11 +208,14 @@ fn thread_plan(
         schedule_start: start + schedule_offset(cfg, rate),
         threads: cfg.effective_threads(),
         requests: cfg.requests,
+        budget_end: end,
         cpus: cfg.cpus.clone(),
         thread_start: cfg.thread_start.clone(),
         io: cfg.io,
         unstamped_kernel: cfg.unstamped_kernel,
-    }
+    };
+    (plan.requests, plan.budget_end) = crate::worker::budgeted(&plan, cfg.requests, cfg.share);
+    plan
 }
 
 /// When the threads begin (the warm-up's start): at once, or at the

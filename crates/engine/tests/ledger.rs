@@ -452,39 +452,6 @@ fn a_request_budget_counts_the_window_not_the_warmup() {
 }
 
 #[test]
-fn at_constant_rate_a_request_budget_is_n_planned() {
-    let _timing = serial();
-    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
-    let mut cfg = config(&srv.url("/"));
-    cfg.threads = 2;
-    cfg.model = LoadModel::ConstantRate { rps: 1000.0 };
-    cfg.requests = Some(501);
-    cfg.duration = Duration::from_secs(60);
-    let o = go(&cfg);
-    assert_balanced(&o);
-    assert_eq!(o.planned, 501, "{:?}", o.ledger());
-    assert_eq!(o.schedule.as_ref().unwrap().sent, 501);
-    // 501 slots at 1000/s: half a second, not the minute.
-    assert!((0.45..0.6).contains(&o.measured_s), "{}", o.measured_s);
-    // Five slots at 10/s over two threads take half a second, whichever
-    // slot the measurement begins at: the requests are five consecutive
-    // slots of the whole schedule (after a 50 ms warm-up the first is the
-    // odd one, and a split of 3 + 2 from each thread's own first slot left
-    // a gap), and the window is theirs, not a thread's next slot beyond
-    // them (0.6 s, which read as 8.3 req/s).
-    for warmup in [0, 50] {
-        cfg.model = LoadModel::ConstantRate { rps: 10.0 };
-        cfg.requests = Some(5);
-        cfg.warmup = Duration::from_millis(warmup);
-        let o = go(&cfg);
-        assert_balanced(&o);
-        let what = format!("warm-up {warmup} ms: {:?}", o.ledger());
-        assert_eq!((o.planned, o.requests), (5, 5), "{what}");
-        assert!((o.measured_s - 0.5).abs() < 1e-6, "{} {what}", o.measured_s);
-    }
-}
-
-#[test]
 fn without_keepalive_every_request_has_its_own_connection() {
     let _serial = serial();
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());

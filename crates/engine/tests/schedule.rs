@@ -8,7 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fairbench_engine::{clock, run, AnswerClock, LoadConfig, LoadModel, Outcome, Quiet, Target};
+use fairbench_engine::{
+    clock, run, AnswerClock, GeneratorShare, LoadConfig, LoadModel, Outcome, Quiet, Target,
+};
 use fairbench_testkit::scripted::{Reply, TestServer};
 use fairbench_testkit::serial;
 use fairbench_testkit::timing::Slack;
@@ -235,4 +237,65 @@ fn connects_are_timed_as_they_finish_not_at_the_next_due_time() {
 /// The run's send lateness p99, µs (0 without a schedule).
 fn p99_late(o: &Outcome) -> u64 {
     o.lateness.as_ref().map_or(0, |h| h.value_at_quantile(0.99))
+}
+
+#[test]
+fn at_constant_rate_a_request_budget_is_n_planned() {
+    let _timing = serial();
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = rate_config(&srv.url("/"), 1000.0, 4);
+    cfg.threads = 2;
+    cfg.requests = Some(501);
+    cfg.duration = Duration::from_secs(60);
+    let o = go(&cfg);
+    assert!(o.ledger().balances(), "{:?}", o.ledger());
+    assert_eq!(o.planned, 501, "{:?}", o.ledger());
+    assert_eq!(o.schedule.as_ref().unwrap().sent, 501);
+    // 501 slots at 1000/s: half a second, not the minute.
+    assert!((0.45..0.6).contains(&o.measured_s), "{}", o.measured_s);
+    // Five slots at 10/s over two threads take half a second, whichever
+    // slot the measurement begins at: the requests are five consecutive
+    // slots of the whole schedule (after a 50 ms warm-up the first is the
+    // odd one, and a split of 3 + 2 from each thread's own first slot left
+    // a gap), and the window is theirs, not a thread's next slot beyond
+    // them (0.6 s, which read as 8.3 req/s).
+    for warmup in [0, 50] {
+        cfg.model = LoadModel::ConstantRate { rps: 10.0 };
+        cfg.requests = Some(5);
+        cfg.warmup = Duration::from_millis(warmup);
+        let o = go(&cfg);
+        assert!(o.ledger().balances(), "{:?}", o.ledger());
+        let what = format!("warm-up {warmup} ms: {:?}", o.ledger());
+        assert_eq!((o.planned, o.requests), (5, 5), "{what}");
+        assert!((o.measured_s - 0.5).abs() < 1e-6, "{} {what}", o.measured_s);
+    }
+}
+
+#[test]
+fn generators_plan_their_share_of_one_request_count_as_one_schedule() {
+    let _timing = serial();
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = rate_config(&srv.url("/"), 1000.0, 4);
+    cfg.threads = 2;
+    // Two generators at 5/s each: one schedule of 10/s, generator 1's
+    // slots 0.1 s after generator 0's.
+    cfg.model = LoadModel::ConstantRate { rps: 5.0 };
+    cfg.requests = Some(5);
+    cfg.duration = Duration::from_secs(60);
+    // Without a warm-up the five slots are 0..5, generator 0 owning 0, 2,
+    // 4; after 50 ms they are 1..6, and generator 0 owns only 2 and 4 (a
+    // split of 3 + 2 from slot 0 sent its third at slot 6, late). Each
+    // generator's window is the five slots' half second, not its own next
+    // slot beyond them (0.6 s: "5 answered … = 8.3 req/s").
+    for (warmup, shares) in [(0, [3, 2]), (50, [2, 3])] {
+        cfg.warmup = Duration::from_millis(warmup);
+        for (g, share) in shares.into_iter().enumerate() {
+            cfg.share = GeneratorShare { index: g, count: 2 };
+            let o = go(&cfg);
+            assert!(o.ledger().balances(), "{:?}", o.ledger());
+            let what = format!("warm-up {warmup} ms, generator {g}: {:?}", o.ledger());
+            assert_eq!((o.planned, o.requests), (share, share), "{what}");
+            assert!((o.measured_s - 0.5).abs() < 1e-6, "{} {what}", o.measured_s);
+        }
+    }
 }

@@ -115,6 +115,7 @@ mod usage;
 
 // What the HTTP/3 load thread (`crate::h3::load`) shares with this one.
 pub(crate) use books::{generator, groups, interval_end, schedule, thread_rate};
+pub(crate) use schedule::budgeted;
 
 use std::collections::VecDeque;
 use std::io;
@@ -216,9 +217,12 @@ pub(crate) struct ThreadPlan {
     /// several generators.
     pub schedule_start: Nanos,
     pub threads: usize,
-    /// The generator's request count (`-n`), shared among its threads
-    /// ([`ThreadPlan::budget`]).
+    /// This generator's share of the request count (`-n`), shared in turn
+    /// among its threads ([`ThreadPlan::budget`]).
     pub requests: Option<u64>,
+    /// When a request count's window ends, the same for every thread
+    /// ([`schedule::budgeted`]); `end` without one.
+    pub budget_end: Nanos,
     pub cpus: Option<Vec<usize>>,
     pub thread_start: Option<crate::config::ThreadStart>,
     pub io: crate::config::IoMode,
@@ -253,27 +257,6 @@ pub(crate) fn pacer(plan: &ThreadPlan, index: usize) -> Option<AnyPacer> {
             stages,
         )),
     })
-}
-
-/// The thread's window end. A constant-rate budget is known up front: `n`
-/// slots of the whole schedule from the first measured take the time from
-/// that slot to the one beyond them (`n/R` at a constant rate), and the
-/// window, from the measurement's start, lasts that long; the same for
-/// every thread (a thread's own next slot is up to T − 1 slots later, and
-/// would stretch the window the throughput is counted over).
-pub(crate) fn window_end(plan: &ThreadPlan, pacer: Option<&AnyPacer>) -> Nanos {
-    match (pacer, plan.requests) {
-        (Some(p), Some(n)) if n > 0 => {
-            let first = p.slots_before(plan.measure_start);
-            let span = p.slot(first + n).saturating_sub(p.slot(first));
-            // A rate profile's slots may crowd at its end: the last one
-            // stays within the window.
-            (plan.measure_start.saturating_add(span))
-                .max(p.slot(first + n - 1).saturating_add(1))
-                .min(plan.end)
-        }
-        _ => plan.end,
-    }
 }
 
 impl ThreadPlan {
@@ -424,7 +407,7 @@ impl Worker {
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline.min(64)))
             .collect();
-        let end = window_end(&plan, pacer.as_ref());
+        let end = plan.budget_end;
         // The first interval starts at the run start and ends at the next
         // whole second counted from the measurement start.
         let warm = plan.measure_start - plan.start;

@@ -3,11 +3,66 @@
 //! which connection a request takes.
 
 use crate::clock::{self, Nanos};
+use crate::config::GeneratorShare;
 use crate::ledger::Req;
-use crate::pacer::Pacer;
+use crate::pacer::{ConstantPacer, Pacer};
+use crate::profile::AnyPacer;
 
 use super::conn::State;
-use super::Worker;
+use super::{ThreadPlan, Worker};
+
+/// A request count over the whole load: this generator's share of it, and
+/// when the window it is measured over ends.
+///
+/// At a constant rate the `N` requests are the whole schedule's `N`
+/// consecutive slots from the first measured, `F`. With `n` generators the
+/// whole schedule runs at `R = n·r`, generator `g` owning its slots `g`,
+/// `g + n`, … (its own schedule starts `g/R` late), so it plans
+/// [`crate::pacer::share`]`(N, F, g, n)` of them: `N/n` each, split from
+/// slot 0, would leave a gap after a warm-up that begins the measurement on
+/// another generator's slot. The window lasts, from the measurement's
+/// start, as long as those slots span (`N/R`), the same for every thread of
+/// every generator: a thread's own next slot is up to `n·T − 1` slots
+/// later, and would stretch the window the throughput is counted over. In a
+/// closed loop nothing is scheduled: generator `g` takes `N/n`, one more
+/// for the first `N mod n`, and the window is the planned one.
+pub(crate) fn budgeted(
+    plan: &ThreadPlan,
+    whole: Option<u64>,
+    share: GeneratorShare,
+) -> (Option<u64>, Nanos) {
+    let Some(n) = whole.filter(|&n| n > 0) else {
+        return (whole, plan.end);
+    };
+    let (g, gens) = (share.index as u64, share.count as u64);
+    let Some(w) = whole_schedule(plan, gens) else {
+        return (Some(crate::pacer::share(n, 0, g, gens)), plan.end);
+    };
+    let first = w.slots_before(plan.measure_start);
+    let span = w.slot(first + n).saturating_sub(w.slot(first));
+    // A rate profile's slots may crowd at its end: the last one stays
+    // within the window.
+    let end = (plan.measure_start.saturating_add(span))
+        .max(w.slot(first + n - 1).saturating_add(1))
+        .min(plan.end);
+    (Some(crate::pacer::share(n, first, g, gens)), end)
+}
+
+/// The whole load's schedule over all its generators, as one worker's;
+/// `None` in a closed loop.
+fn whole_schedule(plan: &ThreadPlan, generators: u64) -> Option<AnyPacer> {
+    let rate = plan.rate?;
+    match plan.stages {
+        // A rate profile runs on one generator only (`LoadConfig::validate`).
+        Some(_) => super::pacer(plan, 0),
+        None => Some(AnyPacer::Constant(ConstantPacer::new(
+            plan.start,
+            0,
+            1,
+            rate * generators as f64,
+        ))),
+    }
+}
 
 impl Worker {
     /// Schedule slots due before `t` (and within the window) not yet taken.

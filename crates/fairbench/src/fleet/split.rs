@@ -66,10 +66,12 @@ impl std::fmt::Display for SplitError {
 impl std::error::Error for SplitError {}
 
 /// Splits `base` over `layout`'s generators, one [`GeneratorSite`] each:
-/// connections, `threads` (or each site's default) and a request budget
-/// shared out, a constant rate divided, and generator `i` of `n` offsetting its schedule
-/// by `i/R`. For a single generator this is `base` with its site's threads
-/// and CPUs.
+/// connections and `threads` (or each site's default) shared out, a
+/// constant rate divided, and generator `i` of `n` offsetting its schedule
+/// by `i/R`. A request count stays the whole load's: each generator's
+/// engine plans its share of the whole schedule's slots
+/// (`LoadConfig::requests`). For a single generator this is `base` with its
+/// site's threads and CPUs.
 pub fn split(
     base: &LoadConfig,
     layout: &Layout,
@@ -95,9 +97,6 @@ pub fn split(
                 .map_err(SplitError::Target)?;
         }
         cfg.connections = share(base.connections, n, i);
-        // Generator i of n plans every n-th request of the budget: together
-        // exactly the N asked for.
-        cfg.requests = base.requests.map(|r| share(r as usize, n, i) as u64);
         // Threads beyond the connections would have nothing to do.
         cfg.threads = match threads {
             Some(t) => share(t.max(n), n, i),
@@ -192,10 +191,9 @@ mod tests {
             c.iter().map(|c| c.connections).collect::<Vec<_>>(),
             [17, 17, 16]
         );
-        assert_eq!(
-            c.iter().map(|c| c.requests).collect::<Vec<_>>(),
-            [Some(3334), Some(3333), Some(3333)]
-        );
+        // The whole count: each engine takes its share of the whole
+        // schedule (`fairbench_engine::LoadConfig::requests`).
+        assert!(c.iter().all(|c| c.requests == Some(10_000)));
         // Each site's default, but never more threads than connections.
         assert_eq!(c.iter().map(|c| c.threads).collect::<Vec<_>>(), [1, 2, 16]);
         for (i, c) in c.iter().enumerate() {

@@ -528,8 +528,6 @@ impl HdrFile {
     }
 }
 
-/// The load split over several generators (namespaces, ssh hosts, or
-/// processes here), started together and merged exactly.
 /// How the summary is shown.
 fn view(args: &LoadArgs) -> summary::View<'_> {
     summary::View {

@@ -15,6 +15,8 @@ use crate::topology::Layout;
 use crate::usage_error::usage;
 use crate::{fleet, host, thresholds};
 
+/// The load split over several generators (namespaces, ssh hosts, or
+/// processes here), started together and merged exactly.
 pub(super) fn run_fleet(
     args: &LoadArgs,
     cfg: &LoadConfig,
