@@ -437,6 +437,43 @@ fn a_cpu_quota_that_pauses_the_load_threads_is_reported() {
 }
 
 #[test]
+fn load_threads_moved_under_a_cpu_quota_while_they_run_are_reported() {
+    let _serial = serial();
+    // As an orchestrator that places a running process would: the load
+    // threads start in their own group and are moved under 2 ms of CPU per
+    // 10 ms a third of the way into the window. The group read when a
+    // thread started never pauses, and the pauses were not seen.
+    let Some((g, cpu)) = fairbench_sys::containment::throttle::quota_group(10_000, 2_000) else {
+        eprintln!("skipped: no cgroup v1 cpu controller to place threads under");
+        return;
+    };
+    let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
+    let mut cfg = config(&srv.url("/"));
+    cfg.duration = Duration::from_millis(1500);
+    let tids: Arc<std::sync::Mutex<Vec<u32>>> = Arc::default();
+    let seen = tids.clone();
+    cfg.thread_start = Some(fairbench_engine::ThreadStart(Arc::new(move || {
+        // SAFETY: gettid has no preconditions.
+        seen.lock().unwrap().push(unsafe { libc::gettid() } as u32);
+        Ok(())
+    })));
+    let o = std::thread::scope(|s| {
+        let run = s.spawn(|| go(&cfg));
+        std::thread::sleep(Duration::from_millis(500));
+        for tid in tids.lock().unwrap().iter() {
+            g.add_thread(*tid).expect("a load thread joins the group");
+        }
+        run.join().unwrap()
+    });
+    let _ = g.remove();
+    assert!(o.requests > 0);
+    let q = (o.generator.quota_pause.as_ref()).expect("the pauses after the move are reported");
+    // Held off about 80 % of the last second on each CPU it spun on.
+    assert!(q.throttled_s > 0.1, "{q:?}");
+    assert_eq!(q.group, cpu.display().to_string());
+}
+
+#[test]
 fn memory_pressure_on_the_machine_is_reported() {
     let _serial = serial();
     use fairbench_sys::process::{ServerProcess, ServerSpec};

@@ -19,7 +19,7 @@ impl Worker {
         let (from, to) = match (self.window_from.take(), self.window_to.take()) {
             (Some(a), Some(b)) if b.at > a.at => (a, b),
             _ => {
-                let u = Usage::now(&self.quota);
+                let u = Usage::now(&mut self.quota);
                 (u.clone(), u)
             }
         };
@@ -188,6 +188,9 @@ impl Worker {
     }
 
     pub(super) fn flush_interval(&mut self, to: Nanos) {
+        // Once a second, so that a thread moved under a CPU quota while it
+        // runs is seen paused from then on ([`QuotaWatch`]).
+        self.quota.look();
         let iv = self.tally.take_interval();
         let phase = if self.iv_second < 0 {
             Phase::Warmup

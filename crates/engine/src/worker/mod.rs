@@ -138,7 +138,7 @@ use crate::stats::Failure;
 use crate::status::StatusSet;
 use crate::tls::TlsClient;
 use conn::Conn;
-use fairbench_sys::containment::throttle::Throttled;
+use fairbench_sys::containment::throttle::QuotaWatch;
 use free::{FreeQueue, Rotation};
 pub(crate) use usage::Usage;
 
@@ -356,7 +356,7 @@ pub(crate) struct Worker {
     next_scan: Nanos,
     scan_every: Nanos,
     /// This thread's control groups, found once it is placed.
-    quota: Throttled,
+    quota: QuotaWatch,
     window_from: Option<Usage>,
     window_to: Option<Usage>,
     never_sent: u64,
@@ -450,7 +450,7 @@ impl Worker {
             iv_end,
             next_scan: 0,
             scan_every: scan_every(plan.timeout),
-            quota: Throttled::default(),
+            quota: QuotaWatch::default(),
             window_from: None,
             window_to: None,
             never_sent: 0,
@@ -504,7 +504,7 @@ impl Worker {
         if let Err(why) = pin::place(&self.plan) {
             return self.fail_to_start(why);
         }
-        self.quota = Throttled::of_this_thread();
+        self.quota = QuotaWatch::of_this_thread();
         if self.pacer.is_some() {
             // The default 50 µs slack would make every timer wake-up late.
             // SAFETY: prctl with integer arguments only.
@@ -522,7 +522,7 @@ impl Worker {
         loop {
             let now = clock::now();
             if self.window_from.is_none() && now >= self.plan.measure_start {
-                self.window_from = Some(Usage::now(&self.quota));
+                self.window_from = Some(Usage::now(&mut self.quota));
             }
             // Every whole interval that has passed is sent on its own, even
             // when this thread was descheduled across several of them.
@@ -534,7 +534,7 @@ impl Worker {
                 break;
             }
             if !self.draining && now >= self.end {
-                self.window_to = Some(Usage::now(&self.quota));
+                self.window_to = Some(Usage::now(&mut self.quota));
                 self.flush_interval(self.end);
                 self.draining = true;
                 // The drain ends when the last answer comes: every answer
@@ -561,7 +561,7 @@ impl Worker {
         }
         let now = clock::now();
         if self.window_to.is_none() {
-            self.window_to = Some(Usage::now(&self.quota));
+            self.window_to = Some(Usage::now(&mut self.quota));
         }
         self.close_books(now, interrupted);
         // The interval in progress is sent even if partial: it holds real

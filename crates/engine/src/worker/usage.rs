@@ -1,7 +1,7 @@
 //! What a load thread cost itself, read at the window's start and
 //! end (see `books::generator`).
 
-use fairbench_sys::containment::throttle::Throttled;
+use fairbench_sys::containment::throttle::{QuotaWatch, Throttled};
 
 use crate::clock::{self, Nanos};
 
@@ -17,16 +17,16 @@ pub(crate) struct Usage {
 }
 
 impl Usage {
-    /// Now, the throttled time read from the groups `quota` found (a few
-    /// small reads, none where there is no CPU controller).
-    pub fn now(quota: &Throttled) -> Usage {
+    /// Now, with the thread's paused time so far (a few small reads, none
+    /// where there is no CPU controller).
+    pub fn now(quota: &mut QuotaWatch) -> Usage {
         let (run, wait) = clock::thread_sched();
         Usage {
             at: clock::now(),
             cpu: clock::thread_cpu(),
             run,
             wait,
-            throttled: quota.again(),
+            throttled: quota.look(),
         }
     }
 }

@@ -53,16 +53,65 @@ impl Throttled {
 
     /// How long the quota that bit hardest paused the group between
     /// `earlier` and this reading (ns), and the group it was set on; `None`
-    /// when no group was throttled.
+    /// when no group was throttled. Both are readings of the same groups,
+    /// or totals of one [`QuotaWatch`], where a group the earlier one lacks
+    /// was entered since, its total counted from zero.
     pub fn since(&self, earlier: &Throttled) -> Option<(u64, PathBuf)> {
         self.0
             .iter()
-            .filter_map(|(d, ns)| {
-                let (_, before) = earlier.0.iter().find(|(e, _)| e == d)?;
-                Some((ns.saturating_sub(*before), d.clone()))
+            .map(|(d, ns)| {
+                let before = earlier.0.iter().find(|(e, _)| e == d).map_or(0, |x| x.1);
+                (ns.saturating_sub(before), d.clone())
             })
             .filter(|(ns, _)| *ns > 0)
             .max_by_key(|(ns, _)| *ns)
+    }
+}
+
+/// A thread's pauses under CPU quotas since the watch began, following it
+/// into whatever groups it is moved to: each [`QuotaWatch::look`] reads
+/// the groups it is in then, and adds to each group's total what its
+/// counter gained since the last look that saw it. A thread moved after it
+/// started (an orchestrator placing a running process) is then still seen
+/// paused; it loses at most its new group's pauses between the move and the
+/// next look.
+#[derive(Debug, Clone, Default)]
+pub struct QuotaWatch {
+    /// `/proc/thread-self/cgroup` as last read: the groups are detected
+    /// again (mountinfo read) only when it changed.
+    placement: String,
+    last: Throttled,
+    total: Throttled,
+}
+
+impl QuotaWatch {
+    /// The calling thread's, from now.
+    pub fn of_this_thread() -> QuotaWatch {
+        let mut w = QuotaWatch::default();
+        w.look();
+        w
+    }
+
+    /// Reads the watched thread's groups again (on that thread); the
+    /// totals so far, one per group it has been seen in.
+    pub fn look(&mut self) -> Throttled {
+        let placement = std::fs::read_to_string("/proc/thread-self/cgroup").unwrap_or_default();
+        let now = if placement == self.placement {
+            self.last.again()
+        } else {
+            Throttled::of_this_thread()
+        };
+        self.placement = placement;
+        for (d, ns) in &now.0 {
+            let gained =
+                (self.last.0.iter().find(|(e, _)| e == d)).map_or(0, |x| ns.saturating_sub(x.1));
+            match self.total.0.iter_mut().find(|(e, _)| e == d) {
+                Some((_, t)) => *t += gained,
+                None => self.total.0.push((d.clone(), gained)),
+            }
+        }
+        self.last = now;
+        self.total.clone()
     }
 }
 
@@ -160,5 +209,39 @@ mod tests {
         assert_eq!(after.since(&before), Some((300, PathBuf::from("/g"))));
         assert_eq!(before.since(&before), None);
         assert_eq!(Throttled::default().since(&before), None);
+        // A group entered since the earlier total counts from zero.
+        let moved = at(&[("/g/child", 15), ("/g", 100), ("/h", 50)]);
+        assert_eq!(moved.since(&before), Some((50, PathBuf::from("/h"))));
+    }
+
+    #[test]
+    fn a_thread_moved_under_a_quota_after_the_watch_began_is_seen_paused() {
+        use std::time::{Duration, Instant};
+        let Some((g, cpu)) = quota_group(10_000, 1_000) else {
+            eprintln!("skipped: no cgroup v1 cpu controller to place a thread under");
+            return;
+        };
+        let (start, end) = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut watch = QuotaWatch::of_this_thread();
+                let start = watch.look();
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() } as u32;
+                g.add_thread(tid).unwrap();
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_millis(300) {
+                    std::hint::spin_loop();
+                }
+                (start, watch.look())
+            })
+            .join()
+            .unwrap()
+        });
+        let _ = g.remove();
+        let (ns, dir) = end
+            .since(&start)
+            .expect("the pauses after the move are seen");
+        assert!(ns >= 20_000_000, "throttled {ns} ns");
+        assert_eq!(dir, cpu);
     }
 }

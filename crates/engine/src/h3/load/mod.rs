@@ -67,7 +67,7 @@ mod books;
 mod late;
 mod streams;
 
-use fairbench_sys::containment::throttle::Throttled;
+use fairbench_sys::containment::throttle::QuotaWatch;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -148,7 +148,7 @@ pub(crate) struct H3Worker {
     next_scan: Nanos,
     scan_every: Nanos,
     /// This thread's control groups (see `worker::Usage`).
-    quota: Throttled,
+    quota: QuotaWatch,
     window_from: Option<Usage>,
     window_to: Option<Usage>,
     never_sent: u64,
@@ -207,7 +207,7 @@ impl H3Worker {
             iv_end,
             next_scan: 0,
             scan_every: crate::worker::scan_every(plan.timeout),
-            quota: Throttled::default(),
+            quota: QuotaWatch::default(),
             window_from: None,
             window_to: None,
             never_sent: 0,
@@ -254,7 +254,7 @@ impl H3Worker {
             let _ = self.tx.send(ThreadReport::Failed(why));
             return;
         }
-        self.quota = Throttled::of_this_thread();
+        self.quota = QuotaWatch::of_this_thread();
         if self.pacer.is_some() {
             // SAFETY: prctl with integer arguments only.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
@@ -267,7 +267,7 @@ impl H3Worker {
         loop {
             let now = clock::now();
             if self.window_from.is_none() && now >= self.plan.measure_start {
-                self.window_from = Some(Usage::now(&self.quota));
+                self.window_from = Some(Usage::now(&mut self.quota));
             }
             while now >= self.iv_end && self.iv_end < self.end {
                 self.flush_interval(self.iv_end);
@@ -277,7 +277,7 @@ impl H3Worker {
                 break;
             }
             if !self.draining && now >= self.end {
-                self.window_to = Some(Usage::now(&self.quota));
+                self.window_to = Some(Usage::now(&mut self.quota));
                 self.flush_interval(self.end);
                 self.draining = true;
             }
@@ -300,7 +300,7 @@ impl H3Worker {
         }
         let now = clock::now();
         if self.window_to.is_none() {
-            self.window_to = Some(Usage::now(&self.quota));
+            self.window_to = Some(Usage::now(&mut self.quota));
         }
         self.close_books(now, interrupted);
         self.flush_interval(now);
