@@ -298,4 +298,18 @@ fn generators_plan_their_share_of_one_request_count_as_one_schedule() {
             assert!((o.measured_s - 0.5).abs() < 1e-6, "{} {what}", o.measured_s);
         }
     }
+    // In a closed loop one request over two generators leaves generator 1
+    // none: its window ends as it opens, not after the minute (an hour
+    // when `-n` alone bounds the run), which the fleet waited out.
+    cfg.model = LoadModel::ClosedLoop;
+    cfg.requests = Some(1);
+    cfg.warmup = Duration::ZERO;
+    for (g, share) in [(0, 1), (1, 0)] {
+        cfg.share = GeneratorShare { index: g, count: 2 };
+        let t = std::time::Instant::now();
+        let o = go(&cfg);
+        let what = format!("closed loop, generator {g}: {:?}", o.ledger());
+        assert_eq!((o.planned, o.requests), (share, share), "{what}");
+        assert!(t.elapsed() < Duration::from_secs(20), "{what}");
+    }
 }

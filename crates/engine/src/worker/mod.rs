@@ -270,6 +270,20 @@ impl ThreadPlan {
         self.requests
             .map(|n| crate::pacer::share(n, first, t as u64, self.threads as u64))
     }
+
+    /// When the window of a thread with `budget` ends. In a closed loop the
+    /// last request of a thread's share ends its window as it goes out
+    /// (`plan_new`); a thread with none of the count (a generator's share
+    /// smaller than its threads, or `-n` smaller than the generators) has
+    /// no such request, and ends its window as it opens, not at the planned
+    /// end (an hour when `-n` alone bounds the run).
+    pub(crate) fn window_end(&self, budget: Option<u64>) -> Nanos {
+        if budget == Some(0) && self.rate.is_none() {
+            (self.measure_start + 1).min(self.budget_end)
+        } else {
+            self.budget_end
+        }
+    }
 }
 
 /// The thread's ledger for a window ending at `end`, by target and stage.
@@ -407,7 +421,7 @@ impl Worker {
         let conns = (0..connections)
             .map(|_| Conn::new(plan.no_body, plan.max_head, plan.pipeline.min(64)))
             .collect();
-        let end = plan.budget_end;
+        let end = plan.window_end(budget);
         // The first interval starts at the run start and ends at the next
         // whole second counted from the measurement start.
         let warm = plan.measure_start - plan.start;

@@ -178,7 +178,7 @@ impl H3Worker {
     ) -> std::io::Result<H3Worker> {
         let poller = Poller::new(1024, false)?;
         let pacer = crate::worker::pacer(&plan, index);
-        let end = plan.budget_end;
+        let end = plan.window_end(budget);
         let warm = plan.measure_start - plan.start;
         let iv_second = -(warm.div_ceil(NANOS_PER_SEC) as i64);
         let iv_end = crate::worker::interval_end(&plan, iv_second, end);
