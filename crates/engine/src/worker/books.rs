@@ -228,11 +228,22 @@ pub(crate) fn interval_end(plan: &ThreadPlan, second: i64, end: Nanos) -> Nanos 
     (edge.max(0) as u64).min(end)
 }
 
+/// The shortest window over which a load thread's busy and waiting
+/// shares are judged.
+const JUDGED: Nanos = 50_000_000;
+
 /// The thread's cost over the window, from its usage at the window's
 /// start (`from`) and end (`to`).
+///
+/// Over a window shorter than [`JUDGED`] neither saturation nor contention
+/// is said: a thread just woken waits its turn for a CPU for a millisecond
+/// or more, which over a request count of one (or a generator given none
+/// of it, whose window ends as it opens) read as 95 % busy.
 pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
-    let elapsed = to.at.saturating_sub(from.at).max(1) as f64;
-    let busy = ((to.run + to.wait).saturating_sub(from.run + from.wait)) as f64 / elapsed;
+    let span = to.at.saturating_sub(from.at);
+    let judged = span >= JUDGED;
+    let elapsed = span.max(1) as f64;
+    let busy = ((to.cpu + to.wait).saturating_sub(from.cpu + from.wait)) as f64 / elapsed;
     let busy = busy.min(1.0);
     // Ready to run but not running: another thread or process had the
     // CPU. What the thread offered then is less than it would have.
@@ -241,9 +252,9 @@ pub(crate) fn generator(from: Usage, to: Usage) -> Generator {
         cpu_s: to.cpu.saturating_sub(from.cpu) as f64 / NANOS_PER_SEC as f64,
         busy_fraction: busy,
         thread_busy: vec![busy],
-        saturated: busy > SATURATED,
+        saturated: judged && busy > SATURATED,
         wait_fraction: waiting,
-        contended: waiting >= CONTENDED,
+        contended: judged && waiting >= CONTENDED,
         steal_fraction: None,
         memory_stall_fraction: None,
         unstamped: None,
