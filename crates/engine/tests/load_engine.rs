@@ -457,15 +457,23 @@ fn load_threads_moved_under_a_cpu_quota_while_they_run_are_reported() {
         seen.lock().unwrap().push(unsafe { libc::gettid() } as u32);
         Ok(())
     })));
-    let o = std::thread::scope(|s| {
+    let (o, tried) = std::thread::scope(|s| {
         let run = s.spawn(|| go(&cfg));
         std::thread::sleep(Duration::from_millis(500));
-        for tid in tids.lock().unwrap().iter() {
-            g.add_thread(*tid).expect("a load thread joins the group");
-        }
-        run.join().unwrap()
+        // A thread of the run that has already ended cannot be moved.
+        let tried: Vec<(u32, String)> = (tids.lock().unwrap().iter())
+            .map(|&tid| {
+                (
+                    tid,
+                    g.add_thread(tid)
+                        .map_or_else(|e| e.to_string(), |()| "moved".into()),
+                )
+            })
+            .collect();
+        (run.join().unwrap(), tried)
     });
     let _ = g.remove();
+    assert!(tried.iter().any(|t| t.1 == "moved"), "{tried:?}");
     assert!(o.requests > 0);
     let q = (o.generator.quota_pause.as_ref()).expect("the pauses after the move are reported");
     // Held off about 80 % of the last second on each CPU it spun on.

@@ -228,6 +228,10 @@ mod tests {
                 // SAFETY: gettid has no preconditions.
                 let tid = unsafe { libc::gettid() } as u32;
                 g.add_thread(tid).unwrap();
+                // The next look finds the new group and counts from then
+                // (its earlier pauses were other threads'), as a load
+                // thread's once-a-second look does.
+                watch.look();
                 let t = Instant::now();
                 while t.elapsed() < Duration::from_millis(300) {
                     std::hint::spin_loop();
