@@ -441,14 +441,17 @@ fn load_threads_moved_under_a_cpu_quota_while_they_run_are_reported() {
     let _serial = serial();
     // As an orchestrator that places a running process would: the load
     // threads start in their own group and are moved under 2 ms of CPU per
-    // 10 ms a third of the way into the window. The group read when a
-    // thread started never pauses, and the pauses were not seen.
+    // 10 ms during the warm-up, after they read their groups. Read only
+    // then, the pauses went unseen. The move waits for the threads (their
+    // start hook), not for a sleep of the test's own: on a starved machine
+    // a sleep ran past the whole run.
     let Some((g, cpu)) = fairbench_sys::containment::throttle::quota_group(10_000, 2_000) else {
         eprintln!("skipped: no cgroup v1 cpu controller to place threads under");
         return;
     };
     let srv = TestServer::start("127.0.0.1:0", |_, _| Reply::ok());
     let mut cfg = config(&srv.url("/"));
+    cfg.warmup = Duration::from_secs(1);
     cfg.duration = Duration::from_millis(1500);
     let tids: Arc<std::sync::Mutex<Vec<u32>>> = Arc::default();
     let seen = tids.clone();
@@ -457,26 +460,34 @@ fn load_threads_moved_under_a_cpu_quota_while_they_run_are_reported() {
         seen.lock().unwrap().push(unsafe { libc::gettid() } as u32);
         Ok(())
     })));
-    let (o, tried) = std::thread::scope(|s| {
+    let (o, tried, after) = std::thread::scope(|s| {
         let run = s.spawn(|| go(&cfg));
-        std::thread::sleep(Duration::from_millis(500));
-        // A thread of the run that has already ended cannot be moved.
+        let t = std::time::Instant::now();
+        while tids.lock().unwrap().is_empty() && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let after = t.elapsed();
         let tried: Vec<(u32, String)> = (tids.lock().unwrap().iter())
             .map(|&tid| {
+                let moved = g.add_thread(tid);
                 (
                     tid,
-                    g.add_thread(tid)
-                        .map_or_else(|e| e.to_string(), |()| "moved".into()),
+                    moved.map_or_else(|e| e.to_string(), |()| "moved".into()),
                 )
             })
             .collect();
-        (run.join().unwrap(), tried)
+        (run.join().unwrap(), tried, after)
     });
     let _ = g.remove();
-    assert!(tried.iter().any(|t| t.1 == "moved"), "{tried:?}");
+    assert!(
+        tried.iter().any(|t| t.1 == "moved"),
+        "{tried:?}, {after:?} after the first thread started; window {} s",
+        o.measured_s
+    );
     assert!(o.requests > 0);
     let q = (o.generator.quota_pause.as_ref()).expect("the pauses after the move are reported");
-    // Held off about 80 % of the last second on each CPU it spun on.
+    // Held off about 80 % of the window on each CPU it spun on.
     assert!(q.throttled_s > 0.1, "{q:?}");
     assert_eq!(q.group, cpu.display().to_string());
 }
