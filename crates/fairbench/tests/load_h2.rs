@@ -153,7 +153,11 @@ fn h2_over_tls_is_chosen_by_alpn_and_answers_every_stream() {
     assert_eq!(j["protocol"], "h2");
     assert_eq!(j["http2"]["streams"], 4);
     assert_eq!(j["http2"]["server_max_streams"], 100);
-    assert_eq!(j["connections_stats"]["tls_handshakes"], 2);
+    // Both connections start their handshakes together, but one load
+    // thread may carry all 400 requests on the first one open before the
+    // second's handshake is done (a fresh clone's CI: 1): one or two.
+    let handshakes = j["connections_stats"]["tls_handshakes"].as_u64();
+    assert!(matches!(handshakes, Some(1..=2)), "{handshakes:?}");
     let l = &j["ledger"];
     assert_eq!(
         (l["planned"].as_u64(), l["answered"].as_u64()),
