@@ -89,9 +89,25 @@ mod tests {
         for _ in 0..20 {
             let p = free_port().unwrap();
             assert!((lo..hi).contains(&p), "{p} not in {lo}..{hi}");
-            // Free for a server of either protocol.
-            let _tcp = TcpListener::bind(("127.0.0.1", p)).unwrap();
-            let _udp = UdpSocket::bind(("127.0.0.1", p)).unwrap();
+            // Free for a server of either protocol. A test of this binary
+            // that forks a server while the choice's probe sockets are
+            // open holds copies of them until its child's exec (the likely
+            // cause of an EADDRINUSE here in a loaded hunt): the bind is
+            // tried again for up to 10 s; a real holder keeps the port
+            // longer and still fails the test.
+            let bind_soon = |bind: &dyn Fn() -> io::Result<()>| {
+                let t = std::time::Instant::now();
+                loop {
+                    match bind() {
+                        Err(_) if t.elapsed() < std::time::Duration::from_secs(10) => {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                        r => return r,
+                    }
+                }
+            };
+            bind_soon(&|| TcpListener::bind(("127.0.0.1", p)).map(drop)).unwrap();
+            bind_soon(&|| UdpSocket::bind(("127.0.0.1", p)).map(drop)).unwrap();
         }
     }
 
