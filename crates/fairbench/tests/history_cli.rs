@@ -141,6 +141,8 @@ fn a_slower_server_is_a_change_at_its_run_and_fails_ci_when_newest() {
         db,
         "--metric",
         "p50",
+        "--min-change",
+        "25",
         "--server",
         &url,
         "--json",

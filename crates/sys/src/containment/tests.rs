@@ -290,7 +290,19 @@ fn v2_groups_count_cpu_and_are_killed_whole() {
         g.usage().cpu_s.unwrap_or(0.0) >= 0.19
     });
     let members = g.members();
-    assert_eq!(members.len(), 1, "{members:?}");
+    let who: Vec<String> = members
+        .iter()
+        .map(|p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let st = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+            let ppid = st.lines().find(|l| l.starts_with("PPid")).unwrap_or("");
+            format!(
+                "{p} {ppid} {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            )
+        })
+        .collect();
+    assert_eq!(members.len(), 1, "{who:?} (me {})", std::process::id());
     assert!(g.kill_all());
     assert!(!alive(members[0]));
     g.remove().unwrap();
