@@ -230,8 +230,9 @@ fn connects_are_timed_as_they_finish_not_at_the_next_due_time() {
     let o = go(&cfg);
     assert!(o.ledger().balances());
     assert_eq!(o.connect_time.len(), 4);
+    // Half the fault's 100 ms: room for a load thread that starts late.
     let worst = o.connect_time.max();
-    assert!(worst < 20_000, "a connect timed at {worst} µs");
+    assert!(worst < 50_000, "a connect timed at {worst} µs");
 }
 
 /// The run's send lateness p99, µs (0 without a schedule).

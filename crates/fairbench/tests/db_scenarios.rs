@@ -400,10 +400,11 @@ fn a_run_asks_every_server_the_same_varied_ids() {
     let (a, b) = (ids("ok"), ids("wrong-count"));
     for (name, v) in [("db-ok", &a), ("db-wrong-count", &b)] {
         let distinct: std::collections::BTreeSet<_> = v.iter().collect();
-        // A count the machine decides (a busy host answered 18 in the 4 s
-        // of a flake hunt's run): ten draws already tell ids varied per
-        // request from one id repeated.
-        assert!(v.len() >= 10, "{name}: {} requests", v.len());
+        // The count is the machine's (a busy host answered 18 in 4 s), so
+        // only a floor: at 5 requests one id repeated, or one per connection
+        // (there are 2), already fails the 80 % distinct check, and
+        // independent draws the shared one below.
+        assert!(v.len() >= 5, "{name}: {} requests", v.len());
         assert!(
             distinct.len() * 10 >= v.len() * 8,
             "{name}: {} ids among {} requests",

@@ -266,22 +266,18 @@ fn ctrl_c_prints_what_was_measured() {
     let _serial = serial();
     let srv = Server::plain(HELLO);
     let child = fairbench()
-        .args([
-            "load",
-            "--json",
-            "-c",
-            "2",
-            "-t",
-            "1",
-            "-d",
-            "30s",
-            &srv.url(),
-        ])
+        .args(["load", "--json", "-c", "2", "-t", "1", "-d", "30s"])
+        .arg(srv.url())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Ctrl-C once answers came (handler in, load under way), not after a
+    // fixed guess at how long a busy runner takes to start.
+    let until = Instant::now() + Duration::from_secs(30);
+    while srv.requests.lock().unwrap().len() < 100 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();
     let out = child.wait_with_output().unwrap();

@@ -33,6 +33,8 @@ fn holder(lock: &Path, url: &str, secs: &str) -> (Child, u32) {
 
 #[test]
 fn a_second_measurement_is_refused_naming_the_holder_or_waits() {
+    // Not beside the CPU burners below: the waiter must reach the lock in time.
+    let _serial = support::serial();
     let srv = Hello::start();
     let dir = tempfile::tempdir().unwrap();
     let lock = dir.path().join("machine.lock");
@@ -73,8 +75,9 @@ fn a_second_measurement_is_refused_naming_the_holder_or_waits() {
     first.kill().unwrap();
     first.wait().unwrap();
 
-    // With --wait: it says whom it waits for, and runs once the first ends.
-    let (mut first, pid) = holder(&lock, &srv.url(), "2s");
+    // With --wait: it says whom it waits for, and runs once the first ends;
+    // 10 s so that a slow-starting waiter still finds the lock taken.
+    let (mut first, pid) = holder(&lock, &srv.url(), "10s");
     let o = command()
         .env("FAIRBENCH_LOCK", &lock)
         .args([

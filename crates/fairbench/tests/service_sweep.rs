@@ -96,7 +96,9 @@ fn a_service_sweep_finds_the_knee_and_stores_its_steps() {
         }
         None => panic!("no knee on a machine that wakes on time: {err}"),
     };
-    assert!((60.0..=230.0).contains(&knee), "knee {knee}: {err}");
+    // As `load --knee`'s test, but 2 bisections: a busy machine missing at
+    // 100, 75 and 62.5 leaves the knee at 50, still a search done right.
+    assert!((50.0..=230.0).contains(&knee), "knee {knee}: {err}");
     assert!(after.starts_with("knee "), "{err}");
     assert!(after.contains("knee: "), "{err}");
     assert!(show.contains("sweep api: knee "), "{show}");

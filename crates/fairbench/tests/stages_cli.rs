@@ -22,7 +22,7 @@ fn the_series_follows_a_profile_of_steps_and_ramps() {
         "--stages",
         "1s:500,2s:500-1500,1s:0,1s:1500",
         "-c",
-        "16",
+        "64",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -64,9 +64,17 @@ fn the_series_follows_a_profile_of_steps_and_ramps() {
         .map(|s| s["answered_in_span"].as_u64().unwrap())
         .sum();
     assert_eq!(in_spans, v["answered_in_window"].as_u64().unwrap());
+    // On 64 connections a stage falls behind only after ~43 ms of lag at
+    // 1,500/s: a generator behind its schedule, which the run then says.
     for s in stages {
-        assert_eq!(s["fell_behind"], false, "{s}");
-        let want = s["requests"].as_f64().unwrap() / s["duration_s"].as_f64().unwrap();
+        let behind = s["fell_behind"] == true;
+        assert!(!behind || v["schedule"]["behind"] == true, "{s}");
+        let credited = if behind {
+            "answered_in_span"
+        } else {
+            "requests"
+        };
+        let want = s[credited].as_f64().unwrap() / s["duration_s"].as_f64().unwrap();
         assert!((s["rps"].as_f64().unwrap() - want).abs() < 1e-6, "{s}");
     }
     let series: Vec<&Value> = v["series"]

@@ -365,10 +365,12 @@ fn a_saved_staged_load_is_shown_stage_by_stage() {
     for (r, planned) in [(0, 50.0), (1, 100.0), (2, 150.0)] {
         assert_eq!(num(r, 3), planned, "{rows:?}");
         // Achieved: the requests planned in the stage that were answered,
-        // per second of it — this server answers at once.
+        // per second of it — this server answers at once. A busy machine's
+        // lag at a stage's end can mark it behind, crediting only what came
+        // within its span: 20 % allowed below; a wrong span is off 2× or 3×.
         let got = num(r, 4);
         assert!(
-            (got - planned).abs() <= planned * 0.05,
+            got <= planned * 1.05 && got >= planned * 0.8,
             "stage {r}: {got} vs {planned}"
         );
         assert_eq!(num(r, 1), r as f64, "{rows:?}");
@@ -415,10 +417,10 @@ fn load_knee_finds_a_known_capacity() {
         None => panic!("no knee on a machine that wakes on time: {k}"),
     };
     // Up to 200/s; on a quiet machine the knee is 90 or more, but a busy
-    // one can miss at 100 (the server's 10 ms sleeps wake late), and the
-    // bisection then lands between 50 and 100. A search gone wrong finds
-    // none, or one below 50 or above 230.
-    assert!((60.0..=230.0).contains(&knee), "knee {knee}: {k}");
+    // one can miss at 100 (the server's 10 ms sleeps wake late), and at
+    // the bisection's 75 and 62.5 too, landing it anywhere from 50 to 100.
+    // A search gone wrong finds none, or one below 50 or above 230.
+    assert!((50.0..=230.0).contains(&knee), "knee {knee}: {k}");
     let steps = k["steps"].as_array().unwrap();
     // Doubling from 50 until a miss, then the sweep's four bisections.
     let offered: Vec<f64> = steps

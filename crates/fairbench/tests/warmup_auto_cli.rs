@@ -5,6 +5,7 @@
 mod support;
 
 use support::load::{json, run, Server, HELLO};
+use support::serial;
 
 /// The stored warm-up seconds' numbers, in order.
 fn warmup_seconds(conn: &rusqlite::Connection) -> Vec<i64> {
@@ -18,6 +19,7 @@ fn warmup_seconds(conn: &rusqlite::Connection) -> Vec<i64> {
 
 #[test]
 fn an_auto_warm_up_is_reported_and_stored_numbered_like_a_fixed_one() {
+    let _serial = serial();
     let srv = Server::plain(HELLO);
     let url = srv.url();
     let dir = tempfile::tempdir().unwrap();
@@ -101,6 +103,7 @@ fn service_suite(dir: &std::path::Path, url: &str, warmup: &str) -> std::path::P
 
 #[test]
 fn a_suite_warms_up_until_steady_and_its_dry_run_says_at_most_how_long() {
+    let _serial = serial();
     let srv = Server::plain(HELLO);
     let dir = tempfile::tempdir().unwrap();
     let suite = service_suite(dir.path(), &srv.url(), "auto:9s");
