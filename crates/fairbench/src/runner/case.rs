@@ -11,7 +11,7 @@ use fairbench_zoo::parity::{self, InspectOptions};
 use fairbench_zoo::{Protocol, Scenario};
 use hdrhistogram::Histogram;
 
-use super::sampler::TreeSampler;
+use super::sampler::{cores_between, TreeSampler};
 use crate::fleet;
 use crate::fleet::split::{split, Aim, LoadSplit};
 use crate::host::groups::GeneratorGroup;
@@ -195,10 +195,6 @@ pub struct Watch<'a> {
     pub died: bool,
 }
 
-/// Intervals shorter than this (the last, cut by the end of the run) are
-/// too short to say how many cores were busy.
-const CORES_INTERVAL_AT_LEAST_S: f64 = 0.5;
-
 impl<'a> Watch<'a> {
     pub fn new(
         server: &'a ServerHandle,
@@ -255,8 +251,9 @@ impl<'a> Watch<'a> {
 
 impl Observer for Watch<'_> {
     fn on_interval(&mut self, s: &SecondSample, h: &Histogram<u64>) {
-        let (tree, cores) = self.sampler.tick();
+        let (tree, gap_s) = self.sampler.tick();
         let used = (tree.cpu_s - self.last_cpu).max(0.0);
+        let cores = gap_s.map(|g| used / g);
         self.last_cpu = tree.cpu_s;
         let mut busy = used;
         if let Some(last) = self.last_group_cpu {
@@ -269,9 +266,9 @@ impl Observer for Watch<'_> {
             }
             self.last_group_cpu = now;
         }
-        if s.phase == Phase::Measure && s.duration_s >= CORES_INTERVAL_AT_LEAST_S {
-            let cores = busy / s.duration_s;
-            self.cores_peak = Some(self.cores_peak.map_or(cores, |p| p.max(cores)));
+        let in_use = cores_between(busy, gap_s, s.duration_s);
+        if let (Some(c), Phase::Measure) = (in_use, s.phase) {
+            self.cores_peak = Some(self.cores_peak.map_or(c, |p| p.max(c)));
         }
         if let (Some(last), Some(db)) = (self.last_db_cpu, self.db) {
             let now = db.usage().and_then(|u| u.cpu_s);

@@ -24,7 +24,7 @@ pub struct TreeSampler {
     leader: u32,
     ticks_per_s: f64,
     page: u64,
-    last: Option<(Instant, TreeSample)>,
+    last: Option<Instant>,
 }
 
 impl TreeSampler {
@@ -62,26 +62,54 @@ impl TreeSampler {
         s
     }
 
-    /// A sample plus the cores in use since the previous call.
+    /// A sample plus the wall seconds since the previous call's.
     pub fn tick(&mut self) -> (TreeSample, Option<f64>) {
         let now = Instant::now();
         let s = self.sample();
-        let cores = self.last.map(|(t, prev)| {
-            let dt = now.duration_since(t).as_secs_f64();
-            if dt > 0.0 {
-                ((s.cpu_s - prev.cpu_s) / dt).max(0.0)
-            } else {
-                0.0
-            }
-        });
-        self.last = Some((now, s));
-        (s, cores)
+        let gap = self
+            .last
+            .map(|t| now.duration_since(t).as_secs_f64())
+            .filter(|&g| g > 0.0);
+        self.last = Some(now);
+        (s, gap)
     }
+}
+
+/// Readings (and intervals: the last, cut by the end of the run) shorter
+/// than this are too short to say how many cores were busy.
+pub const CORES_AT_LEAST_S: f64 = 0.5;
+
+/// The cores kept busy between two readings `gap_s` apart that saw
+/// `busy_s` of CPU used, for an interval of `interval_s`:
+///
+/// ```text
+/// cores = busy_s / gap_s      when gap_s and interval_s ≥ CORES_AT_LEAST_S
+/// ```
+///
+/// The divisor is the readings' own gap, not the interval's nominal
+/// length: a reading made late (its observer runs on a busy machine)
+/// holds the CPU of the longer gap, and over the nominal second a server
+/// held to one CPU would read 1.3 cores.
+pub fn cores_between(busy_s: f64, gap_s: Option<f64>, interval_s: f64) -> Option<f64> {
+    let gap = gap_s?;
+    (gap.min(interval_s) >= CORES_AT_LEAST_S).then(|| busy_s.max(0.0) / gap)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cores_are_the_cpu_over_the_readings_gap_not_the_nominal_interval() {
+        // One CPU kept busy, read 0.3 s late: one core, not 1.3.
+        assert_eq!(cores_between(1.3, Some(1.3), 1.0), Some(1.0));
+        // The next reading on time after a late one: a short gap, still one.
+        assert_eq!(cores_between(0.7, Some(0.7), 1.0), Some(1.0));
+        // Too short a gap or interval to say.
+        assert_eq!(cores_between(0.1, Some(0.1), 1.0), None);
+        assert_eq!(cores_between(0.3, Some(1.0), 0.3), None);
+        assert_eq!(cores_between(1.0, None, 1.0), None);
+    }
 
     #[test]
     fn counts_the_cpu_time_of_a_child_group() {
