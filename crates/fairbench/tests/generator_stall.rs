@@ -59,7 +59,7 @@ fn a_stopped_generator_is_not_a_silent_server() {
     assert!(stalled["longest_s"].as_f64().unwrap_or(0.0) >= 0.5, "{v}");
     // The stall is cut out of the server's silences: what is left is
     // wake-ups, 0.3 s or the test kit's slack if more, below the 0.7 s stop.
-    let bound = f64::max(0.3, slack.above(0) as f64 / 1e6);
+    let bound = f64::max(0.3, slack.above_duration(Duration::ZERO).as_secs_f64());
     let silent = v["longest_silence"]["duration_s"].as_f64().unwrap_or(0.0);
     assert!(silent < bound, "{slack}: {v}");
     let w = v["warnings"].to_string();

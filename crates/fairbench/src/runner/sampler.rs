@@ -77,7 +77,7 @@ impl TreeSampler {
 
 /// Readings (and intervals: the last, cut by the end of the run) shorter
 /// than this are too short to say how many cores were busy.
-pub const CORES_AT_LEAST_S: f64 = 0.5;
+const CORES_AT_LEAST_S: f64 = 0.5;
 
 /// The cores kept busy between two readings `gap_s` apart that saw
 /// `busy_s` of CPU used, for an interval of `interval_s`:
